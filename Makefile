@@ -1,0 +1,147 @@
+# tfkit: one non-recursive Makefile.
+#
+#   make [all]      libtfk.a and every cmd/<tool>.c as bin/tfk-<tool>
+#   make check      install what is missing, build, run every test
+#   make bench      benchmarks with same-run peer ratios (JSON)
+#   make demo       install what is missing, build, run the main flow
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make clean
+#
+# Settings: DEBUG=1, SANITIZE=address,undefined (builds under build/san/),
+# V=1 (echo commands), PREFIX, DESTDIR, CC.
+
+VERSION  := 0.1.0
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= cc
+PYTHON   ?= /usr/bin/python3
+
+ifdef SANITIZE
+B        := build/san
+BIN      := build/san/bin
+else
+B        := build
+BIN      := bin
+endif
+
+OPT      := -O2
+ifdef DEBUG
+OPT      := -O0 -g3
+endif
+
+CPPFLAGS += -Ilib -I$(B)/gen -D_GNU_SOURCE -DTFK_VERSION='"$(VERSION)"'
+CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -MMD -MP \
+            -fno-strict-aliasing
+LDLIBS   += -Wl,--as-needed -lprotobuf-c -ljansson -lz -lm -lpthread
+ifdef SANITIZE
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=$(SANITIZE)
+endif
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+PROTOS   := $(wildcard formats/*.proto)
+GEN_C    := $(PROTOS:%.proto=$(B)/gen/%.pb-c.c)
+GEN_H    := $(GEN_C:.c=.h)
+LIB_SRC  := $(wildcard lib/*/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(GEN_C:%.c=%.o)
+CMD_SRC  := $(wildcard cmd/*.c)
+TOOLS    := $(CMD_SRC:cmd/%.c=$(BIN)/tfk-%)
+UNIT_SRC := $(wildcard tests/unit/t-*.c)
+UNITS    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz-*.c)
+LIBTFK   := $(B)/libtfk.a
+
+.PHONY: all check check-unit check-cmd check-man check-fuzz check-sanitize \
+        bench demo install uninstall clean setup
+.SUFFIXES:
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(LIBTFK) $(TOOLS)
+
+$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: %.proto
+	@mkdir -p $(B)/gen
+	@$(if $(Q),echo "  PROTOC  $<")
+	$(Q)protoc-c -I. --c_out=$(B)/gen $<
+
+$(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -w -c -o $@ $<
+
+$(B)/%.o: %.c | $(GEN_H)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIBTFK): $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN)/tfk-%: $(B)/cmd/%.o $(LIBTFK)
+	@mkdir -p $(BIN)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBTFK) $(LDLIBS)
+
+$(B)/tests/t-%: $(B)/tests/unit/t-%.o $(B)/tests/unit/tap.o $(LIBTFK)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(B)/tests/unit/tap.o $(LIBTFK) $(LDLIBS)
+
+# Tests ----------------------------------------------------------------
+
+setup:
+	@scripts/setup --check 2>/dev/null || scripts/setup
+
+# The plain suite, then the fuzz smoke runs, then the whole suite again
+# under ASan/UBSan: sanitizers find what assertions cannot.
+check: setup
+	$(Q)$(MAKE) --no-print-directory all $(UNITS)
+	$(Q)$(MAKE) --no-print-directory check-unit check-cmd check-man
+	$(Q)$(MAKE) --no-print-directory check-fuzz
+	$(Q)$(MAKE) --no-print-directory check-sanitize
+
+check-unit check-cmd: export TFK_BIN = $(abspath $(BIN))
+check-unit check-cmd: export TFK_FIXTURES = $(abspath ../shared/fixtures)
+check-unit check-cmd: export PYTHON := $(PYTHON)
+check-unit: all $(UNITS)
+	$(Q)prove -j2 --exec '' $(UNITS)
+check-cmd: all
+	$(Q)prove -j2 --exec '/bin/sh' tests/cmd/t*.sh
+
+check-man: all
+	$(Q)scripts/check-man $(BIN)
+
+check-sanitize:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined \
+		all check-unit check-cmd
+
+FUZZ_SECONDS ?= 10
+check-fuzz:
+	$(Q)scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_SRC)
+
+bench: all
+	$(Q)scripts/bench
+
+demo: setup
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo $(BIN)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(if $(wildcard man/man5/*.5),install -m 644 man/man5/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/)
+
+uninstall:
+	rm -f $(TOOLS:$(BIN)/%=$(DESTDIR)$(PREFIX)/bin/%)
+	rm -f $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/%,$(wildcard man/man1/*.1 man/man5/*.5))
+
+clean:
+	rm -rf build bin
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

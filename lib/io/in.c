@@ -1,0 +1,400 @@
+/*
+ * in.c - buffered, mapped or inflated input (see in.h).
+ *
+ * One window abstraction over three sources keeps the record reader
+ * ignorant of where bytes come from. mmap is used for regular plain
+ * files because it removes the copy that read(2) makes, which matters
+ * when the record reader's CRC is already near memory bandwidth; pipes
+ * and compressed data need a buffer anyway. A file truncated by another
+ * process while mapped would raise SIGBUS; that case is accepted (the
+ * same holds for every mmap reader) and documented in tfk-cat(1).
+ */
+#include "io/in.h"
+#include "util/alloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define CHUNK (1u << 20)
+#define SNIFF 12
+
+struct tfk_in {
+	char *path;
+	int fd;
+	int comp;
+	uint64_t size;		/* regular plain file size, else UINT64_MAX */
+	/* mapped regular file */
+	const uint8_t *map;
+	size_t map_len;
+	/* window over decoded data: buf[pos..end) */
+	uint8_t *buf;
+	size_t cap, pos, end;
+	uint64_t off;		/* stream offset of the current position */
+	int eof;
+	/* compressed input */
+	z_stream z;
+	int z_live;
+	int z_member_done;
+	uint8_t *zbuf;
+	size_t zcap;
+	int raw_eof;
+	uint64_t raw_off;	/* compressed bytes consumed from the file */
+};
+
+int tfk_comp_parse(const char *s)
+{
+	if (!s || !*s || !strcasecmp(s, "none"))
+		return TFK_COMP_NONE;
+	if (!strcasecmp(s, "gzip"))
+		return TFK_COMP_GZIP;
+	if (!strcasecmp(s, "zlib"))
+		return TFK_COMP_ZLIB;
+	if (!strcasecmp(s, "auto"))
+		return TFK_COMP_AUTO;
+	return -2;
+}
+
+const char *tfk_comp_name(int comp)
+{
+	switch (comp) {
+	case TFK_COMP_GZIP: return "gzip";
+	case TFK_COMP_ZLIB: return "zlib";
+	case TFK_COMP_AUTO: return "auto";
+	}
+	return "none";
+}
+
+static int detect(const uint8_t *p, size_t n,
+		  int (*sniff)(const uint8_t *, size_t))
+{
+	if (n == 0 || (sniff && sniff(p, n)))
+		return TFK_COMP_NONE;
+	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+		return TFK_COMP_GZIP;
+	if (n >= 2 && (p[0] & 0x0f) == 8 && (p[0] >> 4) <= 7 &&
+	    ((unsigned)p[0] << 8 | p[1]) % 31 == 0)
+		return TFK_COMP_ZLIB;
+	return TFK_COMP_NONE;
+}
+
+static ssize_t read_full(int fd, uint8_t *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = read(fd, p + got, n - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+		/* A pipe delivers in pieces: return what we have rather
+		 * than block for a full chunk when the caller needs less. */
+		if (got >= SNIFF && n > SNIFF)
+			break;
+	}
+	return (ssize_t)got;
+}
+
+static int io_error(struct tfk_in *in, struct tfk_err *err, const char *what)
+{
+	return tfk_errf(err, TFK_EIO, "%s: %s: %s", in->path, what,
+			strerror(errno));
+}
+
+static int start_inflate(struct tfk_in *in, struct tfk_err *err)
+{
+	int bits = in->comp == TFK_COMP_GZIP ? 15 + 16 : 15;
+
+	if (inflateInit2(&in->z, bits) != Z_OK)
+		return tfk_errf(err, TFK_ENOMEM, "%s: cannot start inflate",
+				in->path);
+	in->z_live = 1;
+	return 0;
+}
+
+int tfk_in_open(struct tfk_in **inp, const char *path, int comp,
+		int (*sniff)(const uint8_t *p, size_t n), struct tfk_err *err)
+{
+	struct tfk_in *in;
+	struct stat st;
+	uint8_t head[SNIFF];
+	ssize_t nhead = 0;
+	int stdin_ = !path || !strcmp(path, "-");
+
+	*inp = NULL;
+	in = tfk_calloc(1, sizeof(*in));
+	if (!in)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	in->path = tfk_strdup(stdin_ ? "<stdin>" : path);
+	in->fd = -1;
+	in->size = UINT64_MAX;
+	if (!in->path) {
+		tfk_in_close(in);
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	}
+	in->fd = stdin_ ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	if (in->fd < 0) {
+		int rc = io_error(in, err, "cannot open");
+
+		tfk_in_close(in);
+		return rc;
+	}
+	if (fstat(in->fd, &st) < 0) {
+		int rc = io_error(in, err, "cannot stat");
+
+		tfk_in_close(in);
+		return rc;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		tfk_in_close(in);
+		return tfk_errf(err, TFK_EIO, "%s: is a directory",
+				stdin_ ? "<stdin>" : path);
+	}
+
+	if (S_ISREG(st.st_mode)) {
+		nhead = pread(in->fd, head, SNIFF, 0);
+		if (nhead < 0) {
+			int rc = io_error(in, err, "cannot read");
+
+			tfk_in_close(in);
+			return rc;
+		}
+		in->comp = comp == TFK_COMP_AUTO ?
+			   detect(head, (size_t)nhead, sniff) : comp;
+		if (in->comp == TFK_COMP_NONE && st.st_size > 0) {
+			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ,
+				       MAP_PRIVATE, in->fd, 0);
+
+			if (m != MAP_FAILED) {
+				madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+				in->map = m;
+				in->map_len = (size_t)st.st_size;
+				in->size = (uint64_t)st.st_size;
+				*inp = in;
+				return 0;
+			}
+		}
+		if (in->comp == TFK_COMP_NONE)
+			in->size = (uint64_t)st.st_size;
+		nhead = 0;	/* the stream path rereads from the start */
+	} else {
+		nhead = 0;
+		if (comp == TFK_COMP_AUTO) {
+			nhead = read_full(in->fd, head, SNIFF);
+			if (nhead < 0) {
+				int rc = io_error(in, err, "cannot read");
+
+				tfk_in_close(in);
+				return rc;
+			}
+		}
+		in->comp = comp == TFK_COMP_AUTO ?
+			   detect(head, (size_t)nhead, sniff) : comp;
+	}
+
+	in->cap = CHUNK;
+	in->buf = tfk_malloc(in->cap);
+	if (!in->buf) {
+		tfk_in_close(in);
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	}
+	if (in->comp == TFK_COMP_NONE) {
+		memcpy(in->buf, head, (size_t)nhead);
+		in->end = (size_t)nhead;
+	} else {
+		int rc;
+
+		in->zcap = CHUNK;
+		in->zbuf = tfk_malloc(in->zcap);
+		if (!in->zbuf) {
+			tfk_in_close(in);
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		}
+		memcpy(in->zbuf, head, (size_t)nhead);
+		rc = start_inflate(in, err);
+		if (rc) {
+			tfk_in_close(in);
+			return rc;
+		}
+		in->z.next_in = in->zbuf;
+		in->z.avail_in = (uInt)nhead;
+	}
+	*inp = in;
+	return 0;
+}
+
+void tfk_in_close(struct tfk_in *in)
+{
+	if (!in)
+		return;
+	if (in->map)
+		munmap((void *)in->map, in->map_len);
+	if (in->z_live)
+		inflateEnd(&in->z);
+	if (in->fd > 0)
+		close(in->fd);
+	tfk_free(in->zbuf);
+	tfk_free(in->buf);
+	tfk_free(in->path);
+	tfk_free(in);
+}
+
+/* Decode more bytes into buf[end..cap). Returns bytes added, 0 at end. */
+static ssize_t inflate_some(struct tfk_in *in, struct tfk_err *err)
+{
+	in->z.next_out = in->buf + in->end;
+	in->z.avail_out = (uInt)(in->cap - in->end);
+	for (;;) {
+		int ret;
+
+		if (in->z.avail_in == 0 && !in->raw_eof) {
+			ssize_t k = read_full(in->fd, in->zbuf, in->zcap);
+
+			if (k < 0)
+				return io_error(in, err, "cannot read");
+			if (k == 0)
+				in->raw_eof = 1;
+			in->z.next_in = in->zbuf;
+			in->z.avail_in = (uInt)k;
+		}
+		if (in->z_member_done) {
+			if (in->z.avail_in == 0 && in->raw_eof)
+				return 0;
+			if (in->z.avail_in == 0)
+				continue;
+			/* Another gzip member follows (cat a.gz b.gz). */
+			inflateReset(&in->z);
+			in->z_member_done = 0;
+		}
+		{
+			uInt before_in = in->z.avail_in;
+			uInt before_out = in->z.avail_out;
+
+			ret = inflate(&in->z, Z_NO_FLUSH);
+			in->raw_off += before_in - in->z.avail_in;
+			if (ret == Z_STREAM_END)
+				in->z_member_done = 1;
+			if (ret == Z_OK || ret == Z_STREAM_END ||
+			    (ret == Z_BUF_ERROR && !(in->raw_eof && in->z.avail_in == 0))) {
+				size_t got = before_out - in->z.avail_out;
+
+				if (got)
+					return (ssize_t)got;
+				continue;
+			}
+		}
+		if (ret == Z_BUF_ERROR)
+			return tfk_errf(err, TFK_ETRUNC,
+					"%s: %s stream truncated at compressed byte %" PRIu64,
+					in->path, tfk_comp_name(in->comp), in->raw_off);
+		if (ret == Z_MEM_ERROR)
+			return tfk_errf(err, TFK_ENOMEM, "%s: out of memory", in->path);
+		return tfk_errf(err, TFK_ECORRUPT,
+				"%s: invalid %s data at compressed byte %" PRIu64 ": %s",
+				in->path, tfk_comp_name(in->comp), in->raw_off,
+				in->z.msg ? in->z.msg : "corrupt");
+	}
+}
+
+ssize_t tfk_in_fill(struct tfk_in *in, size_t n, const uint8_t **p,
+		    struct tfk_err *err)
+{
+	if (in->map) {
+		size_t left = in->map_len - (size_t)in->off;
+
+		*p = in->map + in->off;
+		return (ssize_t)left;
+	}
+	while (in->end - in->pos < n && !in->eof) {
+		ssize_t k;
+
+		if (in->pos > 0 && in->cap - in->end < CHUNK / 4) {
+			memmove(in->buf, in->buf + in->pos, in->end - in->pos);
+			in->end -= in->pos;
+			in->pos = 0;
+		}
+		if (in->end == in->cap) {
+			/* Full of real data and still short: grow. */
+			uint8_t *nb = tfk_realloc(in->buf, in->cap * 2);
+
+			if (!nb)
+				return tfk_errf(err, TFK_ENOMEM,
+						"%s: out of memory", in->path);
+			in->buf = nb;
+			in->cap *= 2;
+		}
+		if (in->comp == TFK_COMP_NONE) {
+			k = read_full(in->fd, in->buf + in->end, in->cap - in->end);
+			if (k < 0)
+				return io_error(in, err, "cannot read");
+		} else {
+			k = inflate_some(in, err);
+			if (k < 0)
+				return k;
+		}
+		if (k == 0)
+			in->eof = 1;
+		in->end += (size_t)k;
+	}
+	*p = in->buf + in->pos;
+	return (ssize_t)(in->end - in->pos);
+}
+
+void tfk_in_consume(struct tfk_in *in, size_t n)
+{
+	in->off += n;
+	if (!in->map)
+		in->pos += n;
+}
+
+int tfk_in_seek(struct tfk_in *in, uint64_t off, struct tfk_err *err)
+{
+	if (in->comp != TFK_COMP_NONE || in->size == UINT64_MAX)
+		return tfk_errf(err, TFK_EINVAL, "%s: cannot seek in %s",
+				in->path, in->comp != TFK_COMP_NONE ?
+				"compressed input" : "a pipe");
+	if (off > in->size)
+		return tfk_errf(err, TFK_EINVAL,
+				"%s: offset %" PRIu64 " is past the end (%" PRIu64 " bytes)",
+				in->path, off, in->size);
+	if (!in->map) {
+		if (lseek(in->fd, (off_t)off, SEEK_SET) < 0)
+			return io_error(in, err, "cannot seek");
+		in->pos = in->end = 0;
+		in->eof = 0;
+	}
+	in->off = off;
+	return 0;
+}
+
+uint64_t tfk_in_offset(const struct tfk_in *in)
+{
+	return in->off;
+}
+
+uint64_t tfk_in_size(const struct tfk_in *in)
+{
+	return in->size;
+}
+
+const char *tfk_in_path(const struct tfk_in *in)
+{
+	return in->path;
+}
+
+int tfk_in_comp(const struct tfk_in *in)
+{
+	return in->comp;
+}

@@ -1,0 +1,47 @@
+/*
+ * out.h - an output file that appears only when complete.
+ *
+ * tfk_out_open writes to a temporary "DIR/.NAME.tmp-XXXXXX" next to the
+ * final path; tfk_out_close flushes, fsyncs and renames it into place.
+ * tfk_out_discard (or an error, or a SIGINT/SIGTERM/SIGHUP in a tool that
+ * used tfk_cli_parse) removes the temporary, so a failed or killed run
+ * never leaves a half file under the final name. "-" means stdout, which
+ * is written through (nothing to rename).
+ *
+ * Output may be GZIP- or ZLIB-compressed (TensorFlow's TFRecord
+ * compression_type), level 6 as zlib's default.
+ */
+#ifndef TFK_OUT_H
+#define TFK_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/in.h"	/* enum tfk_comp */
+#include "util/err.h"
+
+struct tfk_out;
+
+/* Open path ("-" or NULL: stdout) with comp (NONE/GZIP/ZLIB). Errors:
+ * TFK_EIO (directory missing or unwritable), TFK_ENOMEM. */
+int tfk_out_open(struct tfk_out **out, const char *path, int comp,
+		 struct tfk_err *err);
+/* Append n bytes. Errors: TFK_EIO (disk full, EPIPE...). */
+int tfk_out_write(struct tfk_out *out, const void *p, size_t n,
+		  struct tfk_err *err);
+/* Push buffered bytes to the file (stdout: to the pipe), so a reader
+ * downstream sees complete records without waiting for more. */
+int tfk_out_flush(struct tfk_out *out, struct tfk_err *err);
+/* Finish: flush, fsync, rename into place, free. On failure the
+ * temporary is removed. out may be NULL (returns 0). */
+int tfk_out_close(struct tfk_out *out, struct tfk_err *err);
+/* Abandon: remove the temporary (stdout: just stop), free. NULL ok. */
+void tfk_out_discard(struct tfk_out *out);
+/* Bytes handed to tfk_out_write so far (before compression). */
+uint64_t tfk_out_bytes(const struct tfk_out *out);
+/* Bytes written to the file so far (after compression). */
+uint64_t tfk_out_file_bytes(const struct tfk_out *out);
+/* The final path, "<stdout>" for "-". */
+const char *tfk_out_path(const struct tfk_out *out);
+
+#endif

@@ -1,0 +1,354 @@
+/*
+ * t-record.c - TFRecord reader/writer: TensorFlow-written fixtures,
+ * byte-exact framing, compression round trips, and every corruption the
+ * reader must refuse (truncations, flipped crc bytes, absurd lengths,
+ * invalid gzip, empty files, directories, failed allocations).
+ */
+#include "io/record.h"
+#include "io/crc32c.h"
+#include "util/alloc.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static long count_file(const char *path, int comp, int flags, int *rc_out,
+		       struct tfk_err *err)
+{
+	struct tfk_rec_reader *r;
+	struct tfk_rec rec;
+	long n = 0;
+	int rc = tfk_rec_open(&r, path, comp, flags, err);
+
+	if (rc) {
+		*rc_out = rc;
+		return -1;
+	}
+	while ((rc = tfk_rec_next(r, &rec, err)) == 1)
+		n++;
+	*rc_out = rc;
+	tfk_rec_close(r);
+	return n;
+}
+
+static int read_file(const char *path, uint8_t **p, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	long len;
+
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	*p = malloc((size_t)len + 1);
+	*n = fread(*p, 1, (size_t)len, f);
+	fclose(f);
+	return 0;
+}
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	fwrite(p, 1, n, f);
+	fclose(f);
+}
+
+static char *tmp(const char *name)
+{
+	static char path[8][512];
+	static int k;
+
+	k = (k + 1) % 8;
+	snprintf(path[k], sizeof(path[k]), "%s/%s", tap_tmpdir(), name);
+	return path[k];
+}
+
+static void fixtures(void)
+{
+	struct tfk_err err;
+	int rc;
+	long n;
+
+	n = count_file(tap_fixture("tfrecord/tfx_mnist/mnist.tfrecord"),
+		       TFK_COMP_AUTO, 0, &rc, &err);
+	is_int(n, 1000, "mnist fixture: 1000 records");
+	is_int(rc, 0, "mnist fixture: clean end");
+	n = count_file(tap_fixture("tfrecord/tfx_penguin/Split-train/data_tfrecord-00000-of-00001.gz"),
+		       TFK_COMP_AUTO, 0, &rc, &err);
+	is_int(n, 234, "penguin train (gzip, detected): 234 records");
+	n = count_file(tap_fixture("tfrecord/tfx_penguin/Split-eval/data_tfrecord-00000-of-00001.gz"),
+		       TFK_COMP_GZIP, 0, &rc, &err);
+	is_int(n, 100, "penguin eval (gzip, requested): 100 records");
+	n = count_file(tap_fixture("tfrecord/tfx_penguin/Split-eval/data_tfrecord-00000-of-00001.gz"),
+		       TFK_COMP_NONE, 0, &rc, &err);
+	ok(rc < 0, "gzip file read as plain fails: %s", err.msg);
+
+	{
+		struct tfk_rec_reader *r;
+		struct tfk_rec rec;
+
+		tfk_rec_open(&r, tap_fixture("tfrecord/rust_raw_record/expected.tfrecord"),
+			     TFK_COMP_AUTO, 0, &err);
+		rc = tfk_rec_next(r, &rec, &err);
+		is_int(rc, 1, "rust raw record: one record");
+		is_mem(rec.data, rec.len, "The Quick Brown Fox", 19,
+		       "rust raw record: payload");
+		is_int(tfk_rec_next(r, &rec, &err), 0, "rust raw record: then end");
+		tfk_rec_close(r);
+	}
+}
+
+static void writer_exact(void)
+{
+	struct tfk_rec_writer *w;
+	struct tfk_err err;
+	uint8_t *got, *want;
+	size_t ngot, nwant;
+	const char *out = tmp("fox.tfrecord");
+	static const uint8_t two[] = {
+		0x05, 0, 0, 0, 0, 0, 0, 0, 0xea, 0xb2, 0x04, 0x3e, 'f', 'i', 'r',
+		's', 't', 0x55, 0xff, 0x23, 0xe5,
+		0x06, 0, 0, 0, 0, 0, 0, 0, 0x73, 0x69, 0xd5, 0x37, 's', 'e', 'c',
+		'o', 'n', 'd', 0xd3, 0xe0, 0xd3, 0xca,
+	};
+
+	is_int(tfk_recw_open(&w, out, TFK_COMP_NONE, &err), 0, "writer opens");
+	ok(access(out, F_OK) != 0, "nothing under the final name while writing");
+	tfk_recw_write(w, "The Quick Brown Fox", 19, &err);
+	is_int(tfk_recw_close(w, &err), 0, "writer closes");
+	read_file(out, &got, &ngot);
+	read_file(tap_fixture("tfrecord/rust_raw_record/expected.tfrecord"),
+		  &want, &nwant);
+	is_mem(got, ngot, want, nwant, "byte for byte equal to TensorFlow's file");
+	free(got);
+	free(want);
+
+	out = tmp("two.tfrecord");
+	tfk_recw_open(&w, out, TFK_COMP_NONE, &err);
+	tfk_recw_write(w, "first", 5, &err);
+	tfk_recw_write(w, "second", 6, &err);
+	is_int(tfk_recw_count(w), 2, "writer counts records");
+	tfk_recw_close(w, &err);
+	read_file(out, &got, &ngot);
+	is_mem(got, ngot, two, sizeof(two), "first/second framing as the README");
+	free(got);
+
+	out = tmp("discard.tfrecord");
+	tfk_recw_open(&w, out, TFK_COMP_NONE, &err);
+	tfk_recw_write(w, "x", 1, &err);
+	tfk_recw_discard(w);
+	ok(access(out, F_OK) != 0, "discard leaves no file");
+	{
+		char cmd[1100];
+
+		snprintf(cmd, sizeof(cmd), "ls -a %s | grep -q tmp-", tap_tmpdir());
+		ok(system(cmd) != 0, "and no temporary either");
+	}
+}
+
+static void compressed_roundtrip(int comp)
+{
+	struct tfk_rec_writer *w;
+	struct tfk_rec_reader *r;
+	struct tfk_rec rec;
+	struct tfk_err err;
+	const char *out = tmp(comp == TFK_COMP_GZIP ? "c.gz" : "c.zz");
+	char payload[300];
+	int i, good = 1, rc;
+
+	tfk_recw_open(&w, out, comp, &err);
+	for (i = 0; i < 5000; i++) {
+		memset(payload, 'a' + i % 26, sizeof(payload));
+		tfk_recw_write(w, payload, (size_t)(i % 300), &err);
+	}
+	is_int(tfk_recw_close(w, &err), 0, "%s: write 5000 records",
+	       tfk_comp_name(comp));
+	tfk_rec_open(&r, out, TFK_COMP_AUTO, 0, &err);
+	is_int(tfk_in_comp(tfk_rec_input(r)), comp, "%s: detected",
+	       tfk_comp_name(comp));
+	for (i = 0; (rc = tfk_rec_next(r, &rec, &err)) == 1; i++)
+		if (rec.len != (size_t)(i % 300) ||
+		    (rec.len && rec.data[0] != 'a' + i % 26))
+			good = 0;
+	is_int(i, 5000, "%s: read back 5000", tfk_comp_name(comp));
+	ok(good && rc == 0, "%s: same payloads", tfk_comp_name(comp));
+	tfk_rec_close(r);
+}
+
+static void gzip_multimember(void)
+{
+	char cmd[2048];
+	struct tfk_err err;
+	int rc;
+	long n;
+	const char *a = tmp("a.gz"), *m = tmp("multi.gz");
+
+	snprintf(cmd, sizeof(cmd), "cat %s %s > %s",
+		 tap_fixture("tfrecord/tfx_penguin/Split-eval/data_tfrecord-00000-of-00001.gz"),
+		 tap_fixture("tfrecord/tfx_penguin/Split-train/data_tfrecord-00000-of-00001.gz"),
+		 m);
+	system(cmd);
+	n = count_file(m, TFK_COMP_AUTO, 0, &rc, &err);
+	is_int(n, 334, "concatenated gzip members: 100 + 234 records");
+
+	/* truncated gzip */
+	snprintf(cmd, sizeof(cmd), "head -c 3000 %s > %s", m, a);
+	system(cmd);
+	n = count_file(a, TFK_COMP_AUTO, 0, &rc, &err);
+	ok(rc == TFK_ETRUNC && strstr(err.msg, "truncated"),
+	   "truncated gzip: %s", err.msg);
+	/* garbage after a valid member */
+	snprintf(cmd, sizeof(cmd), "cp %s %s && printf 'garbage!' >> %s",
+		 tap_fixture("tfrecord/tfx_penguin/Split-eval/data_tfrecord-00000-of-00001.gz"),
+		 a, a);
+	system(cmd);
+	n = count_file(a, TFK_COMP_AUTO, 0, &rc, &err);
+	ok(rc == TFK_ECORRUPT && strstr(err.msg, "invalid gzip data"),
+	   "garbage after a gzip member: %s", err.msg);
+}
+
+static void corruptions(void)
+{
+	struct tfk_err err;
+	int rc;
+	long n;
+	uint8_t *buf;
+	size_t len;
+	const char *src = tap_fixture("tfrecord/tfx_mnist/mnist.tfrecord");
+	const char *bad = tmp("bad.tfrecord");
+	uint64_t huge = UINT64_C(1) << 50;
+
+	read_file(src, &buf, &len);
+
+	write_bytes(bad, buf, 0);
+	n = count_file(bad, TFK_COMP_AUTO, 0, &rc, &err);
+	ok(n == 0 && rc == 0, "empty file: zero records, no error");
+
+	write_bytes(bad, buf, 7);
+	n = count_file(bad, TFK_COMP_AUTO, 0, &rc, &err);
+	ok(n == 0 && rc == TFK_ETRUNC && strstr(err.msg, "record 0 at byte 0: truncated header"),
+	   "7-byte file: %s", err.msg);
+
+	write_bytes(bad, buf, len - 1);
+	n = count_file(bad, TFK_COMP_AUTO, 0, &rc, &err);
+	ok(n == 999 && rc == TFK_ETRUNC && strstr(err.msg, "record 999 at byte"),
+	   "last byte cut: 999 records then %s", err.msg);
+
+	buf[9] ^= 0x40;	/* length crc of record 0 */
+	write_bytes(bad, buf, len);
+	n = count_file(bad, TFK_COMP_NONE, 0, &rc, &err);
+	ok(n == 0 && rc == TFK_ECORRUPT && strstr(err.msg, "record 0 at byte 0: length crc mismatch"),
+	   "flipped length crc: %s", err.msg);
+	buf[9] ^= 0x40;
+
+	buf[100] ^= 1;	/* payload of record 0 */
+	write_bytes(bad, buf, len);
+	{
+		struct tfk_rec_reader *r;
+		struct tfk_rec rec;
+
+		tfk_rec_open(&r, bad, TFK_COMP_AUTO, 0, &err);
+		rc = tfk_rec_next(r, &rec, &err);
+		ok(rc == TFK_ECORRUPT && strstr(err.msg, "record 0 at byte 0: data crc mismatch"),
+		   "flipped payload byte: %s", err.msg);
+		n = 0;
+		while (tfk_rec_next(r, &rec, &err) == 1)
+			n++;
+		is_int(n, 999, "reader continues after a data crc error");
+		tfk_rec_close(r);
+		n = count_file(bad, TFK_COMP_AUTO, TFK_REC_NOVERIFY, &rc, &err);
+		is_int(n, 1000, "without verification all 1000 records read");
+	}
+	buf[100] ^= 1;
+
+	/* absurd length with a valid length crc: must not allocate it */
+	{
+		uint8_t rec[64];
+		uint32_t c;
+
+		memcpy(rec, &huge, 8);
+		c = tfk_crc32c_mask(tfk_crc32c(rec, 8));
+		memcpy(rec + 8, &c, 4);
+		memset(rec + 12, 0, 52);
+		write_bytes(bad, rec, sizeof(rec));
+		n = count_file(bad, TFK_COMP_AUTO, 0, &rc, &err);
+		ok(rc == TFK_ETRUNC && strstr(err.msg, "length 1125899906842624 but only 52 bytes left"),
+		   "absurd length on a file: %s", err.msg);
+		/* the same on stdin: no giant allocation either */
+		{
+			if (!freopen(bad, "rb", stdin))
+				return;
+			n = count_file("-", TFK_COMP_AUTO, 0, &rc, &err);
+			ok(rc == TFK_ETRUNC && strstr(err.msg, "<stdin>: record 0 at byte 0: truncated"),
+			   "absurd length on stdin: %s", err.msg);
+		}
+	}
+
+	n = count_file(tap_tmpdir(), TFK_COMP_AUTO, 0, &rc, &err);
+	ok(rc == TFK_EIO && strstr(err.msg, "is a directory"), "directory: %s",
+	   err.msg);
+	n = count_file(tmp("missing"), TFK_COMP_AUTO, 0, &rc, &err);
+	ok(rc == TFK_EIO && strstr(err.msg, "missing: cannot open: No such file"),
+	   "missing file: %s", err.msg);
+
+	/* resync after a destroyed header finds the next record */
+	{
+		struct tfk_rec_reader *r;
+		struct tfk_rec rec;
+		uint64_t first_len;
+
+		memcpy(&first_len, buf, 8);
+		buf[0] ^= 0xff;
+		write_bytes(bad, buf, len);
+		tfk_rec_open(&r, bad, TFK_COMP_AUTO, 0, &err);
+		rc = tfk_rec_next(r, &rec, &err);
+		ok(rc == TFK_ECORRUPT, "bad header detected");
+		is_int(tfk_rec_resync(r, &err), 1, "resync finds a header");
+		is_int(tfk_rec_skipped_bytes(r), first_len + 16, "skipping exactly record 0");
+		n = 0;
+		while (tfk_rec_next(r, &rec, &err) == 1)
+			n++;
+		is_int(n, 999, "then reads the other 999");
+		tfk_rec_close(r);
+		buf[0] ^= 0xff;
+	}
+	free(buf);
+}
+
+static void alloc_failures(void)
+{
+	struct tfk_err err;
+	long k;
+	int rc = -1, clean = 1;
+
+	for (k = 0; k < 50; k++) {
+		long n;
+
+		tfk_alloc_fail_after(k);
+		n = count_file(tap_fixture("tfrecord/tfx_penguin/Split-eval/data_tfrecord-00000-of-00001.gz"),
+			       TFK_COMP_AUTO, 0, &rc, &err);
+		tfk_alloc_fail_after(-1);
+		if (rc == 0 && n == 100)
+			break;
+		if (rc != TFK_ENOMEM)
+			clean = 0;
+	}
+	ok(clean && rc == 0, "every allocation failure reports ENOMEM (%ld tried)", k);
+}
+
+int main(void)
+{
+	fixtures();
+	writer_exact();
+	compressed_roundtrip(TFK_COMP_GZIP);
+	compressed_roundtrip(TFK_COMP_ZLIB);
+	gzip_multimember();
+	corruptions();
+	alloc_failures();
+	return tap_done();
+}

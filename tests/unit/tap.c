@@ -1,0 +1,125 @@
+/* tap.c - see tap.h. */
+#include "tap.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int n_test, n_fail;
+
+static void vreport(int pass, const char *file, int line, const char *fmt,
+		    va_list ap)
+{
+	n_test++;
+	if (!pass)
+		n_fail++;
+	printf("%s %d - ", pass ? "ok" : "not ok", n_test);
+	vprintf(fmt, ap);
+	printf("\n");
+	if (!pass)
+		printf("#   failed at %s:%d\n", file, line);
+	fflush(stdout);
+}
+
+int ok_at(int cond, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(cond, file, line, fmt, ap);
+	va_end(ap);
+	return cond;
+}
+
+int is_int_at(long long got, long long want, const char *file, int line,
+	      const char *fmt, ...)
+{
+	va_list ap;
+	int pass = got == want;
+
+	va_start(ap, fmt);
+	vreport(pass, file, line, fmt, ap);
+	va_end(ap);
+	if (!pass)
+		printf("#   got %lld, want %lld\n", got, want);
+	return pass;
+}
+
+int is_str_at(const char *got, const char *want, const char *file, int line,
+	      const char *fmt, ...)
+{
+	va_list ap;
+	int pass = got && want ? !strcmp(got, want) : got == want;
+
+	va_start(ap, fmt);
+	vreport(pass, file, line, fmt, ap);
+	va_end(ap);
+	if (!pass)
+		printf("#   got  '%s'\n#   want '%s'\n", got ? got : "(null)",
+		       want ? want : "(null)");
+	return pass;
+}
+
+int is_mem_at(const void *got, size_t ngot, const void *want, size_t nwant,
+	      const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int pass = ngot == nwant && (ngot == 0 || !memcmp(got, want, ngot));
+
+	va_start(ap, fmt);
+	vreport(pass, file, line, fmt, ap);
+	va_end(ap);
+	if (!pass) {
+		size_t i = 0;
+
+		while (i < ngot && i < nwant &&
+		       ((const unsigned char *)got)[i] == ((const unsigned char *)want)[i])
+			i++;
+		printf("#   got %zu bytes, want %zu; first difference at %zu\n",
+		       ngot, nwant, i);
+	}
+	return pass;
+}
+
+void tap_diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+int tap_done(void)
+{
+	printf("1..%d\n", n_test);
+	return n_fail ? 1 : 0;
+}
+
+const char *tap_fixture(const char *rel)
+{
+	static char path[8][4096];
+	static int k;
+	const char *dir = getenv("TFK_FIXTURES");
+
+	k = (k + 1) % 8;
+	snprintf(path[k], sizeof(path[k]), "%s/%s",
+		 dir ? dir : "../shared/fixtures", rel);
+	return path[k];
+}
+
+const char *tap_tmpdir(void)
+{
+	static char dir[] = "/tmp/tfk-test-XXXXXX";
+	static int made;
+
+	if (!made) {
+		if (!mkdtemp(dir))
+			return "/tmp";
+		made = 1;
+	}
+	return dir;
+}

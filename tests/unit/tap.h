@@ -1,0 +1,39 @@
+/*
+ * tap.h - minimal TAP producer for the C unit tests (run under prove).
+ *
+ *   int main(void) { ok(1 + 1 == 2, "adds"); is_int(f(), 3, "f"); return tap_done(); }
+ */
+#ifndef TFK_TAP_H
+#define TFK_TAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int ok_at(int cond, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int is_int_at(long long got, long long want, const char *file, int line,
+	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int is_str_at(const char *got, const char *want, const char *file, int line,
+	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int is_mem_at(const void *got, size_t ngot, const void *want, size_t nwant,
+	      const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+/* Print the plan ("1..N") and return the exit status: 0 if all passed. */
+int tap_done(void);
+/* "# msg" diagnostic line. */
+void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Fixture directory ($TFK_FIXTURES or ../shared/fixtures) + rel. One of
+ * eight rotating static buffers: valid for the next seven calls. */
+const char *tap_fixture(const char *rel);
+/* A fresh temporary directory for this test (removed by the OS/tmp
+ * cleaner; tests delete what they make when they can). */
+const char *tap_tmpdir(void);
+
+#define ok(c, ...) ok_at(!!(c), __FILE__, __LINE__, __VA_ARGS__)
+#define is_int(g, w, ...) is_int_at((long long)(g), (long long)(w), \
+				    __FILE__, __LINE__, __VA_ARGS__)
+#define is_str(g, w, ...) is_str_at(g, w, __FILE__, __LINE__, __VA_ARGS__)
+#define is_mem(g, ng, w, nw, ...) is_mem_at(g, ng, w, nw, __FILE__, __LINE__, \
+					    __VA_ARGS__)
+
+#endif

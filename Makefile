@@ -32,7 +32,8 @@ endif
 CPPFLAGS += -Ilib -I$(B)/gen -D_GNU_SOURCE -DTFK_VERSION='"$(VERSION)"'
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -MMD -MP \
             -fno-strict-aliasing
-LDLIBS   += -Wl,--as-needed -lprotobuf-c -ljansson -lz -lm -lpthread
+LDLIBS   += -Wl,--as-needed -lprotobuf-c -ljansson -larchive -lpng -ljpeg -lgif \
+            -lz -lm -lpthread
 ifdef SANITIZE
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -54,6 +55,8 @@ TOOLS    := $(CMD_SRC:cmd/%.c=$(BIN)/tfk-%)
 UNIT_SRC := $(wildcard tests/unit/t-*.c)
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz-*.c)
+BENCH_SRC := $(wildcard tests/bench/*.c)
+BENCHES  := $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 LIBTFK   := $(B)/libtfk.a
 
 .PHONY: all check check-unit check-cmd check-man check-fuzz check-sanitize \
@@ -91,6 +94,11 @@ $(B)/tests/t-%: $(B)/tests/unit/t-%.o $(B)/tests/unit/tap.o $(LIBTFK)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(B)/tests/unit/tap.o $(LIBTFK) $(LDLIBS)
 
+$(B)/bench/%: $(B)/tests/bench/%.o $(LIBTFK)
+	@mkdir -p $(B)/bench
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBTFK) $(LDLIBS)
+
 # Tests ----------------------------------------------------------------
 
 setup:
@@ -123,8 +131,9 @@ FUZZ_SECONDS ?= 10
 check-fuzz:
 	$(Q)scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_SRC)
 
-bench: all
-	$(Q)scripts/bench
+bench: all $(BENCHES)
+	$(Q)TFK_BIN=$(abspath $(BIN)) TFK_BENCH_BIN=$(abspath $(B)/bench) \
+		PYTHON=$(PYTHON) scripts/bench
 
 demo: setup
 	$(Q)$(MAKE) --no-print-directory all

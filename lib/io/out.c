@@ -93,15 +93,17 @@ int tfk_out_open(struct tfk_out **outp, const char *path, int comp,
 			goto oom;
 		snprintf(o->tmp, n, "%.*s.%s.tmp-XXXXXX", (int)dlen, path,
 			 path + dlen);
-		if (tfk_cli_track_temp(o->tmp))
-			goto oom;
 		o->fd = mkstemp(o->tmp);
 		if (o->fd < 0) {
 			int rc = io_error(o, err, "cannot create");
 
-			tfk_cli_forget_temp(o->tmp);
 			free_out(o);
 			return rc;
+		}
+		/* Tracked under the name mkstemp chose, not the template. */
+		if (tfk_cli_track_temp(o->tmp)) {
+			unlink(o->tmp);
+			goto oom;
 		}
 		um = umask(0);
 		umask(um);

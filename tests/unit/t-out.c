@@ -1,0 +1,514 @@
+/*
+ * t-out.c - atomic output files: nothing under the final name before
+ * close, the temporary next to it, discard and failure remove it, a kill
+ * removes it, the mode honours umask, stdout is written through, and
+ * GZIP/ZLIB output is read back by zlib's own decoders (gzread for
+ * GZIP, uncompress for ZLIB, inflate for a flushed partial stream) and
+ * by gzip(1).
+ */
+#include "io/out.h"
+#include "util/alloc.h"
+#include "util/cli.h"
+#include "tap.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static char *tmp(const char *name)
+{
+	static char path[8][600];
+	static int k;
+
+	k = (k + 1) % 8;
+	snprintf(path[k], sizeof(path[k]), "%s/%s", tap_tmpdir(), name);
+	return path[k];
+}
+
+/* Number of entries in dir whose name starts with prefix; the last one
+ * found is copied to found (when not NULL). */
+static int count_prefix(const char *dir, const char *prefix, char *found,
+			size_t n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int k = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		k++;
+		if (found)
+			snprintf(found, n, "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	return k;
+}
+
+static int read_all(const char *path, uint8_t **p, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 1 << 16, len = 0, k;
+
+	if (!f)
+		return -1;
+	*p = malloc(cap);
+	while ((k = fread(*p + len, 1, cap - len, f)) > 0) {
+		len += k;
+		if (len == cap)
+			*p = realloc(*p, cap *= 2);
+	}
+	fclose(f);
+	*n = len;
+	return 0;
+}
+
+static uint8_t *pattern(size_t n, unsigned seed)
+{
+	uint8_t *p = malloc(n);
+	size_t i;
+
+	/* compressible but not trivially: words from a small alphabet */
+	for (i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)("abcdefgh \n"[(seed >> 16) % 10]);
+	}
+	return p;
+}
+
+static void atomic(void)
+{
+	struct tfk_out *o;
+	struct tfk_err err;
+	const char *final = tmp("a.bin");
+	char tpath[700];
+	uint8_t *got, *big = pattern(600000, 1);
+	size_t n;
+	struct stat st;
+
+	is_int(tfk_out_open(&o, final, TFK_COMP_NONE, &err), 0, "open");
+	is_str(tfk_out_path(o), final, "path is the final name");
+	ok(access(final, F_OK) != 0, "nothing under the final name after open");
+	is_int(count_prefix(tap_tmpdir(), ".a.bin.tmp-", tpath, sizeof(tpath)), 1,
+	       "one temporary .a.bin.tmp-XXXXXX next to it");
+	tfk_out_write(o, "hello ", 6, &err);
+	tfk_out_write(o, big, 600000, &err);	/* > the 256 KiB buffer */
+	tfk_out_write(o, "bye", 3, &err);
+	ok(access(final, F_OK) != 0, "nothing under the final name while writing");
+	is_int(tfk_out_flush(o, &err), 0, "flush");
+	ok(stat(tpath, &st) == 0 && st.st_size == 600009,
+	   "after flush the temporary holds every byte");
+	is_int(tfk_out_bytes(o), 600009, "bytes counted");
+	is_int(tfk_out_file_bytes(o), 600009, "file bytes equal bytes uncompressed");
+	is_int(tfk_out_close(o, &err), 0, "close");
+	ok(access(tpath, F_OK) != 0, "temporary gone after close");
+	read_all(final, &got, &n);
+	ok(n == 600009 && !memcmp(got, "hello ", 6) && !memcmp(got + 6, big, 600000) &&
+	   !memcmp(got + 600006, "bye", 3), "final file holds exactly what was written");
+	free(got);
+
+	/* replacing an existing file: the old contents stay until close */
+	tfk_out_open(&o, final, TFK_COMP_NONE, &err);
+	tfk_out_write(o, "new", 3, &err);
+	tfk_out_flush(o, &err);
+	ok(stat(final, &st) == 0 && st.st_size == 600009,
+	   "an existing file is untouched before close");
+	tfk_out_close(o, &err);
+	read_all(final, &got, &n);
+	is_mem(got, n, "new", 3, "and replaced whole on close");
+	free(got);
+
+	/* discard */
+	tfk_out_open(&o, final, TFK_COMP_NONE, &err);
+	tfk_out_write(o, "zzz", 3, &err);
+	tfk_out_discard(o);
+	is_int(count_prefix(tap_tmpdir(), ".a.bin.tmp-", NULL, 0), 0,
+	       "discard removes the temporary");
+	read_all(final, &got, &n);
+	is_mem(got, n, "new", 3, "discard leaves the old file alone");
+	free(got);
+	unlink(final);
+
+	tfk_out_open(&o, final, TFK_COMP_NONE, &err);
+	tfk_out_discard(o);
+	ok(access(final, F_OK) != 0, "discard of a new file leaves nothing");
+	tfk_out_discard(NULL);
+	is_int(tfk_out_close(NULL, &err), 0, "close(NULL) and discard(NULL) are no-ops");
+
+	/* a relative path: the temporary goes into the current directory */
+	{
+		char cwd[4096];
+
+		if (getcwd(cwd, sizeof(cwd)) && chdir(tap_tmpdir()) == 0) {
+			tfk_out_open(&o, "rel.txt", TFK_COMP_NONE, &err);
+			is_int(count_prefix(".", ".rel.txt.tmp-", NULL, 0), 1,
+			       "relative path: temporary in the current directory");
+			tfk_out_write(o, "r", 1, &err);
+			tfk_out_close(o, &err);
+			ok(access("rel.txt", F_OK) == 0, "relative path: renamed into place");
+			unlink("rel.txt");
+			if (chdir(cwd))
+				return;
+		}
+	}
+	free(big);
+}
+
+static void modes(void)
+{
+	static const mode_t masks[] = { 022, 027, 077, 0 };
+	size_t i;
+
+	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		struct tfk_out *o;
+		struct tfk_err err;
+		struct stat st;
+		mode_t old = umask(masks[i]);
+		const char *p = tmp("mode.bin");
+
+		tfk_out_open(&o, p, TFK_COMP_NONE, &err);
+		tfk_out_write(o, "m", 1, &err);
+		tfk_out_close(o, &err);
+		umask(old);
+		stat(p, &st);
+		is_int(st.st_mode & 0777, 0666 & ~masks[i],
+		       "umask %03o: mode %03o", (unsigned)masks[i],
+		       (unsigned)(0666 & ~masks[i]));
+		unlink(p);
+	}
+}
+
+static void gzip_out(void)
+{
+	struct tfk_out *o;
+	struct tfk_err err;
+	const char *p = tmp("c.gz");
+	size_t n = 3u << 20, got = 0, k;
+	uint8_t *src = pattern(n, 7), *back = malloc(n + 16);
+	gzFile gz;
+	char cmd[1400];
+	struct stat st;
+
+	is_int(tfk_out_open(&o, p, TFK_COMP_GZIP, &err), 0, "gzip: open");
+	for (k = 0; k < n; k += 1000)
+		tfk_out_write(o, src + k, k + 1000 <= n ? 1000 : n - k, &err);
+	is_int(tfk_out_bytes(o), n, "gzip: bytes counted before compression");
+	is_int(tfk_out_close(o, &err), 0, "gzip: close");
+	stat(p, &st);
+	ok(st.st_size > 100 && (uint64_t)st.st_size < n / 2,
+	   "gzip: file is compressed (%lld bytes for %zu)", (long long)st.st_size, n);
+	gz = gzopen(p, "rb");
+	if (gz) {
+		int r;
+
+		while ((r = gzread(gz, back + got, 65536)) > 0)
+			got += (size_t)r;
+		gzclose(gz);
+	}
+	ok(got == n && !memcmp(src, back, n), "gzip: zlib's gzread gives the bytes back");
+	{
+		uint8_t *raw;
+		size_t nraw;
+
+		read_all(p, &raw, &nraw);
+		ok(nraw > 10 && raw[0] == 0x1f && raw[1] == 0x8b && raw[2] == 8,
+		   "gzip: RFC 1952 magic and deflate method");
+		free(raw);
+	}
+	snprintf(cmd, sizeof(cmd), "gzip -t %s", p);
+	is_int(system(cmd), 0, "gzip: gzip -t accepts it");
+	unlink(p);
+	free(src);
+	free(back);
+}
+
+static void zlib_out(void)
+{
+	struct tfk_out *o;
+	struct tfk_err err;
+	const char *p = tmp("c.zz");
+	size_t n = 1u << 20;
+	uint8_t *src = pattern(n, 9), *raw, *back = malloc(n);
+	size_t nraw;
+	uLongf nback = n;
+
+	tfk_out_open(&o, p, TFK_COMP_ZLIB, &err);
+	tfk_out_write(o, src, n, &err);
+	is_int(tfk_out_close(o, &err), 0, "zlib: close");
+	read_all(p, &raw, &nraw);
+	ok(nraw > 2 && raw[0] == 0x78 && ((raw[0] << 8) | raw[1]) % 31 == 0,
+	   "zlib: RFC 1950 header (78 xx, check bits)");
+	ok(uncompress(back, &nback, raw, nraw) == Z_OK && nback == n &&
+	   !memcmp(back, src, n), "zlib: zlib's uncompress gives the bytes back");
+	free(raw);
+	unlink(p);
+
+	/* flush makes a compressed stream readable so far (a pipe consumer
+	 * must see whole records without waiting for close) */
+	{
+		char tpath[700];
+		z_stream z;
+		uint8_t out[4096];
+		int rc;
+
+		tfk_out_open(&o, tmp("f.gz"), TFK_COMP_GZIP, &err);
+		tfk_out_write(o, "record one;record two;", 22, &err);
+		is_int(tfk_out_flush(o, &err), 0, "gzip: flush");
+		count_prefix(tap_tmpdir(), ".f.gz.tmp-", tpath, sizeof(tpath));
+		read_all(tpath, &raw, &nraw);
+		memset(&z, 0, sizeof(z));
+		inflateInit2(&z, 15 + 16);
+		z.next_in = raw;
+		z.avail_in = (uInt)nraw;
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		rc = inflate(&z, Z_SYNC_FLUSH);
+		ok((rc == Z_OK || rc == Z_BUF_ERROR) && z.total_out == 22 &&
+		   !memcmp(out, "record one;record two;", 22),
+		   "gzip: after flush, everything written so far inflates");
+		inflateEnd(&z);
+		free(raw);
+		tfk_out_discard(o);
+		ok(access(tpath, F_OK) != 0, "gzip: discard removes the temporary");
+	}
+	free(src);
+	free(back);
+}
+
+static void to_stdout(void)
+{
+	struct tfk_out *o;
+	struct tfk_err err;
+	const char *p = tmp("stdout.bin");
+	int save, fd;
+	uint8_t *got;
+	size_t n;
+
+	fflush(stdout);
+	save = dup(1);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fd, 1);
+	close(fd);
+	tfk_out_open(&o, "-", TFK_COMP_NONE, &err);
+	tfk_out_write(o, "to stdout\n", 10, &err);
+	tfk_out_flush(o, &err);
+	{
+		struct stat st;
+
+		fstat(1, &st);
+		n = (size_t)st.st_size;
+	}
+	tfk_out_write(o, "second\n", 7, &err);
+	fd = tfk_out_close(o, &err);
+	dup2(save, 1);
+	close(save);
+	is_int(n, 10, "stdout: flush writes through");
+	is_int(fd, 0, "stdout: close");
+	read_all(p, &got, &n);
+	is_mem(got, n, "to stdout\nsecond\n", 17, "stdout: bytes in order");
+	free(got);
+
+	tfk_out_open(&o, NULL, TFK_COMP_NONE, &err);
+	is_str(tfk_out_path(o), "<stdout>", "NULL path is stdout, shown as <stdout>");
+	tfk_out_discard(o);
+	ok(fcntl(1, F_GETFD) != -1, "discarding stdout output keeps fd 1 open");
+	unlink(p);
+}
+
+/* Error messages -------------------------------------------------------- */
+
+static void open_in_child(const char *path, int drop, char *msg, size_t n,
+			  int *code)
+{
+	int pfd[2];
+	pid_t pid;
+	int st;
+	ssize_t k;
+
+	if (pipe(pfd))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct tfk_out *o;
+		struct tfk_err err;
+		int rc;
+
+		close(pfd[0]);
+		if (drop && (setgid(65534) || setuid(65534)))
+			_exit(3);
+		tfk_err_clear(&err);
+		rc = tfk_out_open(&o, path, TFK_COMP_NONE, &err);
+		if (rc == 0)
+			tfk_out_discard(o);
+		if (write(pfd[1], err.msg, strlen(err.msg)) < 0)
+			_exit(4);
+		_exit(-rc);
+	}
+	close(pfd[1]);
+	k = read(pfd[0], msg, n - 1);
+	msg[k > 0 ? k : 0] = '\0';
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
+	*code = WIFEXITED(st) ? -WEXITSTATUS(st) : -99;
+}
+
+static void errors(void)
+{
+	struct tfk_out *o;
+	struct tfk_err err;
+	char want[800], msg[1000], dir[700], exp[1000];
+	const char *p = tmp("missing-dir/x.tfrecord");
+	int code = 0;
+
+	tfk_err_clear(&err);
+	is_int(tfk_out_open(&o, p, TFK_COMP_NONE, &err), TFK_EIO,
+	       "missing directory: TFK_EIO");
+	ok(o == NULL, "no handle on failure");
+	snprintf(want, sizeof(want), "%s: cannot create: No such file or directory", p);
+	is_str(err.msg, want, "missing directory: message names the final path");
+
+	snprintf(dir, sizeof(dir), "%s/ro", tap_tmpdir());
+	mkdir(dir, 0755);
+	chmod(tap_tmpdir(), 0755);
+	snprintf(want, sizeof(want), "%s/out.tfrecord", dir);
+	/* root ignores permissions: the child drops to nobody first */
+	if (geteuid() != 0)
+		chmod(dir, 0555);
+	open_in_child(want, geteuid() == 0, msg, sizeof(msg), &code);
+	is_int(code, TFK_EIO, "unwritable directory: TFK_EIO");
+	snprintf(exp, sizeof(exp), "%s: cannot create: Permission denied", want);
+	is_str(msg, exp, "unwritable directory: '%s: cannot create: Permission denied'",
+	       "DIR/out.tfrecord");
+	ok(count_prefix(dir, ".", NULL, 0) == 2, "and nothing left in it");
+	chmod(dir, 0755);
+	rmdir(dir);
+
+	/* a path through a regular file */
+	{
+		const char *f = tmp("plain");
+		int fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		close(fd);
+		snprintf(want, sizeof(want), "%s/x", f);
+		is_int(tfk_out_open(&o, want, TFK_COMP_NONE, &err), TFK_EIO,
+		       "a file used as a directory: TFK_EIO");
+		ok(strstr(err.msg, "cannot create: Not a directory") != NULL,
+		   "message: %s", strstr(err.msg, "cannot") ? strstr(err.msg, "cannot") : err.msg);
+		unlink(f);
+	}
+
+	/* writing to a closed pipe is an error, not a crash (SIGPIPE
+	 * ignored here, as a tool that handles EPIPE itself would) */
+	{
+		int pfd[2], save;
+		void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+		int rc;
+
+		if (pipe(pfd) == 0) {
+			fflush(stdout);
+			save = dup(1);
+			dup2(pfd[1], 1);
+			close(pfd[1]);
+			close(pfd[0]);
+			tfk_out_open(&o, "-", TFK_COMP_NONE, &err);
+			tfk_out_write(o, "x", 1, &err);
+			rc = tfk_out_close(o, &err);
+			dup2(save, 1);
+			close(save);
+			is_int(rc, TFK_EIO, "closed pipe: TFK_EIO");
+			is_str(err.msg, "<stdout>: write failed: Broken pipe",
+			       "closed pipe: message");
+		}
+		signal(SIGPIPE, old);
+	}
+}
+
+/* A kill while writing leaves neither the final name nor the temporary. */
+static void killed(void)
+{
+	static const struct tfk_cmd cmd = { "tfk-t", "", "", "" };
+	char dir[700];
+	pid_t pid;
+	int st;
+
+	snprintf(dir, sizeof(dir), "%s/kill", tap_tmpdir());
+	mkdir(dir, 0755);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		static char *argv[] = { "tfk-t", NULL };
+		struct tfk_out *o;
+		struct tfk_err err;
+		char path[800];
+
+		tfk_cli_parse(1, argv, &cmd, (const struct tfk_opt[]){ TFK_OPT_END });
+		snprintf(path, sizeof(path), "%s/k.tfrecord", dir);
+		tfk_out_open(&o, path, TFK_COMP_GZIP, &err);
+		tfk_out_write(o, "partial", 7, &err);
+		tfk_out_flush(o, &err);
+		raise(SIGTERM);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "child killed by SIGTERM");
+	is_int(count_prefix(dir, "", NULL, 0), 2,
+	       "killed while writing: only . and .. remain");
+	rmdir(dir);
+}
+
+static void alloc_failures(void)
+{
+	long k;
+	int clean = 1, rc = -1;
+
+	for (k = 0; k < 20; k++) {
+		struct tfk_out *o = NULL;
+		struct tfk_err err;
+
+		tfk_alloc_fail_after(k);
+		rc = tfk_out_open(&o, tmp("oom.gz"), TFK_COMP_GZIP, &err);
+		tfk_alloc_fail_after(-1);
+		if (rc == 0) {
+			tfk_out_write(o, "ok", 2, &err);
+			rc = tfk_out_close(o, &err);
+			break;
+		}
+		if (rc != TFK_ENOMEM || o != NULL)
+			clean = 0;
+	}
+	ok(clean && rc == 0, "every allocation failure in open is ENOMEM (%ld tried)", k);
+	is_int(count_prefix(tap_tmpdir(), ".oom.gz", NULL, 0), 0,
+	       "no temporaries left by the failed opens");
+	unlink(tmp("oom.gz"));
+}
+
+int main(void)
+{
+	atomic();
+	modes();
+	gzip_out();
+	zlib_out();
+	to_stdout();
+	errors();
+	killed();
+	alloc_failures();
+	{
+		char cmd[700];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tap_tmpdir());
+		if (system(cmd))
+			tap_diag("could not remove %s", tap_tmpdir());
+	}
+	return tap_done();
+}

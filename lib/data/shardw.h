@@ -5,15 +5,25 @@
  * 100-200 MB. A shard writer takes records and writes them either to
  * stdout (no prefix, or "-") or to
  *
- *   PREFIX-00000-of-00004.tfrecord[.gz|.zz]
+ *   PREFIX-00000-of-00004.tfrecord[.gz|.zlib]
  *
  * closing a shard once it holds --shard-size bytes (framed, before
  * compression), or spreading records round-robin over --num-shards files
- * (record i -> shard i % N, so every shard is open from the start).
- * With --shard-size the shard count is known only at the end: shards are
- * written under temporary names (tracked, so a kill removes them) and
- * renamed all at once by tfk_shardw_close. A failed or killed run leaves
- * no file matching PREFIX-*-of-*.
+ * (record i -> shard i % N, so every shard is open from the start;
+ * --num-shards wins over --shard-size). With --shard-size the shard
+ * count is known only at the end: shards are written under temporary
+ * names (tracked, so a kill removes them) and renamed all at once by
+ * tfk_shardw_close. A failed or killed run leaves no file matching
+ * PREFIX-*-of-*. A run that writes no record still makes one empty
+ * shard. Once the new set is in place, close removes shards of an
+ * earlier run under the same PREFIX that are not part of it (another
+ * count or compression), so PREFIX-* never mixes two runs.
+ *
+ * Job arrays: when --shard I/N (or Slurm/MPI) splits the inputs over
+ * N > 1 tasks, tfk_conv_check appends "-taskIIIII" to -o PREFIX, so task
+ * 3 of 8 writes PREFIX-task00003-00000-of-00002.tfrecord ... and
+ * PREFIX-task00003.schema.json; all tasks may share one -o and never
+ * clash. A glob PREFIX-task*-of-* reads the whole corpus.
  *
  * Every converter also shares one option set; TFK_CONV_OPTS expands to
  * the option-table entries and tfk_conv_* reads them.
@@ -85,13 +95,16 @@ struct tfk_conv {
 	TFK_OPT_FLAG('q', "quiet", &(c).quiet, "no progress and no summary")
 
 /*
- * Check c after parsing: compression name, jobs >= 1, num_shards >= 0,
- * --shard syntax; fills o (for tfk_shardw_open) and *shard_i/*shard_n.
+ * Check c after parsing: compression name, 1 <= jobs <= 1024,
+ * 0 <= num_shards <= 99999 (and > 1 only with -o), --shard syntax, a
+ * PREFIX that is not a directory ("out/"); fills o (for tfk_shardw_open;
+ * o->prefix stays valid until the next call) and shard_i, shard_n.
  * Calls tfk_cli_usage_error (exit 2) on a bad value.
  */
 void tfk_conv_check(const struct tfk_conv *c, struct tfk_shardw_opts *o,
 		    long *shard_i, long *shard_n);
-/* PREFIX.schema.json for c->out, or NULL when writing to stdout. The
+/* PREFIX.schema.json for c->out (with the "-taskIIIII" part when the
+ * input is split over tasks), or NULL when writing to stdout. The
  * string is malloc'd; free with tfk_free. */
 char *tfk_conv_schema_path(const struct tfk_conv *c);
 

@@ -225,6 +225,38 @@ int tfk_out_close(struct tfk_out *o, struct tfk_err *err)
 	return rc;
 }
 
+int tfk_out_finish(struct tfk_out *o, struct tfk_err *err)
+{
+	int rc = drain(o, Z_FINISH, err);
+
+	if (!rc && o->tmp) {
+		if (fsync(o->fd) < 0 && errno != EINVAL)
+			rc = io_error(o, err, "fsync failed");
+		if (close(o->fd) < 0 && !rc)
+			rc = io_error(o, err, "close failed");
+		o->fd = -1;
+	}
+	return rc;
+}
+
+int tfk_out_commit(struct tfk_out *o, const char *path, struct tfk_err *err)
+{
+	int rc = 0;
+
+	if (o->tmp) {
+		if (!path)
+			path = o->path;
+		if (rename(o->tmp, path) < 0) {
+			rc = tfk_errf(err, TFK_EIO, "%s: cannot rename temporary into place: %s",
+				      path, strerror(errno));
+			unlink(o->tmp);
+		}
+		tfk_cli_forget_temp(o->tmp);
+	}
+	free_out(o);
+	return rc;
+}
+
 void tfk_out_discard(struct tfk_out *o)
 {
 	if (!o)

@@ -35,6 +35,18 @@ int tfk_out_flush(struct tfk_out *out, struct tfk_err *err);
 /* Finish: flush, fsync, rename into place, free. On failure the
  * temporary is removed. out may be NULL (returns 0). */
 int tfk_out_close(struct tfk_out *out, struct tfk_err *err);
+/*
+ * Two-step close, for a set of files that must appear together (the
+ * shards of lib/data/shardw): tfk_out_finish completes the temporary
+ * (flush, fsync, close) but keeps it under its temporary name, still
+ * removed by a kill; then tfk_out_commit renames it to path (NULL: the
+ * path given to tfk_out_open) and frees out, or tfk_out_discard removes
+ * it. On stdout, finish ends the compressed stream and commit only
+ * frees. On failure finish keeps out for tfk_out_discard; commit removes
+ * the temporary and frees out.
+ */
+int tfk_out_finish(struct tfk_out *out, struct tfk_err *err);
+int tfk_out_commit(struct tfk_out *out, const char *path, struct tfk_err *err);
 /* Abandon: remove the temporary (stdout: just stop), free. NULL ok. */
 void tfk_out_discard(struct tfk_out *out);
 /* Bytes handed to tfk_out_write so far (before compression). */

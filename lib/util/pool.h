@@ -5,13 +5,19 @@
  * them in input order, so output never depends on -j. tfk_pool_run calls
  * work(ctx, i, slot) for every i in [0, n) on `threads` threads (the
  * calling thread included) and deliver(ctx, i, slot) on the calling
- * thread strictly in index order. At most `window` items are in flight,
- * so memory stays bounded; each item gets its own slot of slot_size
- * bytes (zeroed before work) to pass a result from work to deliver.
- * With threads == 1 it runs work then deliver inline, no threads made.
+ * thread strictly in index order. At most `window` items are in flight
+ * (claimed by a worker but not yet delivered), so memory stays bounded;
+ * window 0 means 4 * threads, and a window below threads is raised to
+ * threads. Each item gets its own slot of slot_size bytes (zeroed
+ * before work, aligned as malloc aligns) to pass a result from work to
+ * deliver; it stays valid until deliver returns. work may run on any
+ * thread, concurrently with other work calls and with deliver. With
+ * threads <= 1 it runs work then deliver inline, no threads made.
+ * Returns 0, deliver's non-zero value, or TFK_ENOMEM before any work
+ * when the slots cannot be had.
  *
- * A non-zero return from work is passed to deliver through the slot as
- * the caller chooses (work should record per-item errors in its slot);
+ * work returns nothing: it records a per-item error in its slot and
+ * deliver, which sees items in order, turns it into a stop or a skip;
  * a non-zero return from deliver stops the run: no new work starts, the
  * items in flight finish, and tfk_pool_run returns that value.
  */

@@ -1,0 +1,244 @@
+/*
+ * t-pool.c - ordered parallel map: every item worked once, delivered in
+ * order on the calling thread, results identical for every thread count
+ * under random work delays, the in-flight bound, zeroed slots, stop on
+ * a deliver error, and allocation failure.
+ */
+#include "util/pool.h"
+#include "util/alloc.h"
+#include "util/err.h"
+#include "tap.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define N 600
+
+struct slot {
+	uint64_t value;
+	int dirty;		/* slot was not zeroed when work began */
+	char pad[100];		/* an odd size: stride rounding */
+};
+
+struct run {
+	pthread_t caller;
+	atomic_int worked[N];
+	atomic_long in_flight, max_in_flight;
+	atomic_long max_index_worked;
+	atomic_long delivered;	/* next index deliver expects */
+	int out_of_order, wrong_thread, bad_value, dirty;
+	uint64_t hash;		/* over delivered values, in order */
+	long stop_at;		/* deliver returns -7 here; -1 never */
+	long delays;		/* 1: sleep a random while in work */
+	atomic_long saw_inline_order;	/* threads 1: work(i) after deliver(i-1) */
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+static void work(void *ctx, size_t i, void *slotp)
+{
+	struct run *r = ctx;
+	struct slot *s = slotp;
+	long f = atomic_fetch_add(&r->in_flight, 1) + 1, m, mi;
+	size_t k;
+
+	m = atomic_load(&r->max_in_flight);
+	while (f > m && !atomic_compare_exchange_weak(&r->max_in_flight, &m, f))
+		;
+	mi = atomic_load(&r->max_index_worked);
+	while ((long)i > mi &&
+	       !atomic_compare_exchange_weak(&r->max_index_worked, &mi, (long)i))
+		;
+	for (k = 0; k < sizeof(*s); k++)
+		if (((unsigned char *)s)[k])
+			s->dirty = 1;
+	if (r->delays) {
+		/* 0..150 us, differing per item, so finish order scrambles. */
+		struct timespec ts = { 0, (long)(mix(i) % 7) * 25000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if ((long)i == r->delivered)
+		r->saw_inline_order++;
+	atomic_fetch_add(&r->worked[i], 1);
+	s->value = mix(i + 12345);
+	memset(s->pad, (int)(i & 0xff), sizeof(s->pad));
+}
+
+static int deliver(void *ctx, size_t i, void *slotp)
+{
+	struct run *r = ctx;
+	struct slot *s = slotp;
+	size_t k;
+
+	atomic_fetch_sub(&r->in_flight, 1);
+	if ((long)i != r->delivered)
+		r->out_of_order++;
+	if (!pthread_equal(pthread_self(), r->caller))
+		r->wrong_thread++;
+	if (s->value != mix(i + 12345))
+		r->bad_value++;
+	for (k = 0; k < sizeof(s->pad); k++)
+		if ((unsigned char)s->pad[k] != (i & 0xff))
+			r->bad_value++;
+	r->dirty += s->dirty;
+	r->hash = mix(r->hash ^ s->value);
+	r->delivered = (long)i + 1;
+	return (long)i == r->stop_at ? -7 : 0;
+}
+
+static void setup(struct run *r, long stop_at, long delays)
+{
+	memset(r, 0, sizeof(*r));
+	r->caller = pthread_self();
+	r->stop_at = stop_at;
+	r->delays = delays;
+	atomic_store(&r->max_index_worked, -1);
+}
+
+static int all_worked_once(struct run *r, long upto)
+{
+	long i;
+
+	for (i = 0; i < upto; i++)
+		if (atomic_load(&r->worked[i]) != 1)
+			return 0;
+	return 1;
+}
+
+static void full_runs(void)
+{
+	static const int threads[] = { 1, 2, 3, 8 };
+	static const size_t windows[] = { 1, 4, 0 };
+	uint64_t want = 0;
+	struct run *r = malloc(sizeof(*r));
+	size_t t, w;
+
+	setup(r, -1, 0);
+	is_int(tfk_pool_run(N, 1, 1, sizeof(struct slot), work, deliver, r), 0,
+	       "threads 1: returns 0");
+	want = r->hash;
+	is_int(r->delivered, N, "threads 1: all delivered");
+	is_int(r->saw_inline_order, N, "threads 1: work i runs right after deliver i-1");
+	ok(all_worked_once(r, N), "threads 1: every item worked once");
+
+	for (t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+		for (w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+			size_t win = windows[w] ? windows[w] : 4 * (size_t)threads[t];
+			long bound = (long)(win < (size_t)threads[t] ?
+					    (size_t)threads[t] : win);
+			int rc;
+
+			setup(r, -1, 1);
+			rc = tfk_pool_run(N, threads[t], windows[w],
+					  sizeof(struct slot), work, deliver, r);
+			ok(rc == 0 && r->delivered == N && !r->out_of_order &&
+			   !r->wrong_thread && !r->bad_value && !r->dirty &&
+			   all_worked_once(r, N),
+			   "threads %d window %zu: every item once, in order, on "
+			   "the caller, slots zeroed (rc %d, %ld delivered, %d out "
+			   "of order, %d dirty)", threads[t], windows[w], rc,
+			   r->delivered, r->out_of_order, r->dirty);
+			is_int(r->hash, want,
+			       "threads %d window %zu: same results as threads 1",
+			       threads[t], windows[w]);
+			ok(atomic_load(&r->max_in_flight) <= bound,
+			   "threads %d window %zu: at most %ld in flight (saw %ld)",
+			   threads[t], windows[w], bound,
+			   (long)atomic_load(&r->max_in_flight));
+		}
+	}
+	free(r);
+}
+
+/* For slot size 0: touch nothing but a counter. */
+static atomic_int counted;
+
+static void count_work(void *ctx, size_t i, void *slot)
+{
+	atomic_fetch_add((atomic_int *)ctx, 1);
+}
+
+static int count_deliver(void *ctx, size_t i, void *slot)
+{
+	atomic_fetch_add((atomic_int *)ctx, 1);
+	return 0;
+}
+
+static void stops(void)
+{
+	struct run *r = malloc(sizeof(*r));
+	int rc;
+
+	setup(r, 50, 1);
+	rc = tfk_pool_run(N, 4, 8, sizeof(struct slot), work, deliver, r);
+	is_int(rc, -7, "deliver error: returned as is");
+	is_int(r->delivered, 51, "deliver error: nothing delivered after it");
+	ok(atomic_load(&r->max_index_worked) < 51 + 8,
+	   "deliver error: no work beyond the window (max index %ld)",
+	   (long)atomic_load(&r->max_index_worked));
+	is_int(atomic_load(&r->in_flight),
+	       atomic_load(&r->max_index_worked) - 50,
+	       "deliver error: items in flight finished before return");
+
+	setup(r, 0, 0);
+	rc = tfk_pool_run(N, 1, 1, sizeof(struct slot), work, deliver, r);
+	is_int(rc, -7, "threads 1: deliver error stops at once");
+	is_int(atomic_load(&r->max_index_worked), 0, "threads 1: no work after it");
+
+	setup(r, N - 1, 0);
+	is_int(tfk_pool_run(N, 2, 0, sizeof(struct slot), work, deliver, r), -7,
+	       "error on the last item is still returned");
+
+	setup(r, -1, 0);
+	is_int(tfk_pool_run(0, 4, 0, sizeof(struct slot), work, deliver, r), 0,
+	       "n 0: returns 0");
+	is_int(atomic_load(&r->max_index_worked), -1, "n 0: nothing worked");
+	is_int(r->delivered, 0, "n 0: nothing delivered");
+
+	counted = 0;
+	is_int(tfk_pool_run(5, 1, 0, 0, count_work, count_deliver, &counted), 0,
+	       "slot size 0, threads 1: returns 0");
+	is_int(counted, 10, "slot size 0, threads 1: all worked and delivered");
+	counted = 0;
+	is_int(tfk_pool_run(5, 3, 0, 0, count_work, count_deliver, &counted), 0,
+	       "slot size 0, threads 3: returns 0");
+	is_int(counted, 10, "slot size 0, threads 3: all worked and delivered");
+
+	setup(r, -1, 0);
+	is_int(tfk_pool_run(N, 0, 0, sizeof(struct slot), work, deliver, r), 0,
+	       "threads 0 runs as threads 1");
+	is_int(r->delivered, N, "threads 0: all delivered");
+
+	setup(r, -1, 0);
+	tfk_alloc_fail_after(0);
+	rc = tfk_pool_run(N, 4, 0, sizeof(struct slot), work, deliver, r);
+	tfk_alloc_fail_after(-1);
+	is_int(rc, TFK_ENOMEM, "allocation failure: TFK_ENOMEM");
+	is_int(atomic_load(&r->max_index_worked), -1,
+	       "allocation failure: no work done");
+	setup(r, -1, 0);
+	tfk_alloc_fail_after(0);
+	rc = tfk_pool_run(N, 1, 0, sizeof(struct slot), work, deliver, r);
+	tfk_alloc_fail_after(-1);
+	is_int(rc, TFK_ENOMEM, "allocation failure, threads 1: TFK_ENOMEM");
+	free(r);
+}
+
+int main(void)
+{
+	full_runs();
+	stops();
+	return tap_done();
+}

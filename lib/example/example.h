@@ -29,9 +29,21 @@
  * are read through tfk_feat_* accessors that accept both packed and
  * unpacked encodings (protobuf parsers must accept both). A Feature with
  * no kind set is legal and decodes as TFK_FEAT_NONE with no values.
- * Protobuf rules honoured: unknown fields are skipped, a repeated map
- * key keeps the last value, a repeated oneof keeps the last member, and
- * an embedded message given twice is merged (Features, lists).
+ * Protobuf rules honoured:
+ *   - unknown fields of wire types 0, 1, 2 and 5 are skipped anywhere;
+ *     groups (wire types 3 and 4) are refused;
+ *   - a repeated map key keeps the last value, in the place of the first;
+ *   - Features given twice merge their maps;
+ *   - a map entry without a key has the empty name, without a value the
+ *     kind NONE;
+ *   - a oneof given twice keeps the last member; the same member given
+ *     twice merges (the lists concatenate); a map entry's value given
+ *     twice merges the same way;
+ *   - a repeated scalar may arrive in any mix of packed runs and single
+ *     values.
+ * Stricter than protobuf: a known field with the wrong wire type is
+ * corrupt (protobuf would keep it as an unknown field, TensorFlow's fast
+ * parser refuses it).
  */
 #ifndef TFK_EXAMPLE_H
 #define TFK_EXAMPLE_H
@@ -49,7 +61,7 @@ enum tfk_feat_kind {
 	TFK_FEAT_INT64 = 3
 };
 
-/* "bytes", "float", "int64", "none". */
+/* "bytes", "float", "int64", "none" ("?" for anything else). */
 const char *tfk_feat_kind_name(int kind);
 
 /* One decoded feature; pointers borrow the record buffer. */
@@ -58,8 +70,12 @@ struct tfk_feat {
 	size_t name_len;
 	int kind;		/* enum tfk_feat_kind */
 	size_t n;		/* number of values */
-	/* The Feature message body: accessors walk it, so lists split over
-	 * several fields (merged messages) and unpacked encodings work. */
+	/* A Feature message body holding exactly this feature's values:
+	 * the fields of the kind that counts, from the first one after the
+	 * last field of another kind (unknown fields may be interleaved).
+	 * Accessors walk it, so lists split over several fields and
+	 * unpacked encodings work. It is also a valid serialized Feature
+	 * (tfk_exb_add_feat copies it). Empty for kind NONE. */
 	const uint8_t *body;
 	size_t body_len;
 	/* Fast path: when the floats sit in one packed run, the n
@@ -71,6 +87,13 @@ struct tfk_example {
 	struct tfk_feat *feat;	/* in wire order (map order as written) */
 	size_t n_feat;
 	size_t cap;
+	/* private: name index for wide records, merge scratch */
+	uint32_t *ht;		/* feat indexes, UINT32_MAX for empty */
+	size_t ht_size;		/* slots allocated */
+	size_t ht_mask;		/* slots in use - 1; 0: no index now */
+	struct tfk_buf scratch;
+	const uint8_t *base;	/* the message being decoded */
+	size_t total;
 };
 
 void tfk_example_init(struct tfk_example *ex);
@@ -78,29 +101,60 @@ void tfk_example_release(struct tfk_example *ex);
 
 /*
  * Decode a serialized Example. On success ex->feat[0..n_feat) describe
- * the features, borrowing buf until it is freed or changed. Errors:
+ * the features, borrowing buf until it is freed or changed (and until
+ * the next parse into ex: merged values may live in ex). Errors:
  * TFK_ECORRUPT with "byte OFF: what" (the offset inside buf; callers
- * prefix file and record), TFK_ENOMEM.
+ * prefix file and record), TFK_ENOMEM; after an error ex holds no
+ * features. The checks are complete: after success every accessor
+ * below reads valid data.
  */
 int tfk_example_parse(struct tfk_example *ex, const uint8_t *buf,
 		      size_t len, struct tfk_err *err);
 
-/* The feature called name, or NULL. Linear scan: examples are small. */
+/* The feature called name, or NULL. A hash lookup for wide records,
+ * a short scan otherwise. */
 const struct tfk_feat *tfk_example_find(const struct tfk_example *ex,
 					const char *name);
+/* The same for a name of len bytes (may hold NULs). */
+const struct tfk_feat *tfk_example_findn(const struct tfk_example *ex,
+					 const char *name, size_t len);
 
 /*
- * Value accessors. Each copies up to max values into out and returns
- * the number of values the feature holds (which may exceed max), or
- * TFK_EINVAL when the feature has another kind.
+ * Value accessors. Each copies up to max values into out (out may be
+ * NULL when max is 0) and returns the number of values the feature
+ * holds (which may exceed max), or TFK_EINVAL when the feature has
+ * another kind.
  */
 long tfk_feat_floats(const struct tfk_feat *f, float *out, size_t max);
 long tfk_feat_int64s(const struct tfk_feat *f, int64_t *out, size_t max);
 
 /* Iterate over a BytesList: set *it = 0 first; each call returns 1 with
- * the next value (borrowed), 0 after the last. */
+ * the next value (borrowed, like the feature), 0 after the last. A
+ * feature of another kind has no values (returns 0 at once). */
 int tfk_feat_bytes_next(const struct tfk_feat *f, size_t *it,
 			const uint8_t **p, size_t *len);
+
+/* Decoding helpers shared with seqex.c ------------------------------ */
+
+/*
+ * Decode one Feature message body [p, p+len) into f (name left as is).
+ * base is the start of the whole message, for error offsets. Errors:
+ * TFK_ECORRUPT "byte OFF: what".
+ */
+int tfk_feat_parse(struct tfk_feat *f, const uint8_t *p, size_t len,
+		   const uint8_t *base, struct tfk_err *err);
+
+/*
+ * For SequenceExample context, which is a Features message:
+ * tfk_example_begin empties ex for a new message buf[0..len), then
+ * tfk_example_parse_features decodes a Features body [p, p+len) inside
+ * it, adding to (and replacing by name in) what ex already holds.
+ * Errors as tfk_example_parse (which is begin + features fields).
+ */
+void tfk_example_begin(struct tfk_example *ex, const uint8_t *buf,
+		       size_t len);
+int tfk_example_parse_features(struct tfk_example *ex, const uint8_t *p,
+			       size_t len, struct tfk_err *err);
 
 /* Encoding ------------------------------------------------------------ */
 
@@ -108,12 +162,13 @@ int tfk_feat_bytes_next(const struct tfk_feat *f, size_t *it,
  * An Example builder. Features are written in the order added; a name
  * added twice is written twice (readers keep the last, as protobuf maps
  * do), so callers add each name once. Floats and int64s are written
- * packed, as TensorFlow writes them.
+ * packed, as TensorFlow writes them; an empty list is written as an
+ * empty list message (kind set, no values), as TensorFlow does.
  */
 struct tfk_example_builder {
-	struct tfk_buf out;	/* the serialized Example after _finish */
-	struct tfk_buf feats;	/* Features body under construction */
-	struct tfk_buf tmp;
+	/* private: Features body, after a gap where _finish puts the
+	 * Example header so that the result needs no copy */
+	struct tfk_buf feats;
 };
 
 void tfk_exb_init(struct tfk_example_builder *b);
@@ -131,11 +186,16 @@ void tfk_exb_add_int64s(struct tfk_example_builder *b, const char *name,
 			const int64_t *vals, size_t n);
 /* A Feature with no kind set. */
 void tfk_exb_add_none(struct tfk_example_builder *b, const char *name);
-/* Copy a decoded feature unchanged (tfk-zip, tfk-map pass-through). */
+/* Copy a decoded feature unchanged (tfk-zip, tfk-map pass-through);
+ * its name is f's name. */
 void tfk_exb_add_feat(struct tfk_example_builder *b, const struct tfk_feat *f);
+/* The same under another name (name_len bytes). */
+void tfk_exb_add_feat_as(struct tfk_example_builder *b, const char *name,
+			 size_t name_len, const struct tfk_feat *f);
 /*
- * Finish: *p/*len get the serialized Example (valid until the next
- * reset). Returns 0 or TFK_ENOMEM if any add ran out of memory.
+ * Finish: *p and *len get the serialized Example (valid until the next
+ * reset or add). Returns 0 or TFK_ENOMEM if any add ran out of memory.
+ * An Example with no features is "0a 00" (empty Features set).
  */
 int tfk_exb_finish(struct tfk_example_builder *b, const uint8_t **p,
 		   size_t *len, struct tfk_err *err);

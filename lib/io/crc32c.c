@@ -5,10 +5,11 @@
  * blocks (the instruction has a latency of 3 cycles and a throughput of
  * 1 per cycle), then merges them. Merging uses linearity of the CRC
  * register: processing B after state r equals shift(r, |B|) ^ crc0(B),
- * where shift multiplies by x^(8|B|) modulo the polynomial. The shift
- * constants are computed once with polynomial multiplication instead of
- * the large "zeros" tables some implementations use: one multiply per
- * 24 KiB block costs nothing measurable and keeps the file small.
+ * where shift multiplies by x^(8|B|) modulo the polynomial. Each shift
+ * is four byte-indexed tables (4 KiB per block size) built once with
+ * polynomial multiplication: the bit-serial multiply alone took longer
+ * than the crc of a 768-byte short block (8 GB/s against 22 GB/s on
+ * 3 KB records in cache).
  */
 #include "io/crc32c.h"
 
@@ -122,21 +123,40 @@ static uint32_t xpow8n(size_t n)
 
 #define LONG_BLK 8192
 #define SHORT_BLK 256
-static uint32_t shift_long, shift_short;	/* x^(8*BLK) per block size */
+/*
+ * Multiplying by a fixed x^(8*BLK) is linear in the other operand, so
+ * it is the xor of four byte-table lookups.
+ */
+static uint32_t shift_long[4][256], shift_short[4][256];
 static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
 static int have_sse42;
+
+static void shift_init(uint32_t t[4][256], size_t blk)
+{
+	uint32_t c = xpow8n(blk);
+
+	for (int k = 0; k < 4; k++)
+		for (uint32_t v = 0; v < 256; v++)
+			t[k][v] = multmodp(c, v << (8 * k));
+}
+
+static inline uint32_t shift_by(const uint32_t t[4][256], uint32_t x)
+{
+	return t[0][x & 0xff] ^ t[1][(x >> 8) & 0xff] ^
+	       t[2][(x >> 16) & 0xff] ^ t[3][x >> 24];
+}
 
 static void hw_init(void)
 {
 	__builtin_cpu_init();
 	have_sse42 = __builtin_cpu_supports("sse4.2");
-	shift_long = xpow8n(LONG_BLK);
-	shift_short = xpow8n(SHORT_BLK);
+	shift_init(shift_long, LONG_BLK);
+	shift_init(shift_short, SHORT_BLK);
 }
 
 __attribute__((target("sse4.2")))
 static uint32_t crc3(uint32_t crc, const uint8_t **pp, size_t *np, size_t blk,
-		     uint32_t shift)
+		     const uint32_t shift[4][256])
 {
 	const uint8_t *b = *pp;
 	size_t n = *np;
@@ -151,8 +171,8 @@ static uint32_t crc3(uint32_t crc, const uint8_t **pp, size_t *np, size_t blk,
 			c2 = _mm_crc32_u64(c2, load64(b + 2 * blk));
 			b += 8;
 		} while (b < end);
-		crc = multmodp(shift, (uint32_t)c0) ^ (uint32_t)c1;
-		crc = multmodp(shift, crc) ^ (uint32_t)c2;
+		crc = shift_by(shift, (uint32_t)c0) ^ (uint32_t)c1;
+		crc = shift_by(shift, crc) ^ (uint32_t)c2;
 		b += 2 * blk;
 		n -= 3 * blk;
 	}

@@ -1,14 +1,13 @@
 /*
  * in.h - a byte source: a file, a pipe or stdin, maybe compressed.
  *
- * The reader hands out windows into its own buffer (or into a mapping of
- * the file), so record parsing is zero-copy: tfk_in_fill() makes at
- * least n bytes visible at the current position unless input ends first,
- * tfk_in_consume() moves past them. A window stays valid until the next
- * fill or close.
+ * The reader hands out windows into its own buffer, so record parsing
+ * is zero-copy: tfk_in_fill() makes at least n bytes visible at the
+ * current position unless input ends first, tfk_in_consume() moves past
+ * them. A window stays valid until the next fill or close.
  *
- * Regular uncompressed files are mapped (no copy through read(2));
- * everything else is read in 1 MiB chunks. The buffer grows only as far
+ * Input is read in 1 MiB chunks (files and pipes alike: see in.c for
+ * why regular files are not mapped). The buffer grows only as far
  * as data actually arrives, so a corrupt length field asking for
  * terabytes allocates no more than the input holds.
  *

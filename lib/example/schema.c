@@ -640,18 +640,21 @@ int tfk_schema_merge(struct tfk_schema *a, const struct tfk_schema *b,
 
 /* Rendering ----------------------------------------------------------- */
 
-/* A double that JSON readers keep as a real: "1.0", not "1". */
-static void render_real(struct tfk_buf *b, double v)
+/*
+ * A mean, to 10 significant digits and always with a point ("1.0", not
+ * "1", so JSON readers keep it a real). Ten digits, not the shortest
+ * round-trip form: reading a document turns means back into sums, and
+ * sum / count differs from the mean read by an ulp or so; rounded to 10
+ * digits it prints the same again, so read/write cycles are stable.
+ */
+static void render_mean(struct tfk_buf *b, double v)
 {
-	size_t start = b->len, i;
+	char s[40];
 
-	tfk_buf_add_double(b, v);
-	if (!tfk_buf_ok(b))
-		return;
-	for (i = start; i < b->len; i++)
-		if (b->data[i] == '.' || b->data[i] == 'e')
-			return;
-	tfk_buf_adds(b, ".0");
+	snprintf(s, sizeof(s), "%.10g", v);
+	tfk_buf_adds(b, s);
+	if (!strpbrk(s, ".e"))
+		tfk_buf_adds(b, ".0");
 }
 
 static void render_stats(struct tfk_buf *b, const char *key, uint64_t min,
@@ -659,7 +662,7 @@ static void render_stats(struct tfk_buf *b, const char *key, uint64_t min,
 {
 	tfk_buf_addf(b, ",\n      \"%s\": {\"min\": %" PRIu64 ", \"max\": %"
 		     PRIu64 ", \"mean\": ", key, min, max);
-	render_real(b, mean);
+	render_mean(b, mean);
 	tfk_buf_addc(b, '}');
 }
 
@@ -928,6 +931,13 @@ static int get_stats(struct pctx *c, const char *path, json_t *v,
 	if (*min > *max)
 		return bad(c, path, "min %" PRIu64 " is more than max %" PRIu64,
 			   *min, *max);
+	/* The mean is printed to 10 digits: allow that much rounding, then
+	 * clamp, so sums rebuilt from it stay finite and consistent. */
+	if (*mean < (double)*min * (1 - 1e-9) ||
+	    *mean > (double)*max * (1 + 1e-9))
+		return bad(c, path, "mean is outside [min, max]");
+	*mean = MAX(*mean, (double)*min);
+	*mean = MIN(*mean, (double)*max);
 	return 0;
 }
 
@@ -1065,8 +1075,10 @@ static int get_sample(struct pctx *c, const char *path, json_t *x,
 	} else if (json_is_number(x) && (kind == TFK_FEAT_FLOAT || kind == -1)) {
 		double d = json_number_value(x);
 
-		if (kind == TFK_FEAT_FLOAT && !float_in_range(d))
+		if (kind == TFK_FEAT_FLOAT && !float_in_range(d)) {
+			tfk_buf_release(&b);
 			return bad(c, path, "out of float range");
+		}
 		if (kind == TFK_FEAT_FLOAT)
 			tfk_buf_add_float(&b, (float)d);
 		else
@@ -1076,21 +1088,26 @@ static int get_sample(struct pctx *c, const char *path, json_t *x,
 		const char *s = json_string_value(x);
 
 		if (kind == TFK_FEAT_FLOAT && strcmp(s, "NaN") &&
-		    strcmp(s, "Infinity") && strcmp(s, "-Infinity"))
+		    strcmp(s, "Infinity") && strcmp(s, "-Infinity")) {
+			tfk_buf_release(&b);
 			return bad(c, path, "expected a number, \"NaN\", "
 				   "\"Infinity\" or \"-Infinity\"");
+		}
 		tfk_buf_add_json_str(&b, s, json_string_length(x));
 	} else if (json_is_object(x) && (kind == TFK_FEAT_BYTES || kind == -1)) {
 		json_t *s = json_object_get(x, "b64");
 
 		if (json_object_size(x) != 1 || !json_is_string(s) ||
-		    !b64_valid(json_string_value(s), json_string_length(s)))
+		    !b64_valid(json_string_value(s), json_string_length(s))) {
+			tfk_buf_release(&b);
 			return bad(c, path, "expected {\"b64\": BASE64}");
+		}
 		tfk_buf_adds(&b, "{\"b64\": \"");
 		tfk_buf_adds(&b, json_string_value(s));
 		tfk_buf_adds(&b, "\"}");
 	} else {
-		return bad(c, path, "not a %s value",
+		tfk_buf_release(&b);
+		return bad(c, path, "wrong type for kind %s",
 			   tfk_schema_kind_name(f));
 	}
 	rc = take_sample(f, &b);
@@ -1116,6 +1133,16 @@ static int get_samples(struct pctx *c, const char *path, json_t *v,
 			return rc;
 	}
 	return 0;
+}
+
+/* Nearest integer, saturating: a cast of a double past 2^64 is undefined. */
+static uint64_t round_u64(double v)
+{
+	if (!(v >= 0))
+		return 0;
+	if (v >= 18446744073709551615.0)
+		return UINT64_MAX;
+	return (uint64_t)(v + 0.5);
 }
 
 static const char *const kinds[] = { "bytes", "float", "int64", "none",
@@ -1210,7 +1237,8 @@ static int parse_feat(struct pctx *c, const char *path, json_t *o,
 			return rc;
 	}
 
-	/* Back from means to the sums observing keeps. */
+	/* Back from means to the sums observing keeps (means are clamped
+	 * to [min, max] <= 2^64, counts < 2^63: products stay finite). */
 	if (list) {
 		if (has_steps && f->count) {
 			f->steps_sum = steps_mean * (double)f->count;
@@ -1218,13 +1246,13 @@ static int parse_feat(struct pctx *c, const char *path, json_t *o,
 			f->steps_min = UINT64_MAX;
 			f->steps_max = 0;
 		}
-		f->n_len = (uint64_t)llround(f->steps_sum);
+		f->n_len = round_u64(f->steps_sum);
 	} else {
 		f->n_len = f->count;
 	}
 	if (has_len && f->n_len) {
 		f->len_sum = len_mean * (double)f->n_len;
-		f->n_values = (uint64_t)llround(f->len_sum);
+		f->n_values = round_u64(f->len_sum);
 	} else {
 		f->n_len = 0;
 		f->len_min = UINT64_MAX;

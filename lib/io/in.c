@@ -276,6 +276,11 @@ static ssize_t inflate_some(struct tfk_in *in, struct tfk_err *err)
 					return (ssize_t)got;
 				continue;
 			}
+			/* Hand out what decoded before the bad bytes first:
+			 * the records in it are good. zlib stays in its error
+			 * state, so the next call reports the error. */
+			if (ret == Z_DATA_ERROR && before_out != in->z.avail_out)
+				return (ssize_t)(before_out - in->z.avail_out);
 		}
 		if (ret == Z_BUF_ERROR)
 			return tfk_errf(err, TFK_ETRUNC,

@@ -1,0 +1,1417 @@
+/*
+ * csv.c - CSV tokenizer, number parsing and Example encoding (see csv.h).
+ *
+ * Tokenizing: one pass over the input window per row. An unquoted field
+ * is found by a scan for the delimiter or LF (16 bytes at a time with
+ * SSE2 where the window allows) and copied once into the batch; a quoted
+ * field is copied segment by segment between quotes (memchr). A row that
+ * runs past the end of the window is abandoned (the batch is cut back to
+ * where the row began) and parsed again once more input is visible, so
+ * the scanner never has to keep state across windows; rows are short,
+ * so the rare rescan costs nothing. Copying the fields into the batch
+ * was chosen over pointing into the window because the window moves on
+ * every refill, and a batch must live on while another thread encodes it.
+ *
+ * Numbers: TensorFlow stores float32, and the text must become the
+ * float strtof would give. strtof is slow (a locale lookup and a big
+ * number fallback per call), so the common case takes Clinger's fast
+ * path: at most 19 significant digits and a power of ten up to 22 make
+ * the quotient or product one correctly rounded double operation. Going
+ * through double then rounding to float can round twice; that is only
+ * wrong when the double lands exactly on a midpoint between two floats
+ * (float midpoints are doubles, and rounding to double never crosses
+ * one), so those, subnormal and huge results go to strtof.
+ *
+ * Encoding: the Example is written straight into the batch's output
+ * buffer: each column's map-entry key ("0a L name 12") is prepared once,
+ * the value bytes follow, and the Example header goes into a gap left
+ * in front, so a record is never copied. tfk_exb (example.c) would give
+ * the same bytes but costs a copy and a length pass per feature, which
+ * is most of the work for rows of short fields. Schema statistics are
+ * gathered per batch into a tfk_schema directly (not by decoding each
+ * record again for tfk_schema_observe, which would double the cost) and
+ * merged in order by the caller.
+ */
+#include "data/csv.h"
+#include "io/in.h"
+#include "util/alloc.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Batches ------------------------------------------------------------- */
+
+void tfk_csv_batch_init(struct tfk_csv_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+	tfk_buf_init(&b->text);
+	tfk_buf_init(&b->out);
+	tfk_schema_init(&b->stats);
+}
+
+static void clear_output(struct tfk_csv_batch *b)
+{
+	size_t i;
+
+	tfk_buf_reset(&b->out);
+	b->n_written = b->n_skipped = 0;
+	b->bad = TFK_CSV_BAD_NONE;
+	b->bad_row = b->bad_col = SIZE_MAX;
+	for (i = 0; i < b->n_warn; i++)
+		tfk_free(b->warn[i]);
+	b->n_warn = 0;
+	tfk_schema_release(&b->stats);
+	tfk_schema_init(&b->stats);
+}
+
+void tfk_csv_batch_release(struct tfk_csv_batch *b)
+{
+	if (!b)
+		return;
+	clear_output(b);
+	tfk_schema_release(&b->stats);
+	tfk_buf_release(&b->text);
+	tfk_buf_release(&b->out);
+	tfk_free(b->cell);
+	tfk_free(b->row);
+	tfk_free(b->rec_off);
+	tfk_free(b->rec_len);
+	memset(b, 0, sizeof(*b));
+}
+
+void tfk_csv_batch_reset(struct tfk_csv_batch *b)
+{
+	tfk_buf_reset(&b->text);
+	b->n_cell = b->n_row = 0;
+	clear_output(b);
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t nc;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : 64;
+	while (nc < need)
+		nc *= 2;
+	nv = tfk_realloc(*v, nc * size);
+	if (!nv)
+		return TFK_ENOMEM;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+/* Reading ------------------------------------------------------------- */
+
+struct tfk_csv_reader {
+	struct tfk_in *in;	/* NULL: memory source */
+	const uint8_t *mem;
+	size_t mem_len, mem_off;
+	char *path;
+	int delim;
+	const uint8_t *w;	/* window */
+	size_t n;		/* bytes visible */
+	size_t pos;		/* parse position in the window */
+	int eof;		/* nothing more beyond the window */
+	int bom_done;
+	uint64_t base;		/* stream offset of w[0] */
+	uint64_t line;		/* line number at pos */
+	size_t step;
+};
+
+enum { ROW = 1, BLANK = 2, END = 0, NEED = 3 };
+
+/* Only gzip counts as compressed: a zlib header is two bytes that plain
+ * text can start with ("x " is one), and nobody gzips CSV as zlib. */
+static int sniff_plain(const uint8_t *p, size_t n)
+{
+	return !(n >= 2 && p[0] == 0x1f && p[1] == 0x8b);
+}
+
+static int check_delim(int delim, struct tfk_err *err)
+{
+	if (delim < 0 || delim > 255 || delim == '"' || delim == '\n' ||
+	    delim == '\r')
+		return tfk_errf(err, TFK_EINVAL, "delimiter must be one byte, "
+				"not a quote, CR or LF");
+	return 0;
+}
+
+static struct tfk_csv_reader *reader_new(const char *name, int delim)
+{
+	struct tfk_csv_reader *r = tfk_calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->path = tfk_strdup(name);
+	if (!r->path) {
+		tfk_free(r);
+		return NULL;
+	}
+	r->delim = delim;
+	r->line = 1;
+	r->step = 1u << 20;
+	return r;
+}
+
+int tfk_csv_open(struct tfk_csv_reader **rp, const char *path, int delim,
+		 struct tfk_err *err)
+{
+	struct tfk_csv_reader *r;
+	int rc;
+
+	*rp = NULL;
+	if ((rc = check_delim(delim, err)))
+		return rc;
+	r = reader_new(!path || !strcmp(path, "-") ? "<stdin>" : path, delim);
+	if (!r)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	rc = tfk_in_open(&r->in, path, TFK_COMP_AUTO, sniff_plain, err);
+	if (rc) {
+		tfk_csv_close(r);
+		return rc;
+	}
+	*rp = r;
+	return 0;
+}
+
+int tfk_csv_open_mem(struct tfk_csv_reader **rp, const char *name,
+		     const void *p, size_t n, int delim, struct tfk_err *err)
+{
+	struct tfk_csv_reader *r;
+	int rc;
+
+	*rp = NULL;
+	if ((rc = check_delim(delim, err)))
+		return rc;
+	r = reader_new(name ? name : "<memory>", delim);
+	if (!r)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	r->mem = p;
+	r->mem_len = n;
+	*rp = r;
+	return 0;
+}
+
+void tfk_csv_close(struct tfk_csv_reader *r)
+{
+	if (!r)
+		return;
+	tfk_in_close(r->in);
+	tfk_free(r->path);
+	tfk_free(r);
+}
+
+uint64_t tfk_csv_offset(const struct tfk_csv_reader *r)
+{
+	return r->base + r->pos;
+}
+
+uint64_t tfk_csv_size(const struct tfk_csv_reader *r)
+{
+	return r->in ? tfk_in_size(r->in) : r->mem_len;
+}
+
+const char *tfk_csv_path(const struct tfk_csv_reader *r)
+{
+	return r->path;
+}
+
+void tfk_csv_set_step(struct tfk_csv_reader *r, size_t step)
+{
+	r->step = step ? step : 1;
+}
+
+/* Drop the parsed bytes and make more visible. */
+static int refill(struct tfk_csv_reader *r, struct tfk_err *err)
+{
+	size_t rem = r->n - r->pos, want;
+
+	if (rem > TFK_CSV_MAX_ROW)
+		return tfk_errf(err, TFK_ECORRUPT, "%s:%" PRIu64 ":1: row longer "
+				"than %u bytes (an unterminated quote?)",
+				r->path, r->line, TFK_CSV_MAX_ROW);
+	r->base += r->pos;
+	want = rem + (rem > r->step ? rem : r->step);
+	if (r->in) {
+		ssize_t got;
+
+		tfk_in_consume(r->in, r->pos);
+		r->pos = 0;
+		got = tfk_in_fill(r->in, want, &r->w, err);
+		if (got < 0)
+			return (int)got;
+		r->n = (size_t)got;
+		r->eof = r->n < want;
+	} else {
+		r->mem_off += r->pos;
+		r->pos = 0;
+		r->w = r->mem + r->mem_off;
+		r->n = r->mem_len - r->mem_off;
+		if (r->n > want)
+			r->n = want;
+		r->eof = r->mem_off + r->n == r->mem_len;
+	}
+	return 0;
+}
+
+/* Index of the first delimiter or LF in p[0..n), or n. */
+static inline size_t scan_plain(const uint8_t *p, size_t n, int delim)
+{
+	size_t i = 0;
+
+#if defined(__SSE2__)
+	const __m128i vd = _mm_set1_epi8((char)delim);
+	const __m128i vn = _mm_set1_epi8('\n');
+
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+		int m = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, vd),
+						       _mm_cmpeq_epi8(x, vn)));
+
+		if (m)
+			return i + (size_t)__builtin_ctz((unsigned)m);
+	}
+#endif
+	for (; i < n; i++)
+		if (p[i] == delim || p[i] == '\n')
+			return i;
+	return n;
+}
+
+static int add_cell(struct tfk_csv_batch *b, struct tfk_csv_cell *c)
+{
+	if (b->n_cell == b->cap_cell &&
+	    grow((void **)&b->cell, &b->cap_cell, b->n_cell + 1, sizeof(*c)))
+		return TFK_ENOMEM;
+	b->cell[b->n_cell++] = *c;
+	return 0;
+}
+
+static inline uint32_t col32(size_t c)
+{
+	return c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+}
+
+/*
+ * Parse one row at r->pos into b. Returns ROW, BLANK (an empty line,
+ * skipped), END, NEED (the row runs past the window: b is unchanged)
+ * or a negative error.
+ */
+static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
+		    struct tfk_err *err)
+{
+	const uint8_t *w = r->w, *end = r->w + r->n, *p, *ls;
+	const int delim = r->delim;
+	const size_t cell0 = b->n_cell, text0 = b->text.len;
+	uint32_t dl = 0, nf = 0;
+	int quoted = 0;
+	struct tfk_csv_row row;
+	struct tfk_csv_cell c;
+
+	if (!r->bom_done) {
+		if (r->n - r->pos < 3 && !r->eof)
+			return NEED;
+		if (r->n - r->pos >= 3 && !memcmp(w + r->pos, "\xef\xbb\xbf", 3))
+			r->pos += 3;
+		r->bom_done = 1;
+	}
+	p = ls = w + r->pos;
+	if (p == end)
+		return r->eof ? END : NEED;
+	for (;;) {
+		const size_t foff = b->text.len;
+
+		c.col = col32((size_t)(p - ls) + 1);
+		c.dline = dl;
+		quoted = p < end && *p == '"';
+		if (quoted) {
+			const uint8_t *q;
+			uint32_t l0 = dl, col0 = c.col;
+
+			p++;
+			for (;;) {
+				const uint8_t *s = p, *nl;
+
+				q = memchr(p, '"', (size_t)(end - p));
+				if (!q)
+					q = end;
+				for (nl = s; (nl = memchr(nl, '\n', (size_t)(q - nl)));
+				     nl++) {
+					dl++;
+					ls = nl + 1;
+				}
+				tfk_buf_add(&b->text, s, (size_t)(q - s));
+				if (q == end) {
+					if (!r->eof)
+						goto need;
+					b->text.len = text0;
+					b->n_cell = cell0;
+					return tfk_errf(err, TFK_ECORRUPT,
+							"%s:%" PRIu64 ":%" PRIu32 ": "
+							"unterminated quoted field",
+							r->path, r->line + l0, col0);
+				}
+				if (q + 1 == end && !r->eof)
+					goto need;
+				if (q + 1 < end && q[1] == '"') {
+					tfk_buf_addc(&b->text, '"');
+					p = q + 2;
+					continue;
+				}
+				p = q + 1;
+				break;
+			}
+			if (p < end && *p != delim && *p != '\n') {
+				if (*p == '\r' && p + 1 == end && !r->eof)
+					goto need;
+				if (!(*p == '\r' && (p + 1 == end || p[1] == '\n'))) {
+					b->text.len = text0;
+					b->n_cell = cell0;
+					return tfk_errf(err, TFK_ECORRUPT,
+							"%s:%" PRIu64 ":%zu: text after "
+							"closing quote",
+							r->path, r->line + dl,
+							(size_t)(p - ls) + 1);
+				}
+				p++;	/* the CR of CRLF, or a final CR */
+			}
+		} else {
+			size_t k = scan_plain(p, (size_t)(end - p), delim);
+			const uint8_t *e = p + k;
+
+			if (e == end && !r->eof)
+				goto need;
+			/* the CR of a CRLF (or of a final line) is no data */
+			if (e > p && e[-1] == '\r' && (e == end || *e == '\n'))
+				tfk_buf_add(&b->text, p, k - 1);
+			else
+				tfk_buf_add(&b->text, p, k);
+			p = e;
+		}
+		c.off = (uint32_t)foff;
+		c.len = (uint32_t)(b->text.len - foff);
+		if (++nf > TFK_CSV_MAX_FIELDS) {
+			b->text.len = text0;
+			b->n_cell = cell0;
+			return tfk_errf(err, TFK_ECORRUPT, "%s:%" PRIu64 ":%" PRIu32
+					": more than %u fields in a row",
+					r->path, r->line + dl, c.col,
+					TFK_CSV_MAX_FIELDS);
+		}
+		if (add_cell(b, &c))
+			goto oom;
+		if (p < end && *p == delim) {
+			p++;
+			continue;
+		}
+		break;	/* LF or end of input */
+	}
+	if (!tfk_buf_ok(&b->text))
+		goto oom;
+	row.cell = cell0;
+	row.n_cells = nf;
+	row.end_col = col32((size_t)(p - ls) + 1);
+	row.end_dline = dl;
+	row.line = r->line;
+	if (p < end)	/* the LF */
+		p++, dl++;
+	r->line += dl;
+	r->pos = (size_t)(p - w);
+	if (nf == 1 && !quoted && b->cell[cell0].len == 0) {
+		b->n_cell = cell0;
+		return BLANK;
+	}
+	if (b->n_row == b->cap_row &&
+	    grow((void **)&b->row, &b->cap_row, b->n_row + 1, sizeof(row)))
+		goto oom;
+	b->row[b->n_row++] = row;
+	return ROW;
+need:
+	b->text.len = text0;
+	b->n_cell = cell0;
+	return NEED;
+oom:
+	b->text.len = text0;
+	b->n_cell = cell0;
+	b->text.oom = 0;
+	return tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+long tfk_csv_read(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
+		  size_t max_rows, size_t max_bytes, struct tfk_err *err)
+{
+	size_t added = 0;
+
+	/* cell offsets are 32-bit: a batch stays well below 4 GiB */
+	if (max_bytes > (1u << 30))
+		max_bytes = 1u << 30;
+	while (added < max_rows) {
+		int rc = scan_row(r, b, err);
+
+		if (rc == ROW) {
+			added++;
+			if (b->text.len >= max_bytes)
+				break;
+		} else if (rc == END) {
+			break;
+		} else if (rc == NEED) {
+			if ((rc = refill(r, err)) < 0)
+				return rc;
+		} else if (rc < 0) {
+			return rc;
+		}
+	}
+	return (long)added;
+}
+
+/* Numbers ------------------------------------------------------------- */
+
+static inline int is_ws(int c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static inline void trim(const char **p, const char **e)
+{
+	while (*p < *e && is_ws((unsigned char)**p))
+		(*p)++;
+	while (*e > *p && is_ws((unsigned char)(*e)[-1]))
+		(*e)--;
+}
+
+static inline int parse_int64(const char *s, size_t n, int64_t *v)
+{
+	const char *p = s, *e = s + n;
+	uint64_t x = 0, lim;
+	int neg = 0;
+
+	trim(&p, &e);
+	if (p < e && (*p == '-' || *p == '+'))
+		neg = *p++ == '-';
+	if (p == e)
+		return -1;
+	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; p < e; p++) {
+		unsigned d = (unsigned)(unsigned char)*p - '0';
+
+		if (d > 9)
+			return -1;
+		if (x > (lim - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
+	return 0;
+}
+
+int tfk_csv_parse_int64(const char *p, size_t n, int64_t *v)
+{
+	return parse_int64(p, n, v);
+}
+
+static const double pow10d[23] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+};
+
+static int word_is(const char *p, const char *e, const char *w)
+{
+	size_t n = strlen(w);
+
+	return (size_t)(e - p) == n && !strncasecmp(p, w, n);
+}
+
+/* strtof of p[0..e), which the caller checked is a decimal or a word. */
+static int slow_float(const char *p, const char *e, float *v)
+{
+	char small[128], *s = small;
+	size_t n = (size_t)(e - p);
+
+	if (n >= sizeof(small)) {
+		s = tfk_malloc(n + 1);
+		if (!s)
+			return -1;
+	}
+	memcpy(s, p, n);
+	s[n] = '\0';
+	*v = strtof(s, NULL);
+	if (s != small)
+		tfk_free(s);
+	return 0;
+}
+
+static inline int parse_float(const char *s, size_t n, float *v)
+{
+	const char *p = s, *e = s + n, *t;
+	uint64_t m = 0;
+	int nd = 0, digits = 0, dexp = 0, neg = 0, lost = 0;
+	long ex = 0;
+
+	trim(&p, &e);
+	t = p;
+	if (p < e && (*p == '-' || *p == '+'))
+		neg = *p++ == '-';
+	if (p == e)
+		return -1;
+	if (*p != '.' && (unsigned)(*p - '0') > 9) {
+		if (word_is(p, e, "inf") || word_is(p, e, "infinity") ||
+		    word_is(p, e, "nan"))
+			return slow_float(t, e, v);
+		return -1;
+	}
+	for (; p < e && (unsigned)(*p - '0') <= 9; p++, digits++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (nd < 19) {
+			m = m * 10 + d;
+			nd += m != 0;
+		} else {
+			dexp++;
+			lost |= d != 0;
+		}
+	}
+	if (p < e && *p == '.') {
+		for (p++; p < e && (unsigned)(*p - '0') <= 9; p++, digits++) {
+			unsigned d = (unsigned)(*p - '0');
+
+			if (nd < 19) {
+				m = m * 10 + d;
+				nd += m != 0;
+				dexp--;
+			} else {
+				lost |= d != 0;
+			}
+		}
+	}
+	if (!digits)
+		return -1;
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		int eneg = 0, ed = 0;
+
+		p++;
+		if (p < e && (*p == '-' || *p == '+'))
+			eneg = *p++ == '-';
+		for (; p < e && (unsigned)(*p - '0') <= 9; p++, ed++)
+			if (ex < 100000)
+				ex = ex * 10 + (*p - '0');
+		if (!ed)
+			return -1;
+		if (eneg)
+			ex = -ex;
+	}
+	if (p != e)
+		return -1;
+	if (m == 0 && !lost) {
+		*v = neg ? -0.0f : 0.0f;
+		return 0;
+	}
+	ex += dexp;
+	if (!lost && m <= (UINT64_C(1) << 53) && ex >= -22 && ex <= 22) {
+		double d = (double)m;
+		uint64_t bits;
+
+		d = ex < 0 ? d / pow10d[-ex] : d * pow10d[ex];
+		memcpy(&bits, &d, sizeof(bits));
+		/* normal float range, and not a float midpoint (the low
+		 * 29 of the 52 fraction bits are exactly 1000...0) */
+		if (d >= (double)FLT_MIN && d < 0x1p127 &&
+		    (bits & 0x1fffffff) != 0x10000000) {
+			float f = (float)d;
+
+			*v = neg ? -f : f;
+			return 0;
+		}
+	}
+	return slow_float(t, e, v);
+}
+
+int tfk_csv_parse_float(const char *p, size_t n, float *v)
+{
+	return parse_float(p, n, v);
+}
+
+int tfk_csv_classify(const char *p, size_t n)
+{
+	int64_t i;
+	float f;
+
+	if (!parse_int64(p, n, &i))
+		return TFK_FEAT_INT64;
+	if (!parse_float(p, n, &f))
+		return TFK_FEAT_FLOAT;
+	return TFK_FEAT_BYTES;
+}
+
+/* Tables -------------------------------------------------------------- */
+
+void tfk_csv_table_init(struct tfk_csv_table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void tfk_csv_table_release(struct tfk_csv_table *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->n_col; i++) {
+		struct tfk_csv_col *c = &t->col[i];
+
+		if (c->feat != c->name)
+			tfk_free(c->feat);
+		tfk_free(c->name);
+		tfk_free(c->def);
+		tfk_free(c->key);
+	}
+	for (i = 0; i < t->n_na; i++)
+		tfk_free(t->na[i]);
+	tfk_free(t->col);
+	tfk_free(t->na);
+	tfk_free(t->na_len);
+	tfk_free(t->sel);
+	memset(t, 0, sizeof(*t));
+}
+
+int tfk_csv_table_add_column(struct tfk_csv_table *t, const char *name,
+			     size_t len, struct tfk_err *err)
+{
+	struct tfk_csv_col *c, *v;
+
+	if (memchr(name, '\0', len))
+		return tfk_errf(err, TFK_ECORRUPT, "column %zu: name holds a "
+				"NUL byte", t->n_col + 1);
+	v = tfk_realloc(t->col, (t->n_col + 1) * sizeof(*v));
+	if (!v)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	t->col = v;
+	c = &t->col[t->n_col];
+	memset(c, 0, sizeof(*c));
+	c->name = tfk_malloc(len + 1);
+	if (!c->name)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	memcpy(c->name, name, len);
+	c->name[len] = '\0';
+	c->feat = c->name;
+	t->n_col++;
+	return 0;
+}
+
+long tfk_csv_table_find(const struct tfk_csv_table *t, const char *name)
+{
+	long found = -1;
+	size_t i;
+
+	for (i = 0; i < t->n_col; i++) {
+		if (strcmp(t->col[i].name, name))
+			continue;
+		if (found >= 0)
+			return -2;
+		found = (long)i;
+	}
+	return found;
+}
+
+static struct tfk_csv_col *need_col(struct tfk_csv_table *t, const char *name,
+				    struct tfk_err *err)
+{
+	long i = tfk_csv_table_find(t, name);
+
+	if (i == -2) {
+		tfk_errf(err, TFK_EINVAL, "column name '%s' is ambiguous "
+			 "(two columns have it)", name);
+		return NULL;
+	}
+	if (i < 0) {
+		tfk_errf(err, TFK_ENOTFOUND, "no column '%s'", name);
+		return NULL;
+	}
+	return &t->col[i];
+}
+
+int tfk_csv_table_select(struct tfk_csv_table *t, const char *name,
+			 struct tfk_err *err)
+{
+	struct tfk_csv_col *c = need_col(t, name, err);
+
+	if (!c)
+		return err ? err->code : TFK_EINVAL;
+	c->selected = 1;
+	t->selecting = 1;
+	return 0;
+}
+
+int tfk_csv_table_set_label(struct tfk_csv_table *t, const char *name,
+			    const char *feat_name, struct tfk_err *err)
+{
+	struct tfk_csv_col *c = need_col(t, name, err);
+	char *f;
+
+	if (!c)
+		return err ? err->code : TFK_EINVAL;
+	f = tfk_strdup(feat_name);
+	if (!f)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	if (c->feat != c->name)
+		tfk_free(c->feat);
+	c->feat = f;
+	c->selected = 1;
+	return 0;
+}
+
+int tfk_csv_table_set_kind(struct tfk_csv_table *t, const char *name,
+			   int kind, struct tfk_err *err)
+{
+	struct tfk_csv_col *c;
+
+	if (kind != TFK_FEAT_INT64 && kind != TFK_FEAT_FLOAT &&
+	    kind != TFK_FEAT_BYTES)
+		return tfk_errf(err, TFK_EINVAL, "column '%s': type must be "
+				"int64, float or bytes", name);
+	c = need_col(t, name, err);
+	if (!c)
+		return err ? err->code : TFK_EINVAL;
+	c->kind = kind;
+	c->forced = 1;
+	return 0;
+}
+
+int tfk_csv_table_set_default(struct tfk_csv_table *t, const char *name,
+			      const char *value, struct tfk_err *err)
+{
+	struct tfk_csv_col *c = need_col(t, name, err);
+	char *d;
+
+	if (!c)
+		return err ? err->code : TFK_EINVAL;
+	d = tfk_strdup(value);
+	if (!d)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	tfk_free(c->def);
+	c->def = d;
+	return 0;
+}
+
+int tfk_csv_table_add_na(struct tfk_csv_table *t, const char *value,
+			 struct tfk_err *err)
+{
+	char **v = tfk_realloc(t->na, (t->n_na + 1) * sizeof(*v));
+	size_t *l;
+
+	if (!v)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	t->na = v;
+	l = tfk_realloc(t->na_len, (t->n_na + 1) * sizeof(*l));
+	if (!l)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	t->na_len = l;
+	v[t->n_na] = tfk_strdup(value);
+	if (!v[t->n_na])
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	l[t->n_na] = strlen(value);
+	t->n_na++;
+	return 0;
+}
+
+static inline int is_missing(const struct tfk_csv_table *t, const char *p,
+			     size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return 1;
+	for (i = 0; i < t->n_na; i++)
+		if (t->na_len[i] == n && !memcmp(t->na[i], p, n))
+			return 1;
+	return 0;
+}
+
+int tfk_csv_table_is_na(const struct tfk_csv_table *t, const char *p,
+			size_t n)
+{
+	return is_missing(t, p, n);
+}
+
+/* Inference order: nothing < int64 < float < bytes. */
+static int kind_rank(int kind)
+{
+	switch (kind) {
+	case TFK_FEAT_INT64: return 1;
+	case TFK_FEAT_FLOAT: return 2;
+	case TFK_FEAT_BYTES: return 3;
+	}
+	return 0;
+}
+
+static int widen(int a, int b)
+{
+	return kind_rank(b) > kind_rank(a) ? b : a;
+}
+
+static int is_selected(const struct tfk_csv_table *t, size_t j)
+{
+	return !t->selecting || t->col[j].selected;
+}
+
+void tfk_csv_table_observe(struct tfk_csv_table *t,
+			   const struct tfk_csv_batch *b)
+{
+	size_t r, j;
+
+	for (r = 0; r < b->n_row; r++) {
+		const struct tfk_csv_row *row = &b->row[r];
+
+		if (row->n_cells != t->n_col)
+			continue;
+		for (j = 0; j < t->n_col; j++) {
+			struct tfk_csv_col *c = &t->col[j];
+			const struct tfk_csv_cell *cell = &b->cell[row->cell + j];
+			const char *p = (const char *)b->text.data + cell->off;
+
+			if (c->forced || c->seen == TFK_FEAT_BYTES ||
+			    !is_selected(t, j) || is_missing(t, p, cell->len))
+				continue;
+			c->seen = widen(c->seen, tfk_csv_classify(p, cell->len));
+		}
+	}
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static inline uint8_t *put_varint(uint8_t *q, uint64_t v)
+{
+	while (v >= 0x80) {
+		*q++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*q++ = (uint8_t)v;
+	return q;
+}
+
+static const char *kind_name(int kind)
+{
+	return kind == TFK_FEAT_INT64 ? "int64" :
+	       kind == TFK_FEAT_FLOAT ? "float" : "bytes";
+}
+
+int tfk_csv_table_resolve(struct tfk_csv_table *t, struct tfk_err *err)
+{
+	size_t j, k, n = 0;
+
+	tfk_free(t->sel);
+	t->sel = tfk_malloc((t->n_col ? t->n_col : 1) * sizeof(*t->sel));
+	if (!t->sel)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	t->row_fixed = 16;
+	for (j = 0; j < t->n_col; j++) {
+		struct tfk_csv_col *c = &t->col[j];
+		size_t len = strlen(c->feat);
+		uint8_t *q;
+
+		if (!is_selected(t, j))
+			continue;
+		c->selected = 1;
+		if (!c->name[0])
+			return tfk_errf(err, TFK_EINVAL, "column %zu has an "
+					"empty name", j + 1);
+		for (k = 0; k < n; k++)
+			if (!strcmp(t->col[t->sel[k]].feat, c->feat))
+				return tfk_errf(err, TFK_EINVAL, "two features "
+						"called '%s' (columns %zu and %zu)",
+						c->feat, t->sel[k] + 1, j + 1);
+		if (!c->forced) {
+			c->kind = c->seen;
+			if (c->def && c->def[0])
+				c->kind = widen(c->kind,
+						tfk_csv_classify(c->def,
+								 strlen(c->def)));
+			if (c->kind == TFK_FEAT_NONE)
+				c->kind = TFK_FEAT_BYTES;
+		}
+		if (c->def) {
+			size_t dn = strlen(c->def);
+
+			if ((c->kind == TFK_FEAT_INT64 &&
+			     parse_int64(c->def, dn, &c->def_i)) ||
+			    (c->kind == TFK_FEAT_FLOAT &&
+			     parse_float(c->def, dn, &c->def_f)))
+				return tfk_errf(err, TFK_EINVAL, "column '%s': "
+						"default '%s' is not %s %s",
+						c->name, c->def,
+						c->kind == TFK_FEAT_INT64 ? "an" : "a",
+						kind_name(c->kind));
+			if (c->kind == TFK_FEAT_BYTES)
+				t->row_fixed += dn;
+		}
+		tfk_free(c->key);
+		c->key_len = 1 + varint_len(len) + len + 1;
+		c->key = tfk_malloc(c->key_len);
+		if (!c->key)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		q = c->key;
+		*q++ = 0x0a;
+		q = put_varint(q, len);
+		memcpy(q, c->feat, len);
+		q[len] = 0x12;
+		/* entry tag and length, feature length, list headers and
+		 * the largest varint value */
+		t->row_fixed += c->key_len + 48;
+		t->sel[n++] = j;
+	}
+	t->n_sel = n;
+	if (!n)
+		return tfk_errf(err, TFK_EINVAL, "no columns selected");
+	t->resolved = 1;
+	return 0;
+}
+
+/* Encoding ------------------------------------------------------------ */
+
+enum { V_VALUE, V_EMPTY };
+
+struct val {
+	int state;
+	int64_t i;
+	float f;
+	const char *p;
+	size_t n;
+};
+
+/* A value for a message: quoted, shortened, control bytes escaped. */
+static void quote_value(char *out, size_t cap, const char *p, size_t n)
+{
+	size_t i, k = 0;
+
+	out[k++] = '\'';
+	for (i = 0; i < n && k + 8 < cap; i++) {
+		unsigned char ch = (unsigned char)p[i];
+
+		if (i == 40) {
+			k += (size_t)snprintf(out + k, cap - k, "...");
+			break;
+		}
+		if (ch < 0x20 || ch == 0x7f)
+			k += (size_t)snprintf(out + k, cap - k, "\\x%02x", ch);
+		else
+			out[k++] = (char)ch;
+	}
+	out[k++] = '\'';
+	out[k] = '\0';
+}
+
+/* Locate and describe why row r is bad; returns the message code. */
+static int describe_bad(const struct tfk_csv_table *t,
+			const struct tfk_csv_batch *b, size_t r, size_t j,
+			int why, const char *path, struct tfk_err *err)
+{
+	const struct tfk_csv_row *row = &b->row[r];
+	const struct tfk_csv_cell *cell;
+	char v[128];
+
+	if (why == TFK_CSV_BAD_COUNT) {
+		uint64_t line = row->line + row->end_dline;
+		uint32_t col = row->end_col;
+
+		if (row->n_cells > t->n_col) {
+			cell = &b->cell[row->cell + t->n_col];
+			line = row->line + cell->dline;
+			col = cell->col;
+		}
+		return tfk_errf(err, TFK_ECORRUPT, "%s:%" PRIu64 ":%" PRIu32
+				": expected %zu field%s, found %" PRIu32,
+				path, line, col, t->n_col,
+				t->n_col == 1 ? "" : "s", row->n_cells);
+	}
+	cell = &b->cell[row->cell + j];
+	if (why == TFK_CSV_BAD_MISSING)
+		return tfk_errf(err, TFK_ECORRUPT, "%s:%" PRIu64 ":%" PRIu32
+				": column '%.60s': missing value and no default",
+				path, row->line + cell->dline, cell->col,
+				t->col[j].name);
+	quote_value(v, sizeof(v), (const char *)b->text.data + cell->off,
+		    cell->len);
+	return tfk_errf(err, TFK_ECORRUPT, "%s:%" PRIu64 ":%" PRIu32
+			": column '%.60s': %s is not %s %s", path,
+			row->line + cell->dline, cell->col, t->col[j].name, v,
+			t->col[j].kind == TFK_FEAT_INT64 ? "an" : "a",
+			kind_name(t->col[j].kind));
+}
+
+/* Parse row r's selected values into v; TFK_CSV_BAD_* and *bad_col. */
+static int row_values(const struct tfk_csv_table *t,
+		      const struct tfk_csv_batch *b, size_t r, struct val *v,
+		      size_t *bad_col)
+{
+	const struct tfk_csv_row *row = &b->row[r];
+	const struct tfk_csv_cell *cells = &b->cell[row->cell];
+	const char *text = (const char *)b->text.data;
+	size_t k;
+
+	if (row->n_cells != t->n_col) {
+		*bad_col = SIZE_MAX;
+		return TFK_CSV_BAD_COUNT;
+	}
+	for (k = 0; k < t->n_sel; k++) {
+		size_t j = t->sel[k];
+		const struct tfk_csv_col *c = &t->col[j];
+		const char *p = text + cells[j].off;
+		size_t n = cells[j].len;
+		struct val *x = &v[k];
+
+		x->state = V_VALUE;
+		if (is_missing(t, p, n)) {
+			if (c->def) {
+				x->i = c->def_i;
+				x->f = c->def_f;
+				x->p = c->def;
+				x->n = strlen(c->def);
+				continue;
+			}
+			if (t->missing == TFK_CSV_EMPTY) {
+				x->state = V_EMPTY;
+				continue;
+			}
+			if (t->missing == TFK_CSV_ERROR) {
+				*bad_col = j;
+				return TFK_CSV_BAD_MISSING;
+			}
+			x->i = 0;
+			x->f = 0.0f;
+			x->p = "";
+			x->n = 0;
+			continue;
+		}
+		switch (c->kind) {
+		case TFK_FEAT_INT64:
+			if (parse_int64(p, n, &x->i)) {
+				*bad_col = j;
+				return TFK_CSV_BAD_VALUE;
+			}
+			break;
+		case TFK_FEAT_FLOAT:
+			if (parse_float(p, n, &x->f)) {
+				*bad_col = j;
+				return TFK_CSV_BAD_VALUE;
+			}
+			break;
+		default:
+			x->p = p;
+			x->n = n;
+			break;
+		}
+	}
+	return TFK_CSV_BAD_NONE;
+}
+
+/* Write the map entries of one row at q; returns the end. */
+static uint8_t *put_row(const struct tfk_csv_table *t, const struct val *v,
+			uint8_t *q)
+{
+	size_t k;
+
+	for (k = 0; k < t->n_sel; k++) {
+		const struct tfk_csv_col *c = &t->col[t->sel[k]];
+		const struct val *x = &v[k];
+		size_t fl, bl;
+
+		if (x->state == V_EMPTY) {
+			/* an empty list of the column's kind: "tag 00" */
+			*q++ = 0x0a;
+			q = put_varint(q, c->key_len + 3);
+			memcpy(q, c->key, c->key_len);
+			q += c->key_len;
+			*q++ = 2;
+			*q++ = c->kind == TFK_FEAT_INT64 ? 0x1a :
+			       c->kind == TFK_FEAT_FLOAT ? 0x12 : 0x0a;
+			*q++ = 0;
+			continue;
+		}
+		switch (c->kind) {
+		case TFK_FEAT_FLOAT: {
+			uint32_t u;
+
+			memcpy(&u, &x->f, 4);
+			*q++ = 0x0a;
+			q = put_varint(q, c->key_len + 9);
+			memcpy(q, c->key, c->key_len);
+			q += c->key_len;
+			q[0] = 8;
+			q[1] = 0x12;
+			q[2] = 6;
+			q[3] = 0x0a;
+			q[4] = 4;
+			q[5] = (uint8_t)u;
+			q[6] = (uint8_t)(u >> 8);
+			q[7] = (uint8_t)(u >> 16);
+			q[8] = (uint8_t)(u >> 24);
+			q += 9;
+			break;
+		}
+		case TFK_FEAT_INT64: {
+			size_t vs = varint_len((uint64_t)x->i);
+
+			*q++ = 0x0a;
+			q = put_varint(q, c->key_len + 5 + vs);
+			memcpy(q, c->key, c->key_len);
+			q += c->key_len;
+			*q++ = (uint8_t)(4 + vs);
+			*q++ = 0x1a;
+			*q++ = (uint8_t)(2 + vs);
+			*q++ = 0x0a;
+			*q++ = (uint8_t)vs;
+			q = put_varint(q, (uint64_t)x->i);
+			break;
+		}
+		default:
+			bl = 1 + varint_len(x->n) + x->n;
+			fl = 1 + varint_len(bl) + bl;
+			*q++ = 0x0a;
+			q = put_varint(q, c->key_len + varint_len(fl) + fl);
+			memcpy(q, c->key, c->key_len);
+			q += c->key_len;
+			q = put_varint(q, fl);
+			*q++ = 0x0a;
+			q = put_varint(q, bl);
+			*q++ = 0x0a;
+			q = put_varint(q, x->n);
+			memcpy(q, x->p, x->n);
+			q += x->n;
+			break;
+		}
+	}
+	return q;
+}
+
+/* Render a sample as schema.c does (text cut at 40 characters). */
+static int sample(struct tfk_schema_feat *sf, int kind, const struct val *x)
+{
+	struct tfk_buf b;
+	char *s;
+
+	tfk_buf_init(&b);
+	if (kind == TFK_FEAT_INT64) {
+		tfk_buf_addf(&b, "%" PRId64, x->i);
+	} else if (kind == TFK_FEAT_FLOAT) {
+		if (isnan(x->f))
+			tfk_buf_adds(&b, "\"NaN\"");
+		else if (isinf(x->f))
+			tfk_buf_adds(&b, x->f > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+		else
+			tfk_buf_add_float(&b, x->f);
+	} else if (!tfk_utf8_valid((const uint8_t *)x->p, x->n)) {
+		tfk_buf_adds(&b, "{\"b64\": \"");
+		tfk_buf_add_base64(&b, (const uint8_t *)x->p,
+				   x->n < TFK_SCHEMA_SAMPLE_B64 ?
+				   x->n : TFK_SCHEMA_SAMPLE_B64);
+		tfk_buf_adds(&b, "\"}");
+	} else {
+		size_t i, chars = 0;
+
+		for (i = 0; i < x->n; i++)
+			if (((uint8_t)x->p[i] & 0xc0) != 0x80 &&
+			    chars++ == TFK_SCHEMA_SAMPLE_CHARS)
+				break;
+		tfk_buf_add_json_str(&b, x->p, i);
+	}
+	tfk_buf_addc(&b, '\0');
+	s = tfk_buf_ok(&b) ? tfk_strdup((const char *)b.data) : NULL;
+	tfk_buf_release(&b);
+	if (!s)
+		return TFK_ENOMEM;
+	sf->samples[sf->n_samples++] = s;
+	return 0;
+}
+
+static int observe_row(const struct tfk_csv_table *t, struct tfk_schema *s,
+		       const struct val *v)
+{
+	size_t k;
+
+	for (k = 0; k < t->n_sel; k++) {
+		struct tfk_schema_feat *sf = &s->feat[k];
+		const struct val *x = &v[k];
+		int kind = t->col[t->sel[k]].kind;
+		uint64_t n = x->state == V_EMPTY ? 0 : 1;
+
+		sf->count++;
+		if (n < sf->len_min)
+			sf->len_min = n;
+		if (n > sf->len_max)
+			sf->len_max = n;
+		sf->len_sum += (double)n;
+		sf->n_len++;
+		sf->n_values += n;
+		if (!n)
+			continue;
+		if (kind == TFK_FEAT_FLOAT) {
+			double d = x->f;
+
+			if (!isfinite(d)) {
+				sf->n_nonfinite++;
+			} else if (!sf->has_range) {
+				sf->vmin = sf->vmax = d;
+				sf->has_range = 1;
+			} else if (d < sf->vmin) {
+				sf->vmin = d;
+			} else if (d > sf->vmax) {
+				sf->vmax = d;
+			}
+		} else if (kind == TFK_FEAT_INT64) {
+			if (!sf->has_range) {
+				sf->imin = sf->imax = x->i;
+				sf->has_range = 1;
+			} else if (x->i < sf->imin) {
+				sf->imin = x->i;
+			} else if (x->i > sf->imax) {
+				sf->imax = x->i;
+			}
+			sf->vmin = (double)sf->imin;
+			sf->vmax = (double)sf->imax;
+		} else {
+			if (x->n < sf->size_min)
+				sf->size_min = x->n;
+			if (x->n > sf->size_max)
+				sf->size_max = x->n;
+			sf->size_sum += (double)x->n;
+			/* "text" until a value is not UTF-8, then
+			 * "binary" for good, as tfk_schema_observe */
+			if (strcmp(sf->content, "binary") &&
+			    !tfk_utf8_valid((const uint8_t *)x->p, x->n))
+				strcpy(sf->content, "binary");
+			else if (!sf->content[0])
+				strcpy(sf->content, "text");
+		}
+		if (sf->n_samples < TFK_SCHEMA_SAMPLES && sample(sf, kind, x))
+			return TFK_ENOMEM;
+	}
+	s->records++;
+	return 0;
+}
+
+int tfk_csv_encode(const struct tfk_csv_table *t, struct tfk_csv_batch *b,
+		   const char *path, int skip_bad, struct tfk_err *err)
+{
+	struct val *v;
+	size_t r, k;
+	int rc = 0;
+
+	clear_output(b);
+	for (k = 0; k < t->n_sel; k++) {
+		struct tfk_schema_feat *sf =
+			tfk_schema_feature(&b->stats, t->col[t->sel[k]].feat);
+
+		if (!sf)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		sf->kind = t->col[t->sel[k]].kind;
+	}
+	if (b->n_row > b->cap_rec) {
+		size_t *o = tfk_realloc(b->rec_off, b->n_row * sizeof(*o));
+
+		if (o)
+			b->rec_off = o;
+		o = o ? tfk_realloc(b->rec_len, b->n_row * sizeof(*o)) : NULL;
+		if (!o)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		b->rec_len = o;
+		b->cap_rec = b->n_row;
+	}
+	v = tfk_malloc((t->n_sel ? t->n_sel : 1) * sizeof(*v));
+	if (!v)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (r = 0; r < b->n_row; r++) {
+		const struct tfk_csv_row *row = &b->row[r];
+		size_t bad_col = SIZE_MAX, text, flen, hl;
+		int why = row_values(t, b, r, v, &bad_col);
+		uint8_t *base, *q, *start;
+
+		b->rec_off[r] = b->out.len;
+		b->rec_len[r] = 0;
+		if (why != TFK_CSV_BAD_NONE) {
+			struct tfk_err e;
+
+			if (b->bad == TFK_CSV_BAD_NONE) {
+				b->bad = why;
+				b->bad_row = r;
+				b->bad_col = bad_col;
+			}
+			if (!skip_bad) {
+				rc = describe_bad(t, b, r, bad_col, why, path, err);
+				break;
+			}
+			b->n_skipped++;
+			if (b->n_warn < TFK_CSV_WARN_MAX) {
+				describe_bad(t, b, r, bad_col, why, path, &e);
+				b->warn[b->n_warn] = tfk_strdup(e.msg);
+				if (b->warn[b->n_warn])
+					b->n_warn++;
+			}
+			continue;
+		}
+		text = 0;
+		if (row->n_cells) {
+			const struct tfk_csv_cell *last =
+				&b->cell[row->cell + row->n_cells - 1];
+
+			text = last->off + last->len - b->cell[row->cell].off;
+		}
+		if (tfk_buf_reserve(&b->out, t->row_fixed + text)) {
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			break;
+		}
+		base = b->out.data + b->out.len;
+		q = put_row(t, v, base + 6);
+		flen = (size_t)(q - (base + 6));
+		hl = 1 + varint_len(flen);
+		start = base + 6 - hl;
+		start[0] = 0x0a;
+		put_varint(start + 1, flen);
+		b->rec_off[r] = (size_t)(start - b->out.data);
+		b->rec_len[r] = (size_t)(q - start);
+		b->out.len = (size_t)(q - b->out.data);
+		b->n_written++;
+		if (observe_row(t, &b->stats, v)) {
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			break;
+		}
+	}
+	tfk_free(v);
+	return rc;
+}
+
+void tfk_csv_table_schema(const struct tfk_csv_table *t, struct tfk_schema *s)
+{
+	size_t k;
+
+	for (k = 0; k < t->n_sel; k++) {
+		const struct tfk_csv_col *c = &t->col[t->sel[k]];
+		struct tfk_schema_feat *f;
+
+		if (c->kind != TFK_FEAT_BYTES)
+			continue;
+		f = (struct tfk_schema_feat *)tfk_schema_find(s, c->feat);
+		if (f && !strcmp(f->content, "text"))
+			snprintf(f->encoding, sizeof(f->encoding), "utf-8");
+	}
+}

@@ -157,7 +157,9 @@ static void close_slot(struct slot *s, int report)
  * bad header is followed by a resync, an input ending inside a record
  * ends the file; each counts as one dropped record. A broken stream
  * (corrupt or truncated GZIP) ends the file with a warning. Only i/o
- * errors and exhausted memory stay fatal.
+ * errors and exhausted memory stay fatal. Without --skip-corrupt every
+ * error is, and the records before it have been written (to stdout; a
+ * file named by -o is not created).
  */
 static int next_good(struct slot *s, struct tfk_rec *rec, struct tfk_err *err)
 {
@@ -174,7 +176,6 @@ static int next_good(struct slot *s, struct tfk_rec *rec, struct tfk_err *err)
 		if (tfk_rec_offset(s->r) == off &&
 		    (rc != TFK_ECORRUPT || tfk_rec_resync(s->r, err) < 0)) {
 			tfk_cli_warn("%s; rest of the file skipped", err->msg);
-			s->bad_records++;
 			return 0;
 		}
 		s->bad_records++;
@@ -349,8 +350,18 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (got < 0) {
-		tfk_out_discard(o);
-		tfk_recw_discard(w);
+		/* stdout keeps the records before the error, a file none. */
+		if (strcmp(out_path, "-")) {
+			tfk_out_discard(o);
+			tfk_recw_discard(w);
+		} else {
+			struct tfk_err ignored;
+
+			if (raw)
+				tfk_out_close(o, &ignored);
+			else
+				tfk_recw_close(w, &ignored);
+		}
 		return tfk_cli_fail(&err);
 	}
 	rc = raw ? tfk_out_close(o, &err) : tfk_recw_close(w, &err);

@@ -59,8 +59,8 @@ struct count {
  * returned as is. With it, a record whose data crc fails is stepped
  * over by the reader itself, a bad header is followed by a resync, and
  * an input ending inside a record ends the file; each counts as one
- * dropped record. Errors of the stream itself (i/o, corrupt GZIP data)
- * are still returned: nothing after them can be read.
+ * dropped record. A broken stream (corrupt or truncated GZIP) ends the
+ * file with a warning; i/o errors and exhausted memory stay fatal.
  */
 static int next_good(struct tfk_rec_reader *r, struct tfk_rec *rec,
 		     struct count *c)
@@ -72,14 +72,10 @@ static int next_good(struct tfk_rec_reader *r, struct tfk_rec *rec,
 		if (rc >= 0 || !skip_corrupt || rc == TFK_EIO ||
 		    rc == TFK_ENOMEM)
 			return rc;
-		if (tfk_rec_offset(r) == off) {
-			int k;
-
-			if (rc != TFK_ECORRUPT)
-				return rc;
-			k = tfk_rec_resync(r, &c->err);
-			if (k < 0)
-				return k;
+		if (tfk_rec_offset(r) == off &&
+		    (rc != TFK_ECORRUPT || tfk_rec_resync(r, &c->err) < 0)) {
+			tfk_cli_warn("%s; rest of the file skipped", c->err.msg);
+			return 0;
 		}
 		c->bad_records++;
 		c->bad_bytes += tfk_rec_offset(r) - off;

@@ -1,0 +1,186 @@
+#!/bin/sh
+# tfk-cat: byte-exact framing, compression, and the tf.data order of
+# interleave -> shard -> skip -> take -> repeat on generated files.
+. "$(dirname "$0")/lib.sh"
+
+MNIST=$FIX/tfrecord/tfx_mnist/mnist.tfrecord
+FOX=$FIX/tfrecord/rust_raw_record/expected.tfrecord
+PTRAIN=$FIX/tfrecord/tfx_penguin/Split-train/data_tfrecord-00000-of-00001.gz
+PEVAL=$FIX/tfrecord/tfx_penguin/Split-eval/data_tfrecord-00000-of-00001.gz
+export MNIST FOX PTRAIN PEVAL
+
+# An independent TFRecord writer (own CRC-32C), checked below against the
+# bytes TensorFlow wrote for b'first', b'second' (fixture README).
+cat >"$T/mkrec.py" <<'EOF'
+import struct, sys
+def crc32c(b):
+    c = 0xffffffff
+    for x in b:
+        c ^= x
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82f63b78 if c & 1 else c >> 1
+    return c ^ 0xffffffff
+def mask(c):
+    return (((c >> 15) | (c << 17)) + 0xa282ead8) & 0xffffffff
+def frame(p):
+    n = struct.pack('<Q', len(p))
+    return (n + struct.pack('<I', mask(crc32c(n))) + p +
+            struct.pack('<I', mask(crc32c(p))))
+# mkrec.py OUT PREFIX N: records "PREFIX0\n" .. "PREFIX<N-1>\n"
+# mkrec.py OUT -- WORD...: one record per word, as given
+out, prefix = sys.argv[1], sys.argv[2]
+if prefix == '--':
+    recs = [w.encode() for w in sys.argv[3:]]
+else:
+    recs = [('%s%d\n' % (prefix, i)).encode() for i in range(int(sys.argv[3]))]
+with open(out, 'wb') as f:
+    for r in recs:
+        f.write(frame(r))
+EOF
+mk() { "$PYTHON" "$T/mkrec.py" "$T/$1" "$2" "$3"; }
+mk a a 5; mk b b 2; mk c c 3; mk n n 10; : >"$T/e"
+
+testcmd "oracle writer frames first/second as TensorFlow did" \
+	'"$PYTHON" mkrec.py fs -- first second && od -An -v -tx1 fs | tr -d " \n"' \
+	'0500000000000000eab2043e666972737455ff23e50600000000000000''7369d5377365636f6e64d3e0d3ca'
+
+# Byte-exact framing -------------------------------------------------------
+check "rust_raw_record: output is the input, byte for byte" \
+	sh -c 'tfk-cat "$FOX" | cmp - "$FOX"'
+check "mnist + fox: output is the concatenation" \
+	sh -c 'cat "$MNIST" "$FOX" >cat.ref && tfk-cat "$MNIST" "$FOX" | cmp - cat.ref'
+check "stdin without arguments" sh -c 'tfk-cat <"$MNIST" | cmp - "$MNIST"'
+check "stdin as -" sh -c 'cat "$FOX" | tfk-cat "$MNIST" - | cmp - cat.ref'
+check "gzip input (penguin train) equals gzip -dc of it" \
+	sh -c 'gzip -dc "$PTRAIN" >p.ref && tfk-cat "$PTRAIN" | cmp - p.ref'
+check "gzip on stdin is detected too" \
+	sh -c 'tfk-cat <"$PTRAIN" | cmp - p.ref'
+testcmd "the fox payload with --raw" 'tfk-cat --raw "$FOX"' 'The Quick Brown Fox'
+check "-o writes the file" sh -c 'tfk-cat -o out.tfrecord "$MNIST" && cmp out.tfrecord "$MNIST"'
+check "--output= spelling" sh -c 'tfk-cat --output=o2 "$FOX" && cmp o2 "$FOX"'
+check "-o leaves no temporary behind" sh -c '! ls -a | grep -q tmp-'
+
+# Compressed output, read back by gzip and by Python's zlib ----------------
+check "--compression gzip -o: gzip -dc gives the records" \
+	sh -c 'tfk-cat --compression gzip -o m.gz "$MNIST" && gzip -t m.gz && gzip -dc m.gz | cmp - "$MNIST"'
+check "--compression gzip to stdout" \
+	sh -c 'tfk-cat --compression gzip "$PEVAL" "$FOX" | gzip -dc >pe.out && gzip -dc "$PEVAL" | cat - "$FOX" | cmp - pe.out'
+check "--compression zlib: python zlib.decompress gives the records" \
+	sh -c 'tfk-cat --compression ZLIB -o m.zz "$MNIST" && "$PYTHON" -c "import sys, zlib; sys.exit(zlib.decompress(open(\"m.zz\",\"rb\").read()) != open(sys.argv[1],\"rb\").read())" "$MNIST"'
+check "gzip output read back by tfk-cat" sh -c 'tfk-cat m.gz | cmp - "$MNIST"'
+check "zlib output read back by tfk-cat" sh -c 'tfk-cat m.zz | cmp - "$MNIST"'
+check "--compression none is plain" sh -c 'tfk-cat --compression none "$FOX" | cmp - "$FOX"'
+
+# Order of operations on generated files (a: a0..a4, b: b0 b1, c: c0..c2)
+raw() { echo "$(tfk-cat --raw "$@" | tr '\n' ' ')"; }
+testcmd "concatenation order" 'tfk-cat --raw a b c | tr "\n" " "' \
+	'a0 a1 a2 a3 a4 b0 b1 c0 c1 c2 '
+testcmd "interleave 2: slot of an exhausted file refilled on its next turn" \
+	'tfk-cat --raw --interleave 2 a b c | tr "\n" " "' \
+	'a0 b0 a1 b1 a2 a3 c0 a4 c1 c2 '
+testcmd "interleave 2 block 2" \
+	'tfk-cat --raw --interleave 2 --block 2 a b c | tr "\n" " "' \
+	'a0 a1 b0 b1 a2 a3 a4 c0 c1 c2 '
+testcmd "interleave 3" \
+	'tfk-cat --raw --interleave 3 a b c | tr "\n" " "' \
+	'a0 b0 c0 a1 b1 c1 a2 c2 a3 a4 '
+testcmd "interleave 2 with an empty file: it uses up its turn" \
+	'tfk-cat --raw --interleave 2 a e b | tr "\n" " "' \
+	'a0 a1 b0 a2 b1 a3 a4 '
+testcmd "interleave wider than the file list" \
+	'tfk-cat --raw --interleave 8 --block 3 b c | tr "\n" " "' \
+	'b0 b1 c0 c1 c2 '
+testcmd "block without interleave is plain concatenation" \
+	'tfk-cat --raw --block 4 b c | tr "\n" " "' 'b0 b1 c0 c1 c2 '
+testcmd "shard 1/3 of the interleaved stream" \
+	'tfk-cat --raw --interleave 2 --shard 1/3 a b c | tr "\n" " "' \
+	'b0 a2 a4 '
+testcmd "shard 0/2, then skip 1, then take 3" \
+	'tfk-cat --raw --interleave 2 --shard 0/2 --skip 1 --take 3 a b c | tr "\n" " "' \
+	'a1 a2 c0 '
+testcmd "... and the whole thing repeated twice" \
+	'tfk-cat --raw --interleave 2 --shard 0/2 --skip 1 --take 3 --repeat 2 a b c | tr "\n" " "' \
+	'a1 a2 c0 a1 a2 c0 '
+testcmd "skip past the end: nothing" 'tfk-cat --raw --skip 99 a b | wc -c' '0'
+testcmd "take 0: nothing" 'tfk-cat --take 0 a | wc -c' '0'
+testcmd "take more than there is" 'tfk-cat --raw --take 99 b | tr "\n" " "' 'b0 b1 '
+testcmd "repeat 3" 'tfk-cat --raw --repeat 3 b | tr "\n" " "' \
+	'b0 b1 b0 b1 b0 b1 '
+testcmd "repeat 0 is forever (cut by head)" \
+	'tfk-cat --raw --repeat 0 b c | head -n 12 | tr "\n" " "' \
+	'b0 b1 c0 c1 c2 b0 b1 c0 c1 c2 b0 b1 '
+testcmd "repeat 0 of nothing ends" 'tfk-cat --repeat 0 e --skip 5 b | wc -c' '0'
+testcmd "shard-files 1/2 keeps file 1" \
+	'tfk-cat --raw --shard-files --shard 1/2 a b c | tr "\n" " "' 'b0 b1 '
+testcmd "shard-files 0/2 keeps files 0 and 2, then interleave" \
+	'tfk-cat --raw --shard-files --shard 0/2 --interleave 2 a b c | tr "\n" " "' \
+	'a0 c0 a1 c1 a2 c2 a3 a4 '
+testcmd "shard default from Slurm" \
+	'SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 tfk-cat --raw a | tr "\n" " "' \
+	'a1 a3 '
+testcmd "shard default from MPI" \
+	'OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=3 tfk-cat --raw a | tr "\n" " "' \
+	'a0 a3 '
+testcmd "explicit --shard wins over the environment" \
+	'OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=3 tfk-cat --raw --shard 0/1 b | tr "\n" " "' \
+	'b0 b1 '
+testcmd "shard-files from Slurm" \
+	'SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=3 tfk-cat --raw --shard-files a b c | tr "\n" " "' \
+	'c0 c1 c2 '
+testcmd "sharded mnist: the shards add up" \
+	'for i in 0 1 2; do tfk-cat --shard $i/3 "$MNIST" | tfk-count; done' \
+	'334 1069802\n333 1066599\n333 1066599'
+check "sharded mnist: shard 1/3 is records 1, 4, 7, ... byte for byte" \
+	sh -c 'tfk-cat --shard 1/3 "$MNIST" >s1 && "$PYTHON" -c "
+import sys
+d = open(sys.argv[1], \"rb\").read()
+want = b\"\".join(d[i*3203:(i+1)*3203] for i in range(1, 1000, 3))
+sys.exit(open(\"s1\", \"rb\").read() != want)" "$MNIST"'
+
+# --records through the index ------------------------------------------------
+tfk-index "$T/n" "$T/a" 2>/dev/null
+testcmd "--records 2:5" 'tfk-cat --raw --records 2:5 n | tr "\n" " "' 'n2 n3 n4 '
+testcmd "--records 7: to the end" 'tfk-cat --raw --records 7: n | tr "\n" " "' 'n7 n8 n9 '
+testcmd "--records :2 from the start" 'tfk-cat --raw --records :2 n | tr "\n" " "' 'n0 n1 '
+testcmd "--records 8:20 is clamped" 'tfk-cat --raw --records 8:20 n | tr "\n" " "' 'n8 n9 '
+testcmd "--records past the end is empty" 'tfk-cat --records 20:30 n | wc -c' '0'
+testcmd "--records B < A is empty" 'tfk-cat --records 5:2 n | wc -c' '0'
+testcmd "--records per file, then interleave" \
+	'tfk-cat --raw --records 1:3 --interleave 2 n a | tr "\n" " "' 'n1 a1 n2 a2 '
+check "--records 500:510 of mnist is those bytes" \
+	sh -c 'cp "$MNIST" m.tfrecord && tfk-index m.tfrecord && tfk-cat --records 500:510 m.tfrecord >r.out &&
+	       tail -c +$((500 * 3203 + 1)) "$MNIST" | head -c 32030 | cmp - r.out'
+
+# Pipes ---------------------------------------------------------------------
+check "big | head -c 100 ends quietly with head's status" \
+	sh -c 'tfk-cat --repeat 20 "$MNIST" 2>err | head -c 100 >h.out && [ $(wc -c <h.out) -eq 100 ] && [ ! -s err ]'
+check "--no-verify re-frames: a flipped data crc comes out right" \
+	sh -c 'cp "$FOX" fox && printf "\377" | dd of=fox bs=1 seek=31 conv=notrunc 2>/dev/null &&
+	       ! tfk-cat fox >/dev/null 2>&1 && tfk-cat --no-verify fox | cmp - "$FOX"'
+
+# Atomic -o under a kill ----------------------------------------------------
+check "kill -TERM during --repeat 0 -o leaves no file and no temporary" \
+	sh -c 'tfk-cat --repeat 0 --compression gzip -o forever.gz a & p=$!
+	       i=0; while [ $i -lt 50 ] && ! ls -a | grep -q "forever.gz.tmp-"; do sleep 0.1; i=$((i + 1)); done
+	       ls -a | grep -q "forever.gz.tmp-" || exit 1
+	       kill -TERM $p; wait $p; [ $? -eq 143 ] && [ ! -e forever.gz ] && ! ls -a | grep -q tmp-'
+
+# Usage ---------------------------------------------------------------------
+testerr "--interleave 0" 'tfk-cat --interleave 0 a' 2 'tfk-cat: --interleave must be at least 1'
+testerr "--block 0" 'tfk-cat --block 0 a' 2 'tfk-cat: --block must be at least 1'
+testerr "--take -2" 'tfk-cat --take -2 a' 2 'tfk-cat: --take must be -1 (all) or more'
+testerr "--skip -1" 'tfk-cat --skip -1 a' 2 'tfk-cat: --skip must not be negative'
+testerr "--repeat -1" 'tfk-cat --repeat -1 a' 2 'tfk-cat: --repeat must not be negative'
+testerr "--shard 2/2" 'tfk-cat --shard 2/2 a' 2 'tfk-cat: --shard: expected I/N with 0 <= I < N'
+testerr "bad Slurm variables" 'SLURM_ARRAY_TASK_ID=x SLURM_ARRAY_TASK_COUNT=2 tfk-cat a' 2 \
+	'tfk-cat: bad Slurm/MPI task variables for the default --shard'
+testerr "--compression lz4" 'tfk-cat --compression lz4 a' 2 \
+	"tfk-cat: --compression: expected none, gzip or zlib, not 'lz4'"
+testerr "--records x" 'tfk-cat --records 3 n' 2 "tfk-cat: --records: expected A:B (either may be left out), not '3'"
+testerr "--records -1:2" 'tfk-cat --records -1:2 n' 2 "not '-1:2'"
+testerr "--repeat with stdin" 'tfk-cat --repeat 2 - <a' 2 'tfk-cat: --repeat cannot read standard input twice'
+testerr "--records with stdin" 'tfk-cat --records 1:2 <a' 2 'tfk-cat: --records needs files with an index, not standard input'
+testerr "unknown option" 'tfk-cat --frobnicate a' 2 "tfk-cat: unknown option '--frobnicate'"
+testcmd "--help goes to stdout, exit 0" 'tfk-cat --help | head -n 1' 'usage: tfk-cat [options] [FILE...]'
+
+done_testing

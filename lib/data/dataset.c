@@ -1404,6 +1404,45 @@ size_t tfk_ds_val_count(size_t n, double fraction)
 	return (size_t)v;
 }
 
+int tfk_ds_select(const struct tfk_dataset *ds, int subset, double fraction,
+		  long shard_i, long shard_n, size_t **sel, size_t *n_sel,
+		  size_t *n_first, struct tfk_err *err)
+{
+	size_t n = ds->n_items, nval = 0, k = 0, i, part;
+	size_t lo[2], hi[2];
+	size_t *v;
+
+	*sel = NULL;
+	*n_sel = *n_first = 0;
+	if (shard_n < 1 || shard_i < 0 || shard_i >= shard_n ||
+	    subset < TFK_DS_ALL || subset > TFK_DS_BOTH)
+		return tfk_errf(err, TFK_EINVAL, "bad selection");
+	if (subset != TFK_DS_ALL)
+		nval = tfk_ds_val_count(n, fraction);
+	lo[0] = 0;
+	hi[0] = n;
+	lo[1] = hi[1] = n;
+	if (subset == TFK_DS_TRAINING || subset == TFK_DS_BOTH)
+		hi[0] = n - nval;
+	if (subset == TFK_DS_VALIDATION)
+		lo[0] = n - nval;
+	if (subset == TFK_DS_BOTH)
+		lo[1] = n - nval;
+	v = tfk_malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (part = 0; part < 2; part++) {
+		for (i = lo[part]; i < hi[part]; i++)
+			if ((i - lo[part]) % (size_t)shard_n == (size_t)shard_i)
+				v[k++] = i;
+		if (part == 0)
+			*n_first = k;
+	}
+	*sel = v;
+	*n_sel = k;
+	return 0;
+}
+
 void tfk_ds_where(const struct tfk_dataset *ds, const struct tfk_ds_item *it,
 		  char *buf, size_t n)
 {

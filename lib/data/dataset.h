@@ -150,6 +150,27 @@ int tfk_ds_shuffle(struct tfk_dataset *ds, uint32_t seed,
  */
 size_t tfk_ds_val_count(size_t n, double fraction);
 
+enum tfk_ds_subset {
+	TFK_DS_ALL = 0,		/* no split */
+	TFK_DS_TRAINING = 1,
+	TFK_DS_VALIDATION = 2,
+	TFK_DS_BOTH = 3		/* training, then validation */
+};
+
+/*
+ * The items a run converts, as indices into ds->items in output order:
+ * every item (ALL), the training part (the first n - tfk_ds_val_count(n,
+ * fraction) items), the validation part (the rest) or both, training
+ * first. Each part then keeps only its positions j (0-based within the
+ * part) with j % shard_n == shard_i: --shard I/N. *sel is allocated
+ * (tfk_free it), *n_first is how many of *n_sel belong to the first
+ * part (the training part for BOTH, else all of them).
+ * Errors: TFK_EINVAL (shard_i/shard_n out of range), TFK_ENOMEM.
+ */
+int tfk_ds_select(const struct tfk_dataset *ds, int subset, double fraction,
+		  long shard_i, long shard_n, size_t **sel, size_t *n_sel,
+		  size_t *n_first, struct tfk_err *err);
+
 /* "DIR/daisy/1.jpg" or "A.tgz: flower_photos/daisy/1.jpg": where an
  * item is, for messages. Written into buf (always terminated). */
 void tfk_ds_where(const struct tfk_dataset *ds, const struct tfk_ds_item *it,

@@ -417,6 +417,37 @@ static void shuffle_and_split(void)
 	is_int(tfk_ds_val_count(5, 1.0), 5, "everything");
 
 	{
+		struct tfk_dataset fake;
+		struct tfk_err err;
+		size_t *sel, n_sel, n_first;
+		char s[256];
+
+		memset(&fake, 0, sizeof(fake));
+		fake.n_items = 10;
+#define SEL(sub, f, si, sn, want, wfirst) do { \
+		size_t k_ = 0; \
+		tfk_ds_select(&fake, (sub), (f), (si), (sn), &sel, &n_sel, \
+			      &n_first, &err); \
+		s[0] = '\0'; \
+		for (i = 0; i < n_sel; i++) \
+			k_ += (size_t)snprintf(s + k_, sizeof(s) - k_, "%zu ", \
+					       sel[i]); \
+		is_str(s, (want), "select subset %d, %g, shard %d/%d", \
+		       (sub), (f), (si), (sn)); \
+		is_int(n_first, (wfirst), "  first part"); \
+		tfk_free(sel); \
+	} while (0)
+		SEL(TFK_DS_ALL, 0.0, 0, 1, "0 1 2 3 4 5 6 7 8 9 ", 10);
+		SEL(TFK_DS_TRAINING, 0.3, 0, 1, "0 1 2 3 4 5 6 ", 7);
+		SEL(TFK_DS_VALIDATION, 0.3, 0, 1, "7 8 9 ", 3);
+		SEL(TFK_DS_BOTH, 0.3, 0, 1, "0 1 2 3 4 5 6 7 8 9 ", 7);
+		SEL(TFK_DS_BOTH, 0.3, 1, 2, "1 3 5 8 ", 3);
+		SEL(TFK_DS_TRAINING, 0.05, 0, 3, "0 3 6 9 ", 4);
+		SEL(TFK_DS_VALIDATION, 0.05, 0, 3, "", 0);
+		ok(tfk_ds_select(&fake, TFK_DS_ALL, 0, 2, 2, &sel, &n_sel,
+				 &n_first, &err) == TFK_EINVAL, "shard 2/2 refused");
+	}
+	{
 		struct tfk_ds_opts o = opts(TFK_DS_INFERRED);
 		struct tfk_dataset *ds;
 		struct tfk_err err;

@@ -421,6 +421,12 @@ static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
 	}
 	if (!tfk_buf_ok(&b->text))
 		goto oom;
+	if ((size_t)(p - (w + r->pos)) > TFK_CSV_MAX_ROW) {
+		b->text.len = text0;
+		b->n_cell = cell0;
+		return tfk_errf(err, TFK_ECORRUPT, "%s:%" PRIu64 ":1: row longer "
+				"than %u bytes", r->path, r->line, TFK_CSV_MAX_ROW);
+	}
 	row.cell = cell0;
 	row.n_cells = nf;
 	row.end_col = col32((size_t)(p - ls) + 1);

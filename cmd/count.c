@@ -41,7 +41,7 @@ static const struct tfk_cmd cmd = {
 	"tfk-count",
 	"[options] [FILE...]",
 	"count the records and bytes of TFRecord files (verifying every crc)",
-	"tfk-count train-*.tfrecord; tfk-cat --shard 0/4 a.tfrecord | tfk-count",
+	"tfk-count train-*.tfrecord; tfk-cat a.tfrecord.gz | tfk-count",
 };
 
 struct count {

@@ -26,8 +26,7 @@ static const struct tfk_cmd cmd = {
 	"FILE...",
 	"write FILE.idx (\"OFFSET LENGTH\" per record, DALI's format) for "
 	"each TFRecord file",
-	"tfk-index train-*.tfrecord && tfk-cat --records 5000:5100 "
-	"train-00000.tfrecord | tfk-count",
+	"tfk-index train-*.tfrecord && tfk-count train-*.tfrecord",
 };
 
 static int index_file(const char *path)

@@ -83,9 +83,19 @@ static uint64_t hash_name(const char *s, size_t n)
 	return h ^ (h >> 29);
 }
 
-static int same_name(const struct tfk_feat *f, const char *name, size_t n)
+static inline int same_name(const struct tfk_feat *f, const char *name,
+			    size_t n)
 {
-	return f->name_len == n && (n == 0 || memcmp(f->name, name, n) == 0);
+	size_t i;
+
+	if (f->name_len != n)
+		return 0;
+	if (n > 16)
+		return memcmp(f->name, name, n) == 0;
+	for (i = 0; i < n; i++)	/* short names: no call */
+		if (f->name[i] != name[i])
+			return 0;
+	return 1;
 }
 
 /* Index of the feature called name, or -1; *slot gets the slot where it
@@ -133,25 +143,22 @@ static int ht_build(struct tfk_example *ex, size_t want)
 	return 0;
 }
 
-static long find_index(const struct tfk_example *ex, const char *name,
-		       size_t n)
-{
-	size_t i, slot;
-
-	if (ex->ht_mask)
-		return ht_find(ex, name, n, &slot);
-	for (i = 0; i < ex->n_feat; i++)
-		if (same_name(&ex->feat[i], name, n))
-			return (long)i;
-	return -1;
-}
-
 const struct tfk_feat *tfk_example_findn(const struct tfk_example *ex,
 					 const char *name, size_t len)
 {
-	long k = find_index(ex, name, len);
+	const struct tfk_feat *f = ex->feat, *end = f + ex->n_feat;
+	size_t slot;
+	long k;
 
-	return k < 0 ? NULL : &ex->feat[k];
+	if (ex->ht_mask) {
+		k = ht_find(ex, name, len, &slot);
+		return k < 0 ? NULL : &ex->feat[k];
+	}
+	for (; f < end; f++)
+		if (f->name_len == len && (len == 0 || (f->name[0] == name[0] &&
+		    memcmp(f->name, name, len) == 0)))
+			return f;
+	return NULL;
 }
 
 const struct tfk_feat *tfk_example_find(const struct tfk_example *ex,
@@ -200,6 +207,56 @@ static int put_feat(struct tfk_example *ex, const struct tfk_feat *f)
 
 /* Decoding -------------------------------------------------------------- */
 
+int tfk_pb_fail(const struct tfk_pbf *f, int rc, const uint8_t *end,
+		const uint8_t *base, struct tfk_err *err)
+{
+	size_t at = (size_t)(f->tag - base);
+
+	switch (rc) {
+	case TFK_PB_E_TRUNC:
+		return tfk_errf(err, TFK_ECORRUPT, "byte %zu: truncated varint",
+				(size_t)(f->p - base));
+	case TFK_PB_E_LONG:
+		return tfk_errf(err, TFK_ECORRUPT, "byte %zu: varint longer "
+				"than 10 bytes", (size_t)(f->p - base));
+	case TFK_PB_E_NUM:
+		return tfk_errf(err, TFK_ECORRUPT, "byte %zu: invalid field "
+				"number %llu", at, (unsigned long long)f->v);
+	case TFK_PB_E_PAST:
+		return tfk_errf(err, TFK_ECORRUPT, "byte %zu: field %u: length "
+				"%llu past end of message (%zu bytes left)", at,
+				f->num, (unsigned long long)f->v,
+				(size_t)(end - f->p));
+	case TFK_PB_E_FIXED:
+		return tfk_errf(err, TFK_ECORRUPT, "byte %zu: fixed%d field %u "
+				"past end of message", at,
+				f->wt == TFK_PB_I32 ? 32 : 64, f->num);
+	case TFK_PB_E_GROUP:
+		return tfk_errf(err, TFK_ECORRUPT, "byte %zu: field %u: groups "
+				"(wire type %d) are not supported", at, f->num,
+				f->wt);
+	}
+	return tfk_errf(err, TFK_ECORRUPT, "byte %zu: field %u: invalid wire "
+			"type %d", at, f->num, f->wt);
+}
+
+int tfk_pb_wt_err(const struct tfk_pbf *f, const char *what,
+		  const char *want, const uint8_t *base, struct tfk_err *err)
+{
+	return tfk_errf(err, TFK_ECORRUPT, "byte %zu: %s (field %u) has wire "
+			"type %d, want %s", (size_t)(f->tag - base), what,
+			f->num, f->wt, want);
+}
+
+/* Read the next field or return the located error from the function
+ * using it (which has base and err in scope). */
+#define NEXT(pp, end, f)						\
+	do {								\
+		int rc_ = tfk_pb_next(pp, end, f);			\
+		if (rc_)						\
+			return tfk_pb_fail(f, rc_, end, base, err);	\
+	} while (0)
+
 static int corrupt_at(const uint8_t *at, const uint8_t *base,
 		      struct tfk_err *err, const char *what)
 {
@@ -243,8 +300,7 @@ static int check_list(int kind, const uint8_t *p, const uint8_t *end,
 	int rc;
 
 	while (p < end) {
-		if ((rc = tfk_pb_next(&p, end, &f, base, err)))
-			return rc;
+		NEXT(&p, end, &f);
 		if (f.num != 1)
 			continue;	/* unknown field, skipped */
 		++*nvf;
@@ -256,30 +312,30 @@ static int check_list(int kind, const uint8_t *p, const uint8_t *end,
 			++*n;
 			break;
 		case TFK_FEAT_FLOAT:
-			if (f.wt == TFK_PB_I32) {
-				++*n;
-				*pk = NULL;
-			} else if (f.wt == TFK_PB_LEN) {
-				if ((f.end - f.p) % 4)
+			if (f.wt == TFK_PB_LEN) {
+				if (f.v % 4)
 					return tfk_errf(err, TFK_ECORRUPT,
 						"byte %zu: packed floats: "
 						"%zu bytes is not a multiple "
 						"of 4", (size_t)(f.tag - base),
-						(size_t)(f.end - f.p));
-				*n += (size_t)(f.end - f.p) / 4;
+						(size_t)f.v);
+				*n += (size_t)f.v / 4;
 				*pk = f.p;
+			} else if (f.wt == TFK_PB_I32) {
+				++*n;
+				*pk = NULL;
 			} else {
 				return tfk_pb_wt_err(&f, "FloatList.value",
 						     "5 or 2", base, err);
 			}
 			break;
 		default:
-			if (f.wt == TFK_PB_VARINT) {
-				++*n;
-			} else if (f.wt == TFK_PB_LEN) {
+			if (f.wt == TFK_PB_LEN) {
 				if ((rc = count_varints(f.p, f.end, n, base,
 							err)))
 					return rc;
+			} else if (f.wt == TFK_PB_VARINT) {
+				++*n;
 			} else {
 				return tfk_pb_wt_err(&f, "Int64List.value",
 						     "0 or 2", base, err);
@@ -302,9 +358,8 @@ int tfk_feat_parse(struct tfk_feat *feat, const uint8_t *p, size_t len,
 	int kind = TFK_FEAT_NONE, rc;
 
 	while (p < end) {
-		if ((rc = tfk_pb_next(&p, end, &f, base, err)))
-			return rc;
-		if (f.num < 1 || f.num > 3)
+		NEXT(&p, end, &f);
+		if (f.num - 1 > 2)
 			continue;
 		if (f.wt != TFK_PB_LEN)
 			return tfk_pb_wt_err(&f, kinds[f.num], "2", base, err);
@@ -346,21 +401,19 @@ static int parse_entry(struct tfk_example *ex, const uint8_t *p,
 	feat.name = "";
 	feat.name_len = 0;
 	while (p < end) {
-		if ((rc = tfk_pb_next(&p, end, &f, base, err)))
-			return rc;
+		NEXT(&p, end, &f);
 		if (f.num == 1) {
 			if (f.wt != TFK_PB_LEN)
 				return tfk_pb_wt_err(&f, "map key", "2", base,
 						     err);
 			feat.name = (const char *)f.p;
-			feat.name_len = (size_t)(f.end - f.p);
+			feat.name_len = (size_t)f.v;
 		} else if (f.num == 2) {
 			if (f.wt != TFK_PB_LEN)
 				return tfk_pb_wt_err(&f, "map value", "2",
 						     base, err);
 			/* check each part where it lies, for true offsets */
-			if ((rc = tfk_feat_parse(&feat, f.p,
-						 (size_t)(f.end - f.p), base,
+			if ((rc = tfk_feat_parse(&feat, f.p, (size_t)f.v, base,
 						 err)))
 				return rc;
 			if (nval == 1) {
@@ -371,10 +424,9 @@ static int parse_entry(struct tfk_example *ex, const uint8_t *p,
 				tfk_buf_add(&ex->scratch, v, vlen);
 			}
 			if (nval >= 1)
-				tfk_buf_add(&ex->scratch, f.p,
-					    (size_t)(f.end - f.p));
+				tfk_buf_add(&ex->scratch, f.p, (size_t)f.v);
 			v = f.p;
-			vlen = (size_t)(f.end - f.p);
+			vlen = (size_t)f.v;
 			nval++;
 		}
 	}
@@ -401,60 +453,164 @@ void tfk_example_begin(struct tfk_example *ex, const uint8_t *buf,
 	ex->ht_mask = 0;
 	ex->base = buf;
 	ex->total = len;
-	tfk_buf_reset(&ex->scratch);
+	ex->scratch.len = 0;
+	ex->scratch.oom = 0;
 }
 
 int tfk_example_parse_features(struct tfk_example *ex, const uint8_t *p,
 			       size_t len, struct tfk_err *err)
 {
-	const uint8_t *end = p + len;
+	const uint8_t *end = p + len, *base = ex->base;
 	struct tfk_pbf f;
 	int rc;
 
 	while (p < end) {
-		if ((rc = tfk_pb_next(&p, end, &f, ex->base, err)))
-			return rc;
+		NEXT(&p, end, &f);
 		if (f.num != 1)
 			continue;
 		if (f.wt != TFK_PB_LEN)
-			return tfk_pb_wt_err(&f, "Features.feature", "2",
-					     ex->base, err);
+			return tfk_pb_wt_err(&f, "Features.feature", "2", base,
+					     err);
 		if ((rc = parse_entry(ex, f.p, f.end, err)))
 			return rc;
 	}
 	return 0;
 }
 
-int tfk_example_parse(struct tfk_example *ex, const uint8_t *buf,
-		      size_t len, struct tfk_err *err)
+static int parse_example(struct tfk_example *ex, const uint8_t *base,
+			 size_t len, struct tfk_err *err)
 {
-	const uint8_t *p = buf, *end = buf + len;
+	const uint8_t *p = base, *end = base + len;
 	struct tfk_pbf f;
-	int rc = 0;
+	int rc;
 
-	tfk_example_begin(ex, buf, len);
 	if (len > TFK_PB_MAX)
 		return tfk_errf(err, TFK_ECORRUPT, "byte 0: message of %zu "
 				"bytes exceeds protobuf's 2 GiB limit", len);
 	while (p < end) {
-		if ((rc = tfk_pb_next(&p, end, &f, buf, err)))
-			break;
+		NEXT(&p, end, &f);
 		if (f.num != 1)
 			continue;
-		if (f.wt != TFK_PB_LEN) {
-			rc = tfk_pb_wt_err(&f, "Example.features", "2", buf,
-					   err);
-			break;
-		}
-		if ((rc = tfk_example_parse_features(ex, f.p,
-						     (size_t)(f.end - f.p),
+		if (f.wt != TFK_PB_LEN)
+			return tfk_pb_wt_err(&f, "Example.features", "2", base,
+					     err);
+		if ((rc = tfk_example_parse_features(ex, f.p, (size_t)f.v,
 						     err)))
-			break;
+			return rc;
 	}
-	if (rc) {
-		ex->n_feat = 0;
-		ex->ht_mask = 0;
+	return 0;
+}
+
+/*
+ * The layout every TensorFlow writer produces: one Features field, each
+ * entry exactly key then value, each Feature one list field, floats and
+ * int64s in one packed run. Decoding it needs no field dispatch, so it
+ * gets its own straight-line pass. Returns 1 when buf was decoded, 0 at
+ * the first byte that departs from the layout (the general pass then
+ * decodes the record or reports what is wrong with it), or TFK_ENOMEM.
+ */
+static int fast_parse(struct tfk_example *ex, const uint8_t *p,
+		      const uint8_t *end)
+{
+	uint64_t n;
+
+	if (p == end)
+		return 1;
+	if (*p++ != 0x0a || tfk_pb_varint(&p, end, &n) ||
+	    n != (uint64_t)(end - p))
+		return 0;
+	while (p < end) {
+		const uint8_t *e_end;
+		struct tfk_feat feat;
+
+		if (*p++ != 0x0a || tfk_pb_varint(&p, end, &n) ||
+		    n > (uint64_t)(end - p))
+			return 0;
+		e_end = p + n;
+		if (p == e_end || *p++ != 0x0a || tfk_pb_varint(&p, e_end, &n) ||
+		    n > (uint64_t)(e_end - p))
+			return 0;
+		feat.name = (const char *)p;
+		feat.name_len = (size_t)n;
+		p += n;
+		if (p == e_end || *p++ != 0x12 || tfk_pb_varint(&p, e_end, &n) ||
+		    n != (uint64_t)(e_end - p))
+			return 0;
+		feat.body = p;
+		feat.body_len = (size_t)n;
+		feat.packed = NULL;
+		feat.n = 0;
+		feat.kind = TFK_FEAT_NONE;
+		if (p < e_end) {
+			uint8_t t = *p++;
+
+			if ((t != 0x0a && t != 0x12 && t != 0x1a) ||
+			    tfk_pb_varint(&p, e_end, &n) ||
+			    n != (uint64_t)(e_end - p))
+				return 0;
+			feat.kind = t >> 3;
+		}
+		if (feat.kind == TFK_FEAT_BYTES) {
+			while (p < e_end) {
+				if (*p++ != 0x0a || tfk_pb_varint(&p, e_end, &n) ||
+				    n > (uint64_t)(e_end - p))
+					return 0;
+				p += n;
+				feat.n++;
+			}
+		} else if (p < e_end) {		/* one packed run */
+			if (*p++ != 0x0a || tfk_pb_varint(&p, e_end, &n) ||
+			    n != (uint64_t)(e_end - p))
+				return 0;
+			if (feat.kind == TFK_FEAT_FLOAT) {
+				if (n % 4)
+					return 0;
+				feat.packed = p;
+				feat.n = (size_t)n / 4;
+			} else {
+				size_t cont = 0;
+
+				for (; p < e_end; p++) {
+					if (*p < 0x80) {
+						feat.n++;
+						cont = 0;
+					} else if (++cont == 10) {
+						return 0;
+					}
+				}
+				if (cont)
+					return 0;
+			}
+		}
+		p = e_end;
+		if (put_feat(ex, &feat))
+			return TFK_ENOMEM;
 	}
+	return 1;
+}
+
+int tfk_example_parse(struct tfk_example *ex, const uint8_t *buf,
+		      size_t len, struct tfk_err *err)
+{
+	int rc;
+
+	tfk_example_begin(ex, buf, len);
+	if (len <= TFK_PB_MAX) {
+		rc = fast_parse(ex, buf, buf + len);
+		if (rc == 1)
+			return 0;
+		if (rc == TFK_ENOMEM) {
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			goto fail;
+		}
+		tfk_example_begin(ex, buf, len);
+	}
+	rc = parse_example(ex, buf, len, err);
+	if (rc == 0)
+		return 0;
+fail:
+	ex->n_feat = 0;
+	ex->ht_mask = 0;
 	return rc;
 }
 
@@ -482,6 +638,11 @@ static void copy_floats(float *out, const uint8_t *p, size_t n)
 #endif
 }
 
+/*
+ * The accessors walk bytes that tfk_feat_parse checked, so a failure of
+ * tfk_pb_next cannot happen there; they stop at one all the same
+ * rather than trust that.
+ */
 long tfk_feat_floats(const struct tfk_feat *feat, float *out, size_t max)
 {
 	const uint8_t *p = feat->body, *end = p + feat->body_len;
@@ -496,12 +657,12 @@ long tfk_feat_floats(const struct tfk_feat *feat, float *out, size_t max)
 				    feat->n < max ? feat->n : max);
 		return (long)feat->n;
 	}
-	while (k < max && p < end && !tfk_pb_skim(&p, end, &f)) {
+	while (k < max && p < end && !tfk_pb_next(&p, end, &f)) {
 		const uint8_t *q = f.p;
 
 		if (f.num != TFK_FEAT_FLOAT || f.wt != TFK_PB_LEN)
 			continue;
-		while (k < max && q < f.end && !tfk_pb_skim(&q, f.end, &g)) {
+		while (k < max && q < f.end && !tfk_pb_next(&q, f.end, &g)) {
 			size_t m;
 
 			if (g.num != 1)
@@ -528,12 +689,12 @@ long tfk_feat_int64s(const struct tfk_feat *feat, int64_t *out, size_t max)
 
 	if (feat->kind != TFK_FEAT_INT64)
 		return TFK_EINVAL;
-	while (k < max && p < end && !tfk_pb_skim(&p, end, &f)) {
+	while (k < max && p < end && !tfk_pb_next(&p, end, &f)) {
 		const uint8_t *q = f.p;
 
 		if (f.num != TFK_FEAT_INT64 || f.wt != TFK_PB_LEN)
 			continue;
-		while (k < max && q < f.end && !tfk_pb_skim(&q, f.end, &g)) {
+		while (k < max && q < f.end && !tfk_pb_next(&q, f.end, &g)) {
 			const uint8_t *r = g.p;
 			uint64_t v;
 
@@ -572,7 +733,7 @@ int tfk_feat_bytes_next(const struct tfk_feat *feat, size_t *it,
 	for (;;) {
 		if (lend) {
 			q = b + pos;
-			while (q < b + lend && !tfk_pb_skim(&q, b + lend, &f)) {
+			while (q < b + lend && !tfk_pb_next(&q, b + lend, &f)) {
 				if (f.num == 1 && f.wt == TFK_PB_LEN) {
 					*p = f.p;
 					*len = (size_t)(f.end - f.p);
@@ -584,7 +745,7 @@ int tfk_feat_bytes_next(const struct tfk_feat *feat, size_t *it,
 			lend = 0;
 		}
 		q = b + pos;
-		while (q < end && !tfk_pb_skim(&q, end, &f)) {
+		while (q < end && !tfk_pb_next(&q, end, &f)) {
 			if (f.num == TFK_FEAT_BYTES && f.wt == TFK_PB_LEN) {
 				lend = (size_t)(f.end - b);
 				pos = (size_t)(f.p - b);

@@ -8,14 +8,15 @@
  * which proto3 messages never contain; 6 and 7 are invalid. Field
  * numbers run from 1 to 2^29 - 1.
  *
- * tfk_pb_next checks every bound and reports errors as "byte OFF: what",
- * OFF counted from base. tfk_pb_skim is the same walk without messages,
- * for accessors that walk bytes a successful parse already checked.
+ * tfk_pb_next is the hot path of every decoder: always inlined, the
+ * one-byte tags and short lengths of real records first, every bound
+ * checked; a failure returns a code and leaves its details in the field
+ * so that tfk_pb_fail (cold, out of line) can write "byte OFF: what",
+ * OFF counted from the start of the whole message.
  */
 #ifndef TFK_EXAMPLE_WIRE_IMPL_H
 #define TFK_EXAMPLE_WIRE_IMPL_H
 
-#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,7 +25,21 @@
 /* Largest message accepted: protobuf's own limit (INT_MAX bytes). */
 #define TFK_PB_MAX 0x7fffffffu
 
+#define TFK_PB_INLINE static inline __attribute__((always_inline))
+#define TFK_PB_LIKELY(x) __builtin_expect(!!(x), 1)
+
 enum { TFK_PB_VARINT = 0, TFK_PB_I64 = 1, TFK_PB_LEN = 2, TFK_PB_I32 = 5 };
+
+/* Failures of tfk_pb_next (positive, so tests read as booleans). */
+enum {
+	TFK_PB_E_TRUNC = 1,	/* varint at f->p ends with the message */
+	TFK_PB_E_LONG,		/* varint at f->p is longer than 10 bytes */
+	TFK_PB_E_NUM,		/* field number 0 or > 2^29-1 (f->v: number) */
+	TFK_PB_E_PAST,		/* length f->v runs past end (f->p: payload) */
+	TFK_PB_E_FIXED,		/* fixed32/64 value cut off */
+	TFK_PB_E_GROUP,		/* wire type 3 or 4 */
+	TFK_PB_E_WT		/* wire type 6 or 7 */
+};
 
 struct tfk_pbf {
 	uint32_t num;
@@ -32,31 +47,23 @@ struct tfk_pbf {
 	const uint8_t *tag;	/* where the field starts */
 	const uint8_t *p;	/* the payload (type 2), the value bytes */
 	const uint8_t *end;	/* end of the field */
-	uint64_t v;		/* type 0: the value */
+	uint64_t v;		/* type 0: the value; type 2: the length */
 };
 
-/*
- * Varint at *pp, ending before end. Returns 0 and advances *pp, or -1
- * when truncated, -2 when longer than 10 bytes. Bits past the 64th are
- * dropped, as protobuf does.
- */
-static inline int tfk_pb_varint(const uint8_t **pp, const uint8_t *end,
-				uint64_t *v)
+/* Varint slow path: returns 0, TFK_PB_E_TRUNC or TFK_PB_E_LONG. Bits
+ * past the 64th are dropped, as protobuf does. */
+static inline int tfk_pb_varint_slow(const uint8_t **pp, const uint8_t *end,
+				     uint64_t *v)
 {
 	const uint8_t *p = *pp;
 	uint64_t r = 0;
 	int s;
 
-	if (p < end && *p < 0x80) {
-		*v = *p;
-		*pp = p + 1;
-		return 0;
-	}
 	for (s = 0; s < 70; s += 7) {
 		uint8_t c;
 
 		if (p >= end)
-			return -1;
+			return TFK_PB_E_TRUNC;
 		c = *p++;
 		r |= (uint64_t)(c & 0x7f) << s;
 		if (c < 0x80) {
@@ -65,102 +72,92 @@ static inline int tfk_pb_varint(const uint8_t **pp, const uint8_t *end,
 			return 0;
 		}
 	}
-	return -2;
+	return TFK_PB_E_LONG;
 }
 
-static inline int tfk_pb_varint_err(int rc, const uint8_t *at,
-				    const uint8_t *base, struct tfk_err *err)
+/* Varint at *pp (before end): 0 and *pp advanced, or a TFK_PB_E_*. */
+TFK_PB_INLINE int tfk_pb_varint(const uint8_t **pp, const uint8_t *end,
+				uint64_t *v)
 {
-	return tfk_errf(err, TFK_ECORRUPT, "byte %zu: %s", (size_t)(at - base),
-			rc == -1 ? "truncated varint" :
-			"varint longer than 10 bytes");
+	const uint8_t *p = *pp;
+
+	if (TFK_PB_LIKELY(end - p >= 2)) {
+		if (p[0] < 0x80) {
+			*v = p[0];
+			*pp = p + 1;
+			return 0;
+		}
+		if (p[1] < 0x80) {
+			*v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+			*pp = p + 2;
+			return 0;
+		}
+	}
+	return tfk_pb_varint_slow(pp, end, v);
 }
 
 /* Read the field at *pp (< end) into f and advance past it. Returns 0
- * or TFK_ECORRUPT. */
-static inline int tfk_pb_next(const uint8_t **pp, const uint8_t *end,
-			      struct tfk_pbf *f, const uint8_t *base,
-			      struct tfk_err *err)
+ * or a TFK_PB_E_* code (see tfk_pb_fail). */
+TFK_PB_INLINE int tfk_pb_next(const uint8_t **pp, const uint8_t *end,
+			      struct tfk_pbf *f)
 {
 	const uint8_t *p = *pp;
-	uint64_t tag, n;
+	uint64_t tag;
 	int rc;
 
 	f->tag = p;
-	if (p[0] < 0x80) {	/* one-byte tag; callers ensure p < end */
+	if (TFK_PB_LIKELY(p[0] < 0x80)) {	/* callers ensure p < end */
 		tag = p[0];
 		p++;
 	} else if ((rc = tfk_pb_varint(&p, end, &tag))) {
-		return tfk_pb_varint_err(rc, f->tag, base, err);
+		f->p = f->tag;
+		return rc;
 	}
 	f->num = (uint32_t)(tag >> 3);
 	f->wt = (int)(tag & 7);
-	if (tag >> 3 == 0 || tag >> 3 > 0x1fffffff)
-		return tfk_errf(err, TFK_ECORRUPT, "byte %zu: invalid field "
-				"number %" PRIu64, (size_t)(f->tag - base),
-				tag >> 3);
 	f->p = p;
-	switch (f->wt) {
-	case TFK_PB_VARINT:
+	if (TFK_PB_LIKELY(f->wt == TFK_PB_LEN)) {
 		if ((rc = tfk_pb_varint(&p, end, &f->v)))
-			return tfk_pb_varint_err(rc, f->p, base, err);
-		break;
-	case TFK_PB_I64:
-		if ((size_t)(end - p) < 8)
-			return tfk_errf(err, TFK_ECORRUPT, "byte %zu: fixed64 "
-					"field %u past end of message",
-					(size_t)(f->tag - base), f->num);
-		p += 8;
-		break;
-	case TFK_PB_LEN:
-		if ((rc = tfk_pb_varint(&p, end, &n)))
-			return tfk_pb_varint_err(rc, f->p, base, err);
-		if (n > (uint64_t)(end - p))
-			return tfk_errf(err, TFK_ECORRUPT, "byte %zu: field %u: "
-					"length %" PRIu64 " past end of "
-					"message (%zu bytes left)",
-					(size_t)(f->tag - base), f->num, n,
-					(size_t)(end - p));
+			return rc;
 		f->p = p;
-		p += n;
-		break;
-	case TFK_PB_I32:
-		if ((size_t)(end - p) < 4)
-			return tfk_errf(err, TFK_ECORRUPT, "byte %zu: fixed32 "
-					"field %u past end of message",
-					(size_t)(f->tag - base), f->num);
-		p += 4;
-		break;
-	case 3:
-	case 4:
-		return tfk_errf(err, TFK_ECORRUPT, "byte %zu: field %u: groups "
-				"(wire type %d) are not supported",
-				(size_t)(f->tag - base), f->num, f->wt);
-	default:
-		return tfk_errf(err, TFK_ECORRUPT, "byte %zu: field %u: invalid "
-				"wire type %d", (size_t)(f->tag - base), f->num,
-				f->wt);
+		if (f->v > (uint64_t)(end - p))
+			return TFK_PB_E_PAST;
+		p += f->v;
+	} else if (f->wt == TFK_PB_VARINT) {
+		if ((rc = tfk_pb_varint(&p, end, &f->v)))
+			return rc;
+	} else if (f->wt == TFK_PB_I32 || f->wt == TFK_PB_I64) {
+		size_t w = f->wt == TFK_PB_I32 ? 4 : 8;
+
+		if ((size_t)(end - p) < w)
+			return TFK_PB_E_FIXED;
+		p += w;
+		f->v = 0;
+	} else {
+		return f->wt == 3 || f->wt == 4 ? TFK_PB_E_GROUP : TFK_PB_E_WT;
+	}
+	if (!TFK_PB_LIKELY((tag >> 3) - 1 < 0x1fffffffu)) {
+		f->v = tag >> 3;
+		return TFK_PB_E_NUM;
 	}
 	f->end = p;
 	*pp = p;
 	return 0;
 }
 
-/* Wrong wire type for a known field. */
-static inline int tfk_pb_wt_err(const struct tfk_pbf *f, const char *what,
-				const char *want, const uint8_t *base,
-				struct tfk_err *err)
-{
-	return tfk_errf(err, TFK_ECORRUPT, "byte %zu: %s (field %u) has wire "
-			"type %d, want %s", (size_t)(f->tag - base), what,
-			f->num, f->wt, want);
-}
+/*
+ * The message for a failure rc of tfk_pb_next on field f (or of
+ * tfk_pb_varint at f->p); base is the start of the whole message.
+ * Returns TFK_ECORRUPT.
+ */
+int tfk_pb_fail(const struct tfk_pbf *f, int rc, const uint8_t *end,
+		const uint8_t *base, struct tfk_err *err)
+	__attribute__((cold, noinline));
 
-/* tfk_pb_next without messages: 0, or -1 at a malformed field. */
-static inline int tfk_pb_skim(const uint8_t **pp, const uint8_t *end,
-			      struct tfk_pbf *f)
-{
-	return tfk_pb_next(pp, end, f, *pp, NULL) ? -1 : 0;
-}
+/* Wrong wire type for a known field: "byte OFF: what (field N) has wire
+ * type W, want WANT". Returns TFK_ECORRUPT. */
+int tfk_pb_wt_err(const struct tfk_pbf *f, const char *what,
+		  const char *want, const uint8_t *base, struct tfk_err *err)
+	__attribute__((cold, noinline));
 
 #endif

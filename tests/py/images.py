@@ -14,6 +14,9 @@ and lib/data/resize.c.
       (DTYPE u8 or f32). Writes OUT.raw as float32: tf.image.resize
       computed here with numpy from TensorFlow's formulas, written as
       whole-axis weight matrices (not as TF's loops).
+  images.py seeds DIR
+      A few tiny files of each format: the fuzzer's starting corpus
+      (tests/fuzz/seeds/fuzz-image is made by this).
   images.py corpus DIR N
       N JPEGs (quality 90, 320x240 ... 1024x768) in class subdirectories,
       for the benchmark; kept if DIR already holds N.
@@ -557,11 +560,35 @@ def pillow_bench(d, size):
     print("%.1f" % (len(files) / dt))
 
 
+def seeds(d):
+    os.makedirs(d, exist_ok=True)
+    p = lambda n: os.path.join(d, n)
+    rgb = synth(6, 8, 3, 1)
+    idx = (synth(6, 8, 1, 2)[..., 0] // 64).astype(np.uint8)
+    pal = synth(4, 1, 3, 3).reshape(4, 3)
+    Image.fromarray(rgb).save(p("rgb.png"))
+    png_write(p("pal-trns-adam7.png"), idx, 3, 2, palette=pal,
+              trns=b"\0\x80", interlace=True)
+    png_write(p("gray16.png"), idx.astype(np.uint16) * 20000, 0, 16)
+    Image.fromarray(rgb).save(p("q420.jpg"), quality=50)
+    Image.fromarray(rgb).save(p("prog.jpg"), quality=50, progressive=True)
+    Image.fromarray(np.concatenate([rgb, rgb[..., :1]], -1), "CMYK").save(
+        p("cmyk.jpg"), quality=50)
+    im = Image.fromarray(idx, "P")
+    im.putpalette(pal.reshape(-1).tolist())
+    im.save(p("pal.gif"))
+    im.save(p("pal8.bmp"))
+    bmp_write(p("bgra32-topdown.bmp"), [bytes(r.reshape(-1)) + b"\xff" * 8
+                                        for r in rgb], 8, 6, 32, top_down=True)
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "gen":
         gen(argv[2])
     elif len(argv) >= 3 and argv[1] == "resize":
         resize_cases(argv[2])
+    elif len(argv) >= 3 and argv[1] == "seeds":
+        seeds(argv[2])
     elif len(argv) >= 4 and argv[1] == "corpus":
         corpus(argv[2], int(argv[3]))
     elif len(argv) >= 4 and argv[1] == "pillow-bench":

@@ -695,7 +695,7 @@ static int arc_strip_top(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 {
 	const char *first = NULL;
 	size_t flen = 0, i;
-	int deep = 0, shallow = 0;
+	int deep = 0;
 
 	for (i = 0; i < files->n + dirs->n; i++) {
 		const char *p = i < files->n ? files->v[i].path :
@@ -711,16 +711,15 @@ static int arc_strip_top(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 		} else if (len != flen || memcmp(p, first, len)) {
 			return 0;
 		}
-		if (i < files->n ? n_comps(p) >= 3 : n_comps(p) >= 2)
-			deep = 1;
-		if (i < files->n && n_comps(p) == 2 &&
+		if (i < files->n && n_comps(p) >= 3 &&
 		    ext_ok(strrchr(p, '/') + 1, o->exts))
-			shallow = 1;
+			deep = 1;
 	}
-	/* With inferred labels the top directory is the root when it has
-	 * subdirectories and no wanted file of its own; else it is the one
-	 * class (an archive of "daisy/"). */
-	if (!first || (o->mode == TFK_DS_INFERRED && (!deep || shallow)))
+	/* With inferred labels the top directory is the root when wanted
+	 * files lie in subdirectories of it (its own README.txt or
+	 * LICENSE.txt do not matter); else it is the one class (an archive
+	 * of "daisy/"). */
+	if (!first || (o->mode == TFK_DS_INFERRED && !deep))
 		return 0;
 	ds->top = tfk_malloc(flen + 1);
 	if (!ds->top)

@@ -315,13 +315,30 @@ static void archives(void)
 		tfk_ds_close(ds);
 	}
 
-	/* a single class and no top directory: the directory is the class */
-	sh("cd %s && tar cf one.tar -C flowers daisy", tap_tmpdir());
+	/* a single class and no top directory: the directory is the class;
+	 * with images in a subdirectory it is the root */
+	sh("cd %s && tar cf one.tar -C flowers roses && "
+	   "tar cf onedeep.tar -C flowers daisy", tap_tmpdir());
 	snprintf(path, sizeof(path), "%s/one.tar", tap_tmpdir());
 	is_int(tfk_ds_open(&ds, path, &o, &err), 0, "single class archive");
-	is_str(class_list(ds), "daisy", "its directory is the class");
-	is_int(ds->n_items, 3, "3 files");
+	is_str(class_list(ds), "roses", "its directory is the class");
+	is_int(ds->n_items, 12, "12 files");
 	tfk_ds_close(ds);
+	snprintf(path, sizeof(path), "%s/onedeep.tar", tap_tmpdir());
+	is_int(tfk_ds_open(&ds, path, &o, &err), 0, "top with a subdirectory");
+	is_str(class_list(ds), "deep", "is the root");
+	is_str(listing(ds), "0:deep/3.png", "its own files are not in a class");
+	tfk_ds_close(ds);
+	o.exts = tfk_ds_text_exts;
+	sh("cd %s && mkdir -p t2/top/c && printf x > t2/top/c/a.txt && "
+	   "printf r > t2/top/README.txt && tar czf t2.tgz -C t2 top",
+	   tap_tmpdir());
+	snprintf(path, sizeof(path), "%s/t2.tgz", tap_tmpdir());
+	is_int(tfk_ds_open(&ds, path, &o, &err), 0, "text archive");
+	ok(ds->top && !strcmp(ds->top, "top") && !strcmp(listing(ds), "0:c/a.txt"),
+	   "README.txt in the top directory does not make it a class");
+	tfk_ds_close(ds);
+	o.exts = tfk_ds_image_exts;
 
 	/* unsafe names, symlinks, non-UTF-8 and duplicates inside a tar */
 	sh("cd %s && %s -c 'import tarfile, io\n"

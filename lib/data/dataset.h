@@ -10,6 +10,11 @@
  *     daisy/sub/7.jpg               top directory (flower_photos/daisy/...)
  *     roses/12.jpg
  *
+ * An archive's single top directory is stripped (taken as ROOT) when
+ * every member lies under it and, with inferred labels, some wanted
+ * file lies in a subdirectory of it; otherwise (an archive of daisy/
+ * alone) it is the one class.
+ *
  * Labels "inferred": the classes are the subdirectories of ROOT in byte
  * order (names starting with "." ignored), or the order of an explicit
  * class list (a subset of them, as Keras' class_names). Files are found

@@ -19,8 +19,9 @@ unset SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT OMPI_COMM_WORLD_RANK OMPI_COMM_
 # oracle.py IMAGES [LABELS] [STRIDE START] -- SHARD...: reads the IDX
 # files with gzip + struct, the shards with tfexample.py (records in
 # shard order, or round-robin when ROUNDROBIN is set), and prints
-# "N records, labels ok, pixels ok, crc ok" plus the label histogram,
-# or what differs.
+# "N records, bytes ok, keys ok, labels ok, pixels ok, crc ok" plus the
+# label histogram, or what differs. "bytes ok": each record is exactly
+# protobuf's deterministic serialization of the Example it decodes to.
 cat >"$T/oracle.py" <<'EOF'
 import os, struct, sys, zlib
 sys.path.insert(0, os.path.join(os.environ["TESTS"], "py"))
@@ -74,12 +75,15 @@ for s in shards:
            struct.unpack("<I", blob[off + 12 + n:off + 16 + n])[0] != tfe.masked_crc(blob[off + 12:off + 12 + n]):
             crc_ok = False
 
-bad_lab = bad_pix = bad_keys = 0
+bad_lab = bad_pix = bad_keys = bad_bytes = 0
 hist = [0] * 256
 nkeys = 2 if lab else 1
 Example = tfe.Example
 for i, rec in zip(want, recs):
-    f = Example.FromString(rec).features.feature
+    ex = Example.FromString(rec)
+    if ex.SerializeToString(deterministic=True) != rec:
+        bad_bytes += 1
+    f = ex.features.feature
     if len(f) != nkeys or "image" not in f or (lab and "label" not in f):
         bad_keys += 1
         continue
@@ -93,8 +97,9 @@ for i, rec in zip(want, recs):
             bad_lab += 1
         else:
             hist[lab[i]] += 1
-print("%d records of %d, keys %s, labels %s, pixels %s, crc %s" % (
-    len(recs), len(want), "ok" if not bad_keys else bad_keys,
+print("%d records of %d, bytes %s, keys %s, labels %s, pixels %s, crc %s" % (
+    len(recs), len(want), "ok" if not bad_bytes else bad_bytes,
+    "ok" if not bad_keys else bad_keys,
     "ok" if not bad_lab else bad_lab, "ok" if not bad_pix else bad_pix,
     "ok" if crc_ok else "bad"))
 if lab:
@@ -116,7 +121,7 @@ testcmd "train: 60,000 records, one shard and a schema" \
 	'oracle\noracle.py\nschema\ntrain-00000-of-00001.tfrecord\ntrain.schema.json'
 testcmd "train: every label and pixel as the IDX files say; 6,000 per class" \
 	'./oracle "$TRI" "$TRL" -- train-00000-of-00001.tfrecord' \
-	'60000 records of 60000, keys ok, labels ok, pixels ok, crc ok\n6000 6000 6000 6000 6000 6000 6000 6000 6000 6000'
+	'60000 records of 60000, bytes ok, keys ok, labels ok, pixels ok, crc ok\n6000 6000 6000 6000 6000 6000 6000 6000 6000 6000'
 testcmd "train: schema shape, dtype, encoding, range, label names" \
 	'./schema train.schema.json "s[\"records\"], s[\"features\"][\"image\"][\"shape\"], s[\"features\"][\"image\"][\"dtype\"], s[\"features\"][\"image\"][\"encoding\"], s[\"features\"][\"image\"][\"size\"][\"max\"], s[\"features\"][\"label\"][\"kind\"], s[\"features\"][\"label\"][\"range\"], s[\"features\"][\"label\"][\"shape\"], s[\"features\"][\"label\"][\"label_names\"]"' \
 	"(60000, [28, 28, 1], 'uint8', 'raw', 784, 'int64', {'min': 0, 'max': 9}, [], ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'])"
@@ -126,7 +131,7 @@ testcmd "train: tfk-count agrees (all crcs verified)" \
 
 testcmd "t10k to stdout: 10,000 records, 1,000 per class" \
 	'tfk-idx --images "$TEI" --labels "$TEL" -q >t10k.tfrecord && ./oracle "$TEI" "$TEL" -- t10k.tfrecord' \
-	'10000 records of 10000, keys ok, labels ok, pixels ok, crc ok\n1000 1000 1000 1000 1000 1000 1000 1000 1000 1000'
+	'10000 records of 10000, bytes ok, keys ok, labels ok, pixels ok, crc ok\n1000 1000 1000 1000 1000 1000 1000 1000 1000 1000'
 testcmd "summary line on stderr" \
 	'tfk-idx --images "$TEI" --labels "$TEL" -o s 2>&1 >/dev/null | sed "s/ in [0-9.]* s\$//"' \
 	'tfk-idx: wrote 10000 records (0 skipped), 8380000 bytes, 1 shard to s'
@@ -142,14 +147,14 @@ testcmd "--num-shards 3: three shards of 3,334/3,333/3,333" \
 	'rr-00000-of-00003.tfrecord\nrr-00001-of-00003.tfrecord\nrr-00002-of-00003.tfrecord\n3334\n3333\n3333\n10000'
 testcmd "--num-shards 3: record i in shard i % 3" \
 	'ROUNDROBIN=1 ./oracle "$TEI" "$TEL" -- rr-00000-of-00003.tfrecord rr-00001-of-00003.tfrecord rr-00002-of-00003.tfrecord | head -1' \
-	'10000 records of 10000, keys ok, labels ok, pixels ok, crc ok'
+	'10000 records of 10000, bytes ok, keys ok, labels ok, pixels ok, crc ok'
 # 838 framed bytes a record: a 2 MiB shard closes after 2,503 records.
 testcmd "--shard-size 2M: 4 shards of 2503, 2503, 2503, 2491" \
 	'tfk-idx --images "$TEI" --labels "$TEL" --shard-size 2M -q -o sz && tfk-count sz-*-of-00004.tfrecord | awk "{print \$1}"' \
 	'2503\n2503\n2503\n2491\n10000'
 testcmd "--shard-size: records in order across shards" \
 	'./oracle "$TEI" "$TEL" -- sz-00000-of-00004.tfrecord sz-00001-of-00004.tfrecord sz-00002-of-00004.tfrecord sz-00003-of-00004.tfrecord | head -1' \
-	'10000 records of 10000, keys ok, labels ok, pixels ok, crc ok'
+	'10000 records of 10000, bytes ok, keys ok, labels ok, pixels ok, crc ok'
 testcmd "rerun with another count replaces the stale set" \
 	'tfk-idx --images "$TEI" --labels "$TEL" -q -o sz && ls sz*' \
 	'sz-00000-of-00001.tfrecord\nsz.schema.json'
@@ -164,13 +169,13 @@ testcmd "-j 2 and -j 3: byte-identical output" \
 	'same'
 testcmd "--shard 1/4: items 1, 5, 9, ... under PREFIX-task00001" \
 	'tfk-idx --images "$TEI" --labels "$TEL" --shard 1/4 -q -o part && ls part* && ./oracle "$TEI" "$TEL" 4 1 -- part-task00001-00000-of-00001.tfrecord | head -1' \
-	'part-task00001-00000-of-00001.tfrecord\npart-task00001.schema.json\n2500 records of 2500, keys ok, labels ok, pixels ok, crc ok'
+	'part-task00001-00000-of-00001.tfrecord\npart-task00001.schema.json\n2500 records of 2500, bytes ok, keys ok, labels ok, pixels ok, crc ok'
 testcmd "Slurm array task 3 of 1-4: --shard 2/4 by default" \
 	'SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=1 tfk-idx --images "$TEI" --labels "$TEL" -q -o sl && ls sl* && ./oracle "$TEI" "$TEL" 4 2 -- sl-task00002-00000-of-00001.tfrecord | head -1' \
-	'sl-task00002-00000-of-00001.tfrecord\nsl-task00002.schema.json\n2500 records of 2500, keys ok, labels ok, pixels ok, crc ok'
+	'sl-task00002-00000-of-00001.tfrecord\nsl-task00002.schema.json\n2500 records of 2500, bytes ok, keys ok, labels ok, pixels ok, crc ok'
 testcmd "--images alone: records hold only the image" \
 	'tfk-idx --images "$TEI" -q >img.tfrecord && ./oracle "$TEI" - -- img.tfrecord' \
-	'10000 records of 10000, keys ok, labels ok, pixels ok, crc ok'
+	'10000 records of 10000, bytes ok, keys ok, labels ok, pixels ok, crc ok'
 printf 'T-shirt/top\nTrouser\nPullover\nDress\nCoat\nSandal\nShirt\nSneaker\nBag\nAnkle boot\n' >"$T/names.txt"
 testcmd "--label-names @FILE, --image-key/--label-key" \
 	'tfk-idx --images "$TEI" --labels "$TEL" --label-names @names.txt --image-key pixels --label-key class -q -o nf && ./schema nf.schema.json "list(s[\"features\"]), s[\"features\"][\"class\"][\"label_names\"][9], s[\"features\"][\"pixels\"][\"shape\"]"' \

@@ -291,35 +291,44 @@ static inline size_t scan_plain(const uint8_t *p, size_t n, int delim)
 	return n;
 }
 
-static int add_cell(struct tfk_csv_batch *b, struct tfk_csv_cell *c)
-{
-	if (b->n_cell == b->cap_cell &&
-	    grow((void **)&b->cell, &b->cap_cell, b->n_cell + 1, sizeof(*c)))
-		return TFK_ENOMEM;
-	b->cell[b->n_cell++] = *c;
-	return 0;
-}
-
 static inline uint32_t col32(size_t c)
 {
 	return c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
 }
 
+/* Marks a quoted field holding "" until the row's text is in place. */
+#define ESCAPED 0x80000000u
+
+/* Turn "" into " in the n bytes at p; returns the new length. */
+static uint32_t unescape(uint8_t *p, uint32_t n)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		p[k++] = p[i];
+		if (p[i] == '"')
+			i++;	/* the second quote of the pair */
+	}
+	return k;
+}
+
 /*
  * Parse one row at r->pos into b. Returns ROW, BLANK (an empty line,
  * skipped), END, NEED (the row runs past the window: b is unchanged)
- * or a negative error.
+ * or a negative error. Cells get offsets into the row's raw bytes,
+ * which are copied into b->text once the row is complete.
  */
 static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
 		    struct tfk_err *err)
 {
-	const uint8_t *w = r->w, *end = r->w + r->n, *p, *ls;
+	const uint8_t *w = r->w, *end = r->w + r->n, *p, *ls, *row0;
 	const int delim = r->delim;
-	const size_t cell0 = b->n_cell, text0 = b->text.len;
+	const size_t cell0 = b->n_cell;
 	uint32_t dl = 0, nf = 0;
-	int quoted = 0;
+	int quoted = 0, escapes = 0;
 	struct tfk_csv_row row;
-	struct tfk_csv_cell c;
+	struct tfk_csv_cell *c;
+	size_t raw;
 
 	if (!r->bom_done) {
 		if (r->n - r->pos < 3 && !r->eof)
@@ -328,24 +337,27 @@ static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
 			r->pos += 3;
 		r->bom_done = 1;
 	}
-	p = ls = w + r->pos;
+	p = ls = row0 = w + r->pos;
 	if (p == end)
 		return r->eof ? END : NEED;
 	for (;;) {
-		const size_t foff = b->text.len;
-
-		c.col = col32((size_t)(p - ls) + 1);
-		c.dline = dl;
+		if (b->n_cell == b->cap_cell &&
+		    grow((void **)&b->cell, &b->cap_cell, b->n_cell + 1,
+			 sizeof(*c)))
+			goto oom;
+		c = &b->cell[b->n_cell];
+		c->col = col32((size_t)(p - ls) + 1);
+		c->dline = dl;
 		quoted = p < end && *p == '"';
 		if (quoted) {
-			const uint8_t *q;
-			uint32_t l0 = dl, col0 = c.col;
+			const uint8_t *q, *nl;
+			uint32_t l0 = dl, col0 = c->col, esc = 0;
 
-			p++;
-			for (;;) {
-				const uint8_t *s = p, *nl;
+			c->off = (uint32_t)(p + 1 - row0);
+			for (q = ++p;; q += 2) {
+				const uint8_t *s = q;
 
-				q = memchr(p, '"', (size_t)(end - p));
+				q = memchr(q, '"', (size_t)(end - q));
 				if (!q)
 					q = end;
 				for (nl = s; (nl = memchr(nl, '\n', (size_t)(q - nl)));
@@ -353,11 +365,9 @@ static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
 					dl++;
 					ls = nl + 1;
 				}
-				tfk_buf_add(&b->text, s, (size_t)(q - s));
 				if (q == end) {
 					if (!r->eof)
 						goto need;
-					b->text.len = text0;
 					b->n_cell = cell0;
 					return tfk_errf(err, TFK_ECORRUPT,
 							"%s:%" PRIu64 ":%" PRIu32 ": "
@@ -367,18 +377,18 @@ static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
 				if (q + 1 == end && !r->eof)
 					goto need;
 				if (q + 1 < end && q[1] == '"') {
-					tfk_buf_addc(&b->text, '"');
-					p = q + 2;
+					esc = ESCAPED;
 					continue;
 				}
-				p = q + 1;
 				break;
 			}
+			c->len = (uint32_t)(q - p) | esc;
+			escapes |= esc != 0;
+			p = q + 1;
 			if (p < end && *p != delim && *p != '\n') {
 				if (*p == '\r' && p + 1 == end && !r->eof)
 					goto need;
 				if (!(*p == '\r' && (p + 1 == end || p[1] == '\n'))) {
-					b->text.len = text0;
 					b->n_cell = cell0;
 					return tfk_errf(err, TFK_ECORRUPT,
 							"%s:%" PRIu64 ":%zu: text after "
@@ -395,34 +405,28 @@ static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
 			if (e == end && !r->eof)
 				goto need;
 			/* the CR of a CRLF (or of a final line) is no data */
-			if (e > p && e[-1] == '\r' && (e == end || *e == '\n'))
-				tfk_buf_add(&b->text, p, k - 1);
-			else
-				tfk_buf_add(&b->text, p, k);
+			if (k && e[-1] == '\r' && (e == end || *e == '\n'))
+				k--;
+			c->off = (uint32_t)(p - row0);
+			c->len = (uint32_t)k;
 			p = e;
 		}
-		c.off = (uint32_t)foff;
-		c.len = (uint32_t)(b->text.len - foff);
+		b->n_cell++;
 		if (++nf > TFK_CSV_MAX_FIELDS) {
-			b->text.len = text0;
 			b->n_cell = cell0;
 			return tfk_errf(err, TFK_ECORRUPT, "%s:%" PRIu64 ":%" PRIu32
 					": more than %u fields in a row",
-					r->path, r->line + dl, c.col,
+					r->path, r->line + dl, c->col,
 					TFK_CSV_MAX_FIELDS);
 		}
-		if (add_cell(b, &c))
-			goto oom;
 		if (p < end && *p == delim) {
 			p++;
 			continue;
 		}
 		break;	/* LF or end of input */
 	}
-	if (!tfk_buf_ok(&b->text))
-		goto oom;
-	if ((size_t)(p - (w + r->pos)) > TFK_CSV_MAX_ROW) {
-		b->text.len = text0;
+	raw = (size_t)(p - row0);
+	if (raw > TFK_CSV_MAX_ROW) {
 		b->n_cell = cell0;
 		return tfk_errf(err, TFK_ECORRUPT, "%s:%" PRIu64 ":1: row longer "
 				"than %u bytes", r->path, r->line, TFK_CSV_MAX_ROW);
@@ -440,19 +444,33 @@ static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
 		b->n_cell = cell0;
 		return BLANK;
 	}
-	if (b->n_row == b->cap_row &&
-	    grow((void **)&b->row, &b->cap_row, b->n_row + 1, sizeof(row)))
-		goto oom;
+	if ((b->n_row == b->cap_row &&
+	     grow((void **)&b->row, &b->cap_row, b->n_row + 1, sizeof(row))) ||
+	    tfk_buf_reserve(&b->text, raw + 16)) {
+		b->n_cell = cell0;
+		b->text.oom = 0;
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	}
+	row.text_off = b->text.len;
+	memcpy(b->text.data + b->text.len, row0, raw);
+	if (escapes) {
+		size_t i;
+
+		for (i = cell0; i < b->n_cell; i++) {
+			c = &b->cell[i];
+			if (c->len & ESCAPED)
+				c->len = unescape(b->text.data + row.text_off + c->off,
+						  c->len & ~ESCAPED);
+		}
+	}
+	b->text.len += raw;
 	b->row[b->n_row++] = row;
 	return ROW;
 need:
-	b->text.len = text0;
 	b->n_cell = cell0;
 	return NEED;
 oom:
-	b->text.len = text0;
 	b->n_cell = cell0;
-	b->text.oom = 0;
 	return tfk_errf(err, TFK_ENOMEM, "out of memory");
 }
 
@@ -501,24 +519,29 @@ static inline void trim(const char **p, const char **e)
 static inline int parse_int64(const char *s, size_t n, int64_t *v)
 {
 	const char *p = s, *e = s + n;
-	uint64_t x = 0, lim;
+	uint64_t x = 0;
 	int neg = 0;
 
-	trim(&p, &e);
+	if (n && (is_ws((unsigned char)*p) || is_ws((unsigned char)e[-1])))
+		trim(&p, &e);
 	if (p < e && (*p == '-' || *p == '+'))
 		neg = *p++ == '-';
 	if (p == e)
 		return -1;
-	lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	while (e - p > 19 && *p == '0')
+		p++;
+	if (e - p > 19)
+		return -1;
+	/* 19 digits cannot overflow a uint64 */
 	for (; p < e; p++) {
 		unsigned d = (unsigned)(unsigned char)*p - '0';
 
 		if (d > 9)
 			return -1;
-		if (x > (lim - d) / 10)
-			return -1;
 		x = x * 10 + d;
 	}
+	if (x > (uint64_t)INT64_MAX + neg)
+		return -1;
 	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
 	return 0;
 }
@@ -559,14 +582,22 @@ static int slow_float(const char *p, const char *e, float *v)
 	return 0;
 }
 
+static inline const char *digits(const char *p, const char *e)
+{
+	while (p < e && (unsigned)(*p - '0') <= 9)
+		p++;
+	return p;
+}
+
 static inline int parse_float(const char *s, size_t n, float *v)
 {
-	const char *p = s, *e = s + n, *t;
+	const char *p = s, *e = s + n, *t, *i0, *i1, *f0 = NULL, *f1 = NULL;
 	uint64_t m = 0;
-	int nd = 0, digits = 0, dexp = 0, neg = 0, lost = 0;
 	long ex = 0;
+	int neg = 0;
 
-	trim(&p, &e);
+	if (n && (is_ws((unsigned char)*p) || is_ws((unsigned char)e[-1])))
+		trim(&p, &e);
 	t = p;
 	if (p < e && (*p == '-' || *p == '+'))
 		neg = *p++ == '-';
@@ -578,54 +609,50 @@ static inline int parse_float(const char *s, size_t n, float *v)
 			return slow_float(t, e, v);
 		return -1;
 	}
-	for (; p < e && (unsigned)(*p - '0') <= 9; p++, digits++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (nd < 19) {
-			m = m * 10 + d;
-			nd += m != 0;
-		} else {
-			dexp++;
-			lost |= d != 0;
-		}
-	}
+	i0 = p;
+	i1 = p = digits(p, e);
 	if (p < e && *p == '.') {
-		for (p++; p < e && (unsigned)(*p - '0') <= 9; p++, digits++) {
-			unsigned d = (unsigned)(*p - '0');
-
-			if (nd < 19) {
-				m = m * 10 + d;
-				nd += m != 0;
-				dexp--;
-			} else {
-				lost |= d != 0;
-			}
-		}
+		f0 = p + 1;
+		f1 = p = digits(f0, e);
 	}
-	if (!digits)
-		return -1;
+	if (i1 == i0 && f1 == f0)
+		return -1;	/* no digits at all */
 	if (p < e && (*p == 'e' || *p == 'E')) {
-		int eneg = 0, ed = 0;
+		const char *d0;
+		int eneg = 0;
 
-		p++;
-		if (p < e && (*p == '-' || *p == '+'))
+		if (++p < e && (*p == '-' || *p == '+'))
 			eneg = *p++ == '-';
-		for (; p < e && (unsigned)(*p - '0') <= 9; p++, ed++)
+		d0 = p;
+		for (; p < e && (unsigned)(*p - '0') <= 9; p++)
 			if (ex < 100000)
 				ex = ex * 10 + (*p - '0');
-		if (!ed)
+		if (p == d0)
 			return -1;
 		if (eneg)
 			ex = -ex;
 	}
 	if (p != e)
 		return -1;
-	if (m == 0 && !lost) {
+	/* at most 19 digits, or 19 after leading zeros: exact in m */
+	while (i0 < i1 && *i0 == '0')
+		i0++;
+	if (i0 == i1 && f0)
+		while (f0 < f1 && *f0 == '0') {
+			f0++;
+			ex--;
+		}
+	if ((i1 - i0) + (f1 - f0) > 19)
+		return slow_float(t, e, v);
+	for (; i0 < i1; i0++)
+		m = m * 10 + (unsigned)(*i0 - '0');
+	for (; f0 < f1; f0++, ex--)
+		m = m * 10 + (unsigned)(*f0 - '0');
+	if (m == 0) {
 		*v = neg ? -0.0f : 0.0f;
 		return 0;
 	}
-	ex += dexp;
-	if (!lost && m <= (UINT64_C(1) << 53) && ex >= -22 && ex <= 22) {
+	if (m <= (UINT64_C(1) << 53) && ex >= -22 && ex <= 22) {
 		double d = (double)m;
 		uint64_t bits;
 
@@ -885,7 +912,8 @@ void tfk_csv_table_observe(struct tfk_csv_table *t,
 		for (j = 0; j < t->n_col; j++) {
 			struct tfk_csv_col *c = &t->col[j];
 			const struct tfk_csv_cell *cell = &b->cell[row->cell + j];
-			const char *p = (const char *)b->text.data + cell->off;
+			const char *p = (const char *)b->text.data +
+					row->text_off + cell->off;
 
 			if (c->forced || c->seen == TFK_FEAT_BYTES ||
 			    !is_selected(t, j) || is_missing(t, p, cell->len))
@@ -973,7 +1001,7 @@ int tfk_csv_table_resolve(struct tfk_csv_table *t, struct tfk_err *err)
 		}
 		tfk_free(c->key);
 		c->key_len = 1 + varint_len(len) + len + 1;
-		c->key = tfk_malloc(c->key_len);
+		c->key = tfk_calloc(1, c->key_len + 16);
 		if (!c->key)
 			return tfk_errf(err, TFK_ENOMEM, "out of memory");
 		q = c->key;
@@ -1056,8 +1084,8 @@ static int describe_bad(const struct tfk_csv_table *t,
 				": column '%.60s': missing value and no default",
 				path, row->line + cell->dline, cell->col,
 				t->col[j].name);
-	quote_value(v, sizeof(v), (const char *)b->text.data + cell->off,
-		    cell->len);
+	quote_value(v, sizeof(v), (const char *)b->text.data + row->text_off +
+		    cell->off, cell->len);
 	return tfk_errf(err, TFK_ECORRUPT, "%s:%" PRIu64 ":%" PRIu32
 			": column '%.60s': %s is not %s %s", path,
 			row->line + cell->dline, cell->col, t->col[j].name, v,
@@ -1065,20 +1093,113 @@ static int describe_bad(const struct tfk_csv_table *t,
 			kind_name(t->col[j].kind));
 }
 
-/* Parse row r's selected values into v; TFK_CSV_BAD_* and *bad_col. */
-static int row_values(const struct tfk_csv_table *t,
-		      const struct tfk_csv_batch *b, size_t r, struct val *v,
-		      size_t *bad_col)
+/* Copy n bytes; short runs as one 16-byte move, which the caller
+ * allows by having 16 bytes readable at src and writable at dst. */
+static inline void copy16(uint8_t *dst, const void *src, size_t n)
+{
+#if defined(__SSE2__)
+	if (n <= 16) {
+		_mm_storeu_si128((__m128i *)dst,
+				 _mm_loadu_si128((const __m128i *)src));
+		return;
+	}
+#endif
+	memcpy(dst, src, n);
+}
+
+/* "0a LEN key" of a map entry whose value part is rest bytes long. */
+static inline uint8_t *put_key(uint8_t *q, const struct tfk_csv_col *c,
+			       size_t rest)
+{
+	size_t len = c->key_len + rest;
+
+	*q++ = 0x0a;
+	if (len < 0x80)
+		*q++ = (uint8_t)len;
+	else
+		q = put_varint(q, len);
+	copy16(q, c->key, c->key_len);
+	return q + c->key_len;
+}
+
+/* An empty list of the column's kind: Feature "tag 00". */
+static inline uint8_t *put_empty(uint8_t *q, const struct tfk_csv_col *c)
+{
+	q = put_key(q, c, 3);
+	q[0] = 2;
+	q[1] = c->kind == TFK_FEAT_INT64 ? 0x1a :
+	       c->kind == TFK_FEAT_FLOAT ? 0x12 : 0x0a;
+	q[2] = 0;
+	return q + 3;
+}
+
+static inline uint8_t *put_float(uint8_t *q, const struct tfk_csv_col *c,
+				 float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	q = put_key(q, c, 9);
+	q[0] = 8;		/* Feature length */
+	q[1] = 0x12;		/* float_list */
+	q[2] = 6;
+	q[3] = 0x0a;		/* packed value */
+	q[4] = 4;
+	q[5] = (uint8_t)u;
+	q[6] = (uint8_t)(u >> 8);
+	q[7] = (uint8_t)(u >> 16);
+	q[8] = (uint8_t)(u >> 24);
+	return q + 9;
+}
+
+static inline uint8_t *put_int64(uint8_t *q, const struct tfk_csv_col *c,
+				 int64_t i)
+{
+	size_t vs = varint_len((uint64_t)i);
+
+	q = put_key(q, c, 5 + vs);
+	q[0] = (uint8_t)(4 + vs);	/* Feature length */
+	q[1] = 0x1a;			/* int64_list */
+	q[2] = (uint8_t)(2 + vs);
+	q[3] = 0x0a;			/* packed value */
+	q[4] = (uint8_t)vs;
+	return put_varint(q + 5, (uint64_t)i);
+}
+
+/* pad: 16 bytes are readable at p (the batch text), so short values
+ * may be copied with one move. */
+static inline uint8_t *put_bytes(uint8_t *q, const struct tfk_csv_col *c,
+				 const char *p, size_t n, int pad)
+{
+	size_t bl = 1 + varint_len(n) + n;
+	size_t fl = 1 + varint_len(bl) + bl;
+
+	q = put_key(q, c, varint_len(fl) + fl);
+	q = put_varint(q, fl);		/* Feature length */
+	*q++ = 0x0a;			/* bytes_list */
+	q = put_varint(q, bl);
+	*q++ = 0x0a;			/* value */
+	q = put_varint(q, n);
+	if (pad)
+		copy16(q, p, n);
+	else
+		memcpy(q, p, n);
+	return q + n;
+}
+
+/*
+ * Parse and write row r's features at q. Fills v (for the statistics)
+ * and returns the end, or NULL with *why and *bad_col for a bad row.
+ */
+static uint8_t *put_row(const struct tfk_csv_table *t,
+			const struct tfk_csv_batch *b, size_t r,
+			struct val *v, uint8_t *q, int *why, size_t *bad_col)
 {
 	const struct tfk_csv_row *row = &b->row[r];
 	const struct tfk_csv_cell *cells = &b->cell[row->cell];
-	const char *text = (const char *)b->text.data;
+	const char *text = (const char *)b->text.data + row->text_off;
 	size_t k;
 
-	if (row->n_cells != t->n_col) {
-		*bad_col = SIZE_MAX;
-		return TFK_CSV_BAD_COUNT;
-	}
 	for (k = 0; k < t->n_sel; k++) {
 		size_t j = t->sel[k];
 		const struct tfk_csv_col *c = &t->col[j];
@@ -1087,127 +1208,73 @@ static int row_values(const struct tfk_csv_table *t,
 		struct val *x = &v[k];
 
 		x->state = V_VALUE;
-		if (is_missing(t, p, n)) {
+		if (n == 0 || (t->n_na && is_missing(t, p, n))) {
 			if (c->def) {
 				x->i = c->def_i;
 				x->f = c->def_f;
 				x->p = c->def;
 				x->n = strlen(c->def);
-				continue;
-			}
-			if (t->missing == TFK_CSV_EMPTY) {
+			} else if (t->missing == TFK_CSV_EMPTY) {
 				x->state = V_EMPTY;
+				q = put_empty(q, c);
 				continue;
-			}
-			if (t->missing == TFK_CSV_ERROR) {
+			} else if (t->missing == TFK_CSV_ERROR) {
 				*bad_col = j;
-				return TFK_CSV_BAD_MISSING;
+				*why = TFK_CSV_BAD_MISSING;
+				return NULL;
+			} else {
+				x->i = 0;
+				x->f = 0.0f;
+				x->p = "";
+				x->n = 0;
 			}
-			x->i = 0;
-			x->f = 0.0f;
-			x->p = "";
-			x->n = 0;
+			if (c->kind == TFK_FEAT_INT64)
+				q = put_int64(q, c, x->i);
+			else if (c->kind == TFK_FEAT_FLOAT)
+				q = put_float(q, c, x->f);
+			else
+				q = put_bytes(q, c, x->p, x->n, 0);
 			continue;
 		}
 		switch (c->kind) {
 		case TFK_FEAT_INT64:
-			if (parse_int64(p, n, &x->i)) {
-				*bad_col = j;
-				return TFK_CSV_BAD_VALUE;
-			}
+			if (parse_int64(p, n, &x->i))
+				goto bad;
+			q = put_int64(q, c, x->i);
 			break;
 		case TFK_FEAT_FLOAT:
-			if (parse_float(p, n, &x->f)) {
-				*bad_col = j;
-				return TFK_CSV_BAD_VALUE;
-			}
+			if (parse_float(p, n, &x->f))
+				goto bad;
+			q = put_float(q, c, x->f);
 			break;
 		default:
 			x->p = p;
 			x->n = n;
+			q = put_bytes(q, c, p, n, 1);
 			break;
 		}
-	}
-	return TFK_CSV_BAD_NONE;
-}
-
-/* Write the map entries of one row at q; returns the end. */
-static uint8_t *put_row(const struct tfk_csv_table *t, const struct val *v,
-			uint8_t *q)
-{
-	size_t k;
-
-	for (k = 0; k < t->n_sel; k++) {
-		const struct tfk_csv_col *c = &t->col[t->sel[k]];
-		const struct val *x = &v[k];
-		size_t fl, bl;
-
-		if (x->state == V_EMPTY) {
-			/* an empty list of the column's kind: "tag 00" */
-			*q++ = 0x0a;
-			q = put_varint(q, c->key_len + 3);
-			memcpy(q, c->key, c->key_len);
-			q += c->key_len;
-			*q++ = 2;
-			*q++ = c->kind == TFK_FEAT_INT64 ? 0x1a :
-			       c->kind == TFK_FEAT_FLOAT ? 0x12 : 0x0a;
-			*q++ = 0;
-			continue;
-		}
-		switch (c->kind) {
-		case TFK_FEAT_FLOAT: {
-			uint32_t u;
-
-			memcpy(&u, &x->f, 4);
-			*q++ = 0x0a;
-			q = put_varint(q, c->key_len + 9);
-			memcpy(q, c->key, c->key_len);
-			q += c->key_len;
-			q[0] = 8;
-			q[1] = 0x12;
-			q[2] = 6;
-			q[3] = 0x0a;
-			q[4] = 4;
-			q[5] = (uint8_t)u;
-			q[6] = (uint8_t)(u >> 8);
-			q[7] = (uint8_t)(u >> 16);
-			q[8] = (uint8_t)(u >> 24);
-			q += 9;
-			break;
-		}
-		case TFK_FEAT_INT64: {
-			size_t vs = varint_len((uint64_t)x->i);
-
-			*q++ = 0x0a;
-			q = put_varint(q, c->key_len + 5 + vs);
-			memcpy(q, c->key, c->key_len);
-			q += c->key_len;
-			*q++ = (uint8_t)(4 + vs);
-			*q++ = 0x1a;
-			*q++ = (uint8_t)(2 + vs);
-			*q++ = 0x0a;
-			*q++ = (uint8_t)vs;
-			q = put_varint(q, (uint64_t)x->i);
-			break;
-		}
-		default:
-			bl = 1 + varint_len(x->n) + x->n;
-			fl = 1 + varint_len(bl) + bl;
-			*q++ = 0x0a;
-			q = put_varint(q, c->key_len + varint_len(fl) + fl);
-			memcpy(q, c->key, c->key_len);
-			q += c->key_len;
-			q = put_varint(q, fl);
-			*q++ = 0x0a;
-			q = put_varint(q, bl);
-			*q++ = 0x0a;
-			q = put_varint(q, x->n);
-			memcpy(q, x->p, x->n);
-			q += x->n;
-			break;
-		}
+		continue;
+bad:
+		*bad_col = j;
+		*why = TFK_CSV_BAD_VALUE;
+		return NULL;
 	}
 	return q;
+}
+
+/* 1 if p[0..n) is ASCII, the common case of valid UTF-8. */
+static inline int ascii(const char *p, size_t n)
+{
+	uint64_t acc = 0, w;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		acc |= w;
+	}
+	for (; i < n; i++)
+		acc |= (uint8_t)p[i];
+	return !(acc & UINT64_C(0x8080808080808080));
 }
 
 /* Render a sample as schema.c does (text cut at 40 characters). */
@@ -1287,27 +1354,30 @@ static int observe_row(const struct tfk_csv_table *t, struct tfk_schema *s,
 		} else if (kind == TFK_FEAT_INT64) {
 			if (!sf->has_range) {
 				sf->imin = sf->imax = x->i;
+				sf->vmin = sf->vmax = (double)x->i;
 				sf->has_range = 1;
 			} else if (x->i < sf->imin) {
 				sf->imin = x->i;
+				sf->vmin = (double)x->i;
 			} else if (x->i > sf->imax) {
 				sf->imax = x->i;
+				sf->vmax = (double)x->i;
 			}
-			sf->vmin = (double)sf->imin;
-			sf->vmax = (double)sf->imax;
 		} else {
 			if (x->n < sf->size_min)
 				sf->size_min = x->n;
 			if (x->n > sf->size_max)
 				sf->size_max = x->n;
 			sf->size_sum += (double)x->n;
-			/* "text" until a value is not UTF-8, then
-			 * "binary" for good, as tfk_schema_observe */
-			if (strcmp(sf->content, "binary") &&
-			    !tfk_utf8_valid((const uint8_t *)x->p, x->n))
-				strcpy(sf->content, "binary");
-			else if (!sf->content[0])
-				strcpy(sf->content, "text");
+			/* "text" until a value is not UTF-8, then "binary"
+			 * for good, as tfk_schema_observe */
+			if (sf->content[0] != 'b') {
+				if (!ascii(x->p, x->n) &&
+				    !tfk_utf8_valid((const uint8_t *)x->p, x->n))
+					strcpy(sf->content, "binary");
+				else if (!sf->content[0])
+					strcpy(sf->content, "text");
+			}
 		}
 		if (sf->n_samples < TFK_SCHEMA_SAMPLES && sample(sf, kind, x))
 			return TFK_ENOMEM;
@@ -1348,13 +1418,23 @@ int tfk_csv_encode(const struct tfk_csv_table *t, struct tfk_csv_batch *b,
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	for (r = 0; r < b->n_row; r++) {
 		const struct tfk_csv_row *row = &b->row[r];
-		size_t bad_col = SIZE_MAX, text, flen, hl;
-		int why = row_values(t, b, r, v, &bad_col);
-		uint8_t *base, *q, *start;
+		size_t bad_col = SIZE_MAX, text, flen;
+		int why = TFK_CSV_BAD_COUNT;
+		uint8_t *base, *q = NULL;
 
 		b->rec_off[r] = b->out.len;
 		b->rec_len[r] = 0;
-		if (why != TFK_CSV_BAD_NONE) {
+		text = r + 1 < b->n_row ? b->row[r + 1].text_off - row->text_off :
+		       b->text.len - row->text_off;
+		if (tfk_buf_reserve(&b->out, t->row_fixed + text)) {
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			break;
+		}
+		/* the Example header goes into the 6 bytes before q */
+		base = b->out.data + b->out.len;
+		if (row->n_cells == t->n_col)
+			q = put_row(t, b, r, v, base + 6, &why, &bad_col);
+		if (!q) {
 			struct tfk_err e;
 
 			if (b->bad == TFK_CSV_BAD_NONE) {
@@ -1375,26 +1455,12 @@ int tfk_csv_encode(const struct tfk_csv_table *t, struct tfk_csv_batch *b,
 			}
 			continue;
 		}
-		text = 0;
-		if (row->n_cells) {
-			const struct tfk_csv_cell *last =
-				&b->cell[row->cell + row->n_cells - 1];
-
-			text = last->off + last->len - b->cell[row->cell].off;
-		}
-		if (tfk_buf_reserve(&b->out, t->row_fixed + text)) {
-			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
-			break;
-		}
-		base = b->out.data + b->out.len;
-		q = put_row(t, v, base + 6);
 		flen = (size_t)(q - (base + 6));
-		hl = 1 + varint_len(flen);
-		start = base + 6 - hl;
-		start[0] = 0x0a;
-		put_varint(start + 1, flen);
-		b->rec_off[r] = (size_t)(start - b->out.data);
-		b->rec_len[r] = (size_t)(q - start);
+		base += 6 - 1 - varint_len(flen);
+		base[0] = 0x0a;
+		put_varint(base + 1, flen);
+		b->rec_off[r] = (size_t)(base - b->out.data);
+		b->rec_len[r] = (size_t)(q - base);
 		b->out.len = (size_t)(q - b->out.data);
 		b->n_written++;
 		if (observe_row(t, &b->stats, v)) {

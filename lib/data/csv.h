@@ -50,7 +50,10 @@
 
 /* Batches ------------------------------------------------------------- */
 
-/* One field of a row: its bytes, unquoted, at batch->text.data + off. */
+/* One field of a row: its bytes, unquoted, at text.data + row text_off
+ * + off. A row's text is its raw bytes (delimiters included), with
+ * quoted fields unescaped in place, and at least 16 readable bytes
+ * follow the end of the text (for 16-byte copies). */
 struct tfk_csv_cell {
 	uint32_t off;
 	uint32_t len;
@@ -59,6 +62,7 @@ struct tfk_csv_cell {
 };
 
 struct tfk_csv_row {
+	size_t text_off;	/* where its text starts in batch->text */
 	size_t cell;		/* index of its first cell */
 	uint32_t n_cells;
 	uint32_t end_col;	/* where the row ends (for "too few fields") */
@@ -114,7 +118,7 @@ static inline const char *tfk_csv_field(const struct tfk_csv_batch *b,
 	const struct tfk_csv_cell *c = &b->cell[b->row[r].cell + f];
 
 	*len = c->len;
-	return (const char *)b->text.data + c->off;
+	return (const char *)b->text.data + b->row[r].text_off + c->off;
 }
 
 /* Reading ------------------------------------------------------------- */
@@ -136,7 +140,7 @@ void tfk_csv_close(struct tfk_csv_reader *r);
 
 /*
  * Append up to max_rows rows to b (fewer when the batch holds more than
- * max_bytes bytes of field text, checked after each row). Returns the
+ * max_bytes bytes of row text, checked after each row). Returns the
  * number of rows added, 0 at the end of input, or a negative code:
  *   TFK_ECORRUPT  "a.csv:12:7: unterminated quoted field", "... text
  *                 after closing quote", row or field count over the

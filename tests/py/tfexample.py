@@ -33,12 +33,17 @@ or run it (the C tests do, through $PYTHON):
     tfexample.py json-cases DIR [N] random Examples as tfkit JSON lines
                                     (DIR/json.jsonl) + their canonical
                                     lines (DIR/json.txt)
+    tfexample.py seq-cases DIR [N]  one SequenceExample by protobuf and N
+                                    random quirky ones: DIR/seq.tfrecord
+                                    + DIR/seq.txt (canonical lines)
     tfexample.py check-json TFRECORD JSONL
                                     each JSON line must be tfkit's JSON
                                     form of the record (value types,
                                     float bits, strings vs b64); prints
                                     one "ok"/"bad ..." line per record,
                                     exits 1 on any mismatch
+    tfexample.py check-json-seq TFRECORD JSONL
+                                    the same for SequenceExamples
 
 Canonical line: the features sorted by name bytes, separated by one
 space, each "HEXNAME=KIND:V,V,..." with KIND none/bytes/float/int64,
@@ -572,51 +577,124 @@ def _loads_typed(line):
                       parse_constant=lambda s: _Num("const", float(s)))
 
 
-def check_json_line(ex, line):
-    """'' when line is tfkit's JSON form of ex, else what differs."""
-    try:
-        obj = _loads_typed(line)
-    except ValueError as e:
-        return "not JSON: %s" % e
-    feats = ex.features.feature
+def _check_values(name, f, got):
+    """'' when got (typed JSON) is tfkit's form of Feature f's values."""
+    kind, vals = feature_kind_values(f)
+    if kind == "none":
+        return "" if got is None else "%s: want null" % name
+    if not isinstance(got, list) or len(got) != len(vals):
+        return "%s: want a list of %d" % (name, len(vals))
+    for i, (g, v) in enumerate(zip(got, vals)):
+        where = "%s[%d]" % (name, i)
+        if kind == "int64":
+            if not isinstance(g, _Num) or g.typ != "int" or g.value != v:
+                return "%s: want integer %d" % (where, v)
+        elif kind == "float":
+            if not isinstance(g, _Num) or g.typ == "int":
+                return "%s: want a float token" % where
+            if math.isnan(v):
+                if not math.isnan(g.value):
+                    return "%s: want NaN" % where
+            elif f32_bits(g.value) != f32_bits(v):
+                return "%s: %r does not read back as %r" % (where, g.value, v)
+        else:
+            try:
+                text = v.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            if text is not None:
+                if g != text:
+                    return "%s: want string %r" % (where, text)
+            elif not (isinstance(g, dict) and list(g) == ["b64"] and
+                      base64.b64decode(g["b64"], validate=True) == v):
+                return "%s: want {\"b64\": ...} of %r" % (where, v)
+    return ""
+
+
+def _check_features(feats, obj):
     if not isinstance(obj, dict):
         return "not an object"
     if set(obj) != set(feats):
         return "names %s != %s" % (sorted(obj), sorted(feats))
     for name, f in feats.items():
-        kind, vals = feature_kind_values(f)
-        got = obj[name]
-        if kind == "none":
-            if got is not None:
-                return "%s: want null" % name
-            continue
-        if not isinstance(got, list) or len(got) != len(vals):
-            return "%s: want a list of %d" % (name, len(vals))
-        for i, (g, v) in enumerate(zip(got, vals)):
-            where = "%s[%d]" % (name, i)
-            if kind == "int64":
-                if not isinstance(g, _Num) or g.typ != "int" or g.value != v:
-                    return "%s: want integer %d" % (where, v)
-            elif kind == "float":
-                if not isinstance(g, _Num) or g.typ == "int":
-                    return "%s: want a float token" % where
-                if math.isnan(v):
-                    if not math.isnan(g.value):
-                        return "%s: want NaN" % where
-                elif f32_bits(g.value) != f32_bits(v):
-                    return "%s: %r does not read back as %r" % (where, g.value, v)
-            else:
-                try:
-                    text = v.decode("utf-8")
-                except UnicodeDecodeError:
-                    text = None
-                if text is not None:
-                    if g != text:
-                        return "%s: want string %r" % (where, text)
-                elif not (isinstance(g, dict) and list(g) == ["b64"] and
-                          base64.b64decode(g["b64"], validate=True) == v):
-                    return "%s: want {\"b64\": ...} of %r" % (where, v)
+        why = _check_values(name, f, obj[name])
+        if why:
+            return why
     return ""
+
+
+def check_json_line(ex, line):
+    """'' when line is tfkit's JSON form of Example ex, else what
+    differs."""
+    try:
+        obj = _loads_typed(line)
+    except ValueError as e:
+        return "not JSON: %s" % e
+    return _check_features(ex.features.feature, obj)
+
+
+def check_json_seq(sx, line):
+    """The same for a SequenceExample:
+    {"context": {...}, "feature_lists": {name: [step, ...]}}."""
+    try:
+        obj = _loads_typed(line)
+    except ValueError as e:
+        return "not JSON: %s" % e
+    if not isinstance(obj, dict) or set(obj) != {"context", "feature_lists"}:
+        return "want keys context and feature_lists"
+    why = _check_features(sx.context.feature, obj["context"])
+    if why:
+        return "context: " + why
+    lists, got = sx.feature_lists.feature_list, obj["feature_lists"]
+    if not isinstance(got, dict) or set(got) != set(lists):
+        return "feature_lists: names differ"
+    for name, fl in lists.items():
+        steps = got[name]
+        if not isinstance(steps, list) or len(steps) != len(fl.feature):
+            return "%s: want %d steps" % (name, len(fl.feature))
+        for i, f in enumerate(fl.feature):
+            why = _check_values("%s[%d]" % (name, i), f, steps[i])
+            if why:
+                return why
+    return ""
+
+
+def raw_seq_example(rng):
+    """A random SequenceExample in quirky wire form: context as in
+    raw_example, feature lists with steps of one kind (sometimes none),
+    lists given twice, values split, unknown fields."""
+    ctx = raw_example(rng)  # an Example's field 1 is a Features: reuse
+    out = b""
+    if ctx or rng.random() < 0.5:
+        out += ctx
+    entries = b""
+    for _ in range(rng.choice([0, 1, 2, 3, 5])):
+        name = rng.choice(["tokens", "w", "", "\u00e9", "frames"])
+        kind = rng.choice(_KINDS)
+        steps = []
+        for _ in range(rng.choice([0, 1, 2, 4])):
+            k = "none" if rng.random() < 0.1 else kind
+            vals = random_values(rng, k) if k != "none" else []
+            steps.append(ld(1, raw_feature(rng, k, vals)) +
+                         _maybe_unknown(rng, {1}, 0.05))
+        if len(steps) >= 2 and rng.random() < 0.2:
+            cut = rng.randrange(1, len(steps))
+            value = ld(2, b"".join(steps[:cut])) + ld(2, b"".join(steps[cut:]))
+        else:
+            value = ld(2, b"".join(steps))
+        parts = [ld(1, name.encode()), value]
+        if rng.random() < 0.2:
+            parts.reverse()
+        entries += ld(1, _maybe_unknown(rng, {1, 2}) + b"".join(parts))
+        entries += _maybe_unknown(rng, {1}, 0.05)
+    if entries or rng.random() < 0.5:
+        if rng.random() < 0.2:
+            # feature_lists given twice: the maps merge (same keys:
+            # the last wins)
+            out += ld(2, entries) + _maybe_unknown(rng, {1, 2}) + ld(2, entries)
+        else:
+            out += ld(2, entries)
+    return out + _maybe_unknown(rng, {1, 2})
 
 
 def _json_dumps(obj):
@@ -683,6 +761,26 @@ def _main(argv):
             print(Example.FromString(rec).SerializeToString(
                 deterministic=True).hex())
         return 0
+    if cmd == "seq-cases":
+        d = argv[2]
+        n = int(argv[3]) if len(argv) > 3 else 300
+        rng = random.Random(20240612)
+        recs = [raw_seq_example(rng) for _ in range(n)]
+        sx = SequenceExample()
+        sx.feature_lists.feature_list["tokens"].feature.extend(
+            [make_feature([1, 2]), make_feature([3])])
+        sx.context.feature["id"].CopyFrom(make_feature(["a"]))
+        recs.insert(0, sx.SerializeToString())
+        lines = []
+        for r in recs:
+            msg = parse_or_none(r, SequenceExample)
+            if msg is None:
+                raise SystemExit("generator made an invalid SequenceExample")
+            lines.append(canonical_seq(msg))
+        write_tfrecords(os.path.join(d, "seq.tfrecord"), recs)
+        with open(os.path.join(d, "seq.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return 0
     if cmd in ("cases", "mutants", "json-cases"):
         d = argv[2]
         n = int(argv[3]) if len(argv) > 3 else 500
@@ -735,13 +833,15 @@ def _main(argv):
         with open(os.path.join(d, cmd + ".txt"), "w") as f:
             f.write("\n".join(lines) + "\n")
         return 0
-    if cmd == "check-json":
+    if cmd in ("check-json", "check-json-seq"):
+        cls, check = (Example, check_json_line) if cmd == "check-json" \
+            else (SequenceExample, check_json_seq)
         bad = 0
         with open(argv[3], encoding="utf-8", errors="surrogateescape") as f:
             jl = f.read().split("\n")
         for i, rec in enumerate(read_tfrecords(argv[2])):
-            ex = Example.FromString(rec)
-            why = check_json_line(ex, jl[i]) if i < len(jl) else "no line"
+            ex = cls.FromString(rec)
+            why = check(ex, jl[i]) if i < len(jl) else "no line"
             print("ok" if not why else "bad %d: %s" % (i, why))
             bad += bool(why)
         return 1 if bad else 0

@@ -1,0 +1,342 @@
+/*
+ * seqex.c - tf.SequenceExample decoding and JSON (see seqex.h).
+ *
+ * Our own walker over the wire bytes, sharing example.c's field reader
+ * and Feature decoder: the context is an Example's Features, and every
+ * step is a Feature, so steps are struct tfk_feat and the same accessors
+ * read them. Steps of all lists go into one array that grows to the
+ * longest record and is reused; a list is a slice of it. A list name
+ * given again gets a new slice (the old steps stay unused until the next
+ * record). Rejected: protobuf-c's generated unpacker, which allocates
+ * every message and copies every value.
+ */
+#include "example/seqex.h"
+#include "example/exjson.h"
+#include "example/wire-impl.h"
+#include "util/alloc.h"
+
+#include <string.h>
+
+#define HT_MIN 16
+#define HT_EMPTY UINT32_MAX
+
+void tfk_seqex_init(struct tfk_seqex *s)
+{
+	memset(s, 0, sizeof(*s));
+	tfk_example_init(&s->context);
+}
+
+void tfk_seqex_release(struct tfk_seqex *s)
+{
+	if (!s)
+		return;
+	tfk_example_release(&s->context);
+	tfk_free(s->lists);
+	tfk_free(s->steps);
+	tfk_free(s->ht);
+	tfk_seqex_init(s);
+}
+
+/* List names --------------------------------------------------------- */
+
+static uint64_t hash_name(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325u;	/* FNV-1a 64 */
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (uint8_t)p[i];
+		h *= 0x100000001b3u;
+	}
+	return h ^ (h >> 29);
+}
+
+static int same(const struct tfk_seqlist *l, const char *name, size_t n)
+{
+	return l->name_len == n && (n == 0 || !memcmp(l->name, name, n));
+}
+
+static long ht_find(const struct tfk_seqex *s, const char *name, size_t n,
+		    size_t *slot)
+{
+	size_t i = (size_t)hash_name(name, n) & s->ht_mask;
+
+	for (;; i = (i + 1) & s->ht_mask) {
+		uint32_t k = s->ht[i];
+
+		if (k == HT_EMPTY || same(&s->lists[k], name, n)) {
+			*slot = i;
+			return k == HT_EMPTY ? -1 : (long)k;
+		}
+	}
+}
+
+static int ht_build(struct tfk_seqex *s)
+{
+	size_t size = 64, i, slot;
+
+	while (size < 4 * s->n_lists)
+		size *= 2;
+	if (size > s->ht_size) {
+		uint32_t *p = tfk_realloc(s->ht, size * sizeof(*p));
+
+		if (!p)
+			return TFK_ENOMEM;
+		s->ht = p;
+		s->ht_size = size;
+	}
+	s->ht_mask = size - 1;
+	memset(s->ht, 0xff, size * sizeof(*s->ht));
+	for (i = 0; i < s->n_lists; i++) {
+		ht_find(s, s->lists[i].name, s->lists[i].name_len, &slot);
+		s->ht[slot] = (uint32_t)i;
+	}
+	return 0;
+}
+
+static long find_list(const struct tfk_seqex *s, const char *name, size_t n)
+{
+	size_t i, slot;
+
+	if (s->ht_mask)
+		return ht_find(s, name, n, &slot);
+	for (i = 0; i < s->n_lists; i++)
+		if (same(&s->lists[i], name, n))
+			return (long)i;
+	return -1;
+}
+
+const struct tfk_seqlist *tfk_seqex_find(const struct tfk_seqex *s,
+					 const char *name)
+{
+	long k = find_list(s, name, strlen(name));
+
+	return k < 0 ? NULL : &s->lists[k];
+}
+
+/* Add list l, or replace the list of the same name. */
+static int put_list(struct tfk_seqex *s, const struct tfk_seqlist *l)
+{
+	long k = find_list(s, l->name, l->name_len);
+
+	if (k >= 0) {
+		s->lists[k] = *l;
+		return 0;
+	}
+	if (s->n_lists == s->lists_cap) {
+		size_t cap = s->lists_cap ? 2 * s->lists_cap : 8;
+		struct tfk_seqlist *p;
+
+		if (cap > HT_EMPTY)
+			return TFK_ENOMEM;
+		p = tfk_realloc(s->lists, cap * sizeof(*p));
+		if (!p)
+			return TFK_ENOMEM;
+		s->lists = p;
+		s->lists_cap = cap;
+	}
+	s->lists[s->n_lists++] = *l;
+	if (s->ht_mask || s->n_lists >= HT_MIN) {
+		size_t slot;
+
+		if (s->ht_mask && 2 * s->n_lists <= s->ht_mask + 1) {
+			ht_find(s, l->name, l->name_len, &slot);
+			s->ht[slot] = (uint32_t)(s->n_lists - 1);
+			return 0;
+		}
+		return ht_build(s);
+	}
+	return 0;
+}
+
+/* Decoding ----------------------------------------------------------- */
+
+#define NEXT(pp, end, f)						\
+	do {								\
+		int rc_ = tfk_pb_next(pp, end, f);			\
+		if (rc_)						\
+			return tfk_pb_fail(f, rc_, end, base, err);	\
+	} while (0)
+
+static int add_step(struct tfk_seqex *s, const uint8_t *p, size_t len,
+		    const uint8_t *base, struct tfk_err *err)
+{
+	struct tfk_feat *f;
+	int rc;
+
+	if (s->n_steps == s->steps_cap) {
+		size_t cap = s->steps_cap ? 2 * s->steps_cap : 16;
+
+		f = tfk_realloc(s->steps, cap * sizeof(*f));
+		if (!f)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		s->steps = f;
+		s->steps_cap = cap;
+	}
+	f = &s->steps[s->n_steps];
+	f->name = "";
+	f->name_len = 0;
+	if ((rc = tfk_feat_parse(f, p, len, base, err)))
+		return rc;
+	s->n_steps++;
+	return 0;
+}
+
+/* FeatureList body: repeated Feature feature = 1. */
+static int parse_list(struct tfk_seqex *s, const uint8_t *p,
+		      const uint8_t *end, const uint8_t *base,
+		      struct tfk_err *err)
+{
+	struct tfk_pbf f;
+	int rc;
+
+	while (p < end) {
+		NEXT(&p, end, &f);
+		if (f.num != 1)
+			continue;
+		if (f.wt != TFK_PB_LEN)
+			return tfk_pb_wt_err(&f, "FeatureList.feature", "2",
+					     base, err);
+		if ((rc = add_step(s, f.p, (size_t)f.v, base, err)))
+			return rc;
+	}
+	return 0;
+}
+
+/* FeatureLists map entry: { string key = 1; FeatureList value = 2; }.
+ * The steps of every value field are appended in order, so the list is
+ * the slice from the first to the last. */
+static int parse_entry(struct tfk_seqex *s, const uint8_t *p,
+		       const uint8_t *end, const uint8_t *base,
+		       struct tfk_err *err)
+{
+	struct tfk_seqlist l = { "", 0, s->n_steps, 0 };
+	struct tfk_pbf f;
+	int rc;
+
+	while (p < end) {
+		NEXT(&p, end, &f);
+		if (f.num == 1) {
+			if (f.wt != TFK_PB_LEN)
+				return tfk_pb_wt_err(&f, "map key", "2", base,
+						     err);
+			l.name = (const char *)f.p;
+			l.name_len = (size_t)f.v;
+		} else if (f.num == 2) {
+			if (f.wt != TFK_PB_LEN)
+				return tfk_pb_wt_err(&f, "map value", "2",
+						     base, err);
+			if ((rc = parse_list(s, f.p, f.end, base, err)))
+				return rc;
+		}
+	}
+	l.n = s->n_steps - l.first;
+	if (put_list(s, &l))
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int parse_lists(struct tfk_seqex *s, const uint8_t *p,
+		       const uint8_t *end, const uint8_t *base,
+		       struct tfk_err *err)
+{
+	struct tfk_pbf f;
+	int rc;
+
+	while (p < end) {
+		NEXT(&p, end, &f);
+		if (f.num != 1)
+			continue;
+		if (f.wt != TFK_PB_LEN)
+			return tfk_pb_wt_err(&f, "FeatureLists.feature_list",
+					     "2", base, err);
+		if ((rc = parse_entry(s, f.p, f.end, base, err)))
+			return rc;
+	}
+	return 0;
+}
+
+static int parse(struct tfk_seqex *s, const uint8_t *base, size_t len,
+		 struct tfk_err *err)
+{
+	const uint8_t *p = base, *end = base + len;
+	struct tfk_pbf f;
+	int rc;
+
+	if (len > TFK_PB_MAX)
+		return tfk_errf(err, TFK_ECORRUPT, "byte 0: message of %zu "
+				"bytes exceeds protobuf's 2 GiB limit", len);
+	while (p < end) {
+		NEXT(&p, end, &f);
+		if (f.num == 1) {
+			if (f.wt != TFK_PB_LEN)
+				return tfk_pb_wt_err(&f, "SequenceExample.context",
+						     "2", base, err);
+			if ((rc = tfk_example_parse_features(&s->context, f.p,
+							     (size_t)f.v, err)))
+				return rc;
+		} else if (f.num == 2) {
+			if (f.wt != TFK_PB_LEN)
+				return tfk_pb_wt_err(&f, "SequenceExample."
+						     "feature_lists", "2", base,
+						     err);
+			if ((rc = parse_lists(s, f.p, f.end, base, err)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int tfk_seqex_parse(struct tfk_seqex *s, const uint8_t *buf, size_t len,
+		    struct tfk_err *err)
+{
+	int rc;
+
+	tfk_example_begin(&s->context, buf, len);
+	s->n_lists = 0;
+	s->n_steps = 0;
+	s->ht_mask = 0;
+	rc = parse(s, buf, len, err);
+	if (rc) {
+		tfk_example_begin(&s->context, buf, len);
+		s->n_lists = 0;
+		s->n_steps = 0;
+		s->ht_mask = 0;
+	}
+	return rc;
+}
+
+/* JSON ----------------------------------------------------------------- */
+
+int tfk_seqex_write_json(const struct tfk_seqex *s, struct tfk_buf *out,
+			 struct tfk_err *err)
+{
+	size_t i, j;
+	int rc;
+
+	tfk_buf_adds(out, "{\"context\":");
+	if ((rc = tfk_exjson_write(&s->context, out, err)))
+		return rc;
+	tfk_buf_adds(out, ",\"feature_lists\":{");
+	for (i = 0; i < s->n_lists; i++) {
+		const struct tfk_seqlist *l = &s->lists[i];
+
+		if (!tfk_utf8_valid((const uint8_t *)l->name, l->name_len))
+			return tfk_errf(err, TFK_ECORRUPT, "feature list %zu: "
+					"name is not valid utf-8", i);
+		if (i)
+			tfk_buf_addc(out, ',');
+		tfk_buf_add_json_str(out, l->name, l->name_len);
+		tfk_buf_add(out, ":[", 2);
+		for (j = 0; j < l->n; j++) {
+			if (j)
+				tfk_buf_addc(out, ',');
+			tfk_exjson_add_values(out, tfk_seqex_step(s, l, j));
+		}
+		tfk_buf_addc(out, ']');
+	}
+	tfk_buf_add(out, "}}", 2);
+	if (!tfk_buf_ok(out))
+		return tfk_errf(err, TFK_ENOMEM, "out of memory writing json");
+	return 0;
+}

@@ -30,6 +30,7 @@
 #include "util/pool.h"
 #include "util/progress.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -338,6 +339,16 @@ static int open_input(struct job *j, const char *path, int first,
 	return rc;
 }
 
+/* Fix the table; its errors are about the first file's columns. */
+static int resolve(struct job *j, struct tfk_err *err)
+{
+	int rc = tfk_csv_table_resolve(&j->t, err);
+
+	if (rc)
+		tfk_err_prefix(err, "%s", j->files[0]);
+	return rc;
+}
+
 /* Set up the table from the first file: names, options, inferred
  * types. May leave j->r open with j->pre holding its first rows. */
 static int setup(struct job *j, struct tfk_err *err)
@@ -414,7 +425,7 @@ static int setup(struct job *j, struct tfk_err *err)
 			tfk_csv_close(r);
 			tfk_csv_batch_reset(pre);
 		}
-		return tfk_csv_table_resolve(&j->t, err);
+		return resolve(j, err);
 	}
 
 	/* --two-pass: every row of every file, then start again */
@@ -436,7 +447,7 @@ static int setup(struct job *j, struct tfk_err *err)
 			return rc;
 	}
 	tfk_csv_batch_reset(pre);
-	return tfk_csv_table_resolve(&j->t, err);
+	return resolve(j, err);
 }
 
 /* The hint for a value that contradicts an inferred type. */
@@ -578,6 +589,26 @@ static void progress_start(struct job *j)
 			  j->prog_bytes ? (total >> 10) + 1 : 0);
 }
 
+/* mkdir -p of the directories in prefix ("out/train/data": out/train),
+ * so -o names a place that need not exist yet. */
+static int make_parents(const char *prefix, struct tfk_err *err)
+{
+	char *d = tfk_strdup(prefix), *s;
+	int rc = 0;
+
+	if (!d)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (s = strchr(d + 1, '/'); s && !rc; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(d, 0777) && errno != EEXIST)
+			rc = tfk_errf(err, TFK_EIO, "%s: cannot create directory: %s",
+				      d, strerror(errno));
+		*s = '/';
+	}
+	tfk_free(d);
+	return rc;
+}
+
 static int convert(struct job *j, const struct tfk_shardw_opts *so)
 {
 	int threads = (int)conv.jobs, rc;
@@ -592,6 +623,8 @@ static int convert(struct job *j, const struct tfk_shardw_opts *so)
 		return tfk_errf(&j->err, TFK_ENOMEM, "out of memory");
 	for (i = 0; i < j->n_batches; i++)
 		tfk_csv_batch_init(&j->batches[i]);
+	if (so->prefix && (rc = make_parents(so->prefix, &j->err)))
+		return rc;
 	if ((rc = tfk_shardw_open(&j->w, so, &j->err)))
 		return rc;
 	progress_start(j);

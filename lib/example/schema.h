@@ -52,7 +52,8 @@
  *                 "bool", "string"
  *   "encoding"    of bytes: "raw", "jpeg", "png", "gif", "bmp", "utf-8"
  *   "label_names" class names, index = label value
- *   "samples"     up to 3 values, the first value of the first records:
+ *   "samples"     up to 3 values, the first value of the first records
+ *                 (feature lists: of the first steps):
  *                 numbers (non-finite floats as the strings "NaN",
  *                 "Infinity", "-Infinity"), text shortened to 40
  *                 characters, or {"b64": ...} of at most 30 bytes

@@ -450,22 +450,32 @@ static int setup(struct job *j, struct tfk_err *err)
 	return resolve(j, err);
 }
 
-/* The hint for a value that contradicts an inferred type. */
+/* The hint for a value that contradicts an inferred type: the type
+ * that would hold it, or, for text, that it may be a missing marker. */
 static void add_hint(struct job *j, struct tfk_csv_batch *b,
 		     struct tfk_err *err)
 {
 	const struct tfk_csv_col *c;
-	size_t len = strlen(err->msg);
+	size_t len = strlen(err->msg), n;
+	const char *v;
 
 	if (b->bad != TFK_CSV_BAD_VALUE || b->bad_col >= j->t.n_col)
 		return;
 	c = &j->t.col[b->bad_col];
 	if (c->forced)
 		return;
-	snprintf(err->msg + len, sizeof(err->msg) - len,
-		 " (type inferred from the first %ld rows of %s; use --two-pass "
-		 "or --column-types '%.60s=%s')", infer_rows, j->files[0],
-		 c->name, c->kind == TFK_FEAT_INT64 ? "float" : "bytes");
+	v = tfk_csv_field(b, b->bad_row, b->bad_col, &n);
+	if (tfk_csv_classify(v, n) == TFK_FEAT_FLOAT)
+		snprintf(err->msg + len, sizeof(err->msg) - len,
+			 " (type inferred from the first %ld rows of %s; use "
+			 "--two-pass or --column-types '%.60s=float')",
+			 infer_rows, j->files[0], c->name);
+	else
+		snprintf(err->msg + len, sizeof(err->msg) - len,
+			 " (type inferred from the first %ld rows of %s; use "
+			 "--two-pass or --column-types '%.60s=bytes', or "
+			 "--na-values for a missing-value marker)",
+			 infer_rows, j->files[0], c->name);
 }
 
 /* Conversion ----------------------------------------------------------- */

@@ -78,7 +78,7 @@ enum tfk_csv_bad {
 	TFK_CSV_BAD_MISSING	/* missing value, no default, TFK_CSV_ERROR */
 };
 
-#define TFK_CSV_WARN_MAX 3
+#define TFK_CSV_WARN_MAX 5
 
 struct tfk_csv_batch {
 	struct tfk_buf text;	/* field bytes of every row, back to back */

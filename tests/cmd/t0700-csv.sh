@@ -129,7 +129,7 @@ assert len(got) == 3000 and not bad, bad[:5]
 { echo 'n,s'; i=0; while [ $i -lt 30 ]; do echo "$i,a"; i=$((i + 1)); done; echo 'abc,b'; } >"$T/late.csv"
 testerr "a value contradicting the inferred type: file:line:col and a hint" \
 	'tfk-csv -q --infer-rows 10 -o late late.csv' 1 \
-	"tfk-csv: late.csv:32:1: column 'n': 'abc' is not an int64 (type inferred from the first 10 rows of late.csv; use --two-pass or --column-types 'n=float')"
+	"tfk-csv: late.csv:32:1: column 'n': 'abc' is not an int64 (type inferred from the first 10 rows of late.csv; use --two-pass or --column-types 'n=bytes', or --na-values for a missing-value marker)"
 check "no output files after the error" sh -c '! ls late-* late.schema.json 2>/dev/null'
 rt "--two-pass infers from every row" \
 	'tfk-csv -q --infer-rows 10 --two-pass late.csv | tfk-cat --skip 29' \
@@ -229,7 +229,7 @@ printf 'b,a\n4,w\n' >"$T/p4.csv"
 rt "files in order" 'tfk-csv -q --column-types a=float p1.csv p2.csv' \
 	'a=float:1.0 b=bytes:"x"\na=float:2.5 b=bytes:"y"\n'
 testerr "a later file contradicting types from the first" 'tfk-csv -q p1.csv p2.csv' 1 \
-	"tfk-csv: p2.csv:2:1: column 'a': '2.5' is not an int64 (type inferred from the first 1000 rows of p1.csv"
+	"tfk-csv: p2.csv:2:1: column 'a': '2.5' is not an int64 (type inferred from the first 1000 rows of p1.csv; use --two-pass or --column-types 'a=float')"
 testerr "a later file with another header" 'tfk-csv -q p1.csv p3.csv' 1 \
 	"tfk-csv: p3.csv:1: column 2 is 'c', in p1.csv it is 'b'"
 testerr "a later file with columns in another order" 'tfk-csv -q p1.csv p4.csv' 1 \

@@ -279,6 +279,7 @@ struct out {
 	struct tfk_shardw *w;
 	struct tfk_schema schema;
 	uint64_t written, skipped;
+	int schema_written;	/* this run wrote PREFIX.schema.json */
 };
 
 struct run {
@@ -458,6 +459,7 @@ static int finish(struct run *r, int n_out, int rc, double t0)
 			tfk_errf(&r->err, rc, "out of memory");
 		else
 			rc = tfk_schema_write(&r->out[i].schema, path, &r->err);
+		r->out[i].schema_written = !rc;
 		tfk_free(path);
 	}
 	for (i = 0; i < n_out; i++) {
@@ -484,7 +486,7 @@ static int finish(struct run *r, int n_out, int rc, double t0)
 				o->prefix ? o->prefix : "", tfk_now() - t0);
 	}
 	for (i = 0; rc && i < n_out; i++) {
-		if (r->out[i].prefix) {
+		if (r->out[i].schema_written) {
 			char *path = join(r->out[i].prefix, ".schema.json");
 
 			remove(path);

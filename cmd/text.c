@@ -146,6 +146,7 @@ struct out {
 	struct tfk_shardw *w;
 	struct tfk_schema schema;
 	uint64_t written, skipped;
+	int schema_written;	/* this run wrote PREFIX.schema.json */
 };
 
 struct run {
@@ -301,6 +302,7 @@ static int finish(struct run *r, int n_out, int rc, const struct tfk_dataset *ds
 			tfk_errf(&r->err, rc, "out of memory");
 		else
 			rc = tfk_schema_write(&r->out[i].schema, path, &r->err);
+		r->out[i].schema_written = !rc;
 		tfk_free(path);
 	}
 	for (i = 0; i < n_out; i++) {
@@ -332,7 +334,7 @@ static int finish(struct run *r, int n_out, int rc, const struct tfk_dataset *ds
 	if (rc) {
 		/* no schema without its shards */
 		for (i = 0; i < n_out; i++) {
-			if (r->out[i].prefix) {
+			if (r->out[i].schema_written) {
 				char *path = join(r->out[i].prefix,
 						  ".schema.json");
 

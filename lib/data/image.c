@@ -290,8 +290,11 @@ static J_DCT_METHOD dct_of(int m)
 	}
 }
 
+/* fit: when set (decode_resize's fast mode), the DCT scale is chosen
+ * from the header just read, so the header is parsed once. */
 static int decode_jpeg(struct tfk_img *img, const uint8_t *p, size_t n,
-		       const struct tfk_img_opts *o, struct tfk_err *err)
+		       const struct tfk_img_opts *o,
+		       const struct tfk_img_resize *fit, struct tfk_err *err)
 {
 	struct jpeg_decompress_struct ci;
 	struct jpeg_ctx x;
@@ -324,6 +327,10 @@ static int decode_jpeg(struct tfk_img *img, const uint8_t *p, size_t n,
 	else
 		ci.out_color_space = JCS_EXT_RGBA;
 	denom = o->scale_denom;
+	if (fit)
+		denom = tfk_img_pick_scale((int)ci.image_width,
+					   (int)ci.image_height, fit->out_w,
+					   fit->out_h, fit->crop);
 	if (denom != 2 && denom != 4 && denom != 8)
 		denom = 1;
 	ci.scale_num = 1;
@@ -985,7 +992,7 @@ int tfk_img_decode(struct tfk_img *img, const void *data, size_t n,
 				" 4, not %d", o->channels);
 	img->format = format;
 	switch (format) {
-	case TFK_IMG_JPEG: return decode_jpeg(img, p, n, o, err);
+	case TFK_IMG_JPEG: return decode_jpeg(img, p, n, o, NULL, err);
 	case TFK_IMG_PNG: return decode_png(img, p, n, o, err);
 	case TFK_IMG_GIF: return decode_gif(img, p, n, o, err);
 	case TFK_IMG_BMP: return decode_bmp(img, p, n, o, err);
@@ -1017,7 +1024,6 @@ int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 			  struct tfk_err *err)
 {
 	struct tfk_img_opts o = *io;
-	struct tfk_img_info info;
 	struct tfk_crop box;
 	int rc, c = io->channels;
 
@@ -1029,14 +1035,11 @@ int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 				ro->out_w, ro->out_h);
 	o.scale_denom = 1;
 	if (ro->fast && tfk_img_sniff(p, n) == TFK_IMG_JPEG) {
-		rc = tfk_img_probe(p, n, &info, err);
-		if (rc)
-			return rc;
-		o.scale_denom = tfk_img_pick_scale(info.width, info.height,
-						   ro->out_w, ro->out_h,
-						   ro->crop);
+		img->format = TFK_IMG_JPEG;
+		rc = decode_jpeg(img, p, n, &o, ro, err);
+	} else {
+		rc = tfk_img_decode(img, p, n, &o, err);
 	}
-	rc = tfk_img_decode(img, p, n, &o, err);
 	if (rc)
 		return rc;
 	box.y = box.x = 0;

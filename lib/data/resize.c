@@ -92,11 +92,15 @@ void tfk_resize_crop_aspect(int h, int w, int out_h, int out_w,
 
 static inline uint8_t to_u8(float v)
 {
+	int i;
+
 	if (!(v > 0.0f))
 		return 0;	/* also NaN */
 	if (v >= 255.0f)
 		return 255;
-	return (uint8_t)(int)((double)v + 0.5);	/* exact: no double round */
+	/* v - i is exact; (int)(v + 0.5f) is not just below 0.5 */
+	i = (int)v;
+	return (uint8_t)(i + (v - (float)i >= 0.5f));
 }
 
 /* Write n floats as the output type. */

@@ -86,7 +86,12 @@ struct tfk_img_opts {
 	 * size through libjpeg's DCT scaling (1, 2, 4 or 8; 0 means 1). The
 	 * result is ceil(width / N) x ceil(height / N), much faster to get
 	 * than a full decode, and close to (not equal to) a full decode
-	 * followed by an area downscale.
+	 * followed by an area downscale. Followed by a bilinear resize to a
+	 * target that is still at most the scaled size, it differs from
+	 * full decode + bilinear by a mean of about 1.3 levels (max 7) on
+	 * photo-like content (t-image checks mean < 2, max < 16): DCT
+	 * scaling averages all source pixels where TF's bilinear, without
+	 * antialias, samples two per axis.
 	 */
 	int scale_denom;
 	uint64_t max_pixels;	/* declared width * height limit; 0: default */

@@ -199,8 +199,8 @@ int tfk_csv_open_mem(struct tfk_csv_reader **rp, const char *name,
 	r = reader_new(name ? name : "<memory>", delim);
 	if (!r)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	r->mem = p;
-	r->mem_len = n;
+	r->mem = p ? p : (const void *)"";
+	r->mem_len = p ? n : 0;
 	*rp = r;
 	return 0;
 }
@@ -321,7 +321,7 @@ static uint32_t unescape(uint8_t *p, uint32_t n)
 static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
 		    struct tfk_err *err)
 {
-	const uint8_t *w = r->w, *end = r->w + r->n, *p, *ls, *row0;
+	const uint8_t *w = r->w, *end, *p, *ls, *row0;
 	const int delim = r->delim;
 	const size_t cell0 = b->n_cell;
 	uint32_t dl = 0, nf = 0;
@@ -330,6 +330,9 @@ static int scan_row(struct tfk_csv_reader *r, struct tfk_csv_batch *b,
 	struct tfk_csv_cell *c;
 	size_t raw;
 
+	if (!w)
+		return NEED;	/* nothing read yet */
+	end = w + r->n;
 	if (!r->bom_done) {
 		if (r->n - r->pos < 3 && !r->eof)
 			return NEED;

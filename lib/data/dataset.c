@@ -177,6 +177,20 @@ static void strs_free(struct strs *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* qsort and bsearch with a NULL array are undefined even for n = 0. */
+static void sort(void *v, size_t n, size_t size,
+		 int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(v, n, size, cmp);
+}
+
+static void *find(const void *key, const void *v, size_t n, size_t size,
+		  int (*cmp)(const void *, const void *))
+{
+	return n ? bsearch(key, v, n, size, cmp) : NULL;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -187,7 +201,7 @@ static void strs_sort_unique(struct strs *a)
 {
 	size_t i, k = 0;
 
-	qsort(a->v, a->n, sizeof(a->v[0]), cmp_str);
+	sort(a->v, a->n, sizeof(a->v[0]), cmp_str);
 	for (i = 0; i < a->n; i++) {
 		if (k && !strcmp(a->v[k - 1], a->v[i]))
 			tfk_free(a->v[i]);
@@ -967,7 +981,7 @@ static int read_label_map(const char *path, struct tfk_ds_priv *pv,
 			}
 		}
 	}
-	qsort(pv->map, pv->n_map, sizeof(pv->map[0]), cmp_map);
+	sort(pv->map, pv->n_map, sizeof(pv->map[0]), cmp_map);
 	for (size_t i = 1; i < pv->n_map; i++) {
 		if (!strcmp(pv->map[i].path, pv->map[i - 1].path)) {
 			size_t l = pv->map[i].line > pv->map[i - 1].line ?
@@ -1016,7 +1030,7 @@ static int map_resolve(struct tfk_ds_priv *pv, struct strs *classes,
 			if (fixed) {
 				c = strs_find(classes, m->names[j]);
 			} else {
-				char **hit = bsearch(&m->names[j], classes->v,
+				char **hit = find(&m->names[j], classes->v,
 						     classes->n, sizeof(char *),
 						     cmp_str);
 
@@ -1163,7 +1177,7 @@ static void sort_items(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 {
 	size_t i, k = 0;
 
-	qsort(a->v, a->n, sizeof(a->v[0]), cmp_item);
+	sort(a->v, a->n, sizeof(a->v[0]), cmp_item);
 	for (i = 0; i < a->n; i++) {
 		if (k && a->v[k - 1].label == a->v[i].label &&
 		    !strcmp(a->v[k - 1].path, a->v[i].path)) {
@@ -1188,7 +1202,7 @@ static int apply_map(struct tfk_dataset *ds, struct items *a)
 		struct map_ent key, *m;
 
 		key.path = a->v[i].path;
-		m = bsearch(&key, pv->map, pv->n_map, sizeof(key), cmp_map);
+		m = find(&key, pv->map, pv->n_map, sizeof(key), cmp_map);
 		if (!m) {
 			ds->n_unmapped++;
 			tfk_free(a->v[i].path);
@@ -1836,7 +1850,7 @@ static int run_archive(struct run *r, struct tfk_err *err)
 		p[i].member = r->ds->items[r->sel[i]].member;
 		p[i].k = i;
 	}
-	qsort(p, r->n_sel, sizeof(*p), cmp_pair);
+	sort(p, r->n_sel, sizeof(*p), cmp_pair);
 	for (i = 0; i < r->n_sel; i++) {
 		if (i && p[i].member == p[i - 1].member) {
 			tfk_free(p);

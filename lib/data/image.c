@@ -507,8 +507,9 @@ static int decode_png(struct tfk_img *img, const uint8_t *p, size_t n,
 		png_set_gray_to_rgb(png);
 	}
 	png_read_update_info(png, info);
-	if (png_get_channels(png, info) != c || png_get_bit_depth(png, info) != 8
-	    || png_get_rowbytes(png, info) != (size_t)w * (size_t)c) {
+	if (png_get_channels(png, info) != c ||
+	    png_get_bit_depth(png, info) != 8 ||
+	    png_get_rowbytes(png, info) != (size_t)w * (size_t)c) {
 		rc = tfk_errf(err, TFK_ECORRUPT, "png: unexpected row layout"
 			      " after conversion");
 		goto out;

@@ -22,12 +22,15 @@
  * 255, CMYK JPEGs become RGB as TF does (Adobe inverted CMYK).
  *
  * Errors: empty, truncated, corrupt or non-image data -> TFK_ECORRUPT
- * with a message ("truncated jpeg data", "png: IDAT: CRC error", ...);
+ * with a message ("jpeg: premature end of jpeg file", "png: idat: crc
+ * error", "not an image (jpeg, png, gif or bmp): starts with ...");
  * unsupported variants (e.g. RLE BMP) -> TFK_EINVAL; declared sizes over
  * max_pixels -> TFK_EINVAL before anything is allocated; TFK_ENOMEM.
  * Messages carry no file name: callers prefix it (tfk_err_prefix).
- * libjpeg warnings (e.g. "premature end of data") are errors, as TF's
- * decode_jpeg with its default try_recover_truncated=false.
+ * libjpeg warnings about missing or corrupt scan data are errors (TF's
+ * default try_recover_truncated=false); harmless ones are not. One
+ * leniency: a single-scan JPEG lacking only its final EOI marker
+ * decodes (see image.c).
  *
  * Thread safety: every function is reentrant; use one struct tfk_img per
  * thread and reuse it, so steady-state decoding allocates nothing.
@@ -50,8 +53,8 @@ enum tfk_img_format {
 
 /* JPEG inverse DCT, as TF's decode_jpeg dct_method. */
 enum tfk_img_dct {
-	TFK_IMG_DCT_DEFAULT = 0,	/* what TF uses by default (see image.c) */
-	TFK_IMG_DCT_ISLOW = 1,		/* "INTEGER_ACCURATE"; Pillow's choice */
+	TFK_IMG_DCT_DEFAULT = 0,	/* TF's default: IFAST (image.c) */
+	TFK_IMG_DCT_ISLOW = 1,		/* "INTEGER_ACCURATE"; Pillow's */
 	TFK_IMG_DCT_IFAST = 2,		/* "INTEGER_FAST" */
 	TFK_IMG_DCT_FLOAT = 3
 };
@@ -86,15 +89,10 @@ struct tfk_img_opts {
 	 * size through libjpeg's DCT scaling (1, 2, 4 or 8; 0 means 1). The
 	 * result is ceil(width / N) x ceil(height / N), much faster to get
 	 * than a full decode, and close to (not equal to) a full decode
-	 * followed by an area downscale. Followed by a bilinear resize to a
-	 * target that is still at most the scaled size, it differs from
-	 * full decode + bilinear by a mean of about 1.3 levels (max 7) on
-	 * photo-like content (t-image checks mean < 2, max < 16): DCT
-	 * scaling averages all source pixels where TF's bilinear, without
-	 * antialias, samples two per axis.
+	 * followed by an area downscale.
 	 */
 	int scale_denom;
-	uint64_t max_pixels;	/* declared width * height limit; 0: default */
+	uint64_t max_pixels;	/* width * height limit; 0: default */
 };
 
 /* Defaults: channels as stored, TF's DCT, full size, default limit. */

@@ -270,8 +270,13 @@ static int bilinear(const struct job *j, float *mem)
 		const float *top, *bot;
 		float t = ya[y].t;
 
-		s0 = have[0] == lo ? 0 : have[1] == lo ? 1
-						       : (have[0] == hi ? 1 : 0);
+		/* keep a cached row the other half of this pair needs */
+		if (have[0] == lo)
+			s0 = 0;
+		else if (have[1] == lo)
+			s0 = 1;
+		else
+			s0 = have[0] == hi;
 		if (have[s0] != lo) {
 			hlin(j, (int)lo, xa, buf[s0]);
 			have[s0] = lo;
@@ -385,6 +390,16 @@ static void cub_axis(int in, int out, struct cub *ax)
 	}
 }
 
+/* TF's Interpolate1D down a column: rows r[], element offset o. */
+static float cub_y(const struct job *j, const size_t r[4], size_t o,
+		   const float w[4])
+{
+	const void *s = j->src;
+
+	return at(s, j->it, r[0] + o) * w[0] + at(s, j->it, r[1] + o) * w[1] +
+	       at(s, j->it, r[2] + o) * w[2] + at(s, j->it, r[3] + o) * w[3];
+}
+
 static int bicubic(const struct job *j, float *mem)
 {
 	size_t rw = (size_t)j->dw * j->c;
@@ -414,11 +429,7 @@ static int bicubic(const struct job *j, float *mem)
 			if (!need[xi])
 				continue;
 			for (k = 0; k < j->c; k++)
-				col[o + k] =
-					at(j->src, j->it, r[0] + o + k) * cy->w[0] +
-					at(j->src, j->it, r[1] + o + k) * cy->w[1] +
-					at(j->src, j->it, r[2] + o + k) * cy->w[2] +
-					at(j->src, j->it, r[3] + o + k) * cy->w[3];
+				col[o + k] = cub_y(j, r, o + k, cy->w);
 		}
 		for (x = 0; x < j->dw; x++) {
 			const struct cub *cx = &xa[x];
@@ -454,6 +465,23 @@ static long bound(long v, int n)
 	return v < 0 ? 0 : v > n - 1 ? n - 1 : v;
 }
 
+/* TF's ComputePatchSum along one source row: r is the element offset of
+ * the row plus the channel, a the footprint of one output column. */
+static float area_span(const struct job *j, size_t r, const struct area *a)
+{
+	size_t c = (size_t)j->c;
+	float s = at(j->src, j->it, r + (size_t)bound(a->start, j->sw) * c) *
+		  a->start_scale;
+	long x;
+
+	if (a->start + 1 == a->end)
+		return s;
+	for (x = a->start + 1; x < a->end - 1; x++)
+		s += at(j->src, j->it, r + (size_t)bound(x, j->sw) * c);
+	return s + at(j->src, j->it, r + (size_t)bound(a->end - 1, j->sw) * c)
+		   * a->end_scale;
+}
+
 static int area(const struct job *j, float *mem)
 {
 	size_t rw = (size_t)j->dw * j->c;
@@ -462,7 +490,7 @@ static int area(const struct job *j, float *mem)
 	struct area *xa = (struct area *)mem;
 	float *orow = (float *)(xa + j->dw);
 	int y, x, k;
-	long i, xx;
+	long i;
 
 	for (x = 0; x < j->dw; x++) {
 		float in0 = (float)x * ws, in1 = (float)(x + 1) * ws;
@@ -477,38 +505,16 @@ static int area(const struct job *j, float *mem)
 		float in0 = (float)y * hs, in1 = (float)(y + 1) * hs;
 		long y0 = (long)floorf(in0), y1 = (long)ceilf(in1);
 
-		for (x = 0; x < j->dw; x++) {
-			const struct area *a = &xa[x];
-
+		for (x = 0; x < j->dw; x++)
 			for (k = 0; k < j->c; k++) {
 				float sum = 0;
 
-				for (i = y0; i < y1; i++) {
-					float sy = (float)(i < in0 ?
-						(i + 1 > in1 ? hs : i + 1 - in0) :
-						(i + 1 > in1 ? in1 - i : 1.0));
-					size_t r = (size_t)bound(i, j->sh) *
-						   j->ss + k;
-					float s = at(j->src, j->it, r +
-						(size_t)bound(a->start, j->sw) *
-						j->c) * a->start_scale;
-
-					if (a->start + 1 != a->end) {
-						for (xx = a->start + 1;
-						     xx < a->end - 1; xx++)
-							s += at(j->src, j->it,
-								r + (size_t)bound(xx, j->sw)
-								* j->c);
-						s += at(j->src, j->it, r +
-							(size_t)bound(a->end - 1,
-							j->sw) * j->c) *
-						     a->end_scale;
-					}
-					sum += s * sy;
-				}
+				for (i = y0; i < y1; i++)
+					sum += area_span(j, (size_t)bound(i,
+						j->sh) * j->ss + k, &xa[x]) *
+					       area_part(i, in0, in1, hs);
 				orow[(size_t)x * j->c + k] = sum * scale;
 			}
-		}
 		emit(j->dst, j->ot, (size_t)y * rw, orow, rw);
 	}
 	return 0;
@@ -557,8 +563,8 @@ static int spans(int in, int out, int cubic, int *start, float *w)
 			continue;
 		s0 = bound(s0, in);
 		s1 = bound(s1, in) + 1;
-		if (s1 - s0 > span)
-			s1 = s0 + span;	/* cannot happen; TF: internal error */
+		if (s1 - s0 > span)	/* cannot happen (TF: an error) */
+			s1 = s0 + span;
 		for (s = s0; s < s1; s++) {
 			float kw = kern(((float)s + 0.5f - sf) * oks);
 
@@ -623,8 +629,8 @@ static int antialias(const struct job *j, float *mem, int cubic)
 		}
 		/* GatherColumns. */
 		for (x = 0; x < j->dw; x++) {
-			int m = (xs[x] + xspan < j->sw ? xs[x] + xspan : j->sw) -
-				xs[x];
+			int m = (xs[x] + xspan < j->sw ? xs[x] + xspan
+							 : j->sw) - xs[x];
 			const float *in = mid + (size_t)xs[x] * j->c;
 			float *o = orow + (size_t)x * j->c;
 

@@ -161,16 +161,34 @@ const struct tfk_feat *tfk_example_findn(const struct tfk_example *ex,
 	return NULL;
 }
 
-const struct tfk_feat *tfk_example_find(const struct tfk_example *ex,
-					const char *name)
+static int grow(struct tfk_example *ex)
 {
-	return tfk_example_findn(ex, name, strlen(name));
+	size_t cap = ex->cap ? 2 * ex->cap : 8;
+	struct tfk_feat *p;
+
+	if (cap > SIZE_MAX / sizeof(*p) || cap > HT_EMPTY)
+		return TFK_ENOMEM;
+	p = tfk_realloc(ex->feat, cap * sizeof(*p));
+	if (!p)
+		return TFK_ENOMEM;
+	ex->feat = p;
+	ex->cap = cap;
+	return 0;
 }
 
-/* Add f, or replace the feature of the same name (protobuf map rule:
- * the last entry for a key wins). */
-static int put_feat(struct tfk_example *ex, const struct tfk_feat *f)
+/* Where the next feature is decoded: feat[n_feat], room made. NULL when
+ * out of memory. */
+static inline struct tfk_feat *next_slot(struct tfk_example *ex)
 {
+	if (ex->n_feat == ex->cap && grow(ex))
+		return NULL;
+	return &ex->feat[ex->n_feat];
+}
+
+/* commit_slot's general case: the name index, or its creation. */
+static __attribute__((noinline)) int commit_indexed(struct tfk_example *ex)
+{
+	struct tfk_feat *f = &ex->feat[ex->n_feat];
 	size_t slot = 0;
 	long k;
 
@@ -185,24 +203,44 @@ static int put_feat(struct tfk_example *ex, const struct tfk_feat *f)
 		ex->feat[k] = *f;
 		return 0;
 	}
-	if (ex->n_feat == ex->cap) {
-		size_t cap = ex->cap ? 2 * ex->cap : 8;
-		struct tfk_feat *p;
-
-		if (cap > SIZE_MAX / sizeof(*p) || cap > HT_EMPTY)
-			return TFK_ENOMEM;
-		p = tfk_realloc(ex->feat, cap * sizeof(*p));
-		if (!p)
-			return TFK_ENOMEM;
-		ex->feat = p;
-		ex->cap = cap;
-	}
-	ex->feat[ex->n_feat++] = *f;
+	ex->n_feat++;
 	if (ex->ht_mask && ex->n_feat * 2 <= ex->ht_mask + 1)
 		ex->ht[slot] = (uint32_t)(ex->n_feat - 1);
 	else if (ex->ht_mask || ex->n_feat >= HT_MIN)
 		return ht_build(ex, 2 * ex->n_feat);
 	return 0;
+}
+
+/*
+ * Keep the feature decoded into feat[n_feat]: append it, or let it
+ * replace the feature of the same name (protobuf's map rule: the last
+ * entry for a key wins). Narrow records take the short scan inline.
+ */
+static inline int commit_slot(struct tfk_example *ex)
+{
+	struct tfk_feat *f = &ex->feat[ex->n_feat];
+	long k;
+
+	if (ex->ht_mask || ex->n_feat + 1 >= HT_MIN)
+		return commit_indexed(ex);
+	for (k = (long)ex->n_feat - 1; k >= 0; k--) {
+		if (same_name(&ex->feat[k], f->name, f->name_len)) {
+			ex->feat[k] = *f;
+			return 0;
+		}
+	}
+	ex->n_feat++;
+	return 0;
+}
+
+static int put_feat(struct tfk_example *ex, const struct tfk_feat *f)
+{
+	struct tfk_feat *slot = next_slot(ex);
+
+	if (!slot)
+		return TFK_ENOMEM;
+	*slot = *f;
+	return commit_slot(ex);
 }
 
 /* Decoding -------------------------------------------------------------- */
@@ -521,7 +559,10 @@ static int fast_parse(struct tfk_example *ex, const uint8_t *p,
 		return 0;
 	while (p < end) {
 		const uint8_t *e_end;
-		struct tfk_feat feat;
+		struct tfk_feat *f = next_slot(ex);
+
+		if (!f)
+			return TFK_ENOMEM;
 
 		if (*p++ != 0x0a || tfk_pb_varint(&p, end, &n) ||
 		    n > (uint64_t)(end - p))
@@ -530,17 +571,17 @@ static int fast_parse(struct tfk_example *ex, const uint8_t *p,
 		if (p == e_end || *p++ != 0x0a || tfk_pb_varint(&p, e_end, &n) ||
 		    n > (uint64_t)(e_end - p))
 			return 0;
-		feat.name = (const char *)p;
-		feat.name_len = (size_t)n;
+		f->name = (const char *)p;
+		f->name_len = (size_t)n;
 		p += n;
 		if (p == e_end || *p++ != 0x12 || tfk_pb_varint(&p, e_end, &n) ||
 		    n != (uint64_t)(e_end - p))
 			return 0;
-		feat.body = p;
-		feat.body_len = (size_t)n;
-		feat.packed = NULL;
-		feat.n = 0;
-		feat.kind = TFK_FEAT_NONE;
+		f->body = p;
+		f->body_len = (size_t)n;
+		f->packed = NULL;
+		f->n = 0;
+		f->kind = TFK_FEAT_NONE;
 		if (p < e_end) {
 			uint8_t t = *p++;
 
@@ -548,31 +589,31 @@ static int fast_parse(struct tfk_example *ex, const uint8_t *p,
 			    tfk_pb_varint(&p, e_end, &n) ||
 			    n != (uint64_t)(e_end - p))
 				return 0;
-			feat.kind = t >> 3;
+			f->kind = t >> 3;
 		}
-		if (feat.kind == TFK_FEAT_BYTES) {
+		if (f->kind == TFK_FEAT_BYTES) {
 			while (p < e_end) {
 				if (*p++ != 0x0a || tfk_pb_varint(&p, e_end, &n) ||
 				    n > (uint64_t)(e_end - p))
 					return 0;
 				p += n;
-				feat.n++;
+				f->n++;
 			}
 		} else if (p < e_end) {		/* one packed run */
 			if (*p++ != 0x0a || tfk_pb_varint(&p, e_end, &n) ||
 			    n != (uint64_t)(e_end - p))
 				return 0;
-			if (feat.kind == TFK_FEAT_FLOAT) {
+			if (f->kind == TFK_FEAT_FLOAT) {
 				if (n % 4)
 					return 0;
-				feat.packed = p;
-				feat.n = (size_t)n / 4;
+				f->packed = p;
+				f->n = (size_t)n / 4;
 			} else {
 				size_t cont = 0;
 
 				for (; p < e_end; p++) {
 					if (*p < 0x80) {
-						feat.n++;
+						f->n++;
 						cont = 0;
 					} else if (++cont == 10) {
 						return 0;
@@ -583,7 +624,7 @@ static int fast_parse(struct tfk_example *ex, const uint8_t *p,
 			}
 		}
 		p = e_end;
-		if (put_feat(ex, &feat))
+		if (commit_slot(ex))
 			return TFK_ENOMEM;
 	}
 	return 1;
@@ -689,6 +730,21 @@ long tfk_feat_int64s(const struct tfk_feat *feat, int64_t *out, size_t max)
 
 	if (feat->kind != TFK_FEAT_INT64)
 		return TFK_EINVAL;
+	/* One Int64List of one packed run, short: TensorFlow's layout */
+	if (feat->body_len >= 4 && p[0] == 0x1a && p[1] == feat->body_len - 2 &&
+	    p[2] == 0x0a && p[3] == feat->body_len - 4) {
+		const uint8_t *r = p + 4;
+		uint64_t v;
+
+		for (; k < max && r < end; k++) {
+			if (*r < 0x80)
+				v = *r++;
+			else if (tfk_pb_varint(&r, end, &v))
+				break;
+			out[k] = (int64_t)v;
+		}
+		return (long)feat->n;
+	}
 	while (k < max && p < end && !tfk_pb_next(&p, end, &f)) {
 		const uint8_t *q = f.p;
 
@@ -730,6 +786,25 @@ int tfk_feat_bytes_next(const struct tfk_feat *feat, size_t *it,
 
 	if (feat->kind != TFK_FEAT_BYTES)
 		return 0;
+	/* The first value of a BytesList that comes first: straight */
+	if (*it == 0 && feat->body_len >= 4 && b[0] == 0x0a) {
+		uint64_t n1, n2;
+
+		q = b + 1;
+		if (!tfk_pb_varint(&q, end, &n1) && n1 <= (uint64_t)(end - q) &&
+		    n1 >= 2 && q[0] == 0x0a) {
+			lend = (size_t)(q - b) + (size_t)n1;
+			q++;
+			if (!tfk_pb_varint(&q, b + lend, &n2) &&
+			    n2 <= (uint64_t)(b + lend - q)) {
+				*p = q;
+				*len = (size_t)n2;
+				*it = lend << 32 | (size_t)(q + n2 - b);
+				return 1;
+			}
+		}
+		lend = 0;
+	}
 	for (;;) {
 		if (lend) {
 			q = b + pos;

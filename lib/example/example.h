@@ -111,13 +111,18 @@ void tfk_example_release(struct tfk_example *ex);
 int tfk_example_parse(struct tfk_example *ex, const uint8_t *buf,
 		      size_t len, struct tfk_err *err);
 
-/* The feature called name, or NULL. A hash lookup for wide records,
- * a short scan otherwise. */
-const struct tfk_feat *tfk_example_find(const struct tfk_example *ex,
-					const char *name);
-/* The same for a name of len bytes (may hold NULs). */
+/* The feature called name (len bytes, may hold NULs), or NULL. A hash
+ * lookup for wide records, a short scan otherwise. */
 const struct tfk_feat *tfk_example_findn(const struct tfk_example *ex,
 					 const char *name, size_t len);
+
+/* The same for a NUL-terminated name (inline: a constant name's length
+ * is folded at compile time). */
+static inline const struct tfk_feat *
+tfk_example_find(const struct tfk_example *ex, const char *name)
+{
+	return tfk_example_findn(ex, name, __builtin_strlen(name));
+}
 
 /*
  * Value accessors. Each copies up to max values into out (out may be

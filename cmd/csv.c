@@ -572,7 +572,7 @@ static int deliver(void *ctx, size_t i, void *slot)
 		if (!conv.quiet)
 			tfk_cli_warn("%s (row skipped)", b->warn[r]);
 	j->skipped += b->n_skipped;
-	tfk_progress_update(&j->prog, j->prog_bytes ? s->offset >> 10 :
+	tfk_progress_update(&j->prog, j->prog_bytes ? (s->offset + 1023) >> 10 :
 			    tfk_shardw_records(j->w));
 	return 0;
 }
@@ -596,7 +596,7 @@ static void progress_start(struct job *j)
 	}
 	tfk_progress_init(&j->prog, tfk_progress_wanted(conv.progress, conv.quiet),
 			  j->prog_bytes ? "KiB" : "records",
-			  j->prog_bytes ? (total >> 10) + 1 : 0);
+			  j->prog_bytes ? (total + 1023) >> 10 : 0);
 }
 
 /* mkdir -p of the directories in prefix ("out/train/data": out/train),

@@ -374,29 +374,53 @@ static int bad_values(struct tfk_err *err, const struct tfk_feat *f)
 						 f->name_len : 200), f->name);
 }
 
+/*
+ * Range of the finite values of v[0..n), returning how many are not
+ * finite (*lo > *hi when none is). Branch-free so that it vectorizes:
+ * x - x is 0 for finite x and NaN for NaN and infinities. The statistics
+ * are kept in locals, not in the feature, for the same reason.
+ */
+static size_t float_range(const float *v, size_t n, float *lo, float *hi)
+{
+	float a = INFINITY, b = -INFINITY;
+	size_t i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		float x = v[i];
+		int fin = x - x == 0.0f;
+
+		bad += !fin;
+		a = fin && x < a ? x : a;
+		b = fin && x > b ? x : b;
+	}
+	*lo = a;
+	*hi = b;
+	return bad;
+}
+
 static int observe_floats(struct tfk_schema *s, struct tfk_schema_feat *sf,
 			  const struct tfk_feat *f, struct tfk_err *err)
 {
 	float *v = scratch(s, f->n * sizeof(float));
-	size_t i;
+	float lo, hi;
+	size_t bad;
 
 	if (!v)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	if (tfk_feat_floats(f, v, f->n) != (long)f->n)
 		return bad_values(err, f);
-	for (i = 0; i < f->n; i++) {
-		double x = v[i];
-
-		if (!isfinite(x)) {
-			sf->n_nonfinite++;
-		} else if (!sf->has_range) {
-			sf->vmin = sf->vmax = x;
+	bad = float_range(v, f->n, &lo, &hi);
+	sf->n_nonfinite += bad;
+	if (bad < f->n) {
+		if (!sf->has_range) {
+			sf->vmin = lo;
+			sf->vmax = hi;
 			sf->has_range = 1;
-		} else if (x < sf->vmin) {
-			sf->vmin = x;
-		} else if (x > sf->vmax) {
-			sf->vmax = x;
 		}
+		if (lo < sf->vmin)
+			sf->vmin = lo;
+		if (hi > sf->vmax)
+			sf->vmax = hi;
 	}
 	if (f->n && sf->n_samples < TFK_SCHEMA_SAMPLES &&
 	    sample_float(sf, v[0]))

@@ -395,6 +395,13 @@ def gen(d):
     canvas = np.zeros((H + 3, W + 5, 3), np.uint8)
     canvas[:H, :W] = palette[pal_idx]
     m.add("canvas.gif", 0, canvas)
+    at = bytes(g).index(b"\x2c\x00\x00\x00\x00", 13 + 48)  # descriptor
+    g[at + 1:at + 5] = struct.pack("<HH", 3, 2)              # left, top
+    with open(p("offset.gif"), "wb") as f:
+        f.write(g)
+    canvas = np.zeros((H + 3, W + 5, 3), np.uint8)
+    canvas[2:2 + H, 3:3 + W] = palette[pal_idx]
+    m.add("offset.gif", 0, canvas)
     # TF's own test vector (gif_io_test.cc TransparentIndexOutsideColorTable).
     tv = bytes([0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 3, 0, 1, 0, 0xf0, 0, 0,
                 0x80, 0, 0, 0xff, 0xff, 0xff, 0x21, 0xf9, 4, 1, 0, 0, 2, 0,

@@ -165,7 +165,7 @@ testcmd "--compression zlib: .tfrecord.zlib, read back by tfk-count" \
 	'tfk-idx --images "$TEI" --labels "$TEL" --compression zlib -q -o zl && ls zl-* && tfk-count zl-00000-of-00001.tfrecord.zlib | awk "{print \$1}"' \
 	'zl-00000-of-00001.tfrecord.zlib\n10000'
 testcmd "-j 2 and -j 3: byte-identical output" \
-	'tfk-idx --images "$TRI" --labels "$TRL" -j 2 -q -o j2 && tfk-idx --images "$TRI" --labels "$TRL" -j 3 --num-shards 2 -q -o j3 && tfk-idx --images "$TRI" --labels "$TRL" --num-shards 2 -q -o j1 && cmp j2-00000-of-00001.tfrecord train-00000-of-00001.tfrecord && cmp j3-00001-of-00002.tfrecord j1-00001-of-00002.tfrecord && cmp j2.schema.json j1.schema.json && echo same' \
+	'tfk-idx --images "$TRI" --labels "$TRL" --label-names "$NAMES" -j 2 -q -o j2 && tfk-idx --images "$TEI" --labels "$TEL" -j 3 --num-shards 2 -q -o j3 && tfk-idx --images "$TEI" --labels "$TEL" --num-shards 2 -q -o j1 && cmp j2-00000-of-00001.tfrecord train-00000-of-00001.tfrecord && cmp j3-00000-of-00002.tfrecord j1-00000-of-00002.tfrecord && cmp j3-00001-of-00002.tfrecord j1-00001-of-00002.tfrecord && cmp j2.schema.json train.schema.json && cmp j3.schema.json j1.schema.json && echo same' \
 	'same'
 testcmd "--shard 1/4: items 1, 5, 9, ... under PREFIX-task00001" \
 	'tfk-idx --images "$TEI" --labels "$TEL" --shard 1/4 -q -o part && ls part* && ./oracle "$TEI" "$TEL" 4 1 -- part-task00001-00000-of-00001.tfrecord | head -1' \

@@ -46,19 +46,31 @@ struct tfk_shardw_opts {
 
 struct tfk_shardw;
 
+/*
+ * Start writing. Round-robin mode creates its N temporaries now; by-size
+ * mode creates each shard at its first record. Errors: TFK_EINVAL (comp
+ * AUTO or unknown, num_shards outside 0..99999), TFK_EIO (cannot create
+ * a temporary: the message names the shard), TFK_ENOMEM. One writer is
+ * used from one thread (the pool's deliver side).
+ */
 int tfk_shardw_open(struct tfk_shardw **w, const struct tfk_shardw_opts *o,
 		    struct tfk_err *err);
-/* Frame and write one record to the current shard. */
+/* Frame and write one record to the current shard. Errors: TFK_EIO,
+ * TFK_ENOMEM, TFK_EINVAL past 99999 shards; after any error the writer
+ * refuses further writes and close, and only discard makes sense. */
 int tfk_shardw_write(struct tfk_shardw *w, const void *data, size_t len,
 		     struct tfk_err *err);
-/* Finish every shard and give them their final names; frees w. */
+/* Finish every shard, rename all to their final names, remove stale
+ * shards of an earlier run; frees w. On failure nothing of this run
+ * remains under a final name. */
 int tfk_shardw_close(struct tfk_shardw *w, struct tfk_err *err);
 /* Remove everything written; frees w. NULL ok. */
 void tfk_shardw_discard(struct tfk_shardw *w);
 uint64_t tfk_shardw_records(const struct tfk_shardw *w);
 /* Framed bytes written, before compression. */
 uint64_t tfk_shardw_bytes(const struct tfk_shardw *w);
-/* Number of shards (known for sure after close; 1 for stdout). */
+/* Number of shards close will produce (1 for stdout and for a run with
+ * no records); call it before close, which frees w. */
 long tfk_shardw_shards(const struct tfk_shardw *w);
 
 /* Options every converter takes ----------------------------------------- */

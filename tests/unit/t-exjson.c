@@ -124,6 +124,67 @@ static void writing(void)
 	}
 }
 
+/*
+ * Our float spelling against tfk_buf_add_float (printf with growing
+ * precision until strtof gives the float back) plus the ".0" rule, and
+ * strtof of ours: random bit patterns, every exponent with mantissas at
+ * both ends (powers of two have a narrower gap below), and a dense run
+ * around 1.0.
+ */
+static void float_spelling(void)
+{
+	struct tfk_buf a, r;
+	uint64_t x = 88172645463325252u;
+	long i, n = 0, differ = 0, lost = 0;
+
+	tfk_buf_init(&a);
+	tfk_buf_init(&r);
+	for (i = 0; i < 200000; i++) {
+		uint32_t bits;
+		float v, back;
+		char *sa, *sr;
+
+		if (i < 50000) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			bits = (uint32_t)x;
+		} else if (i < 100000) {
+			uint32_t j = (uint32_t)(i - 50000);
+
+			bits = (j % 256) << 23 | (j / 256 % 2 ? 0x7fffff - j / 512 :
+						  j / 512);
+		} else {
+			bits = 0x3f7e0000u + (uint32_t)(i - 100000);
+		}
+		memcpy(&v, &bits, 4);
+		if (!isfinite(v))
+			continue;
+		n++;
+		tfk_buf_reset(&a);
+		tfk_buf_reset(&r);
+		tfk_exjson_add_float(&a, v);
+		tfk_buf_add_float(&r, v);
+		tfk_buf_addc(&a, '\0');
+		tfk_buf_addc(&r, '\0');
+		sa = (char *)a.data;
+		sr = (char *)r.data;
+		back = strtof(sa, NULL);
+		if (memcmp(&back, &v, 4) && lost++ < 3)
+			tap_diag("%08x: %s reads back as %a", bits, sa,
+				 (double)back);
+		if (strncmp(sa, sr, strlen(sr)) ||
+		    strcmp(sa + strlen(sr), strpbrk(sr, ".eNI") ? "" : ".0")) {
+			if (differ++ < 3)
+				tap_diag("%08x: ours %s, printf %s", bits, sa, sr);
+		}
+	}
+	ok(n > 190000 && lost == 0, "%ld floats: each reads back exactly", n);
+	is_int(differ, 0, "and is spelled as printf's shortest %%g");
+	tfk_buf_release(&a);
+	tfk_buf_release(&r);
+}
+
 /* Read a line into an Example, shown back as our JSON (or the error). */
 static const char *read_show(const char *line)
 {
@@ -632,6 +693,7 @@ int main(void)
 	tfk_buf_init(&out);
 	tfk_exjson_reader_init(&rd, NULL, NULL);
 	writing();
+	float_spelling();
 	reading();
 	jansson_agrees();
 	alloc_failures();

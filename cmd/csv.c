@@ -399,9 +399,8 @@ static int setup(struct job *j, struct tfk_err *err)
 			}
 		}
 	}
-	if (no_header) {
+	if (no_header)
 		j->n_header = j->t.n_col;
-	}
 	each_item(&select_columns, "--select-columns", do_select, j);
 	if (label) {
 		struct tfk_err e;

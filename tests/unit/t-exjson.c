@@ -185,6 +185,99 @@ static void float_spelling(void)
 	tfk_buf_release(&r);
 }
 
+/*
+ * Number reading against strtof: random decimals of 1-21 digits with
+ * and without fractions and exponents, read in lines of 500, each value
+ * bit-equal to strtof of its text; and decimals that round to a double
+ * lying exactly between two floats (a second rounding would go wrong).
+ */
+static void number_reading(void)
+{
+	struct tfk_exjson_reader r;
+	struct tfk_example_builder c;
+	struct tfk_example e;
+	struct tfk_buf line;
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	static char tok[500][48];
+	long bad = 0, total = 0;
+	int round, i;
+
+	tfk_exjson_reader_init(&r, NULL, NULL);
+	tfk_exb_init(&c);
+	tfk_example_init(&e);
+	tfk_buf_init(&line);
+	for (round = 0; round < 40; round++) {
+		float got[500];
+		const uint8_t *p;
+		size_t n;
+
+		tfk_buf_reset(&line);
+		tfk_buf_adds(&line, "{\"x\":[0.5");
+		for (i = 0; i < 500; i++) {
+			int digits, point, e10, j;
+			char *o = tok[i];
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			digits = 1 + (int)(x % 21);
+			point = (int)(x >> 8) % (digits + 1);
+			e10 = (int)((x >> 16) % 81) - 40;
+			if (x >> 40 & 1)
+				*o++ = '-';
+			for (j = 0; j < digits; j++) {
+				if (j == point && j > 0)
+					*o++ = '.';
+				*o++ = (char)('0' + (j == 0 && digits > 1 ?
+					      1 + (x >> (j % 50)) % 9 :
+					      (x >> (3 * j % 60)) % 10));
+			}
+			if (x >> 41 & 1)
+				o += sprintf(o, "e%d", e10);
+			*o = '\0';
+			if (round == 0 && i < 4) {
+				/* on a float midpoint after rounding to double */
+				static const char *const mid[] = {
+					"16777217", "16777217.000000001",
+					"-16777219.0000000001", "0.50000002980232239"
+				};
+				strcpy(tok[i], mid[i]);
+			}
+			tfk_buf_addc(&line, ',');
+			tfk_buf_adds(&line, tok[i]);
+		}
+		tfk_buf_adds(&line, "]}");
+		tfk_exb_reset(&c);
+		if (tfk_exjson_read_line(&r, (char *)line.data, line.len, &c, &err) ||
+		    tfk_exb_finish(&c, &p, &n, &err) ||
+		    tfk_example_parse(&e, p, n, &err) ||
+		    tfk_feat_floats(&e.feat[0], NULL, 0) != 501) {
+			ok(0, "number line %d: %s", round, err.msg);
+			break;
+		}
+		{
+			float all[501];
+
+			tfk_feat_floats(&e.feat[0], all, 501);
+			memcpy(got, all + 1, sizeof(got));
+		}
+		for (i = 0; i < 500; i++) {
+			float want = strtof(tok[i], NULL);
+
+			total++;
+			if (memcmp(&want, &got[i], 4) && bad++ < 3)
+				tap_diag("%s: read %a, strtof %a", tok[i],
+					 (double)got[i], (double)want);
+		}
+	}
+	ok(total == 20000 && bad == 0, "20000 decimals read as strtof reads "
+	   "them (%ld differ)", bad);
+	tfk_buf_release(&line);
+	tfk_example_release(&e);
+	tfk_exb_release(&c);
+	tfk_exjson_reader_release(&r);
+}
+
 /* Read a line into an Example, shown back as our JSON (or the error). */
 static const char *read_show(const char *line)
 {
@@ -694,6 +787,7 @@ int main(void)
 	tfk_exjson_reader_init(&rd, NULL, NULL);
 	writing();
 	float_spelling();
+	number_reading();
 	reading();
 	jansson_agrees();
 	alloc_failures();

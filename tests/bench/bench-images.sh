@@ -15,7 +15,7 @@
 # only meaningful when the machine is otherwise idle.
 #
 # The corpus is made once by tests/py/images.py and kept in
-# /tmp/tfk-bench/images-1000 (about 80 MB, a minute of CPU to make).
+# /tmp/tfk-bench/images-1000 (about 80 MB, 15 s of CPU to make).
 # Without tfk-images the library alone is timed by bench-resize
 # (TFK_BENCH_BIN), and "tool" says so.
 #

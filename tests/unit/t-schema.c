@@ -410,6 +410,11 @@ static void kinds_and_samples(void)
 		bin[i] = (uint8_t)(255 - i);
 	tfk_exb_add_bytes1(&rb.b, "b", bin, sizeof(bin));
 	tfk_exb_add_bytes1(&rb.b, "z", "a\0b", 3);
+	{
+		float bad[3] = { NAN, -INFINITY, INFINITY };
+
+		tfk_exb_add_floats(&rb.b, "nf", bad, 3);
+	}
 	rb_observe(&rb, &s);
 	tfk_exb_add_floats(&rb.b, "m", &fv, 1);
 	tfk_exb_add_floats(&rb.b, "n", &fv, 1);
@@ -439,7 +444,15 @@ static void kinds_and_samples(void)
 	f = tfk_schema_find(&s, "z");
 	ok(f && !strcmp(f->samples[0], "\"a\\u0000b\"") &&
 	   !strcmp(f->content, "text"), "NUL inside text: escaped, still text");
+	f = tfk_schema_find(&s, "nf");
+	ok(f && !f->has_range && f->n_nonfinite == 3,
+	   "only NaN and infinities: no range, 3 non-finite");
 	x = render(&s);
+	ok(strstr(x, "\"nf\": {\n      \"kind\": \"float\",\n      \"count\": 1,\n"
+		  "      \"length\": {\"min\": 3, \"max\": 3, \"mean\": 3.0},\n"
+		  "      \"nonfinite\": 3,\n      \"shape\": [3],\n"
+		  "      \"samples\": [\"NaN\"]\n") != NULL,
+	   "non-finite only: rendered without range, sample \"NaN\"");
 	ok(strstr(x, "\"m\": {\n      \"kind\": \"mixed\"") != NULL,
 	   "mixed kind rendered");
 	free(x);

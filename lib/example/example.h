@@ -42,8 +42,10 @@
  *   - a repeated scalar may arrive in any mix of packed runs and single
  *     values.
  * Stricter than protobuf: a known field with the wrong wire type is
- * corrupt (protobuf would keep it as an unknown field, TensorFlow's fast
- * parser refuses it).
+ * corrupt (protobuf would keep it as an unknown field); no writer makes
+ * one, so it is damage, and saying so beats silently dropping values.
+ * Also unlike protobuf, names are not checked for UTF-8: they are bytes
+ * here (exjson.h refuses to write one that is not text).
  */
 #ifndef TFK_EXAMPLE_H
 #define TFK_EXAMPLE_H

@@ -15,11 +15,13 @@
  *   BMP   "BM" + 14-byte file header + BITMAPINFOHEADER (or later)
  *
  * channels (as TF's `channels` argument): 0 = as stored (JPEG 1 or 3,
- * PNG 1, 2, 3 or 4, GIF 3, BMP 3 or 4); 1 = grayscale, 3 = RGB,
+ * PNG 1, 2, 3 or 4, GIF 3, BMP 1, 3 or 4); 1 = grayscale, 3 = RGB,
  * 4 = RGBA. Conversions follow TensorFlow per format (see image.c for the
  * details and their sources): JPEG gray comes from libjpeg's own
- * YCbCr->Y conversion, PNG gray from libpng's, a missing alpha becomes
- * 255, CMYK JPEGs become RGB as TF does (Adobe inverted CMYK).
+ * YCbCr->Y conversion, PNG gray from libpng's, GIF/BMP/CMYK gray from
+ * tf.image.rgb_to_grayscale; a missing alpha becomes 255; CMYK JPEGs
+ * become RGB as TF does (Adobe inverted CMYK). Gamma and EXIF
+ * orientation are ignored, as TF ignores them.
  *
  * Errors: empty, truncated, corrupt or non-image data -> TFK_ECORRUPT
  * with a message ("jpeg: premature end of jpeg file", "png: idat: crc

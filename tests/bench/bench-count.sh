@@ -1,0 +1,91 @@
+#!/bin/sh
+# bench-count: tfk-count FILE against cat FILE > /dev/null on a 1 GiB
+# TFRecord file in the page cache. Both read every byte; tfk-count also
+# frames and CRC-checks every record, so the ratio of throughputs says
+# how close record verification comes to the memory copy. Target 0.5.
+#
+#   sh tests/bench/bench-count.sh          one JSON line on stdout
+#   sh tests/bench/bench-count.sh --data   make (or reuse) the file, print its path
+#
+# The file, /tmp/tfk-bench/records-1g.tfrecord, is made once and kept:
+# 1024 copies of a 1 MiB block of ~1 KiB records (sizes 512..1535 bytes,
+# random payloads) framed by $PYTHON with the crc32c module, so neither
+# the data nor its CRCs come from tfkit. Times are the best of 5 runs
+# (hyperfine when installed, else date +%s%N), after a warm-up read.
+# Environment: TFK_BIN (tools), PYTHON, TFK_BENCH_DIR (/tmp/tfk-bench).
+set -eu
+
+: "${TFK_BIN:=$(cd "$(dirname "$0")/../.." && pwd)/bin}"
+: "${PYTHON:=/usr/bin/python3}"
+: "${TFK_BENCH_DIR:=/tmp/tfk-bench}"
+data=$TFK_BENCH_DIR/records-1g.tfrecord
+
+make_data() {
+	[ -s "$data" ] && [ "$(wc -c <"$data")" -ge 1073741824 ] && return 0
+	mkdir -p "$TFK_BENCH_DIR"
+	"$PYTHON" - "$TFK_BENCH_DIR/block.tfrecord" <<'EOF'
+import os, random, struct, sys
+import crc32c
+
+def masked(b):
+    c = crc32c.crc32c(b)
+    return (((c >> 15) | (c << 17)) + 0xa282ead8) & 0xffffffff
+
+rnd = random.Random(1)
+out = bytearray()
+while len(out) < (1 << 20) - 1600:
+    payload = rnd.randbytes(rnd.randrange(512, 1536))
+    head = struct.pack('<Q', len(payload))
+    out += head + struct.pack('<I', masked(head))
+    out += payload + struct.pack('<I', masked(payload))
+open(sys.argv[1], 'wb').write(out)
+EOF
+	i=0
+	while [ $i -lt 1060 ]; do
+		cat "$TFK_BENCH_DIR/block.tfrecord"
+		i=$((i + 1))
+	done >"$data.tmp"
+	mv "$data.tmp" "$data"
+	rm -f "$TFK_BENCH_DIR/block.tfrecord" "$data.idx"
+}
+
+best_of() {	# N CMD: shortest wall time of N runs, seconds
+	if command -v hyperfine >/dev/null 2>&1; then
+		_j=$TFK_BENCH_DIR/hf-count-$$.json
+		hyperfine --style none --warmup 1 --runs "$1" --export-json "$_j" \
+			"$2" >/dev/null
+		"$PYTHON" -c 'import json,sys; print(min(json.load(open(sys.argv[1]))["results"][0]["times"]))' "$_j"
+		rm -f "$_j"
+	else
+		sh -c "$2" >/dev/null
+		_best=
+		_k=0
+		while [ $_k -lt "$1" ]; do
+			_t0=$(date +%s%N)
+			sh -c "$2" >/dev/null
+			_t1=$(date +%s%N)
+			_t=$((_t1 - _t0))
+			if [ -z "$_best" ] || [ $_t -lt "$_best" ]; then _best=$_t; fi
+			_k=$((_k + 1))
+		done
+		echo "$_best" | awk '{ printf "%.6f\n", $1 / 1e9 }'
+	fi
+}
+
+make_data
+if [ "${1:-}" = --data ]; then
+	echo "$data"
+	exit 0
+fi
+rm -f "$data.idx"	# a fresh index would let tfk-count skip the reading
+bytes=$(wc -c <"$data")
+cat "$data" >/dev/null	# into the page cache
+want=$("$TFK_BIN/tfk-count" "$data" | awk '{ print $1; exit }')
+[ "$want" -gt 1000000 ] || { echo "tfk-count failed on $data" >&2; exit 1; }
+
+ours=$(best_of 5 "$TFK_BIN/tfk-count $data > /dev/null")
+peer=$(best_of 5 "cat $data > /dev/null")
+awk -v b="$bytes" -v o="$ours" -v p="$peer" 'BEGIN {
+	printf "{\"bench\":\"count\",\"ours\":%.1f,\"peer\":%.1f,\"unit\":\"MB/s\",\"ratio\":%.3f,\"target\":0.5}\n",
+	       b / o / 1e6, b / p / 1e6, p / o
+}'

@@ -403,6 +403,10 @@ static int run_dirs(const char *root, const struct tfk_shardw_opts *so,
 		else
 			tfk_cli_warn("found %zu files belonging to %zu classes",
 				     r.ds->n_items, r.ds->n_classes);
+		if (r.ds->n_warnings)
+			tfk_cli_warn("%" PRIu64 " entr%s passed over while "
+				     "indexing (see above)", r.ds->n_warnings,
+				     r.ds->n_warnings == 1 ? "y" : "ies");
 		if (r.ds->n_unmapped || r.ds->n_missing)
 			tfk_cli_warn("%" PRIu64 " files not in %s left out, %"
 				     PRIu64 " of its lines name no file found",

@@ -248,7 +248,7 @@ static int cmp_item(const void *pa, const void *pb)
 /* Read a whole regular file (or anything read(2) can drain) into b. */
 static int slurp(const char *path, struct tfk_buf *b, struct tfk_err *err)
 {
-	struct stat st;
+	struct stat st = { 0 };
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
@@ -257,8 +257,7 @@ static int slurp(const char *path, struct tfk_buf *b, struct tfk_err *err)
 		close(fd);
 		return tfk_errf(err, TFK_EIO, "is a directory");
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    tfk_buf_reserve(b, (size_t)st.st_size + 1)) {
+	if (S_ISREG(st.st_mode) && tfk_buf_reserve(b, (size_t)st.st_size + 1)) {
 		close(fd);
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	}

@@ -231,6 +231,18 @@ testcmd "  the other files written" "lf out/bad-00000-of-00001.tfrecord" "0|c/ok
 testerr "  the file named" 'tfk-text --skip -q bad -o out/bad2; tfk-text --skip bad -o out/bad3' 0 \
 	"bad/c/latin1.txt: byte 3: not utf-8 text: skipped"
 
+# --- entries passed over while indexing -----------------------------------
+mkdir -p links/c
+printf ok > links/c/ok.txt
+ln -s nowhere links/c/broken.txt
+printf x > "links/c/$(printf 'bad\377')name.txt"
+ln -s .. links/c/up
+testerr "broken link, loop, non-UTF-8 name: warned, counted, run goes on" \
+	'tfk-text --follow-links links -o out/links 2>links.err; rc=$?; cat links.err >&2; exit $rc' \
+	0 "3 entries passed over while indexing"
+testcmd "  each named" 'grep -c "links/c/broken.txt: broken symlink: skipped\|name is not utf-8: skipped\|links/c/up/c: symlink loop: skipped" links.err' "3"
+testcmd "  the good file converted" "lf out/links-00000-of-00001.tfrecord" "0|c/ok.txt"
+
 # --- label map ---------------------------------------------------------
 printf 'filename,labels\r\npos/%s,good;film\n"neg/%s",bad\nnope.txt,x\n' \
 	"$(cd imdb/pos && ls | grep -i 'txt$' | head -1)" \

@@ -315,6 +315,25 @@ static void archives(void)
 		tfk_ds_close(ds);
 	}
 
+	/* a label map over an archive names paths below its top directory */
+	{
+		struct tfk_ds_opts om = opts(TFK_DS_MAP);
+		char map[700];
+
+		snprintf(map, sizeof(map), "%s/arcmap.csv", tap_tmpdir());
+		sh("printf 'daisy/deep/3.png,b;a\nroses/x10.bmp,a\n' > %s", map);
+		om.label_map = map;
+		snprintf(path, sizeof(path), "%s/top.zip", tap_tmpdir());
+		is_int(tfk_ds_open(&ds, path, &om, &err), 0, "label map on a zip");
+		is_str(listing(ds), "-1:daisy/deep/3.png,-1:roses/x10.bmp",
+		       "top directory stripped, mapped files only");
+		ok(ds->n_items == 2 && ds->items[0].n_labels == 2 &&
+		   ds->items[0].labels[0] == 1 && ds->items[0].labels[1] == 0,
+		   "labels from the map");
+		is_int(ds->n_unmapped, 13, "13 images not in the map");
+		tfk_ds_close(ds);
+	}
+
 	/* a single class and no top directory: the directory is the class;
 	 * with images in a subdirectory it is the root */
 	sh("cd %s && tar cf one.tar -C flowers roses && "

@@ -112,8 +112,11 @@ check: setup
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-sanitize
 
+# TensorFlow-written fixtures, read in place; TFK_FIXTURES=DIR overrides
+# (e.g. for a clone that does not sit next to shared/).
+TFK_FIXTURES ?= $(abspath ../shared/fixtures)
 check-unit check-cmd: export TFK_BIN = $(abspath $(BIN))
-check-unit check-cmd: export TFK_FIXTURES = $(abspath ../shared/fixtures)
+check-unit check-cmd check-fuzz: export TFK_FIXTURES := $(TFK_FIXTURES)
 check-unit check-cmd: export PYTHON := $(PYTHON)
 check-unit: all $(UNITS)
 	$(Q)prove -j2 --exec '' $(UNITS)
@@ -127,9 +130,11 @@ check-sanitize:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined \
 		all check-unit check-cmd
 
+# Each libFuzzer target briefly (scripts/fuzz builds them with clang into
+# build/fuzz and keeps their corpora there); FUZZ_SECONDS=600 for a hunt.
 FUZZ_SECONDS ?= 10
 check-fuzz:
-	$(Q)scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_SRC)
+	$(Q)LDLIBS='$(LDLIBS)' scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_SRC)
 
 bench: all $(BENCHES)
 	$(Q)TFK_BIN=$(abspath $(BIN)) TFK_BENCH_BIN=$(abspath $(B)/bench) \

@@ -72,7 +72,6 @@ check "zlib output read back by tfk-cat" sh -c 'tfk-cat m.zz | cmp - "$MNIST"'
 check "--compression none is plain" sh -c 'tfk-cat --compression none "$FOX" | cmp - "$FOX"'
 
 # Order of operations on generated files (a: a0..a4, b: b0 b1, c: c0..c2)
-raw() { echo "$(tfk-cat --raw "$@" | tr '\n' ' ')"; }
 testcmd "concatenation order" 'tfk-cat --raw a b c | tr "\n" " "' \
 	'a0 a1 a2 a3 a4 b0 b1 c0 c1 c2 '
 testcmd "interleave 2: slot of an exhausted file refilled on its next turn" \

@@ -436,11 +436,12 @@ static int emit(struct tfk_exjson_reader *r, size_t name_off, int none,
 	else
 		kind = nfloat ? TFK_FEAT_FLOAT : TFK_FEAT_INT64;
 	if (n && hint && kind != hint)
-		return tfk_errf(err, TFK_EINVAL, "feature \"%s\": strings in "
-				"a %s feature", name, tfk_feat_kind_name(hint));
+		return tfk_errf(err, TFK_EINVAL, "feature \"%s\": strings, but "
+				"the schema says %s", name,
+				tfk_feat_kind_name(hint));
 	if (n && hint == TFK_FEAT_BYTES && !nstr)
-		return tfk_errf(err, TFK_EINVAL, "feature \"%s\": numbers in "
-				"a bytes feature", name);
+		return tfk_errf(err, TFK_EINVAL, "feature \"%s\": numbers, but "
+				"the schema says bytes", name);
 	r->arr.len = 0;
 	if (kind == TFK_FEAT_BYTES) {
 		const uint8_t **pv;
@@ -463,8 +464,8 @@ static int emit(struct tfk_exjson_reader *r, size_t name_off, int none,
 			if (v[i].type == J_FLOAT)
 				return tfk_errf(err, TFK_EINVAL, "feature "
 						"\"%s\": value %zu is not an "
-						"integer (int64 feature)",
-						name, i);
+						"integer, but the schema says "
+						"int64", name, i);
 			if (v[i].type == J_BIGINT)
 				return tfk_errf(err, TFK_EINVAL, "feature "
 						"\"%s\": value %zu is out of "

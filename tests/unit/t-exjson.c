@@ -441,16 +441,18 @@ static void reading(void)
 	       "{\"f\":[1.0,2.0],\"i\":[],\"b\":[],\"f2\":[1]}",
 	       "schema: integers in a float feature, empty lists get kinds");
 	is_str(read_show("{\"i\":[0.5]}"),
-	       "feature \"i\": value 0 is not an integer (int64 feature)",
+	       "feature \"i\": value 0 is not an integer, but the schema says "
+	       "int64",
 	       "schema: float in an int64 feature");
 	is_str(read_show("{\"i\":[2.0]}"),
-	       "feature \"i\": value 0 is not an integer (int64 feature)",
+	       "feature \"i\": value 0 is not an integer, but the schema says "
+	       "int64",
 	       "schema: 2.0 in an int64 feature");
 	is_str(read_show("{\"f\":[\"a\"]}"),
-	       "feature \"f\": strings in a float feature",
+	       "feature \"f\": strings, but the schema says float",
 	       "schema: string in a float feature");
 	is_str(read_show("{\"b\":[1]}"),
-	       "feature \"b\": numbers in a bytes feature",
+	       "feature \"b\": numbers, but the schema says bytes",
 	       "schema: number in a bytes feature");
 	is_str(read_show("{\"b\":null,\"i\":null}"), "{\"b\":null,\"i\":null}",
 	       "schema: null stays a Feature with no kind");

@@ -388,8 +388,13 @@ static int run_dirs(const char *root, const struct tfk_shardw_opts *so,
 				    "used with --labels none");
 
 	rc = tfk_ds_open(&r.ds, root, &dopt, &r.err);
-	if (rc)
-		return tfk_cli_fail(&r.err);
+	if (rc) {
+		tfk_cli_fail(&r.err);
+		if (strstr(r.err.msg, "not a directory nor"))
+			tfk_cli_warn("(to convert the lines of text files, use "
+				     "--lines)");
+		return 1;
+	}
 	if (r.ds->n_items == 0) {
 		tfk_errf(&r.err, TFK_ENOTFOUND, "%s: no .txt files found%s",
 			 root, dopt.mode == TFK_DS_INFERRED ?

@@ -383,7 +383,7 @@ static int walk_entry(struct walk *w, int dfd, size_t len,
 /* Walk the directory path[0..len); errors only for out of memory. */
 static int walk_dir(struct walk *w, size_t len)
 {
-	struct stat st;
+	struct stat st = { 0 };
 	struct dirent *de;
 	DIR *d;
 	int rc = 0, i;

@@ -116,6 +116,7 @@ testerr "--lines takes no labels" 'tfk-text --lines --labels none x' 2 "--lines 
 testerr "header skip needs --lines" 'tfk-text --skip-header-lines 1 imdb' 2 "needs --lines"
 testerr "map and no labels" 'tfk-text --labels none --label-map m.csv imdb' 2 "--label-map gives labels"
 testerr "stdin is no dataset" 'tfk-text -' 1 "<stdin>: a dataset is read twice"
+testerr "a text file is no dataset: hint at --lines" 'tfk-text classes.txt' 1 "use --lines"
 testerr "missing directory" 'tfk-text nope' 1 "tfk-text: nope: No such file or directory"
 mkdir -p empty/c
 testerr "no .txt files" 'tfk-text empty' 1 "empty: no .txt files found in class subdirectories"

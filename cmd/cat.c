@@ -24,9 +24,13 @@
  * always right. Everything else (json, raw, compression) is a different
  * encoder behind the same emit().
  */
+#include "example/example.h"
+#include "example/exjson.h"
+#include "example/seqex.h"
 #include "io/index.h"
 #include "io/out.h"
 #include "io/record.h"
+#include "util/buf.h"
 #include "util/cli.h"
 
 #include <errno.h>
@@ -40,7 +44,7 @@
 static long cycle = 1, block = 1, skip_n, take_n = -1, repeat_n = 1;
 static const char *shard_arg, *records_arg, *out_path = "-",
 		  *comp_arg = "none";
-static int shard_files, raw, skip_corrupt, no_verify;
+static int shard_files, json, sequence, raw, skip_corrupt, no_verify;
 
 static const struct tfk_opt opts[] = {
 	TFK_OPT_LONG(0, "interleave", &cycle, "CYCLE",
@@ -59,6 +63,10 @@ static const struct tfk_opt opts[] = {
 		     "do it all N times (0: forever)"),
 	TFK_OPT_STR(0, "records", &records_arg, "A:B",
 		    "only records [A,B) of each file, found through FILE.idx"),
+	TFK_OPT_FLAG(0, "json", &json,
+		     "write each record as one line of JSON (tf.Example)"),
+	TFK_OPT_FLAG(0, "sequence", &sequence,
+		     "with --json: the records are tf.SequenceExamples"),
 	TFK_OPT_FLAG(0, "raw", &raw,
 		     "write the payload bytes only, without framing"),
 	TFK_OPT_STR('o', "output", &out_path, "FILE",
@@ -88,10 +96,47 @@ static int out_comp;
 /* Output ---------------------------------------------------------------- */
 
 static struct tfk_rec_writer *w;	/* framed output */
-static struct tfk_out *o;		/* raw output */
+static struct tfk_out *o;		/* raw or JSON output */
+static struct tfk_example ex;
+static struct tfk_seqex sx;
+static struct tfk_buf line;
 
-static int emit(const struct tfk_rec *rec, struct tfk_err *err)
+/*
+ * One record as a JSON line. A payload that does not decode is a
+ * located error: "FILE: record N at byte OFF: bad tf.Example: byte 17:
+ * ..." (the last offset is inside the payload).
+ */
+static int emit_json(const char *path, const struct tfk_rec *rec,
+		     struct tfk_err *err)
 {
+	int rc;
+
+	tfk_buf_reset(&line);
+	if (sequence) {
+		rc = tfk_seqex_parse(&sx, rec->data, rec->len, err);
+		if (!rc)
+			rc = tfk_seqex_write_json(&sx, &line, err);
+	} else {
+		rc = tfk_example_parse(&ex, rec->data, rec->len, err);
+		if (!rc)
+			rc = tfk_exjson_write(&ex, &line, err);
+	}
+	if (rc)
+		return tfk_err_prefix(err, "%s: record %" PRIu64 " at byte %"
+				      PRIu64 ": bad tf.%sExample", path,
+				      rec->index, rec->off,
+				      sequence ? "Sequence" : "");
+	tfk_buf_addc(&line, '\n');
+	if (!tfk_buf_ok(&line))
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	return tfk_out_write(o, line.data, line.len, err);
+}
+
+static int emit(const char *path, const struct tfk_rec *rec,
+		struct tfk_err *err)
+{
+	if (json)
+		return emit_json(path, rec, err);
 	if (raw)
 		return tfk_out_write(o, rec->data, rec->len, err);
 	if (!no_verify)
@@ -223,7 +268,15 @@ static long long one_pass(char **files, size_t n_files, int first,
 				if (idx % (uint64_t)shard_n != (uint64_t)shard_i ||
 				    kept++ < (uint64_t)skip_n)
 					continue;
-				rc = emit(&rec, err);
+				rc = emit(tfk_rec_path(s->r), &rec, err);
+				if (rc == TFK_ECORRUPT && skip_corrupt) {
+					/* valid framing, payload not an
+					 * Example: dropped like a bad crc */
+					s->bad_records++;
+					s->bad_bytes += rec.len + TFK_REC_OVERHEAD;
+					rc = 0;
+					continue;
+				}
 				if (rc)
 					break;
 				if (++taken == (uint64_t)take_n)
@@ -290,6 +343,10 @@ static void check_options(char **files, int n_files)
 		tfk_cli_usage_error(shard_arg ? "--shard: expected I/N with "
 				    "0 <= I < N" : "bad Slurm/MPI task "
 				    "variables for the default --shard");
+	if (sequence && !json)
+		tfk_cli_usage_error("--sequence goes with --json");
+	if (json && raw)
+		tfk_cli_usage_error("--json and --raw exclude each other");
 	out_comp = tfk_comp_parse(comp_arg);
 	if (out_comp < 0)
 		tfk_cli_usage_error("--compression: expected none, gzip or "
@@ -346,10 +403,13 @@ int main(int argc, char **argv)
 	 * not allowed: nothing happens. */
 	if (!strcmp(out_path, "-"))
 		fcntl(1, F_SETPIPE_SZ, 1 << 20);
-	rc = raw ? tfk_out_open(&o, out_path, out_comp, &err) :
+	rc = raw || json ? tfk_out_open(&o, out_path, out_comp, &err) :
 		   tfk_recw_open(&w, out_path, out_comp, &err);
 	if (rc)
 		return tfk_cli_fail(&err);
+	tfk_example_init(&ex);
+	tfk_seqex_init(&sx);
+	tfk_buf_init(&line);
 	for (pass = 0; repeat_n == 0 || pass < repeat_n; pass++) {
 		got = one_pass(files, n_files, pass == 0, &err);
 		if (got <= 0)
@@ -357,26 +417,30 @@ int main(int argc, char **argv)
 		/* Each epoch reaches the reader whole, and a reader that has
 		 * gone away is noticed within one pass. */
 		if (repeat_n != 1 &&
-		    (raw ? tfk_out_flush(o, &err) : tfk_recw_flush(w, &err))) {
+		    (o ? tfk_out_flush(o, &err) : tfk_recw_flush(w, &err))) {
 			got = -1;
 			break;
 		}
 	}
-	if (got < 0) {
-		/* stdout keeps the records before the error, a file none. */
-		if (strcmp(out_path, "-")) {
-			tfk_out_discard(o);
-			tfk_recw_discard(w);
-		} else {
-			struct tfk_err ignored;
+	if (got >= 0) {
+		rc = o ? tfk_out_close(o, &err) : tfk_recw_close(w, &err);
+	} else if (strcmp(out_path, "-")) {
+		/* A file named by -o: nothing appears. */
+		tfk_out_discard(o);
+		tfk_recw_discard(w);
+		rc = 1;
+	} else {
+		/* stdout keeps the records before the error. */
+		struct tfk_err ignored;
 
-			if (raw)
-				tfk_out_close(o, &ignored);
-			else
-				tfk_recw_close(w, &ignored);
-		}
-		return tfk_cli_fail(&err);
+		if (o)
+			tfk_out_close(o, &ignored);
+		else
+			tfk_recw_close(w, &ignored);
+		rc = 1;
 	}
-	rc = raw ? tfk_out_close(o, &err) : tfk_recw_close(w, &err);
+	tfk_example_release(&ex);
+	tfk_seqex_release(&sx);
+	tfk_buf_release(&line);
 	return rc ? tfk_cli_fail(&err) : 0;
 }

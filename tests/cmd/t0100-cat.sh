@@ -164,6 +164,44 @@ check "kill -TERM during --repeat 0 -o leaves no file and no temporary" \
 	       ls -a | grep -q "forever.gz.tmp-" || exit 1
 	       kill -TERM $p; wait $p; [ $? -eq 143 ] && [ ! -e forever.gz ] && ! ls -a | grep -q tmp-'
 
+# --json, checked by python3-protobuf through tests/py/tfexample.py ----------
+TFE=$TESTS/py/tfexample.py
+export TFE
+testcmd "--json: penguin train record 0 has the values the fixture README lists" \
+	'tfk-cat --json --take 1 "$PTRAIN" | "$PYTHON" -c "
+import json, sys, numpy as np
+d = json.loads(sys.stdin.readline())
+want = {\"body_mass_g\": 0.2916666567325592, \"culmen_depth_mm\": 0.6666666865348816,
+        \"culmen_length_mm\": 0.2545454502105713, \"flipper_length_mm\": 0.1525423675775528}
+for k in sorted(want):
+    print(k, len(d[k]), np.float32(d[k][0]) == np.float32(want[k]))
+print(\"species\", d[\"species\"])"' \
+	'body_mass_g 1 True\nculmen_depth_mm 1 True\nculmen_length_mm 1 True\nflipper_length_mm 1 True\nspecies [0]'
+testcmd "--json: mnist label histogram 0..9" \
+	'tfk-cat --json "$MNIST" | "$PYTHON" -c "
+import collections, json, sys
+c = collections.Counter(json.loads(l)[\"image_class\"][0] for l in sys.stdin)
+print(*[c[i] for i in range(10)])"' '87 137 87 90 118 79 78 107 120 97'
+check "--json: mnist records 900.. are protobuf's reading of them" \
+	sh -c 'tfk-cat --skip 900 -o m100 "$MNIST" && tfk-cat --json --skip 900 "$MNIST" >m.jsonl &&
+	       [ $(wc -l <m.jsonl) -eq 100 ] && "$PYTHON" "$TFE" check-json m100 m.jsonl >/dev/null'
+check "--json: every penguin eval record (GZIP)" \
+	sh -c 'tfk-cat --json "$PEVAL" >p.jsonl && "$PYTHON" "$TFE" check-json "$PEVAL" p.jsonl >/dev/null'
+check "--json: quirky-but-valid Examples (unpacked, merged, odd names)" \
+	sh -c '"$PYTHON" "$TFE" cases . 200 && tfk-cat --json cases.tfrecord >c.jsonl && "$PYTHON" "$TFE" check-json cases.tfrecord c.jsonl >/dev/null'
+check "--json --sequence: SequenceExamples" \
+	sh -c '"$PYTHON" "$TFE" seq-cases . 100 && tfk-cat --json --sequence seq.tfrecord >s.jsonl && "$PYTHON" "$TFE" check-json-seq seq.tfrecord s.jsonl >/dev/null'
+testcmd "--json after shard/take: one line per record kept" \
+	'tfk-cat --json --shard 1/4 --take 7 "$MNIST" | wc -l' '7'
+check "--json --compression gzip: gzip -dc gives the lines" \
+	sh -c 'tfk-cat --json --compression gzip "$PEVAL" | gzip -dc | cmp - p.jsonl'
+testerr "--json on a payload that is not an Example: located error" \
+	'tfk-cat --json "$MNIST" "$FOX" >/dev/null' 1 \
+	"tfk-cat: $FOX: record 0 at byte 0: bad tf.Example: byte 0:"
+testerr "--json --skip-corrupt drops it" \
+	'tfk-cat --json --skip-corrupt "$FOX" a' 0 \
+	"tfk-cat: $FOX: skipped 1 corrupt record (35 bytes)"
+
 # Usage ---------------------------------------------------------------------
 testerr "--interleave 0" 'tfk-cat --interleave 0 a' 2 'tfk-cat: --interleave must be at least 1'
 testerr "--block 0" 'tfk-cat --block 0 a' 2 'tfk-cat: --block must be at least 1'
@@ -179,6 +217,8 @@ testerr "--records x" 'tfk-cat --records 3 n' 2 "tfk-cat: --records: expected A:
 testerr "--records -1:2" 'tfk-cat --records -1:2 n' 2 "not '-1:2'"
 testerr "--repeat with stdin" 'tfk-cat --repeat 2 - <a' 2 'tfk-cat: --repeat cannot read standard input twice'
 testerr "--records with stdin" 'tfk-cat --records 1:2 <a' 2 'tfk-cat: --records needs files with an index, not standard input'
+testerr "--sequence without --json" 'tfk-cat --sequence a' 2 'tfk-cat: --sequence goes with --json'
+testerr "--json with --raw" 'tfk-cat --json --raw a' 2 'tfk-cat: --json and --raw exclude each other'
 testerr "unknown option" 'tfk-cat --frobnicate a' 2 "tfk-cat: unknown option '--frobnicate'"
 testcmd "--help goes to stdout, exit 0" 'tfk-cat --help | head -n 1' 'usage: tfk-cat [options] [FILE...]'
 

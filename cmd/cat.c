@@ -397,6 +397,11 @@ int main(int argc, char **argv)
 		shard_i = 0;
 		shard_n = 1;
 	}
+	/* Slots beyond the number of files would only ever be skipped: the
+	 * order is the same with cycle = n_files, and no memory is asked
+	 * for a huge --interleave. */
+	if ((size_t)cycle > n_files)
+		cycle = n_files ? (long)n_files : 1;
 
 	/* A 1 MiB pipe (Linux's ceiling for users by default) instead of
 	 * 64 KiB: fewer switches between us and the reader. Not a pipe, or

@@ -146,6 +146,16 @@ testcmd "--records past the end is empty" 'tfk-cat --records 20:30 n | wc -c' '0
 testcmd "--records B < A is empty" 'tfk-cat --records 5:2 n | wc -c' '0'
 testcmd "--records per file, then interleave" \
 	'tfk-cat --raw --records 1:3 --interleave 2 n a | tr "\n" " "' 'n1 a1 n2 a2 '
+testerr "--records without an index" 'tfk-cat --records 1:2 b' 1 \
+	'tfk-cat: b: --records needs a fresh index: b.idx: no index (run tfk-index)'
+testerr "--records with a stale index (data touched)" \
+	'cp n n2 && tfk-index n2 && touch -d "+1 minute" n2 && tfk-cat --records 1:2 n2' 1 \
+	'tfk-cat: n2: --records needs a fresh index: n2.idx: stale: older than n2 (run tfk-index)'
+testerr "--records with a corrupt index" \
+	'cp n n3 && printf "0 15\n" >n3.idx && tfk-cat --records 1:2 n3' 1 \
+	"tfk-cat: n3.idx: line 1: length 15 is shorter than a record's 16 bytes of framing"
+testerr "--records on a gzip file" \
+	'tfk-cat --records 1:2 "$PTRAIN"' 1 'idx: no index (run tfk-index)'
 check "--records 500:510 of mnist is those bytes" \
 	sh -c 'cp "$MNIST" m.tfrecord && tfk-index m.tfrecord && tfk-cat --records 500:510 m.tfrecord >r.out &&
 	       tail -c +$((500 * 3203 + 1)) "$MNIST" | head -c 32030 | cmp - r.out'

@@ -32,10 +32,10 @@ mkdir -p "$corpus"
 
 if [ -x "$TFK_BIN/tfk-images" ]; then
 	tool=tfk-images
-	cmd="$TFK_BIN/tfk-images $corpus --image-size 180x180 --encoding raw -q"
+	cmd="$TFK_BIN/tfk-images -j @J $corpus --image-size 180x180 --encoding raw -q"
 else
 	tool=bench-resize
-	cmd="$TFK_BENCH_BIN/bench-resize $corpus 180"
+	cmd="$TFK_BENCH_BIN/bench-resize -j @J $corpus 180"
 fi
 
 exec "$PYTHON" - "$corpus" "$here/../py" "$tool" "$cmd" <<'PY'
@@ -53,7 +53,7 @@ def cpu_children():
 
 def run(jobs):
     """(cpu seconds, wall seconds) of one run of our tool."""
-    argv = cmd.split() + (["-j", str(jobs)])
+    argv = [str(jobs) if a == "@J" else a for a in cmd.split()]
     c0, t0 = cpu_children(), time.perf_counter()
     with open(os.devnull, "wb") as null:
         subprocess.run(argv, stdout=null, check=True)

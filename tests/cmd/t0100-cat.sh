@@ -26,19 +26,21 @@ def frame(p):
     n = struct.pack('<Q', len(p))
     return (n + struct.pack('<I', mask(crc32c(n))) + p +
             struct.pack('<I', mask(crc32c(p))))
-# mkrec.py OUT PREFIX N: records "PREFIX0\n" .. "PREFIX<N-1>\n"
 # mkrec.py OUT -- WORD...: one record per word, as given
-out, prefix = sys.argv[1], sys.argv[2]
-if prefix == '--':
-    recs = [w.encode() for w in sys.argv[3:]]
+# mkrec.py NAME:N...: file NAME with records "NAME0\n" .. "NAME<N-1>\n"
+if sys.argv[2:3] == ['--']:
+    files = {sys.argv[1]: [w.encode() for w in sys.argv[3:]]}
 else:
-    recs = [('%s%d\n' % (prefix, i)).encode() for i in range(int(sys.argv[3]))]
-with open(out, 'wb') as f:
-    for r in recs:
-        f.write(frame(r))
+    files = {}
+    for a in sys.argv[1:]:
+        name, n = a.split(':')
+        files[name] = [('%s%d\n' % (name, i)).encode() for i in range(int(n))]
+for out, recs in files.items():
+    with open(out, 'wb') as f:
+        for r in recs:
+            f.write(frame(r))
 EOF
-mk() { "$PYTHON" "$T/mkrec.py" "$T/$1" "$2" "$3"; }
-mk a a 5; mk b b 2; mk c c 3; mk n n 10; : >"$T/e"
+(cd "$T" && "$PYTHON" mkrec.py a:5 b:2 c:3 n:10 && : >e)
 
 testcmd "oracle writer frames first/second as TensorFlow did" \
 	'"$PYTHON" mkrec.py fs -- first second && od -An -v -tx1 fs | tr -d " \n"' \

@@ -8,8 +8,10 @@
  *
  * Each input is used three ways:
  *  1. as a serialized Example. When it decodes: every accessor agrees
- *     with the decoder's count, find() finds each name, values lie in
- *     the input (or ex's merge scratch); the features copied through the
+ *     with the decoder's count, find() finds each name; with an unknown
+ *     field appended (so the general walker decodes it, not the
+ *     straight-line pass) it decodes to the same description; the
+ *     features copied through the
  *     builder decode to the same values; and, when the names are UTF-8
  *     without NULs, the JSON line of it reads back (with the original
  *     kinds as the schema) to the same values, NaN payloads aside.
@@ -149,6 +151,45 @@ static int same_example(const struct tfk_example *a,
 	return 1;
 }
 
+/*
+ * The record with an unknown field appended decodes through the general
+ * walker, never the straight-line pass: both must describe every
+ * feature identically (same offsets, counts, kinds, packed runs).
+ */
+static void same_both_ways(const uint8_t *data, size_t size)
+{
+	static uint8_t *copy;
+	static size_t cap;
+	struct tfk_err err;
+	size_t i;
+
+	if (size + 2 > cap) {
+		cap = size + 2;
+		copy = realloc(copy, cap);
+	}
+	memcpy(copy, data, size);
+	copy[size] = 5 << 3;	/* field 5, varint 0 */
+	copy[size + 1] = 0;
+	if (tfk_example_parse(&ex2, copy, size + 2, &err) ||
+	    ex2.n_feat != ex.n_feat)
+		abort();
+	for (i = 0; i < ex.n_feat; i++) {
+		const struct tfk_feat *a = &ex.feat[i], *c = &ex2.feat[i];
+
+		/* merged values live in each example's scratch: skip */
+		if (a->body_len && (a->body < data || a->body >= data + size))
+			continue;
+		if ((a->name_len && (const uint8_t *)a->name - data !=
+				    (const uint8_t *)c->name - copy) ||
+		    a->name_len != c->name_len || a->kind != c->kind ||
+		    a->n != c->n || a->body_len != c->body_len ||
+		    (a->body_len && a->body - data != c->body - copy) ||
+		    !a->packed != !c->packed ||
+		    (a->packed && a->packed - data != c->packed - copy))
+			abort();
+	}
+}
+
 /* The schema for the JSON round trip: the original kinds. */
 static int orig_kind(void *ctx, const char *name)
 {
@@ -169,6 +210,7 @@ static void as_example(const uint8_t *data, size_t size)
 			abort();
 		return;
 	}
+	same_both_ways(data, size);
 	tfk_exb_reset(&b);
 	for (i = 0; i < ex.n_feat; i++) {
 		const struct tfk_feat *f = &ex.feat[i];

@@ -281,8 +281,6 @@ static void help_version(void)
 	CHILD(&c, "--version");
 	ok(c.status == 0 && !strcmp(c.out, "tfk-t (tfkit) " TFK_VERSION "\n"),
 	   "--version prints name, project and version");
-	CHILD(&c, "--help=x");
-	ok(c.status == 0, "--help=x still shows help");
 }
 
 static void usage_errors(void)

@@ -250,7 +250,7 @@ static void feat_row(struct table *t, const struct tfk_schema_feat *f,
 	fmt_name(&name, f);
 	snprintf(present, sizeof(present), "%" PRIu64 " (%.4g%%)", f->count,
 		 records ? 100.0 * (double)f->count / (double)records : 0.0);
-	if (list && f->count)
+	if (list && f->count && f->steps_min <= f->steps_max)
 		fmt_stats(steps, sizeof(steps), f->steps_min, f->steps_max,
 			  f->steps_sum / (double)f->count);
 	if (f->n_len)

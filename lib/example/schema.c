@@ -721,7 +721,7 @@ static void render_feat(struct tfk_buf *b, const struct tfk_schema_feat *f,
 	render_name(b, f->name, f->name_len);
 	tfk_buf_addf(b, ": {\n      \"kind\": \"%s\"", tfk_schema_kind_name(f));
 	tfk_buf_addf(b, ",\n      \"count\": %" PRIu64, f->count);
-	if (list && f->count)
+	if (list && f->count && f->steps_min <= f->steps_max)
 		render_stats(b, "steps", f->steps_min, f->steps_max,
 			     f->steps_sum / (double)f->count);
 	if (f->n_len)

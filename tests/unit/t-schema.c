@@ -317,6 +317,18 @@ static void document(void)
 		is_int(t.records, 4, "records absent: the largest count");
 		tfk_schema_release(&t);
 	}
+	{
+		/* found by fuzz-schema: a list with a count and no steps
+		 * rendered its empty steps as min 2^64-1, max 0 */
+		static const char doc[] = "{\"format\": \"tfkit-schema\", "
+			"\"version\": 1, \"context\": {}, \"feature_lists\": "
+			"{\"t\": {\"kind\": \"int64\", \"count\": 1}}}";
+
+		is_int(tfk_schema_parse(&t, "l.json", doc, sizeof(doc) - 1, &err),
+		       0, "a list without steps reads");
+		roundtrip(&t, "list without steps");
+		tfk_schema_release(&t);
+	}
 	tfk_schema_release(&s);
 }
 

@@ -128,6 +128,7 @@ int tfk_in_open(struct tfk_in **inp, const char *path, int comp,
 	struct stat st;
 	uint8_t head[SNIFF];
 	ssize_t nhead = 0;
+	size_t bufsize = CHUNK;
 	int stdin_ = !path || !strcmp(path, "-");
 
 	*inp = NULL;
@@ -161,7 +162,18 @@ int tfk_in_open(struct tfk_in **inp, const char *path, int comp,
 	}
 
 	if (S_ISREG(st.st_mode)) {
-		nhead = pread(in->fd, head, SNIFF, 0);
+		/* stdin may be a file already read from: start where it is. */
+		off_t base = lseek(in->fd, 0, SEEK_CUR);
+
+		if (base < 0 || base > st.st_size)
+			base = 0;
+		st.st_size -= base;
+		/* Small files get small buffers: tools that open thousands
+		 * of files (and the fuzzers) should not pay 1 MiB each. */
+		if (st.st_size < (off_t)CHUNK)
+			bufsize = (size_t)st.st_size < 4096 ? 4096 :
+				  (size_t)st.st_size + 1;
+		nhead = pread(in->fd, head, SNIFF, base);
 		if (nhead < 0) {
 			int rc = io_error(in, err, "cannot read");
 
@@ -188,7 +200,7 @@ int tfk_in_open(struct tfk_in **inp, const char *path, int comp,
 			   detect(head, (size_t)nhead, sniff) : comp;
 	}
 
-	in->cap = CHUNK;
+	in->cap = bufsize;
 	in->buf = tfk_malloc(in->cap);
 	if (!in->buf) {
 		tfk_in_close(in);
@@ -200,7 +212,7 @@ int tfk_in_open(struct tfk_in **inp, const char *path, int comp,
 	} else {
 		int rc;
 
-		in->zcap = CHUNK;
+		in->zcap = bufsize;
 		in->zbuf = tfk_malloc(in->zcap);
 		if (!in->zbuf) {
 			tfk_in_close(in);

@@ -32,6 +32,7 @@
 #include "example/schema.h"
 #include "io/in.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "util/cli.h"
 #include "util/progress.h"
 
@@ -84,48 +85,6 @@ static const struct tfk_cmd cmd = {
 	"--seed 1337 -o data/imdb",
 };
 
-/* Offset of the first byte that breaks UTF-8 (no overlongs, no
- * surrogates, at most U+10FFFF), or n when p[0..n) is valid. */
-static size_t utf8_bad(const uint8_t *p, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		uint8_t c = p[i];
-		uint32_t cp;
-		int k;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			k = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			k = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			k = 3;
-			cp = c & 0x07;
-		} else {
-			return i;
-		}
-		if (n - i <= (size_t)k)
-			return i;
-		for (int j = 1; j <= k; j++) {
-			if ((p[i + j] & 0xc0) != 0x80)
-				return i;
-			cp = cp << 6 | (p[i + j] & 0x3f);
-		}
-		if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return i;
-		i += (size_t)k + 1;
-	}
-	return n;
-}
-
 /* Length to keep of valid UTF-8 p[0..n) under --max-length: at most
  * max_length bytes, backed up to the start of a character. */
 static size_t cut(const uint8_t *p, size_t n)
@@ -167,7 +126,7 @@ static int convert(void *ctx, const struct tfk_ds_item *it,
 	struct run *r = ctx;
 	struct tfk_example_builder b;
 	const uint8_t *p;
-	size_t bad = utf8_bad(data, len), n;
+	size_t bad = tfk_utf8_prefix(data, len), n;
 	int rc;
 
 	if (bad < len)
@@ -484,7 +443,7 @@ static int line_record(struct run *r, struct tfk_example_builder *b,
 {
 	struct out *o = &r->out[0];
 	const uint8_t *rec;
-	size_t len, bad = utf8_bad(p, n);
+	size_t len, bad = tfk_utf8_prefix(p, n);
 
 	if (bad < n) {
 		tfk_errf(&r->err, TFK_ECORRUPT, "%s: line %" PRIu64 ": byte %zu: "

@@ -224,7 +224,7 @@ void tfk_buf_add_base64(struct tfk_buf *b, const uint8_t *p, size_t n)
 	b->len = (size_t)(o - b->data);
 }
 
-int tfk_utf8_valid(const uint8_t *p, size_t n)
+size_t tfk_utf8_prefix(const uint8_t *p, size_t n)
 {
 	size_t i = 0;
 
@@ -247,19 +247,24 @@ int tfk_utf8_valid(const uint8_t *p, size_t n)
 			k = 3;
 			cp = c & 0x07;
 		} else {
-			return 0;
+			return i;
 		}
 		if (n - i <= (size_t)k)
-			return 0;
+			return i;
 		for (int j = 1; j <= k; j++) {
 			if ((p[i + j] & 0xc0) != 0x80)
-				return 0;
+				return i;
 			cp = cp << 6 | (p[i + j] & 0x3f);
 		}
 		if ((k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
 		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
+			return i;
 		i += (size_t)k + 1;
 	}
-	return 1;
+	return n;
+}
+
+int tfk_utf8_valid(const uint8_t *p, size_t n)
+{
+	return tfk_utf8_prefix(p, n) == n;
 }

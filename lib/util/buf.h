@@ -44,7 +44,11 @@ void tfk_buf_add_double(struct tfk_buf *b, double v);
 /* Standard base64 with padding. */
 void tfk_buf_add_base64(struct tfk_buf *b, const uint8_t *p, size_t n);
 
-/* 1 if p[0..n) is valid UTF-8 (no overlongs, no surrogates). */
+/* 1 if p[0..n) is valid UTF-8 (no overlongs, no surrogates, at most
+ * U+10FFFF). */
 int tfk_utf8_valid(const uint8_t *p, size_t n);
+/* Length of the longest valid UTF-8 prefix: the offset of the first
+ * byte that breaks it, or n when all of p[0..n) is valid. */
+size_t tfk_utf8_prefix(const uint8_t *p, size_t n);
 
 #endif

@@ -23,21 +23,19 @@
  *  - records are written once in the shuffled order; Keras reshuffles
  *    every epoch (pipe through tfk-shuffle).
  *
- * Decoding and resizing run on -j threads through tfk_ds_run (ordered:
+ * Decoding and resizing run on -j threads through tfk_lrun_run (ordered:
  * the output never depends on -j); each thread keeps its own decoder
  * scratch, so steady state allocates only the record itself.
  */
-#include "data/dataset.h"
 #include "data/image.h"
+#include "data/labelrun.h"
 #include "data/resize.h"
 #include "data/shardw.h"
 #include "example/example.h"
 #include "example/schema.h"
 #include "util/alloc.h"
 #include "util/cli.h"
-#include "util/progress.h"
 
-#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -47,12 +45,11 @@
 #include <jpeglib.h>	/* after stdio.h: it uses FILE */
 #include <png.h>
 
-static const char *labels_arg = "inferred", *label_map, *subset_arg;
 static const char *size_arg = "256x256", *interp_arg = "bilinear";
 static const char *color_arg = "rgb", *encoding_arg = "raw";
-static double val_split;
 static long quality = 95;
-static int no_shuffle, follow_links, antialias, crop_aspect, strict, exact;
+static int antialias, crop_aspect, strict, exact;
+static struct tfk_lrun_args la = TFK_LRUN_ARGS_DEFAULTS;
 static struct tfk_conv conv = TFK_CONV_DEFAULTS;
 
 static const struct tfk_opt opts[] = {
@@ -73,20 +70,7 @@ static const struct tfk_opt opts[] = {
 		     "decode JPEGs at full size (TF's pixels; slower)"),
 	TFK_OPT_FLAG(0, "strict", &strict,
 		     "a file that does not decode is an error, not skipped"),
-	TFK_OPT_STR(0, "labels", &labels_arg, "MODE",
-		    "inferred (from subdirectories), none, or a FILE of class "
-		    "names, one per line, in index order"),
-	TFK_OPT_STR(0, "label-map", &label_map, "CSV",
-		    "multi-label: lines 'filename,name;name' (k-hot label)"),
-	TFK_OPT_DOUBLE(0, "validation-split", &val_split, "F",
-		       "fraction of files held out for validation (0 < F < 1)"),
-	TFK_OPT_STR(0, "subset", &subset_arg, "NAME",
-		    "training, validation or both (PREFIX-training, "
-		    "PREFIX-validation)"),
-	TFK_OPT_FLAG(0, "no-shuffle", &no_shuffle,
-		     "keep the sorted file order (Keras shuffle=False)"),
-	TFK_OPT_FLAG(0, "follow-links", &follow_links,
-		     "descend into symbolic links to directories"),
+	TFK_LRUN_OPTS(la),
 	TFK_CONV_OPTS(conv),
 	TFK_OPT_END
 };
@@ -271,34 +255,13 @@ static struct scratch *scratch_get(size_t n_classes)
 	return s;
 }
 
-/* The run ---------------------------------------------------------------- */
+/* One image to one Example ------------------------------------------------ */
 
-struct out {
-	const char *what;
-	char *prefix;
-	struct tfk_shardw *w;
-	struct tfk_schema schema;
-	uint64_t written, skipped;
-	int schema_written;	/* this run wrote PREFIX.schema.json */
-};
-
-struct run {
-	struct tfk_dataset *ds;
-	struct out out[2];
-	size_t n_first;
-	struct tfk_example ex;
-	struct tfk_progress prog;
-	uint64_t done;
-	struct tfk_err err;
-	int want_schema;
-};
-
-static int convert(void *ctx, const struct tfk_ds_item *it,
+static int convert(const struct tfk_lrun *lr, const struct tfk_ds_item *it,
 		   const uint8_t *data, size_t len, struct tfk_buf *rec,
 		   struct tfk_err *err)
 {
-	struct run *r = ctx;
-	struct scratch *s = scratch_get(r->ds->n_classes);
+	struct scratch *s = scratch_get(lr->ds->n_classes);
 	struct tfk_img_opts io = TFK_IMG_OPTS_DEFAULT;
 	struct tfk_img_resize ro;
 	const uint8_t *img, *p;
@@ -334,15 +297,9 @@ static int convert(void *ctx, const struct tfk_ds_item *it,
 	}
 	tfk_exb_reset(&s->b);
 	tfk_exb_add_bytes1(&s->b, "image", img, img_len);
-	if (r->ds->mode == TFK_DS_INFERRED) {
-		v = it->label;
-		tfk_exb_add_int64s(&s->b, "label", &v, 1);
-	} else if (r->ds->mode == TFK_DS_MAP) {
-		memset(s->khot, 0, r->ds->n_classes * sizeof(*s->khot));
-		for (size_t i = 0; i < it->n_labels; i++)
-			s->khot[it->labels[i]] = 1;
-		tfk_exb_add_int64s(&s->b, "label", s->khot, r->ds->n_classes);
-	}
+	rc = tfk_lrun_add_label(&s->b, lr->ds, it, s->khot, err);
+	if (rc)
+		return rc;
 	v = out_h;
 	tfk_exb_add_int64s(&s->b, "height", &v, 1);
 	v = out_w;
@@ -356,41 +313,7 @@ static int convert(void *ctx, const struct tfk_ds_item *it,
 	return rc;
 }
 
-static int emit(void *ctx, size_t k, const struct tfk_ds_item *it, int status,
-		const uint8_t *rec, size_t len, const struct tfk_err *err)
-{
-	struct run *r = ctx;
-	struct out *o = &r->out[k < r->n_first ? 0 : 1];
-	int rc;
-
-	tfk_progress_update(&r->prog, ++r->done);
-	if (status) {
-		if (strict || status == TFK_ENOMEM) {
-			r->err = *err;
-			return 1;
-		}
-		tfk_cli_warn("%s: skipped", err->msg);
-		o->skipped++;
-		return 0;
-	}
-	rc = tfk_shardw_write(o->w, rec, len, &r->err);
-	if (!rc && r->want_schema) {
-		rc = tfk_example_parse(&r->ex, rec, len, &r->err);
-		if (!rc)
-			rc = tfk_schema_observe(&o->schema, &r->ex, &r->err);
-	}
-	if (rc)
-		return 1;
-	o->written++;
-	return 0;
-}
-
-static void on_warn(void *ctx, const char *msg)
-{
-	tfk_cli_warn("%s", msg);
-}
-
-static int describe(struct tfk_schema *s, const struct tfk_dataset *ds)
+static int describe(const struct tfk_lrun *lr, struct tfk_schema *s)
 {
 	static const char *const ints[] = { "height", "width", "channels" };
 	static const char *const encs[] = { "raw", "jpeg", "png" };
@@ -405,17 +328,8 @@ static int describe(struct tfk_schema *s, const struct tfk_dataset *ds)
 	snprintf(f->encoding, sizeof(f->encoding), "%s", encs[encoding]);
 	if (encoding == ENC_RAW)
 		snprintf(f->content, sizeof(f->content), "binary");
-	if (ds->mode != TFK_DS_NONE) {
-		f = tfk_schema_feature(s, "label");
-		if (!f)
-			return TFK_ENOMEM;
-		f->kind = TFK_FEAT_INT64;
-		shape[0] = (int64_t)ds->n_classes;
-		tfk_schema_set_shape(f, ds->mode == TFK_DS_MAP, shape);
-		if (tfk_schema_set_labels(f, (const char *const *)ds->classes,
-					  ds->n_classes))
-			return TFK_ENOMEM;
-	}
+	if (tfk_lrun_describe_label(s, lr->ds))
+		return TFK_ENOMEM;
 	for (size_t i = 0; i < 3; i++) {
 		f = tfk_schema_feature(s, ints[i]);
 		if (!f)
@@ -423,77 +337,12 @@ static int describe(struct tfk_schema *s, const struct tfk_dataset *ds)
 		f->kind = TFK_FEAT_INT64;
 		tfk_schema_set_shape(f, 0, shape);
 	}
-	f = tfk_schema_feature(s, "filename");
-	if (!f)
-		return TFK_ENOMEM;
-	f->kind = TFK_FEAT_BYTES;
-	tfk_schema_set_shape(f, 0, shape);
-	snprintf(f->encoding, sizeof(f->encoding), "utf-8");
-	return 0;
+	return tfk_lrun_describe_utf8(s, "filename");
 }
 
-static char *join(const char *a, const char *b)
+static void say(const struct tfk_lrun *lr, const char *msg)
 {
-	size_t n = strlen(a) + strlen(b) + 1;
-	char *s = tfk_malloc(n);
-
-	if (!s)
-		tfk_cli_usage_error("out of memory");
-	snprintf(s, n, "%s%s", a, b);
-	return s;
-}
-
-/* Write the schemas, then close every output; or discard them all. */
-static int finish(struct run *r, int n_out, int rc, double t0)
-{
-	int i;
-
-	for (i = 0; i < n_out && !rc; i++) {
-		char *path;
-
-		if (!r->out[i].prefix)
-			continue;
-		path = join(r->out[i].prefix, ".schema.json");
-		rc = describe(&r->out[i].schema, r->ds);
-		if (rc)
-			tfk_errf(&r->err, rc, "out of memory");
-		else
-			rc = tfk_schema_write(&r->out[i].schema, path, &r->err);
-		r->out[i].schema_written = !rc;
-		tfk_free(path);
-	}
-	for (i = 0; i < n_out; i++) {
-		struct out *o = &r->out[i];
-		uint64_t bytes;
-		long shards;
-
-		if (rc) {
-			tfk_shardw_discard(o->w);
-			o->w = NULL;
-			continue;
-		}
-		bytes = tfk_shardw_bytes(o->w);
-		shards = tfk_shardw_shards(o->w);
-		rc = tfk_shardw_close(o->w, &r->err);
-		o->w = NULL;
-		if (!rc && !conv.quiet)
-			fprintf(stderr, "%s: wrote %" PRIu64 " %s%srecords (%"
-				PRIu64 " skipped), %" PRIu64 " bytes, %ld "
-				"shard%s%s%s in %.2f s\n", tfk_cli_name(),
-				o->written, o->what ? o->what : "",
-				o->what ? " " : "", o->skipped, bytes, shards,
-				shards == 1 ? "" : "s", o->prefix ? " to " : "",
-				o->prefix ? o->prefix : "", tfk_now() - t0);
-	}
-	for (i = 0; rc && i < n_out; i++) {
-		if (r->out[i].schema_written) {
-			char *path = join(r->out[i].prefix, ".schema.json");
-
-			remove(path);
-			tfk_free(path);
-		}
-	}
-	return rc;
+	tfk_cli_warn("%s", msg);
 }
 
 /* Options ---------------------------------------------------------------- */
@@ -513,20 +362,6 @@ static void parse_size(const char *s)
 				    "or N, from 1 to 65535, not '%s'", s);
 	out_h = (int)h;
 	out_w = (int)w;
-}
-
-static int parse_subset(const char *s)
-{
-	if (!s)
-		return TFK_DS_ALL;
-	if (!strcmp(s, "training"))
-		return TFK_DS_TRAINING;
-	if (!strcmp(s, "validation"))
-		return TFK_DS_VALIDATION;
-	if (!strcmp(s, "both"))
-		return TFK_DS_BOTH;
-	tfk_cli_usage_error("--subset: expected training, validation or "
-			    "both, not '%s'", s);
 }
 
 static void check_options(const struct tfk_shardw_opts *so)
@@ -560,33 +395,16 @@ static void check_options(const struct tfk_shardw_opts *so)
 	if (quality < 1 || quality > 100)
 		tfk_cli_usage_error("--quality: expected 1 to 100, not %ld",
 				    quality);
-	if (conv.seed < 0 || conv.seed > 4294967295L)
-		tfk_cli_usage_error("--seed: expected 0 to 4294967295 (numpy's "
-				    "range), not %ld", conv.seed);
-	if ((val_split != 0) != (subset_arg != NULL))
-		tfk_cli_usage_error("--validation-split and --subset go together");
-	if (val_split && !(val_split > 0 && val_split < 1))
-		tfk_cli_usage_error("--validation-split: expected a fraction "
-				    "between 0 and 1, not %g", val_split);
-	parse_subset(subset_arg);
-	if (subset_arg && !strcmp(subset_arg, "both") && !so->prefix)
-		tfk_cli_usage_error("--subset both writes two outputs: it needs "
-				    "-o PREFIX");
-	if (label_map && !strcmp(labels_arg, "none"))
-		tfk_cli_usage_error("--label-map gives labels: it cannot be "
-				    "used with --labels none");
+	tfk_lrun_check(&la, &conv, so);
 }
 
 int main(int argc, char **argv)
 {
 	struct tfk_shardw_opts so;
-	struct tfk_ds_opts dopt;
-	struct tfk_ds_sink sink;
-	struct run r;
-	size_t *sel = NULL, n_sel = 0, i;
+	struct tfk_lrun lr;
+	struct tfk_err err;
 	long shard_i, shard_n;
-	double t0 = tfk_now();
-	int subset, n_out = 1, rc;
+	int rc;
 
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
 	tfk_conv_check(&conv, &so, &shard_i, &shard_n);
@@ -595,95 +413,23 @@ int main(int argc, char **argv)
 		tfk_cli_usage_error("a DIR or ARCHIVE is required");
 	if (argc > 1)
 		tfk_cli_usage_error("one DIR or ARCHIVE at a time, not %d", argc);
-	subset = parse_subset(subset_arg);
 
-	memset(&r, 0, sizeof(r));
-	memset(&dopt, 0, sizeof(dopt));
-	dopt.exts = tfk_ds_image_exts;
-	dopt.follow_links = follow_links;
-	dopt.warn = on_warn;
-	dopt.label_map = label_map;
-	dopt.mode = label_map ? TFK_DS_MAP : !strcmp(labels_arg, "none") ?
-		TFK_DS_NONE : TFK_DS_INFERRED;
-	if (strcmp(labels_arg, "inferred") && strcmp(labels_arg, "none"))
-		dopt.class_file = labels_arg;
-	if (tfk_ds_open(&r.ds, argv[0], &dopt, &r.err))
-		return tfk_cli_fail(&r.err);
-	if (r.ds->n_items == 0) {
-		tfk_errf(&r.err, TFK_ENOTFOUND, "%s: no images found (.jpeg, "
-			 ".jpg, .png, .bmp, .gif)%s", argv[0],
-			 dopt.mode == TFK_DS_INFERRED ?
-			 " in class subdirectories" : "");
-		tfk_ds_close(r.ds);
-		return tfk_cli_fail(&r.err);
-	}
-	if (!conv.quiet) {
-		if (dopt.mode == TFK_DS_NONE)
-			tfk_cli_warn("found %zu files", r.ds->n_items);
-		else
-			tfk_cli_warn("found %zu files belonging to %zu classes",
-				     r.ds->n_items, r.ds->n_classes);
-		if (r.ds->n_warnings)
-			tfk_cli_warn("%" PRIu64 " entr%s passed over while "
-				     "indexing (see above)", r.ds->n_warnings,
-				     r.ds->n_warnings == 1 ? "y" : "ies");
-		if (r.ds->n_unmapped || r.ds->n_missing)
-			tfk_cli_warn("%" PRIu64 " files not in %s left out, %"
-				     PRIu64 " of its lines name no file found",
-				     r.ds->n_unmapped, label_map,
-				     r.ds->n_missing);
-	}
-	rc = no_shuffle ? 0 : tfk_ds_shuffle(r.ds, (uint32_t)conv.seed, &r.err);
-	if (!rc)
-		rc = tfk_ds_select(r.ds, subset, val_split, shard_i, shard_n,
-				   &sel, &n_sel, &r.n_first, &r.err);
-	if (rc) {
-		tfk_ds_close(r.ds);
-		return tfk_cli_fail(&r.err);
-	}
-
-	r.want_schema = so.prefix != NULL;
-	if (subset == TFK_DS_BOTH) {
-		n_out = 2;
-		r.out[0].what = "training";
-		r.out[1].what = "validation";
-		r.out[0].prefix = join(so.prefix, "-training");
-		r.out[1].prefix = join(so.prefix, "-validation");
-	} else if (so.prefix) {
-		r.out[0].prefix = join(so.prefix, "");
-	}
-	for (i = 0; i < 2; i++)
-		tfk_schema_init(&r.out[i].schema);
-	for (i = 0; i < (size_t)n_out && !rc; i++) {
-		struct tfk_shardw_opts o = so;
-
-		o.prefix = r.out[i].prefix;
-		rc = tfk_shardw_open(&r.out[i].w, &o, &r.err);
-	}
+	memset(&lr, 0, sizeof(lr));
+	lr.exts = tfk_ds_image_exts;
+	lr.none_found = "no images found (.jpeg, .jpg, .png, .bmp, .gif)";
+	lr.stop_on_bad = strict;
+	lr.convert = convert;
+	lr.describe = describe;
+	lr.say = say;
+	rc = tfk_lrun_open(&lr, argv[0], &la, &conv, shard_i, shard_n, &err);
 	if (!rc && pthread_key_create(&scratch_key, scratch_free))
-		rc = tfk_errf(&r.err, TFK_ENOMEM, "out of memory");
+		rc = tfk_errf(&err, TFK_ENOMEM, "out of memory");
 	if (!rc) {
-		tfk_example_init(&r.ex);
-		tfk_progress_init(&r.prog, tfk_progress_wanted(conv.progress,
-							       conv.quiet),
-				  "files", n_sel);
-		memset(&sink, 0, sizeof(sink));
-		sink.convert = convert;
-		sink.emit = emit;
-		sink.ctx = &r;
-		sink.threads = (int)conv.jobs;
-		rc = tfk_ds_run(r.ds, sel, n_sel, &sink, &r.err);
-		tfk_progress_release(&r.prog);
-		tfk_example_release(&r.ex);
+		rc = tfk_lrun_run(&lr, &so, &err);
+		/* the calling thread converts too */
 		scratch_free(pthread_getspecific(scratch_key));
 		pthread_setspecific(scratch_key, NULL);
 	}
-	rc = finish(&r, n_out, rc, t0);
-	for (i = 0; i < 2; i++) {
-		tfk_schema_release(&r.out[i].schema);
-		tfk_free(r.out[i].prefix);
-	}
-	tfk_free(sel);
-	tfk_ds_close(r.ds);
-	return rc ? tfk_cli_fail(&r.err) : 0;
+	tfk_lrun_close(&lr);
+	return rc ? tfk_cli_fail(&err) : 0;
 }

@@ -23,6 +23,7 @@
  * "file", so the split is over items). There is no randomness: --seed
  * is accepted with every converter's options and changes nothing.
  */
+#include "data/exout.h"
 #include "data/idx.h"
 #include "data/shardw.h"
 #include "example/example.h"
@@ -156,11 +157,8 @@ struct run {
 	int read_failed;
 	struct bufs *free_bufs;
 	/* deliver side: calling thread only */
-	struct tfk_shardw *w;
-	struct tfk_schema *schema;	/* NULL when writing to stdout */
-	struct tfk_example ex;
+	struct tfk_exout out;
 	struct tfk_progress prog;
-	uint64_t written;
 	struct tfk_err err;
 };
 
@@ -323,17 +321,11 @@ static int deliver(void *ctx, size_t k, void *slotp)
 	}
 	p = s->b->out.data;
 	for (j = 0; j < s->n_ex && !rc; j++) {
-		rc = tfk_shardw_write(r->w, p, s->b->lens[j], &r->err);
-		if (!rc && r->schema) {
-			rc = tfk_example_parse(&r->ex, p, s->b->lens[j], &r->err);
-			if (!rc)
-				rc = tfk_schema_observe(r->schema, &r->ex, &r->err);
-		}
+		rc = tfk_exout_write(&r->out, p, s->b->lens[j], &r->err);
 		p += s->b->lens[j];
 	}
-	r->written += j;
 	put_bufs(r, s->b);
-	tfk_progress_update(&r->prog, r->written);
+	tfk_progress_update(&r->prog, r->out.written);
 	return rc;
 }
 
@@ -426,8 +418,9 @@ out:
 }
 
 /* What the schema cannot infer from the bytes: shape, dtype, names. */
-static int describe(struct tfk_schema *s, const struct tfk_idx_header *h)
+static int describe(void *ctx, struct tfk_schema *s)
 {
+	const struct tfk_idx_header *h = ctx;
 	struct tfk_schema_feat *f = tfk_schema_feature(s, image_key);
 	int64_t shape[3];
 
@@ -460,12 +453,8 @@ static int describe(struct tfk_schema *s, const struct tfk_idx_header *h)
 int main(int argc, char **argv)
 {
 	struct tfk_shardw_opts so;
-	struct tfk_schema schema;
 	struct run r;
 	uint8_t *labels = NULL;
-	char *schema_path;
-	uint64_t bytes = 0;
-	long shards = 0;
 	double t0 = tfk_now();
 	int rc;
 	size_t i;
@@ -487,9 +476,6 @@ int main(int argc, char **argv)
 	tfk_conv_check(&conv, &so, &r.shard_i, &r.shard_n);
 	if (label_names_arg)
 		parse_label_names(label_names_arg);
-	schema_path = tfk_conv_schema_path(&conv);
-	tfk_schema_init(&schema);
-	tfk_example_init(&r.ex);
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.turn, NULL);
 
@@ -497,7 +483,7 @@ int main(int argc, char **argv)
 	if (!rc && labels_path)
 		rc = load_labels(&labels, r.images, &r.err);
 	if (!rc)
-		rc = tfk_shardw_open(&r.w, &so, &r.err);
+		rc = tfk_exout_open(&r.out, &so, "", NULL, &r.err);
 	if (!rc) {
 		const struct tfk_idx_header *h = tfk_idx_hdr(r.images);
 		uint64_t mine = h->n_items / (uint64_t)r.shard_n +
@@ -513,7 +499,6 @@ int main(int argc, char **argv)
 		if (r.batch > 4096)
 			r.batch = 4096;
 		n_batches = (size_t)((r.n_items + r.batch - 1) / r.batch);
-		r.schema = schema_path ? &schema : NULL;
 		tfk_progress_init(&r.prog, tfk_progress_wanted(conv.progress,
 							       conv.quiet),
 				  "records", mine);
@@ -530,35 +515,20 @@ int main(int argc, char **argv)
 		}
 		tfk_progress_release(&r.prog);
 	}
-	if (!rc && schema_path) {
-		rc = describe(&schema, tfk_idx_hdr(r.images));
-		if (rc)
-			tfk_errf(&r.err, rc, "out of memory");
-		else
-			rc = tfk_schema_write(&schema, schema_path, &r.err);
+	if (r.images)
+		rc = tfk_exout_finish(&r.out, 1, rc, describe,
+				      (void *)tfk_idx_hdr(r.images), &r.err);
+	if (!rc && !conv.quiet) {
+		char msg[TFK_ERR_MSG_MAX];
+
+		tfk_exout_summary(&r.out, tfk_now() - t0, msg, sizeof(msg));
+		tfk_cli_warn("%s", msg);
 	}
-	if (!rc) {
-		bytes = tfk_shardw_bytes(r.w);
-		shards = tfk_shardw_shards(r.w);
-		rc = tfk_shardw_close(r.w, &r.err);
-		if (rc && schema_path)
-			remove(schema_path);
-	} else {
-		tfk_shardw_discard(r.w);
-	}
-	if (!rc && !conv.quiet)
-		fprintf(stderr, "%s: wrote %" PRIu64 " records (0 skipped), %"
-			PRIu64 " bytes, %ld shard%s%s%s in %.2f s\n",
-			tfk_cli_name(), r.written, bytes, shards,
-			shards == 1 ? "" : "s", so.prefix ? " to " : "",
-			so.prefix ? so.prefix : "", tfk_now() - t0);
 
 	tfk_idx_close(r.images);
 	tfk_free(labels);
 	free_bufs(&r);
-	tfk_example_release(&r.ex);
-	tfk_schema_release(&schema);
-	tfk_free(schema_path);
+	tfk_exout_release(&r.out);
 	for (i = 0; i < n_names; i++)
 		free(names[i]);
 	free(names);

@@ -41,7 +41,8 @@ struct tfk_exout {
  * Start an output writing to so->prefix + suffix ("" or "-training"),
  * or to stdout when so->prefix is NULL; what names it in the summary
  * (borrowed). o is always left ready for tfk_exout_release, also on
- * failure. Errors: those of tfk_shardw_open, TFK_ENOMEM.
+ * failure (as is an all-zero struct). Errors: those of tfk_shardw_open,
+ * TFK_ENOMEM.
  */
 int tfk_exout_open(struct tfk_exout *o, const struct tfk_shardw_opts *so,
 		   const char *suffix, const char *what, struct tfk_err *err);

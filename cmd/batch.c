@@ -57,7 +57,7 @@ static const struct tfk_cmd cmd = {
 	"tfk-batch",
 	"[options] N [FILE...]",
 	"merge N consecutive tf.Examples into one batched record",
-	"tfk-cat train.tfrecord | tfk-shuffle --buffer 10000 | tfk-batch 32",
+	"tfk-cat --interleave 4 train-*.tfrecord | tfk-batch 32 > batches.tfrecord",
 };
 
 /* Where each row of the batch being filled came from. */

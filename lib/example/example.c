@@ -5,7 +5,7 @@
  * accessor will later read (varints, lengths, packed runs) and records,
  * per feature, the name and the Feature body where it lies. It never
  * copies values and allocates only when a record is wider than any seen
- * before (the feature array, a name index past HT_MIN features). The
+ * before (the feature array, a name index past TFK_NAMES_MIN features). The
  * one exception is a map entry whose value field appears twice: the
  * two Feature bodies must merge, so they are concatenated into a
  * scratch buffer reserved once per record at the record's size (value
@@ -34,6 +34,7 @@
  * goes into a gap kept at the front, so finishing copies nothing.
  */
 #include "example/example.h"
+#include "example/names-impl.h"
 #include "example/wire-impl.h"
 #include "util/alloc.h"
 
@@ -41,8 +42,7 @@
 
 /* Features in one record before duplicate-key checks use a hash index
  * instead of a scan: below this a scan is cheaper than hashing. */
-#define HT_MIN 16
-#define HT_EMPTY UINT32_MAX
+TFK_NAMES_CHECK(struct tfk_feat);
 
 /* Bytes kept in front of the Features body for the Example header:
  * a tag byte and a varint of at most 10 bytes. */
@@ -79,77 +79,48 @@ void tfk_example_release(struct tfk_example *ex)
 
 /* Name index ------------------------------------------------------------ */
 
-/* FNV-1a, 64-bit (offset basis and prime from the FNV specification). */
-static uint64_t hash_name(const char *s, size_t n)
+int tfk_names_build(uint32_t **ht, size_t *ht_size, size_t *mask,
+		    const void *elems, size_t stride, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325u;
-	size_t i;
+	size_t size = 64, i, slot;
 
-	for (i = 0; i < n; i++) {
-		h ^= (uint8_t)s[i];
-		h *= 0x100000001b3u;
+	while (size < 4 * n)
+		size *= 2;
+	if (size > *ht_size) {
+		uint32_t *p;
+
+		if (size > SIZE_MAX / sizeof(*p))
+			return TFK_ENOMEM;
+		p = tfk_realloc(*ht, size * sizeof(*p));
+		if (!p)
+			return TFK_ENOMEM;
+		*ht = p;
+		*ht_size = size;
 	}
-	return h ^ (h >> 29);
+	*mask = size - 1;
+	memset(*ht, 0xff, size * sizeof(**ht));
+	for (i = 0; i < n; i++) {
+		const struct tfk_named *e = tfk_names_at(elems, stride, i);
+
+		tfk_names_find(*ht, *mask, elems, stride, e->name, e->name_len,
+			       &slot);
+		(*ht)[slot] = (uint32_t)i;
+	}
+	return 0;
+}
+
+/* Index of the feature called name, or -1; *slot as tfk_names_find. */
+static long ht_find(const struct tfk_example *ex, const char *name, size_t n,
+		    size_t *slot)
+{
+	return tfk_names_find(ex->ht, ex->ht_mask, ex->feat, sizeof(*ex->feat),
+			      name, n, slot);
 }
 
 static inline int same_name(const struct tfk_feat *f, const char *name,
 			    size_t n)
 {
-	size_t i;
-
-	if (f->name_len != n)
-		return 0;
-	if (n > 16)
-		return memcmp(f->name, name, n) == 0;
-	for (i = 0; i < n; i++)	/* short names: no call */
-		if (f->name[i] != name[i])
-			return 0;
-	return 1;
-}
-
-/* Index of the feature called name, or -1; *slot gets the slot where it
- * is or where it would go. Needs a live index. */
-static long ht_find(const struct tfk_example *ex, const char *name, size_t n,
-		    size_t *slot)
-{
-	size_t i = (size_t)hash_name(name, n) & ex->ht_mask;
-
-	for (;; i = (i + 1) & ex->ht_mask) {
-		uint32_t k = ex->ht[i];
-
-		if (k == HT_EMPTY || same_name(&ex->feat[k], name, n)) {
-			*slot = i;
-			return k == HT_EMPTY ? -1 : (long)k;
-		}
-	}
-}
-
-/* (Re)build the index over feat[0..n_feat) with room for want names at
- * a load of at most one half. */
-static int ht_build(struct tfk_example *ex, size_t want)
-{
-	size_t size = 64, i, slot;
-
-	while (size < 2 * want)
-		size *= 2;
-	if (size > ex->ht_size) {
-		uint32_t *p;
-
-		if (size > SIZE_MAX / sizeof(*p))
-			return TFK_ENOMEM;
-		p = tfk_realloc(ex->ht, size * sizeof(*p));
-		if (!p)
-			return TFK_ENOMEM;
-		ex->ht = p;
-		ex->ht_size = size;
-	}
-	ex->ht_mask = size - 1;
-	memset(ex->ht, 0xff, size * sizeof(*ex->ht));
-	for (i = 0; i < ex->n_feat; i++) {
-		ht_find(ex, ex->feat[i].name, ex->feat[i].name_len, &slot);
-		ex->ht[slot] = (uint32_t)i;
-	}
-	return 0;
+	return tfk_names_same((const struct tfk_named *)f, name, n);
 }
 
 const struct tfk_feat *tfk_example_findn(const struct tfk_example *ex,
@@ -175,7 +146,7 @@ static int grow(struct tfk_example *ex)
 	size_t cap = ex->cap ? 2 * ex->cap : 8;
 	struct tfk_feat *p;
 
-	if (cap > SIZE_MAX / sizeof(*p) || cap > HT_EMPTY)
+	if (cap > SIZE_MAX / sizeof(*p) || cap > TFK_NAMES_EMPTY)
 		return TFK_ENOMEM;
 	p = tfk_realloc(ex->feat, cap * sizeof(*p));
 	if (!p)
@@ -213,11 +184,8 @@ static __attribute__((noinline)) int commit_indexed(struct tfk_example *ex)
 		return 0;
 	}
 	ex->n_feat++;
-	if (ex->ht_mask && ex->n_feat * 2 <= ex->ht_mask + 1)
-		ex->ht[slot] = (uint32_t)(ex->n_feat - 1);
-	else if (ex->ht_mask || ex->n_feat >= HT_MIN)
-		return ht_build(ex, 2 * ex->n_feat);
-	return 0;
+	return tfk_names_added(&ex->ht, &ex->ht_size, &ex->ht_mask, ex->feat,
+			       sizeof(*ex->feat), ex->n_feat, slot);
 }
 
 /*
@@ -230,7 +198,7 @@ static inline int commit_slot(struct tfk_example *ex)
 	struct tfk_feat *f = &ex->feat[ex->n_feat];
 	long k;
 
-	if (ex->ht_mask || ex->n_feat + 1 >= HT_MIN)
+	if (ex->ht_mask || ex->n_feat + 1 >= TFK_NAMES_MIN)
 		return commit_indexed(ex);
 	for (k = (long)ex->n_feat - 1; k >= 0; k--) {
 		if (same_name(&ex->feat[k], f->name, f->name_len)) {

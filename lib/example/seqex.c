@@ -12,13 +12,13 @@
  */
 #include "example/seqex.h"
 #include "example/exjson.h"
+#include "example/names-impl.h"
 #include "example/wire-impl.h"
 #include "util/alloc.h"
 
 #include <string.h>
 
-#define HT_MIN 16
-#define HT_EMPTY UINT32_MAX
+TFK_NAMES_CHECK(struct tfk_seqlist);
 
 void tfk_seqex_init(struct tfk_seqex *s)
 {
@@ -39,69 +39,17 @@ void tfk_seqex_release(struct tfk_seqex *s)
 
 /* List names --------------------------------------------------------- */
 
-static uint64_t hash_name(const char *p, size_t n)
+static long find_list(const struct tfk_seqex *s, const char *name, size_t n,
+		      size_t *slot)
 {
-	uint64_t h = 0xcbf29ce484222325u;	/* FNV-1a 64 */
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		h ^= (uint8_t)p[i];
-		h *= 0x100000001b3u;
-	}
-	return h ^ (h >> 29);
-}
-
-static int same(const struct tfk_seqlist *l, const char *name, size_t n)
-{
-	return l->name_len == n && (n == 0 || !memcmp(l->name, name, n));
-}
-
-static long ht_find(const struct tfk_seqex *s, const char *name, size_t n,
-		    size_t *slot)
-{
-	size_t i = (size_t)hash_name(name, n) & s->ht_mask;
-
-	for (;; i = (i + 1) & s->ht_mask) {
-		uint32_t k = s->ht[i];
-
-		if (k == HT_EMPTY || same(&s->lists[k], name, n)) {
-			*slot = i;
-			return k == HT_EMPTY ? -1 : (long)k;
-		}
-	}
-}
-
-static int ht_build(struct tfk_seqex *s)
-{
-	size_t size = 64, i, slot;
-
-	while (size < 4 * s->n_lists)
-		size *= 2;
-	if (size > s->ht_size) {
-		uint32_t *p = tfk_realloc(s->ht, size * sizeof(*p));
-
-		if (!p)
-			return TFK_ENOMEM;
-		s->ht = p;
-		s->ht_size = size;
-	}
-	s->ht_mask = size - 1;
-	memset(s->ht, 0xff, size * sizeof(*s->ht));
-	for (i = 0; i < s->n_lists; i++) {
-		ht_find(s, s->lists[i].name, s->lists[i].name_len, &slot);
-		s->ht[slot] = (uint32_t)i;
-	}
-	return 0;
-}
-
-static long find_list(const struct tfk_seqex *s, const char *name, size_t n)
-{
-	size_t i, slot;
-
 	if (s->ht_mask)
-		return ht_find(s, name, n, &slot);
+		return tfk_names_find(s->ht, s->ht_mask, s->lists,
+				      sizeof(*s->lists), name, n, slot);
 	for (i = 0; i < s->n_lists; i++)
-		if (same(&s->lists[i], name, n))
+		if (tfk_names_same((const struct tfk_named *)&s->lists[i],
+				   name, n))
 			return (long)i;
 	return -1;
 }
@@ -109,7 +57,8 @@ static long find_list(const struct tfk_seqex *s, const char *name, size_t n)
 const struct tfk_seqlist *tfk_seqex_find(const struct tfk_seqex *s,
 					 const char *name)
 {
-	long k = find_list(s, name, strlen(name));
+	size_t slot;
+	long k = find_list(s, name, strlen(name), &slot);
 
 	return k < 0 ? NULL : &s->lists[k];
 }
@@ -117,7 +66,8 @@ const struct tfk_seqlist *tfk_seqex_find(const struct tfk_seqex *s,
 /* Add list l, or replace the list of the same name. */
 static int put_list(struct tfk_seqex *s, const struct tfk_seqlist *l)
 {
-	long k = find_list(s, l->name, l->name_len);
+	size_t slot = 0;
+	long k = find_list(s, l->name, l->name_len, &slot);
 
 	if (k >= 0) {
 		s->lists[k] = *l;
@@ -127,7 +77,7 @@ static int put_list(struct tfk_seqex *s, const struct tfk_seqlist *l)
 		size_t cap = s->lists_cap ? 2 * s->lists_cap : 8;
 		struct tfk_seqlist *p;
 
-		if (cap > HT_EMPTY)
+		if (cap > TFK_NAMES_EMPTY)
 			return TFK_ENOMEM;
 		p = tfk_realloc(s->lists, cap * sizeof(*p));
 		if (!p)
@@ -136,17 +86,8 @@ static int put_list(struct tfk_seqex *s, const struct tfk_seqlist *l)
 		s->lists_cap = cap;
 	}
 	s->lists[s->n_lists++] = *l;
-	if (s->ht_mask || s->n_lists >= HT_MIN) {
-		size_t slot;
-
-		if (s->ht_mask && 2 * s->n_lists <= s->ht_mask + 1) {
-			ht_find(s, l->name, l->name_len, &slot);
-			s->ht[slot] = (uint32_t)(s->n_lists - 1);
-			return 0;
-		}
-		return ht_build(s);
-	}
-	return 0;
+	return tfk_names_added(&s->ht, &s->ht_size, &s->ht_mask, s->lists,
+			       sizeof(*s->lists), s->n_lists, slot);
 }
 
 /* Decoding ----------------------------------------------------------- */

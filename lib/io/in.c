@@ -334,6 +334,14 @@ ssize_t tfk_in_fill(struct tfk_in *in, size_t n, const uint8_t **p,
 				return io_error(in, err, "cannot read");
 		} else {
 			k = inflate_some(in, err);
+			if (k < 0 && k != TFK_ENOMEM) {
+				/* A deflate stream cannot be resumed after bad
+				 * or missing bytes: report once, then end. The
+				 * partial record in the window goes too; the
+				 * offset stays where the damage was found. */
+				in->pos = in->end;
+				in->eof = 1;
+			}
 			if (k < 0)
 				return k;
 		}

@@ -54,7 +54,8 @@ void tfk_in_close(struct tfk_in *in);
  * Make at least n bytes visible at the current position; *p points at
  * them. Returns the number visible (>= n, or fewer only at end of input;
  * 0 at end), or a negative TFK_E* code (read error, corrupt compressed
- * data) with err filled, naming the file.
+ * data) with err filled, naming the file. A corrupt or truncated
+ * compressed stream is reported once; later calls return 0 (end).
  */
 ssize_t tfk_in_fill(struct tfk_in *in, size_t n, const uint8_t **p,
 		    struct tfk_err *err);

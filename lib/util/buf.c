@@ -9,6 +9,7 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -168,7 +169,9 @@ void tfk_buf_add_float(struct tfk_buf *b, float v)
 
 	if (add_nonfinite(b, v))
 		return;
-	for (prec = 6; prec < 9; prec++) {
+	/* Six digits are enough to find the shortest form of a normal
+	 * float; a subnormal's gap is wide, so it can be much shorter. */
+	for (prec = fabsf(v) < FLT_MIN ? 1 : 6; prec < 9; prec++) {
 		snprintf(s, sizeof(s), "%.*g", prec, (double)v);
 		if (strtof(s, NULL) == v)
 			break;

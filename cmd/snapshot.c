@@ -80,8 +80,8 @@ static const struct tfk_cmd cmd = {
 	"[options] DIR -- COMMAND [ARG...] | DIR --list | DIR --gc",
 	"run a command once, store its records under a fingerprint, replay "
 	"them on later runs",
-	"tfk-snapshot cache -- sh -c 'tfk-cat data/*.tfrecord | "
-	"tfk-shuffle --buffer 1000 --seed 1' | tfk-count",
+	"tfk-snapshot cache -- sh -c 'tfk-csv train.csv | "
+	"tfk-cat --take 1000' | tfk-count",
 };
 
 /* Running COMMAND ----------------------------------------------------- */

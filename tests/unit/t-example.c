@@ -981,16 +981,6 @@ static char *read_text(const char *path, long *lines)
 	return b;
 }
 
-static char *tmp(const char *name)
-{
-	static char path[4][512];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(path[k], sizeof(path[k]), "%s/%s", tap_tmpdir(), name);
-	return path[k];
-}
-
 /* Our Examples, read by protobuf: values as the oracle sees them equal
  * the values we put in (written here, not from our decoder), and single-
  * name-order records equal protobuf's own deterministic bytes. */
@@ -998,7 +988,7 @@ static void python_reads_ours(void)
 {
 	struct tfk_example_builder b;
 	struct tfk_rec_writer *w;
-	const char *path = tmp("ours.tfrecord");
+	const char *path = tap_tmp("ours.tfrecord");
 	const uint8_t *p;
 	size_t n;
 	char *out = NULL, *line, expect[4096];

@@ -639,24 +639,6 @@ static int run_oracle(const char *args, char **text)
 	return pclose(f);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *p;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	p = malloc((size_t)n + 1);
-	*len = fread(p, 1, (size_t)n, f);
-	p[*len] = '\0';
-	fclose(f);
-	return p;
-}
-
 static void python_checks_our_lines(void)
 {
 	const char *dir = tap_tmpdir();
@@ -716,9 +698,9 @@ static void python_reads_our_builds(void)
 	st = run_oracle(args, &text);
 	free(text);
 	snprintf(path, sizeof(path), "%s/json.jsonl", dir);
-	lines = slurp(path, &len);
+	lines = tap_read_file(path, &len);
 	snprintf(path, sizeof(path), "%s/json.txt", dir);
-	want = slurp(path, &wlen);
+	want = tap_read_file(path, &wlen);
 	snprintf(opath, sizeof(opath), "%s/fromjson.tfrecord", dir);
 	if (st || !lines || !want ||
 	    tfk_recw_open(&wr, opath, TFK_COMP_NONE, &err)) {

@@ -19,26 +19,6 @@
 
 #define FMNIST "/usr/share/datasets/fashion-mnist/"
 
-static char *tmp(const char *name)
-{
-	static char path[8][512];
-	static int k;
-
-	k = (k + 1) % 8;
-	snprintf(path[k], sizeof(path[k]), "%s/%s", tap_tmpdir(), name);
-	return path[k];
-}
-
-static void write_bytes(const char *path, const void *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (f) {
-		fwrite(p, 1, n, f);
-		fclose(f);
-	}
-}
-
 static void write_gz(const char *path, const void *p, size_t n)
 {
 	gzFile g = gzopen(path, "wb");
@@ -188,21 +168,21 @@ static void files(void)
 	int pat;
 	FILE *f;
 
-	write_bytes(tmp("a.idx"), buf, n);
-	got = read_all(tmp("a.idx"), 2, &pat, &batches, &err);
+	tap_write_file(tap_tmp("a.idx"), buf, n);
+	got = read_all(tap_tmp("a.idx"), 2, &pat, &batches, &err);
 	is_int(got, 5, "plain: 5 items");
 	is_int(batches, 3, "plain: batches of 2, 2, 1");
 	ok(pat, "plain: item bytes and positions");
-	got = read_all(tmp("a.idx"), 100, &pat, &batches, &err);
+	got = read_all(tap_tmp("a.idx"), 100, &pat, &batches, &err);
 	ok(got == 5 && batches == 1 && pat, "plain: one batch of all");
 
-	write_gz(tmp("a.idx.gz"), buf, n);
-	got = read_all(tmp("a.idx.gz"), 3, &pat, &batches, &err);
+	write_gz(tap_tmp("a.idx.gz"), buf, n);
+	got = read_all(tap_tmp("a.idx.gz"), 3, &pat, &batches, &err);
 	ok(got == 5 && batches == 2 && pat, "gzip: 5 items in batches of 3, 2");
 
 	/* Truncated plain file: refused at open, with the item. */
-	write_bytes(tmp("short.idx"), buf, n - 4);
-	got = read_all(tmp("short.idx"), 2, &pat, &batches, &err);
+	tap_write_file(tap_tmp("short.idx"), buf, n - 4);
+	got = read_all(tap_tmp("short.idx"), 2, &pat, &batches, &err);
 	is_int(got, TFK_ETRUNC, "plain truncated: TFK_ETRUNC at open");
 	ok(strstr(err.msg, "short.idx: item 4 at byte 40: file ends inside the "
 		  "data: 5 items of 6 bytes need 46 bytes, the file has 42") != NULL,
@@ -212,59 +192,59 @@ static void files(void)
 	memcpy(gzbuf, buf, n);
 	gzbuf[n] = 7;
 	gzbuf[n + 1] = 7;
-	write_bytes(tmp("long.idx"), gzbuf, n + 2);
-	got = read_all(tmp("long.idx"), 2, &pat, &batches, &err);
+	tap_write_file(tap_tmp("long.idx"), gzbuf, n + 2);
+	got = read_all(tap_tmp("long.idx"), 2, &pat, &batches, &err);
 	is_int(got, TFK_ECORRUPT, "plain padded: TFK_ECORRUPT");
 	ok(strstr(err.msg, "long.idx: byte 46: 2 unexpected bytes after the "
 		  "last of 5 items") != NULL, "plain padded: message (%s)", err.msg);
 
 	/* The same inside gzip: found while streaming. */
-	write_gz(tmp("short.idx.gz"), buf, n - 4);
-	got = read_all(tmp("short.idx.gz"), 2, &pat, &batches, &err);
+	write_gz(tap_tmp("short.idx.gz"), buf, n - 4);
+	got = read_all(tap_tmp("short.idx.gz"), 2, &pat, &batches, &err);
 	is_int(got, TFK_ETRUNC, "gzip truncated data: TFK_ETRUNC");
 	ok(strstr(err.msg, "short.idx.gz: item 4 at byte 40: file ends inside "
 		  "the item (2 of 6 bytes)") != NULL,
 	   "gzip truncated data: message (%s)", err.msg);
-	write_gz(tmp("long.idx.gz"), gzbuf, n + 2);
-	got = read_all(tmp("long.idx.gz"), 2, &pat, &batches, &err);
+	write_gz(tap_tmp("long.idx.gz"), gzbuf, n + 2);
+	got = read_all(tap_tmp("long.idx.gz"), 2, &pat, &batches, &err);
 	is_int(got, TFK_ECORRUPT, "gzip padded: TFK_ECORRUPT");
 	ok(strstr(err.msg, "long.idx.gz: byte 46: unexpected data after the "
 		  "last of 5 items") != NULL, "gzip padded: message (%s)", err.msg);
 
 	/* A gzip stream cut short (the compressed bytes themselves). */
-	f = fopen(tmp("a.idx.gz"), "rb");
+	f = fopen(tap_tmp("a.idx.gz"), "rb");
 	if (f) {
 		size_t z = fread(gzbuf, 1, sizeof(gzbuf), f);
 
 		fclose(f);
-		write_bytes(tmp("cut.idx.gz"), gzbuf, z - 12);
+		tap_write_file(tap_tmp("cut.idx.gz"), gzbuf, z - 12);
 	}
-	got = read_all(tmp("cut.idx.gz"), 2, &pat, &batches, &err);
+	got = read_all(tap_tmp("cut.idx.gz"), 2, &pat, &batches, &err);
 	ok(got < 0, "cut gzip stream: error (%ld: %s)", got, err.msg);
 
 	/* Header problems through open. */
-	write_bytes(tmp("empty.idx"), "", 0);
-	is_int(read_all(tmp("empty.idx"), 1, &pat, &batches, &err), TFK_ETRUNC,
+	tap_write_file(tap_tmp("empty.idx"), "", 0);
+	is_int(read_all(tap_tmp("empty.idx"), 1, &pat, &batches, &err), TFK_ETRUNC,
 	       "empty file: TFK_ETRUNC");
 	ok(strstr(err.msg, "empty.idx: empty file, not IDX") != NULL,
 	   "empty file: message (%s)", err.msg);
-	write_bytes(tmp("hdr.idx"), buf, 10);
-	is_int(read_all(tmp("hdr.idx"), 1, &pat, &batches, &err), TFK_ETRUNC,
+	tap_write_file(tap_tmp("hdr.idx"), buf, 10);
+	is_int(read_all(tap_tmp("hdr.idx"), 1, &pat, &batches, &err), TFK_ETRUNC,
 	       "file ending in the dimensions: TFK_ETRUNC");
 	ok(strstr(err.msg, "hdr.idx: byte 10: file ends inside the IDX header") != NULL,
 	   "file ending in the dimensions: message (%s)", err.msg);
-	write_bytes(tmp("text.idx"), "hello world\n", 12);
-	is_int(read_all(tmp("text.idx"), 1, &pat, &batches, &err), TFK_ECORRUPT,
+	tap_write_file(tap_tmp("text.idx"), "hello world\n", 12);
+	is_int(read_all(tap_tmp("text.idx"), 1, &pat, &batches, &err), TFK_ECORRUPT,
 	       "text file: bad magic");
-	is_int(read_all(tmp("missing.idx"), 1, &pat, &batches, &err), TFK_EIO,
+	is_int(read_all(tap_tmp("missing.idx"), 1, &pat, &batches, &err), TFK_EIO,
 	       "missing file: TFK_EIO");
 	is_int(read_all(tap_tmpdir(), 1, &pat, &batches, &err), TFK_EIO,
 	       "directory: TFK_EIO");
 
 	/* Zero items: reads end at once, and nothing may follow. */
 	n = make_idx(buf, 0, 3, 2);
-	write_bytes(tmp("zero.idx"), buf, n);
-	is_int(read_all(tmp("zero.idx"), 4, &pat, &batches, &err), 0,
+	tap_write_file(tap_tmp("zero.idx"), buf, n);
+	is_int(read_all(tap_tmp("zero.idx"), 4, &pat, &batches, &err), 0,
 	       "zero items: 0 read");
 }
 
@@ -325,7 +305,7 @@ static void allocations(void)
 	size_t n = make_idx(buf, 7, 4, 4);
 	int k, bad = 0, done = 0;
 
-	write_gz(tmp("oom.idx.gz"), buf, n);
+	write_gz(tap_tmp("oom.idx.gz"), buf, n);
 	for (k = 0; k < 50 && !done; k++) {
 		struct tfk_idx *x;
 		struct tfk_err err;
@@ -334,7 +314,7 @@ static void allocations(void)
 		int rc;
 
 		tfk_alloc_fail_after(k);
-		rc = tfk_idx_open(&x, tmp("oom.idx.gz"), &err);
+		rc = tfk_idx_open(&x, tap_tmp("oom.idx.gz"), &err);
 		if (!rc) {
 			while ((got = tfk_idx_read(x, 3, &p, &err)) > 0)
 				m += got;

@@ -27,32 +27,6 @@
 
 static const char *dir;
 
-static const char *script(void)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX - 32];
-	ssize_t n;
-	int up;
-
-	if (access("tests/py/images.py", R_OK) == 0)
-		return "tests/py/images.py";
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return "tests/py/images.py";
-	exe[n] = 0;
-	for (up = 0; up < 5; up++) {
-		char *s = strrchr(exe, '/');
-
-		if (!s)
-			break;
-		*s = 0;
-		snprintf(path, sizeof(path), "%s/tests/py/images.py", exe);
-		if (access(path, R_OK) == 0)
-			return path;
-	}
-	return "tests/py/images.py";
-}
-
 static uint8_t *slurp(const char *name, size_t *n)
 {
 	char path[PATH_MAX];
@@ -470,7 +444,7 @@ int main(void)
 
 	dir = tap_tmpdir();
 	snprintf(cmd, sizeof(cmd), "%s %s gen %s", py ? py : "/usr/bin/python3",
-		 script(), dir);
+		 tap_source("tests/py/images.py"), dir);
 	ok(system(cmd) == 0, "images.py gen");
 	formats();
 	manifest();

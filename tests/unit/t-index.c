@@ -16,22 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *tmp(const char *name)
-{
-	static char path[8][512];
-	static int k;
-
-	k = (k + 1) % 8;
-	snprintf(path[k], sizeof(path[k]), "%s/%s", tap_tmpdir(), name);
-	return path[k];
-}
-
 static void write_text(const char *path, const char *s)
 {
-	FILE *f = fopen(path, "wb");
-
-	fputs(s, f);
-	fclose(f);
+	tap_write_file(path, s, strlen(s));
 }
 
 /* Parse s; return the code, leave the message in err. */
@@ -138,7 +125,7 @@ static void scan_write_read(void)
 	struct tfk_err err;
 	size_t i;
 	int good = 1;
-	const char *path = tmp("mnist.idx");
+	const char *path = tap_tmp("mnist.idx");
 	char buf[64];
 	FILE *f;
 
@@ -180,16 +167,16 @@ static void scan_write_read(void)
 	   "... saying why: %s", err.msg);
 	tfk_rec_close(r);
 
-	is_int(tfk_index_read(&back, tmp("none.idx"), &err), TFK_ENOTFOUND,
+	is_int(tfk_index_read(&back, tap_tmp("none.idx"), &err), TFK_ENOTFOUND,
 	       "missing index: ENOTFOUND");
 	is_int(tfk_index_read(&back, tap_tmpdir(), &err), TFK_EIO,
 	       "a directory: EIO");
 	ok(strstr(err.msg, "is a directory") != NULL, "... %s", err.msg);
-	is_int(tfk_index_write(&ix, tmp("no/such/dir.idx"), &err), TFK_EIO,
+	is_int(tfk_index_write(&ix, tap_tmp("no/such/dir.idx"), &err), TFK_EIO,
 	       "write into a missing directory: EIO");
 
-	write_text(tmp("bad.idx"), "0 35\n35 x\n");
-	is_int(tfk_index_read(&back, tmp("bad.idx"), &err), TFK_ECORRUPT,
+	write_text(tap_tmp("bad.idx"), "0 35\n35 x\n");
+	is_int(tfk_index_read(&back, tap_tmp("bad.idx"), &err), TFK_ECORRUPT,
 	       "corrupt file: ECORRUPT");
 	ok(strstr(err.msg, "bad.idx: line 2: expected a decimal number") != NULL,
 	   "... named by its path: %s", err.msg);
@@ -208,7 +195,7 @@ static void freshness(void)
 {
 	struct tfk_index ix;
 	struct tfk_err err;
-	char *data = tmp("d.tfrecord"), *idx = tmp("d.tfrecord.idx");
+	char *data = tap_tmp("d.tfrecord"), *idx = tap_tmp("d.tfrecord.idx");
 	FILE *f;
 	char *p;
 
@@ -236,7 +223,7 @@ static void freshness(void)
 	set_mtime(data, 1000000000);
 	is_int(tfk_index_fresh(&ix, data, idx, &err), 0, "data grew: stale");
 	ok(strstr(err.msg, "records end at byte 34 but") != NULL, "... %s", err.msg);
-	is_int(tfk_index_fresh(&ix, tmp("gone"), idx, &err), TFK_EIO,
+	is_int(tfk_index_fresh(&ix, tap_tmp("gone"), idx, &err), TFK_EIO,
 	       "missing data file: EIO");
 
 	write_text(idx, "0 16\nbanana\n");
@@ -278,7 +265,7 @@ static void alloc_failures(void)
 {
 	struct tfk_index ix;
 	struct tfk_err err;
-	char *text = malloc(40000), *path = tmp("big.idx");
+	char *text = malloc(40000), *path = tap_tmp("big.idx");
 	size_t len = 0;
 	long k;
 	int i, rc = -1, clean = 1;
@@ -305,7 +292,7 @@ static void alloc_failures(void)
 		tfk_index_init(&ix);
 		tfk_index_parse(&ix, text, len, "x", &err);
 		tfk_alloc_fail_after(k);
-		rc = tfk_index_write(&ix, tmp("w.idx"), &err);
+		rc = tfk_index_write(&ix, tap_tmp("w.idx"), &err);
 		tfk_alloc_fail_after(-1);
 		tfk_index_release(&ix);
 		if (rc == 0)

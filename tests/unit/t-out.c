@@ -23,16 +23,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static char *tmp(const char *name)
-{
-	static char path[8][600];
-	static int k;
-
-	k = (k + 1) % 8;
-	snprintf(path[k], sizeof(path[k]), "%s/%s", tap_tmpdir(), name);
-	return path[k];
-}
-
 /* Number of entries in dir whose name starts with prefix; the last one
  * found is copied to found (when not NULL). */
 static int count_prefix(const char *dir, const char *prefix, char *found,
@@ -55,24 +45,6 @@ static int count_prefix(const char *dir, const char *prefix, char *found,
 	return k;
 }
 
-static int read_all(const char *path, uint8_t **p, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 1 << 16, len = 0, k;
-
-	if (!f)
-		return -1;
-	*p = malloc(cap);
-	while ((k = fread(*p + len, 1, cap - len, f)) > 0) {
-		len += k;
-		if (len == cap)
-			*p = realloc(*p, cap *= 2);
-	}
-	fclose(f);
-	*n = len;
-	return 0;
-}
-
 static uint8_t *pattern(size_t n, unsigned seed)
 {
 	uint8_t *p = malloc(n);
@@ -90,7 +62,7 @@ static void atomic(void)
 {
 	struct tfk_out *o;
 	struct tfk_err err;
-	const char *final = tmp("a.bin");
+	const char *final = tap_tmp("a.bin");
 	char tpath[700];
 	uint8_t *got, *big = pattern(600000, 1);
 	size_t n;
@@ -112,7 +84,7 @@ static void atomic(void)
 	is_int(tfk_out_file_bytes(o), 600009, "file bytes equal bytes uncompressed");
 	is_int(tfk_out_close(o, &err), 0, "close");
 	ok(access(tpath, F_OK) != 0, "temporary gone after close");
-	read_all(final, &got, &n);
+	got = tap_read_file(final, &n);
 	ok(n == 600009 && !memcmp(got, "hello ", 6) && !memcmp(got + 6, big, 600000) &&
 	   !memcmp(got + 600006, "bye", 3), "final file holds exactly what was written");
 	free(got);
@@ -124,7 +96,7 @@ static void atomic(void)
 	ok(stat(final, &st) == 0 && st.st_size == 600009,
 	   "an existing file is untouched before close");
 	tfk_out_close(o, &err);
-	read_all(final, &got, &n);
+	got = tap_read_file(final, &n);
 	is_mem(got, n, "new", 3, "and replaced whole on close");
 	free(got);
 
@@ -134,7 +106,7 @@ static void atomic(void)
 	tfk_out_discard(o);
 	is_int(count_prefix(tap_tmpdir(), ".a.bin.tmp-", NULL, 0), 0,
 	       "discard removes the temporary");
-	read_all(final, &got, &n);
+	got = tap_read_file(final, &n);
 	is_mem(got, n, "new", 3, "discard leaves the old file alone");
 	free(got);
 	unlink(final);
@@ -174,7 +146,7 @@ static void modes(void)
 		struct tfk_err err;
 		struct stat st;
 		mode_t old = umask(masks[i]);
-		const char *p = tmp("mode.bin");
+		const char *p = tap_tmp("mode.bin");
 
 		tfk_out_open(&o, p, TFK_COMP_NONE, &err);
 		tfk_out_write(o, "m", 1, &err);
@@ -192,7 +164,7 @@ static void gzip_out(void)
 {
 	struct tfk_out *o;
 	struct tfk_err err;
-	const char *p = tmp("c.gz");
+	const char *p = tap_tmp("c.gz");
 	size_t n = 3u << 20, got = 0, k;
 	uint8_t *src = pattern(n, 7), *back = malloc(n + 16);
 	gzFile gz;
@@ -220,7 +192,7 @@ static void gzip_out(void)
 		uint8_t *raw;
 		size_t nraw;
 
-		read_all(p, &raw, &nraw);
+		raw = tap_read_file(p, &nraw);
 		ok(nraw > 10 && raw[0] == 0x1f && raw[1] == 0x8b && raw[2] == 8,
 		   "gzip: RFC 1952 magic and deflate method");
 		free(raw);
@@ -236,7 +208,7 @@ static void zlib_out(void)
 {
 	struct tfk_out *o;
 	struct tfk_err err;
-	const char *p = tmp("c.zz");
+	const char *p = tap_tmp("c.zz");
 	size_t n = 1u << 20;
 	uint8_t *src = pattern(n, 9), *raw, *back = malloc(n);
 	size_t nraw;
@@ -245,7 +217,7 @@ static void zlib_out(void)
 	tfk_out_open(&o, p, TFK_COMP_ZLIB, &err);
 	tfk_out_write(o, src, n, &err);
 	is_int(tfk_out_close(o, &err), 0, "zlib: close");
-	read_all(p, &raw, &nraw);
+	raw = tap_read_file(p, &nraw);
 	ok(nraw > 2 && raw[0] == 0x78 && ((raw[0] << 8) | raw[1]) % 31 == 0,
 	   "zlib: RFC 1950 header (78 xx, check bits)");
 	ok(uncompress(back, &nback, raw, nraw) == Z_OK && nback == n &&
@@ -261,11 +233,11 @@ static void zlib_out(void)
 		uint8_t out[4096];
 		int rc;
 
-		tfk_out_open(&o, tmp("f.gz"), TFK_COMP_GZIP, &err);
+		tfk_out_open(&o, tap_tmp("f.gz"), TFK_COMP_GZIP, &err);
 		tfk_out_write(o, "record one;record two;", 22, &err);
 		is_int(tfk_out_flush(o, &err), 0, "gzip: flush");
 		count_prefix(tap_tmpdir(), ".f.gz.tmp-", tpath, sizeof(tpath));
-		read_all(tpath, &raw, &nraw);
+		raw = tap_read_file(tpath, &nraw);
 		memset(&z, 0, sizeof(z));
 		inflateInit2(&z, 15 + 16);
 		z.next_in = raw;
@@ -289,7 +261,7 @@ static void to_stdout(void)
 {
 	struct tfk_out *o;
 	struct tfk_err err;
-	const char *p = tmp("stdout.bin");
+	const char *p = tap_tmp("stdout.bin");
 	int save, fd;
 	uint8_t *got;
 	size_t n;
@@ -314,7 +286,7 @@ static void to_stdout(void)
 	close(save);
 	is_int(n, 10, "stdout: flush writes through");
 	is_int(fd, 0, "stdout: close");
-	read_all(p, &got, &n);
+	got = tap_read_file(p, &n);
 	is_mem(got, n, "to stdout\nsecond\n", 17, "stdout: bytes in order");
 	free(got);
 
@@ -368,7 +340,7 @@ static void errors(void)
 	struct tfk_out *o;
 	struct tfk_err err;
 	char want[800], msg[1000], dir[700], exp[1000];
-	const char *p = tmp("missing-dir/x.tfrecord");
+	const char *p = tap_tmp("missing-dir/x.tfrecord");
 	int code = 0;
 
 	tfk_err_clear(&err);
@@ -396,7 +368,7 @@ static void errors(void)
 
 	/* a path through a regular file */
 	{
-		const char *f = tmp("plain");
+		const char *f = tap_tmp("plain");
 		int fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		close(fd);
@@ -477,7 +449,7 @@ static void alloc_failures(void)
 		struct tfk_err err;
 
 		tfk_alloc_fail_after(k);
-		rc = tfk_out_open(&o, tmp("oom.gz"), TFK_COMP_GZIP, &err);
+		rc = tfk_out_open(&o, tap_tmp("oom.gz"), TFK_COMP_GZIP, &err);
 		tfk_alloc_fail_after(-1);
 		if (rc == 0) {
 			tfk_out_write(o, "ok", 2, &err);
@@ -490,7 +462,7 @@ static void alloc_failures(void)
 	ok(clean && rc == 0, "every allocation failure in open is ENOMEM (%ld tried)", k);
 	is_int(count_prefix(tap_tmpdir(), ".oom.gz", NULL, 0), 0,
 	       "no temporaries left by the failed opens");
-	unlink(tmp("oom.gz"));
+	unlink(tap_tmp("oom.gz"));
 }
 
 int main(void)

@@ -88,7 +88,8 @@ static void writer_exact(void)
 	tfk_recw_write(w, "The Quick Brown Fox", 19, &err);
 	is_int(tfk_recw_close(w, &err), 0, "writer closes");
 	got = tap_read_file(out, &ngot);
-	want = tap_read_file(tap_fixture("tfrecord/rust_raw_record/expected.tfrecord"), &nwant);
+	want = tap_read_file(tap_fixture("tfrecord/rust_raw_record/"
+				     "expected.tfrecord"), &nwant);
 	is_mem(got, ngot, want, nwant, "byte for byte equal to TensorFlow's file");
 	free(got);
 	free(want);

@@ -29,32 +29,6 @@ static unsigned rnd(void)
 	return (unsigned)(rnd_state >> 33);
 }
 
-static const char *script(void)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX - 32];
-	ssize_t n;
-	int up;
-
-	if (access("tests/py/images.py", R_OK) == 0)
-		return "tests/py/images.py";
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return "tests/py/images.py";
-	exe[n] = 0;
-	for (up = 0; up < 5; up++) {
-		char *s = strrchr(exe, '/');
-
-		if (!s)
-			break;
-		*s = 0;
-		snprintf(path, sizeof(path), "%s/tests/py/images.py", exe);
-		if (access(path, R_OK) == 0)
-			return path;
-	}
-	return "tests/py/images.py";
-}
-
 static void known_values(void)
 {
 	const float row[2] = { 0, 1 };
@@ -195,18 +169,6 @@ static void fast_vs_ref(void)
 	}
 }
 
-static int write_file(const char *path, const void *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	int rc;
-
-	if (!f)
-		return -1;
-	rc = fwrite(p, 1, n, f) == n ? 0 : -1;
-	fclose(f);
-	return rc;
-}
-
 static float *read_floats(const char *path, size_t n)
 {
 	FILE *f = fopen(path, "rb");
@@ -265,14 +227,14 @@ static void vs_numpy(void)
 
 				for (k = 0; k < n; k++)
 					f[k] = (float)(rnd() % 25600) / 100.0f;
-				write_file(in, f, n * sizeof(float));
+				tap_write_file(in, f, n * sizeof(float));
 				free(f);
 			} else {
 				uint8_t *u = malloc(n);
 
 				for (k = 0; k < n; k++)
 					u[k] = rnd() & 255;
-				write_file(in, u, n);
+				tap_write_file(in, u, n);
 				free(u);
 			}
 			fprintf(list, "%s %s %d %d %d %d %d %s %d %s/out%zu.raw\n",
@@ -284,7 +246,7 @@ static void vs_numpy(void)
 		}
 	fclose(list);
 	snprintf(cmd, sizeof(cmd), "%s %s resize %s",
-		 py ? py : "/usr/bin/python3", script(), path);
+		 py ? py : "/usr/bin/python3", tap_source("tests/py/images.py"), path);
 	ok(system(cmd) == 0, "numpy oracle ran %zu cases", nc);
 	for (i = 0; i < nc; i++) {
 		struct vcase *v = &cases[i];

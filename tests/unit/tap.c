@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int n_test, n_fail;
 
@@ -133,4 +134,82 @@ const char *tap_tmpdir(void)
 		made = 1;
 	}
 	return dir;
+}
+
+char *tap_tmp(const char *name)
+{
+	static char path[8][4096];
+	static int k;
+
+	k = (k + 1) % 8;
+	snprintf(path[k], sizeof(path[k]), "%s/%s", tap_tmpdir(), name);
+	return path[k];
+}
+
+void *tap_read_file(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 1 << 16, len = 0, k;
+	char *p, *q;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	p = malloc(cap);
+	while (p && (k = fread(p + len, 1, cap - len - 1, f)) > 0) {
+		len += k;
+		if (len + 1 == cap) {
+			q = realloc(p, cap *= 2);
+			if (!q)
+				free(p);
+			p = q;
+		}
+	}
+	fclose(f);
+	if (!p)
+		return NULL;
+	p[len] = '\0';
+	*n = len;
+	return p;
+}
+
+int tap_write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	int rc;
+
+	if (!f)
+		return -1;
+	rc = fwrite(p, 1, n, f) == n ? 0 : -1;
+	if (fclose(f))
+		rc = -1;
+	return rc;
+}
+
+const char *tap_source(const char *rel)
+{
+	static char path[8][4096];
+	static int k;
+	char exe[4096 - 256];
+	ssize_t n;
+	int up;
+
+	if (access(rel, R_OK) == 0)
+		return rel;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return rel;
+	exe[n] = 0;
+	k = (k + 1) % 8;
+	for (up = 0; up < 5; up++) {
+		char *s = strrchr(exe, '/');
+
+		if (!s)
+			break;
+		*s = 0;
+		snprintf(path[k], sizeof(path[k]), "%s/%s", exe, rel);
+		if (access(path[k], R_OK) == 0)
+			return path[k];
+	}
+	return rel;
 }

@@ -28,6 +28,19 @@ const char *tap_fixture(const char *rel);
 /* A fresh temporary directory for this test (removed by the OS/tmp
  * cleaner; tests delete what they make when they can). */
 const char *tap_tmpdir(void);
+/* tap_tmpdir() + "/" + name, in rotating buffers as tap_fixture. */
+char *tap_tmp(const char *name);
+/* The whole file at path, malloc'd with a '\0' after the last byte (so
+ * text reads as a string); *n gets the length. NULL when it cannot be
+ * opened or memory runs out. */
+void *tap_read_file(const char *path, size_t *n);
+/* Write p[0..n) to path (created or truncated). 0, or -1 on failure. */
+int tap_write_file(const char *path, const void *p, size_t n);
+/* A file of the source tree ("tests/py/images.py"): rel itself when it
+ * is readable from the current directory (make runs tests from the
+ * root), else rel under the first of the test binary's parent
+ * directories that has it; rel when none has. In rotating buffers. */
+const char *tap_source(const char *rel);
 
 #define ok(c, ...) ok_at(!!(c), __FILE__, __LINE__, __VA_ARGS__)
 #define is_int(g, w, ...) is_int_at((long long)(g), (long long)(w), \

@@ -10,6 +10,7 @@
 #include "io/record.h"
 #include "util/alloc.h"
 #include "tap.h"
+#include "wire.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,74 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Wire bytes from pieces (as in t-example.c) ---------------------------- */
-
-struct blob {
-	uint8_t *p;
-	size_t n;
-};
-
-static uint8_t arena[1 << 18];
-static size_t arena_used;
-
-static struct blob blob_new(size_t n)
-{
-	struct blob b = { arena + arena_used, n };
-
-	arena_used += n;
-	if (arena_used > sizeof(arena)) {
-		fprintf(stderr, "test arena exhausted\n");
-		exit(99);
-	}
-	return b;
-}
-
-static struct blob S(const char *s)
-{
-	struct blob b = blob_new(strlen(s));
-
-	memcpy(b.p, s, b.n);
-	return b;
-}
-
-static struct blob V(uint64_t v)
-{
-	struct blob b = blob_new(10);
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		b.p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b.p[n++] = (uint8_t)v;
-	b.n = n;
-	return b;
-}
-
-#define C(...) cat(sizeof((struct blob[]){ __VA_ARGS__ }) / \
-		   sizeof(struct blob), (struct blob[]){ __VA_ARGS__ })
-
-static struct blob cat(size_t k, const struct blob *parts)
-{
-	struct blob out;
-	size_t i, n = 0;
-
-	for (i = 0; i < k; i++)
-		n += parts[i].n;
-	out = blob_new(n);
-	n = 0;
-	for (i = 0; i < k; i++) {
-		if (parts[i].n)
-			memcpy(out.p + n, parts[i].p, parts[i].n);
-		n += parts[i].n;
-	}
-	return out;
-}
-
-static struct blob L(unsigned num, struct blob b)
-{
-	return C(V((uint64_t)num << 3 | 2), V(b.n), b);
-}
+/* Wire bytes from pieces (more in wire.h) -------------------------- */
 
 static struct blob NONE_B = { NULL, 0 };
 

@@ -265,13 +265,6 @@ int tfk_pb_wt_err(const struct tfk_pbf *f, const char *what,
 
 /* Read the next field or return the located error from the function
  * using it (which has base and err in scope). */
-#define NEXT(pp, end, f)						\
-	do {								\
-		int rc_ = tfk_pb_next(pp, end, f);			\
-		if (rc_)						\
-			return tfk_pb_fail(f, rc_, end, base, err);	\
-	} while (0)
-
 static int corrupt_at(const uint8_t *at, const uint8_t *base,
 		      struct tfk_err *err, const char *what)
 {
@@ -315,7 +308,7 @@ static int check_list(int kind, const uint8_t *p, const uint8_t *end,
 	int rc;
 
 	while (p < end) {
-		NEXT(&p, end, &f);
+		TFK_PB_NEXT(&p, end, &f);
 		if (f.num != 1)
 			continue;	/* unknown field, skipped */
 		++*nvf;
@@ -373,7 +366,7 @@ int tfk_feat_parse(struct tfk_feat *feat, const uint8_t *p, size_t len,
 	int kind = TFK_FEAT_NONE, rc;
 
 	while (p < end) {
-		NEXT(&p, end, &f);
+		TFK_PB_NEXT(&p, end, &f);
 		if (f.num - 1 > 2)
 			continue;
 		if (f.wt != TFK_PB_LEN)
@@ -416,7 +409,7 @@ static int parse_entry(struct tfk_example *ex, const uint8_t *p,
 	feat.name = "";
 	feat.name_len = 0;
 	while (p < end) {
-		NEXT(&p, end, &f);
+		TFK_PB_NEXT(&p, end, &f);
 		if (f.num == 1) {
 			if (f.wt != TFK_PB_LEN)
 				return tfk_pb_wt_err(&f, "map key", "2", base,
@@ -480,7 +473,7 @@ int tfk_example_parse_features(struct tfk_example *ex, const uint8_t *p,
 	int rc;
 
 	while (p < end) {
-		NEXT(&p, end, &f);
+		TFK_PB_NEXT(&p, end, &f);
 		if (f.num != 1)
 			continue;
 		if (f.wt != TFK_PB_LEN)
@@ -503,7 +496,7 @@ static int parse_example(struct tfk_example *ex, const uint8_t *base,
 		return tfk_errf(err, TFK_ECORRUPT, "byte 0: message of %zu "
 				"bytes exceeds protobuf's 2 GiB limit", len);
 	while (p < end) {
-		NEXT(&p, end, &f);
+		TFK_PB_NEXT(&p, end, &f);
 		if (f.num != 1)
 			continue;
 		if (f.wt != TFK_PB_LEN)

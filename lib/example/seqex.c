@@ -92,13 +92,6 @@ static int put_list(struct tfk_seqex *s, const struct tfk_seqlist *l)
 
 /* Decoding ----------------------------------------------------------- */
 
-#define NEXT(pp, end, f)						\
-	do {								\
-		int rc_ = tfk_pb_next(pp, end, f);			\
-		if (rc_)						\
-			return tfk_pb_fail(f, rc_, end, base, err);	\
-	} while (0)
-
 static int add_step(struct tfk_seqex *s, const uint8_t *p, size_t len,
 		    const uint8_t *base, struct tfk_err *err)
 {
@@ -132,7 +125,7 @@ static int parse_list(struct tfk_seqex *s, const uint8_t *p,
 	int rc;
 
 	while (p < end) {
-		NEXT(&p, end, &f);
+		TFK_PB_NEXT(&p, end, &f);
 		if (f.num != 1)
 			continue;
 		if (f.wt != TFK_PB_LEN)
@@ -156,7 +149,7 @@ static int parse_entry(struct tfk_seqex *s, const uint8_t *p,
 	int rc;
 
 	while (p < end) {
-		NEXT(&p, end, &f);
+		TFK_PB_NEXT(&p, end, &f);
 		if (f.num == 1) {
 			if (f.wt != TFK_PB_LEN)
 				return tfk_pb_wt_err(&f, "map key", "2", base,
@@ -185,7 +178,7 @@ static int parse_lists(struct tfk_seqex *s, const uint8_t *p,
 	int rc;
 
 	while (p < end) {
-		NEXT(&p, end, &f);
+		TFK_PB_NEXT(&p, end, &f);
 		if (f.num != 1)
 			continue;
 		if (f.wt != TFK_PB_LEN)
@@ -208,7 +201,7 @@ static int parse(struct tfk_seqex *s, const uint8_t *base, size_t len,
 		return tfk_errf(err, TFK_ECORRUPT, "byte 0: message of %zu "
 				"bytes exceeds protobuf's 2 GiB limit", len);
 	while (p < end) {
-		NEXT(&p, end, &f);
+		TFK_PB_NEXT(&p, end, &f);
 		if (f.num == 1) {
 			if (f.wt != TFK_PB_LEN)
 				return tfk_pb_wt_err(&f, "SequenceExample.context",

@@ -154,6 +154,15 @@ int tfk_pb_fail(const struct tfk_pbf *f, int rc, const uint8_t *end,
 		const uint8_t *base, struct tfk_err *err)
 	__attribute__((cold, noinline));
 
+/* Read the next field into f, or return the located TFK_ECORRUPT from
+ * the enclosing decoder, whose base and err are in scope. */
+#define TFK_PB_NEXT(pp, end, f)						\
+	do {								\
+		int rc_ = tfk_pb_next(pp, end, f);			\
+		if (rc_)						\
+			return tfk_pb_fail(f, rc_, end, base, err);	\
+	} while (0)
+
 /* Wrong wire type for a known field: "byte OFF: what (field N) has wire
  * type W, want WANT". Returns TFK_ECORRUPT. */
 int tfk_pb_wt_err(const struct tfk_pbf *f, const char *what,

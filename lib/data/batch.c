@@ -308,6 +308,14 @@ static int grow_rows(struct tfk_batcher *b, size_t n, struct tfk_err *err)
 	return 0;
 }
 
+/* tfk_example_findn, but not on an Example without features: there
+ * feat may be NULL, and findn's pointer arithmetic on it is undefined. */
+static const struct tfk_feat *find(const struct tfk_example *ex,
+				   const char *name, size_t len)
+{
+	return ex->n_feat ? tfk_example_findn(ex, name, len) : NULL;
+}
+
 static const struct tfk_feat *lookup(const struct tfk_example *ex, size_t i,
 				     const struct tfk_feat *f0)
 {
@@ -318,7 +326,7 @@ static const struct tfk_feat *lookup(const struct tfk_example *ex, size_t i,
 		    (!f0->name_len || !memcmp(f->name, f0->name, f0->name_len)))
 			return f;
 	}
-	return tfk_example_findn(ex, f0->name, f0->name_len);
+	return find(ex, f0->name, f0->name_len);
 }
 
 /* TensorFlow's layout of an Int64List: one list, one packed run. */
@@ -360,9 +368,11 @@ static int gather_runs(struct tfk_batcher *b, size_t n, int kind,
 
 		b->toff[r] = SIZE_MAX;
 		m = b->lens[r];
-		if (kind == TFK_FEAT_FLOAT && (f->packed || !m)) {
+		if (!m || (kind == TFK_FEAT_FLOAT && f->packed)) {
 			b->rp[r] = f->packed;
 			b->rn[r] = 4 * m;
+			if (!m)
+				b->rn[r] = 0;
 			continue;
 		}
 		if (kind == TFK_FEAT_INT64 && int64_run(f, &b->rp[r],
@@ -669,7 +679,7 @@ int tfk_batch_build(struct tfk_batcher *b, const struct tfk_example *rows,
 		for (i = 0; i < rows[r].n_feat; i++) {
 			const struct tfk_feat *f = &rows[r].feat[i];
 
-			if (!tfk_example_findn(ex0, f->name, f->name_len)) {
+			if (!find(ex0, f->name, f->name_len)) {
 				*bad_row = r;
 				return tfk_errf(err, TFK_EINVAL, FEAT_FMT
 						": not in the batch's first "
@@ -732,8 +742,7 @@ static const struct tfk_feat *lengths_of(struct tfk_batch *bt,
 	tfk_buf_add(&bt->names, TFK_BATCH_LENGTHS, LEN_SUFFIX_LEN);
 	if (!tfk_buf_ok(&bt->names))
 		return NULL;
-	return tfk_example_findn(&bt->ex, (const char *)bt->names.data,
-				 bt->names.len);
+	return find(&bt->ex, (const char *)bt->names.data, bt->names.len);
 }
 
 int tfk_batch_parse(struct tfk_batch *bt, const uint8_t *rec, size_t len,
@@ -750,7 +759,7 @@ int tfk_batch_parse(struct tfk_batch *bt, const uint8_t *rec, size_t len,
 	bt->order = NULL;
 	if ((rc = tfk_example_parse(&bt->ex, rec, len, err)))
 		return rc;
-	fb = tfk_example_find(&bt->ex, TFK_BATCH_ROWS);
+	fb = find(&bt->ex, TFK_BATCH_ROWS, sizeof(TFK_BATCH_ROWS) - 1);
 	if (!fb)
 		return tfk_errf(err, TFK_ECORRUPT, "not a batched record: no "
 				"%s feature", TFK_BATCH_ROWS);
@@ -765,15 +774,15 @@ int tfk_batch_parse(struct tfk_batch *bt, const uint8_t *rec, size_t len,
 	N = (size_t)rows;
 
 	/* Pass 1: check the row lengths features, size the tables. */
-	fo = tfk_example_find(&bt->ex, TFK_BATCH_ORDER);
+	fo = find(&bt->ex, TFK_BATCH_ORDER, sizeof(TFK_BATCH_ORDER) - 1);
 	for (i = 0; i < bt->ex.n_feat; i++) {
 		const struct tfk_feat *f = &bt->ex.feat[i], *d;
 
 		if (f == fb || f == fo)
 			continue;
 		if (is_reserved(f->name, f->name_len)) {
-			d = tfk_example_findn(&bt->ex, f->name,
-					      f->name_len - LEN_SUFFIX_LEN);
+			d = find(&bt->ex, f->name,
+				 f->name_len - LEN_SUFFIX_LEN);
 			if (!d || d == fb || is_reserved(d->name, d->name_len))
 				return tfk_errf(err, TFK_ECORRUPT, FEAT_FMT
 						": row lengths of no feature",
@@ -876,7 +885,10 @@ int tfk_batch_parse(struct tfk_batch *bt, const uint8_t *rec, size_t len,
 						n, sum, N);
 			}
 		}
-		if (f->kind == TFK_FEAT_INT64) {
+		/* (no pointer arithmetic on tables that may be NULL) */
+		if (!n) {
+			bf->f32 = NULL;
+		} else if (f->kind == TFK_FEAT_INT64) {
 			bf->i64 = bt->i64 + u_i64;
 			tfk_feat_int64s(f, bt->i64 + u_i64, n);
 			u_i64 += n;
@@ -903,7 +915,7 @@ int tfk_batch_parse(struct tfk_batch *bt, const uint8_t *rec, size_t len,
 		bt->n_feat++;
 	}
 	bt->order = NULL;
-	if (fo) {
+	if (fo && n_data) {
 		int64_t *ord = bt->i64 + u_i64, *seen = ord + fo->n;
 		size_t r, k, F = n_data;
 
@@ -981,7 +993,7 @@ int tfk_batch_row(struct tfk_batch *bt, size_t i, const uint8_t **p,
 			o = put_v(o, S);
 		}
 		if (bf->kind == TFK_FEAT_FLOAT) {
-			memcpy(o, bf->f32 + 4 * start, 4 * cnt);
+			memcpy(o, bf->f32 + 4 * start, 4 * cnt);	/* cnt > 0 */
 		} else if (bf->kind == TFK_FEAT_INT64) {
 			for (j = 0; j < cnt; j++)
 				o = put_v(o, (uint64_t)bf->i64[start + j]);

@@ -165,29 +165,40 @@ testcmd "... --gc removes the incomplete snapshot and its lock" \
 	'tfk-snapshot: removed FP (incomplete)'
 
 # Concurrency -----------------------------------------------------------------
-SLOW='echo run >>ran2; sleep 1; tfk-cat a'
-export SLOW
+# The command waits for $GO to exist: the test decides when it ends.
+SLOW='echo run >>ran2; while [ ! -e "$GO" ]; do sleep 0.05; done; tfk-cat a'
+GO=$T/go
+export SLOW GO
+wait_for() {	# wait up to 10 s for the shell condition $1
+	i=0
+	while ! sh -c "$1" >/dev/null 2>&1 && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+}
 tfk-snapshot cc -- sh -c "$SLOW" >c1.out 2>c1.err &
 p1=$!
-sleep 0.3
+wait_for 'ls -d cc/*/'		# p1 holds the lock and writes
 tfk-snapshot -v cc -- sh -c "$SLOW" >c2.out 2>c2.err &
 p2=$!
-sleep 0.2
+tfk-snapshot --no-wait cc -- sh -c "$SLOW" >c3.out 2>c3.err &
+p3=$!
+wait_for '[ "$(wc -l <ran2)" = 2 ]'	# p3's command started
 testcmd "while a run writes: --list shows it being written, --gc leaves it" \
 	'tfk-snapshot cc --gc; tfk-snapshot cc --list --json | "$PYTHON" -c "
 import json, sys
 for l in sys.stdin:
     d = json.loads(l); print(d[\"complete\"], d[\"locked\"], d[\"command\"])"' \
 	'False True None'
-testcmd "... --no-wait runs the command without the snapshot" \
-	'tfk-snapshot --no-wait cc -- sh -c "$SLOW" | cmp - a && wc -l <ran2' '2'
+touch go
 wait $p1
 r1=$?
 wait $p2
 r2=$?
+wait $p3
+r3=$?
+testcmd "--no-wait ran the command itself, without the snapshot" \
+	"echo $r3; cmp c3.out a && echo same" '0\nsame'
 testcmd "two concurrent runs: both exit 0 with the same bytes" \
 	"echo $r1 $r2; cmp c1.out a && cmp c2.out a && echo same" '0 0\nsame'
-testcmd "... the command ran once for them; the second replayed" \
+testcmd "... the command ran once for them (and once for --no-wait); the second replayed" \
 	'wc -l <ran2; grep -c "replayed snapshot" c2.err' '2\n1'
 testcmd "... one complete snapshot" \
 	'tfk-snapshot cc --list --json | "$PYTHON" -c "

@@ -126,10 +126,13 @@ static inline int same_name(const struct tfk_feat *f, const char *name,
 const struct tfk_feat *tfk_example_findn(const struct tfk_example *ex,
 					 const char *name, size_t len)
 {
-	const struct tfk_feat *f = ex->feat, *end = f + ex->n_feat;
+	const struct tfk_feat *f = ex->feat, *end;
 	size_t slot;
 	long k;
 
+	if (ex->n_feat == 0)	/* feat may still be NULL: no pointer math */
+		return NULL;
+	end = f + ex->n_feat;
 	if (ex->ht_mask) {
 		k = ht_find(ex, name, len, &slot);
 		return k < 0 ? NULL : &ex->feat[k];

@@ -71,6 +71,7 @@ struct tfk_expr {
 	size_t i64_cap;
 	float *f32;
 	size_t f32_cap;
+	struct tfk_buf re_tmp;	/* a NUL-terminated copy for regexec */
 };
 
 /* Parsing ---------------------------------------------------------------- */
@@ -763,6 +764,7 @@ void tfk_expr_free(struct tfk_expr *e)
 	tfk_buf_release(&e->strs);
 	tfk_free(e->i64);
 	tfk_free(e->f32);
+	tfk_buf_release(&e->re_tmp);
 	tfk_free(e);
 }
 
@@ -778,6 +780,7 @@ int tfk_expr_parse(struct tfk_expr **out, const char *src, size_t *err_off,
 	if (!e)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	tfk_buf_init(&e->strs);
+	tfk_buf_init(&e->re_tmp);
 	memset(&p, 0, sizeof(p));
 	p.e = e;
 	p.src = src;
@@ -791,6 +794,11 @@ int tfk_expr_parse(struct tfk_expr **out, const char *src, size_t *err_off,
 	if (root >= 0 && !p.failed && e->n[root].type != T_BOOL)
 		fail_at(&p, e->n[root].off, "expected a condition (e.g. "
 			"a comparison), got %s", type_name(e->n[root].type));
+	/* Never NULL, so "" in an expression without other strings is
+	 * data + 0 of a real buffer. */
+	tfk_buf_addc(&e->strs, 0);
+	if (!p.failed && !tfk_buf_ok(&e->strs))
+		fail_nomem(&p);
 	if (p.failed) {
 		tfk_expr_free(e);
 		return p.failed;
@@ -887,6 +895,10 @@ static const struct tfk_feat *lookup(const struct ectx *c, int32_t n)
 {
 	const struct node *nd = &c->e->n[n];
 
+	/* An Example that never held a feature has feat == NULL, and
+	 * tfk_example_findn would compute NULL + 0 (undefined). */
+	if (!c->ex->n_feat)
+		return NULL;
 	return tfk_example_findn(c->ex, (const char *)c->e->strs.data +
 				 nd->v.s.off, nd->v.s.len);
 }
@@ -1200,12 +1212,19 @@ static int eval(const struct ectx *c, int32_t ni, struct val *v)
 			return tfk_errf(c->err, TFK_EINVAL, "value of %zu "
 					"bytes is too long for a regex",
 					a.u.s.n);
-		/* REG_STARTEND: the value is not NUL-terminated and may
-		 * hold NULs; glibc reads exactly [rm_so, rm_eo). */
+		/* REG_STARTEND: the value may hold NULs; glibc matches
+		 * exactly [rm_so, rm_eo). It is still copied with a NUL
+		 * after it: the value is not terminated in the record, and
+		 * sanitizers' regexec interceptors read up to a NUL. */
+		tfk_buf_reset(&c->e->re_tmp);
+		tfk_buf_add(&c->e->re_tmp, a.u.s.p, a.u.s.n);
+		tfk_buf_addc(&c->e->re_tmp, 0);
+		if (!tfk_buf_ok(&c->e->re_tmp))
+			return tfk_errf(c->err, TFK_ENOMEM, "out of memory");
 		m.rm_so = 0;
 		m.rm_eo = (regoff_t)a.u.s.n;
-		v->u.b = regexec(&c->e->re[nd->v.k], a.u.s.n ?
-				 (const char *)a.u.s.p : "", 1, &m,
+		v->u.b = regexec(&c->e->re[nd->v.k],
+				 (const char *)c->e->re_tmp.data, 1, &m,
 				 REG_STARTEND) == 0;
 		return 0;
 	}

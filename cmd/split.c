@@ -192,7 +192,7 @@ static int split_file(const char *path, struct tfk_err *err)
 					       rec.index, rec.off);
 				break;
 			}
-			f = ex.n_feat ? tfk_example_find(&ex, key) : NULL;
+			f = tfk_example_find(&ex, key);
 			if (!f) {
 				rc = tfk_errf(err, TFK_EINVAL, "%s: record %"
 					      PRIu64 " at byte %" PRIu64 ": key "

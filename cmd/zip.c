@@ -93,7 +93,7 @@ static long clash(size_t i, const char *name, size_t len)
 		size_t pl = in[j].prefix_len;
 
 		if (len >= pl && !memcmp(name, in[j].prefix, pl) &&
-		    in[j].ex.n_feat && tfk_example_findn(&in[j].ex, name + pl, len - pl))
+		    tfk_example_findn(&in[j].ex, name + pl, len - pl))
 			return (long)j;
 	}
 	return -1;

@@ -895,10 +895,6 @@ static const struct tfk_feat *lookup(const struct ectx *c, int32_t n)
 {
 	const struct node *nd = &c->e->n[n];
 
-	/* An Example that never held a feature has feat == NULL, and
-	 * tfk_example_findn would compute NULL + 0 (undefined). */
-	if (!c->ex->n_feat)
-		return NULL;
 	return tfk_example_findn(c->ex, (const char *)c->e->strs.data +
 				 nd->v.s.off, nd->v.s.len);
 }

@@ -212,10 +212,10 @@ static int store(struct tfk_shufbuf *sb, uint32_t j, const void *data,
 {
 	struct bslot *s;
 
-	if (len > sb->arena_cap - sb->used) {
+	if (len > sb->arena_cap - sb->used || !sb->arena) {
 		if (sb->used - sb->live >= sb->live && sb->used > sb->live)
 			compact(sb);
-		if (len > sb->arena_cap - sb->used) {
+		if (len > sb->arena_cap - sb->used || !sb->arena) {
 			size_t cap = sb->arena_cap ? sb->arena_cap : 1 << 16;
 			uint8_t *p;
 
@@ -817,8 +817,9 @@ static void drop_runs(struct tfk_shufall *sa, size_t first, size_t k)
 
 	for (i = first; i < first + k; i++)
 		close(sa->runs[i].fd);
-	memmove(sa->runs + first, sa->runs + first + k,
-		(sa->n_runs - first - k) * sizeof(*sa->runs));
+	if (sa->n_runs > first + k)
+		memmove(sa->runs + first, sa->runs + first + k,
+			(sa->n_runs - first - k) * sizeof(*sa->runs));
 	sa->n_runs -= k;
 }
 
@@ -942,7 +943,7 @@ static int hold(struct tfk_shufall *sa, uint64_t idx, uint64_t base,
 		sa->ents = p;
 		sa->ents_cap = cap;
 	}
-	if (len > sa->arena_cap - sa->used) {
+	if (len > sa->arena_cap - sa->used || !sa->arena) {
 		uint64_t cap = sa->arena_cap ? 2 * (uint64_t)sa->arena_cap
 					     : 1 << 16;
 		uint8_t *p;

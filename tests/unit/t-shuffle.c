@@ -62,7 +62,8 @@ static int cap_emit(void *ctx, const uint8_t *data, size_t len,
 	}
 	memcpy(c->bytes + c->nbytes, &len, sizeof(size_t));
 	c->nbytes += sizeof(size_t);
-	memcpy(c->bytes + c->nbytes, data, len);
+	if (len)
+		memcpy(c->bytes + c->nbytes, data, len);
 	c->nbytes += len;
 	return 0;
 }

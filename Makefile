@@ -33,7 +33,7 @@ CPPFLAGS += -Ilib -I$(B)/gen -D_GNU_SOURCE -DTFK_VERSION='"$(VERSION)"'
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -MMD -MP \
             -fno-strict-aliasing
 LDLIBS   += -Wl,--as-needed -lprotobuf-c -ljansson -larchive -lpng -ljpeg -lgif \
-            -lz -lm -lpthread
+            -lz -lopenblas -lm -lpthread
 ifdef SANITIZE
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -48,7 +48,7 @@ endif
 PROTOS   := $(wildcard formats/*.proto)
 GEN_C    := $(PROTOS:%.proto=$(B)/gen/%.pb-c.c)
 GEN_H    := $(GEN_C:.c=.h)
-LIB_SRC  := $(wildcard lib/*/*.c)
+LIB_SRC  := $(wildcard lib/*/*.c lib/*/*/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(GEN_C:%.c=%.o)
 CMD_SRC  := $(wildcard cmd/*.c)
 TOOLS    := $(CMD_SRC:cmd/%.c=$(BIN)/tfk-%)

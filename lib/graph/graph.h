@@ -54,7 +54,8 @@ int tfk_graph_new(struct tfk_graph **g, struct tfk_err *err);
 void tfk_graph_free(struct tfk_graph *g);
 
 /*
- * Append a node of op `op` named name (NULL: "<op>" made unique) with
+ * Append a node of op `op` named name (NULL: "<op>" made unique; a
+ * scope ending in '/', "gradients/x_grad/": scope + op made unique) with
  * inputs[0..n_in) and attrs[0..n_attrs) (copied: attr strings, lists and
  * tensors are deep-copied; names must be in the op's schema). Type attrs
  * that are not given are taken from the first input bound to them;

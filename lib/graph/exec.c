@@ -1,0 +1,511 @@
+/*
+ * exec.c - prune, plan, run (see exec.h).
+ *
+ * Memory plan: each intermediate output is a buffer with a lifetime
+ * [step that writes it, last step that reads it]; buffers are placed in
+ * one arena greedily, largest first, each at the lowest 64-byte aligned
+ * offset that overlaps no already placed buffer whose lifetime overlaps
+ * its own (TFLite's arena planner does the same; optimal placement is
+ * NP-hard and greedy-by-size is within a few percent on real nets). A
+ * node's output never shares bytes with its inputs (their lifetimes
+ * meet at the node's step), so kernels need not handle aliasing.
+ *
+ * Batch changes: the plan is a function of the feed shapes. Re-planning
+ * when they change (O(n^2) in buffers, microseconds for hundreds of
+ * nodes) was preferred to planning once for a maximum batch: it needs
+ * no maximum from the caller, and the arena only grows, so a stream
+ * whose last batch is short costs one plan and no allocation.
+ */
+#include "graph/exec.h"
+#include "util/alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN 64
+
+struct slot {
+	int node;			/* graph index */
+	const struct tfk_node *n;
+	const struct tfk_kernel *k;
+	void *state;
+	const struct tfk_tensor **in;	/* n->n_inputs producer values */
+	struct tfk_tensor *out;		/* n->n_outputs values */
+	struct tfk_tdesc *desc;		/* current concrete shapes */
+	int *last;			/* per output: last reading step */
+	size_t *off;			/* per output: arena offset */
+};
+
+struct tfk_exec {
+	const struct tfk_graph *g;
+	struct tfk_exec_opts opts;
+	int n_slots;
+	struct slot *slots;
+	int *pos;			/* graph index -> slot, or -1 */
+	int n_graph;
+	int n_feed, n_fetch;
+	int *feed_slot;
+	struct tfk_tdesc *feed_last;	/* shapes the plan was made for */
+	struct tfk_port *fetch;		/* node = slot index */
+	int planned;
+	char *arena;
+	size_t cap;
+	struct tfk_exec_stats st;
+};
+
+static int is_source(const struct slot *s)
+{
+	return s->n->op->flags & TFK_OP_SOURCE;
+}
+
+static void exec_free_slots(struct tfk_exec *x)
+{
+	int i, k;
+
+	for (i = 0; i < x->n_slots; i++) {
+		struct slot *s = &x->slots[i];
+
+		if (s->k && s->k->free && s->state)
+			s->k->free(s->state);
+		if (s->out && !is_source(s))
+			for (k = 0; k < s->n->n_outputs; k++) {
+				s->out[k].owner = TFK_OWN_ARENA;
+				tfk_tensor_release(&s->out[k]);
+			}
+		tfk_free(s->in);
+		tfk_free(s->out);
+		tfk_free(s->desc);
+		tfk_free(s->last);
+		tfk_free(s->off);
+	}
+}
+
+void tfk_exec_free(struct tfk_exec *x)
+{
+	if (!x)
+		return;
+	if (x->slots)
+		exec_free_slots(x);
+	tfk_free(x->slots);
+	tfk_free(x->pos);
+	tfk_free(x->feed_slot);
+	tfk_free(x->feed_last);
+	tfk_free(x->fetch);
+	tfk_free(x->arena);
+	tfk_free(x);
+}
+
+static int setup_slot(struct tfk_exec *x, struct slot *s, int gi,
+		      struct tfk_err *err)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, gi);
+	int no = n->n_outputs ? n->n_outputs : 1;
+	int k;
+
+	s->node = gi;
+	s->n = n;
+	s->in = tfk_calloc(n->n_inputs ? n->n_inputs : 1, sizeof(*s->in));
+	s->out = tfk_calloc(no, sizeof(*s->out));
+	s->desc = tfk_calloc(no, sizeof(*s->desc));
+	s->last = tfk_calloc(no, sizeof(*s->last));
+	s->off = tfk_calloc(no, sizeof(*s->off));
+	if (!s->in || !s->out || !s->desc || !s->last || !s->off)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (k = 0; k < n->n_inputs; k++) {
+		struct tfk_port p = n->inputs[k];
+		struct slot *src = &x->slots[x->pos[p.node]];
+
+		s->in[k] = &src->out[p.index];
+	}
+	if (is_source(s))
+		return 0;
+	if (x->opts.backend)
+		s->k = tfk_kernel_find(n, x->opts.backend);
+	if (!s->k)
+		s->k = tfk_kernel_find(n, "cpu");
+	if (!s->k)
+		return tfk_errf(err, TFK_EINVAL, "node %s: no kernel for op "
+				"%s (%s) on backend cpu", n->name, n->op->name,
+				n->n_outputs ? tfk_dtype_name(n->outputs[0].dtype)
+				: "no outputs");
+	return 0;
+}
+
+int tfk_exec_new(struct tfk_exec **xp, const struct tfk_graph *g,
+		 const char *const *feeds, int n_feed,
+		 const char *const *fetches, int n_fetch,
+		 const struct tfk_exec_opts *opts, struct tfk_err *err)
+{
+	struct tfk_exec *x;
+	char *need = NULL;
+	int i, j, k, rc;
+
+	*xp = NULL;
+	x = tfk_calloc(1, sizeof(*x));
+	if (!x)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	x->g = g;
+	if (opts)
+		x->opts = *opts;
+	if (x->opts.threads <= 0)
+		x->opts.threads = 1;
+	x->n_graph = tfk_graph_n_nodes(g);
+	x->n_feed = n_feed;
+	x->n_fetch = n_fetch;
+	x->pos = tfk_malloc((x->n_graph ? x->n_graph : 1) * sizeof(*x->pos));
+	need = tfk_calloc(x->n_graph ? x->n_graph : 1, 1);
+	x->feed_slot = tfk_calloc(n_feed ? n_feed : 1, sizeof(int));
+	x->feed_last = tfk_calloc(n_feed ? n_feed : 1, sizeof(*x->feed_last));
+	x->fetch = tfk_calloc(n_fetch ? n_fetch : 1, sizeof(*x->fetch));
+	if (!x->pos || !need || !x->feed_slot || !x->feed_last || !x->fetch)
+		goto oom;
+	for (j = 0; j < n_fetch; j++) {
+		rc = tfk_graph_find(g, fetches[j], &x->fetch[j], err);
+		if (rc) {
+			tfk_err_prefix(err, "fetch '%s'", fetches[j]);
+			goto fail;
+		}
+		need[x->fetch[j].node] = 1;
+	}
+	for (i = x->n_graph - 1; i >= 0; i--) {
+		const struct tfk_node *n = tfk_graph_node(g, i);
+
+		if (need[i])
+			for (k = 0; k < n->n_inputs; k++)
+				need[n->inputs[k].node] = 1;
+	}
+	for (j = 0; j < n_feed; j++) {
+		struct tfk_port p;
+
+		rc = tfk_graph_find(g, feeds[j], &p, err);
+		if (rc) {
+			tfk_err_prefix(err, "feed '%s'", feeds[j]);
+			goto fail;
+		}
+		if (strcmp(tfk_graph_node(g, p.node)->op->name,
+			   "Placeholder")) {
+			rc = tfk_errf(err, TFK_EINVAL, "feed '%s': node %s is "
+				      "not a Placeholder", feeds[j],
+				      tfk_graph_node(g, p.node)->name);
+			goto fail;
+		}
+		need[p.node] = 2 + j;	/* fed; kept even if unused */
+	}
+	for (i = 0; i < x->n_graph; i++) {
+		x->pos[i] = need[i] ? x->n_slots++ : -1;
+		if (need[i] == 1 && !strcmp(tfk_graph_node(g, i)->op->name,
+					    "Placeholder")) {
+			rc = tfk_errf(err, TFK_EINVAL, "placeholder '%s' is "
+				      "needed by the fetches but not fed",
+				      tfk_graph_node(g, i)->name);
+			goto fail;
+		}
+	}
+	x->slots = tfk_calloc(x->n_slots ? x->n_slots : 1, sizeof(*x->slots));
+	if (!x->slots)
+		goto oom;
+	for (i = 0; i < x->n_graph; i++) {
+		if (x->pos[i] < 0)
+			continue;
+		rc = setup_slot(x, &x->slots[x->pos[i]], i, err);
+		if (rc)
+			goto fail;
+		if (need[i] >= 2)
+			x->feed_slot[need[i] - 2] = x->pos[i];
+	}
+	for (j = 0; j < n_fetch; j++)
+		x->fetch[j].node = x->pos[x->fetch[j].node];
+	x->st.n_nodes = x->n_slots;
+	tfk_free(need);
+	*xp = x;
+	return 0;
+oom:
+	rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+fail:
+	tfk_free(need);
+	tfk_exec_free(x);
+	return rc;
+}
+
+/* Shapes and plan ------------------------------------------------------ */
+
+struct buf {
+	size_t size, off;
+	int first, last;
+	int slot, out;
+};
+
+static int by_size_desc(const void *a, const void *b)
+{
+	const struct buf *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	return x->first - y->first;	/* stable for equal sizes */
+}
+
+/* Infer concrete shapes for every slot from the feeds' shapes. */
+static int infer_all(struct tfk_exec *x, struct tfk_err *err)
+{
+	struct tfk_tdesc in[64];
+	char b[128];
+	int i, k;
+
+	for (i = 0; i < x->n_slots; i++) {
+		struct slot *s = &x->slots[i];
+		const struct tfk_node *n = s->n;
+		int rc;
+
+		if (is_source(s)) {
+			tfk_tensor_desc(&s->out[0], &s->desc[0]);
+			continue;
+		}
+		for (k = 0; k < n->n_inputs; k++) {
+			struct tfk_port p = n->inputs[k];
+
+			in[k] = x->slots[x->pos[p.node]].desc[p.index];
+		}
+		rc = tfk_graph_infer_node(x->g, s->node, in, s->desc, err);
+		if (rc)
+			return rc;
+		for (k = 0; k < n->n_outputs; k++) {
+			int64_t cnt;
+
+			if (s->desc[k].rank < 0 ||
+			    tfk_shape_numel(s->desc[k].rank, s->desc[k].shape,
+					    tfk_dtype_size(s->desc[k].dtype),
+					    &cnt, NULL))
+				return tfk_errf(err, TFK_EINVAL, "node %s: "
+						"output %d: shape %s not known "
+						"or too large at run time",
+						n->name, k, tfk_shape_str(
+						s->desc[k].rank,
+						s->desc[k].shape, b, sizeof(b)));
+		}
+	}
+	return 0;
+}
+
+static int plan(struct tfk_exec *x, struct tfk_err *err)
+{
+	struct buf *bufs;
+	size_t nb = 0, top = 0, sum = 0;
+	int i, j, k, m;
+
+	for (i = 0; i < x->n_slots; i++)
+		if (!is_source(&x->slots[i]))
+			nb += x->slots[i].n->n_outputs;
+	bufs = tfk_malloc((nb ? nb : 1) * sizeof(*bufs));
+	if (!bufs)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory for the "
+				"memory plan");
+	for (i = 0; i < x->n_slots; i++)
+		for (k = 0; k < x->slots[i].n->n_outputs; k++)
+			x->slots[i].last[k] = i;
+	for (i = 0; i < x->n_slots; i++) {
+		const struct tfk_node *n = x->slots[i].n;
+
+		for (k = 0; k < n->n_inputs; k++) {
+			struct slot *src = &x->slots[x->pos[n->inputs[k].node]];
+
+			src->last[n->inputs[k].index] = i;
+		}
+	}
+	for (j = 0; j < x->n_fetch; j++)
+		x->slots[x->fetch[j].node].last[x->fetch[j].index] = x->n_slots;
+	nb = 0;
+	for (i = 0; i < x->n_slots; i++) {
+		struct slot *s = &x->slots[i];
+
+		if (is_source(s))
+			continue;
+		for (k = 0; k < s->n->n_outputs; k++) {
+			int64_t cnt = 1;
+
+			tfk_shape_numel(s->desc[k].rank, s->desc[k].shape, 0,
+					&cnt, NULL);
+			bufs[nb].size = (size_t)cnt *
+				tfk_dtype_size(s->desc[k].dtype);
+			bufs[nb].size = (bufs[nb].size + ALIGN - 1) /
+				ALIGN * ALIGN;
+			bufs[nb].first = i;
+			bufs[nb].last = s->last[k];
+			bufs[nb].slot = i;
+			bufs[nb].out = k;
+			sum += bufs[nb].size;
+			nb++;
+		}
+	}
+	qsort(bufs, nb, sizeof(*bufs), by_size_desc);
+	for (j = 0; j < (int)nb; j++) {
+		size_t off = 0;
+		int moved = 1;
+
+		/* lowest offset clear of every placed, live-overlapping
+		 * buffer: restart the scan whenever off moves */
+		while (moved) {
+			moved = 0;
+			for (m = 0; m < j; m++) {
+				if (bufs[m].last < bufs[j].first ||
+				    bufs[j].last < bufs[m].first)
+					continue;
+				if (off < bufs[m].off + bufs[m].size &&
+				    bufs[m].off < off + bufs[j].size) {
+					off = bufs[m].off + bufs[m].size;
+					moved = 1;
+				}
+			}
+		}
+		bufs[j].off = off;
+		if (off + bufs[j].size > top)
+			top = off + bufs[j].size;
+	}
+	if (top > x->cap) {
+		char *a;
+
+		tfk_free(x->arena);
+		x->arena = NULL;
+		x->cap = 0;
+		a = tfk_malloc(top);
+		if (!a) {
+			tfk_free(bufs);
+			return tfk_errf(err, TFK_ENOMEM, "out of memory for "
+					"an arena of %zu bytes", top);
+		}
+		x->arena = a;
+		x->cap = top;
+		x->st.n_allocs++;
+	}
+	for (j = 0; j < (int)nb; j++) {
+		struct slot *s = &x->slots[bufs[j].slot];
+		struct tfk_tensor *t = &s->out[bufs[j].out];
+		const struct tfk_tdesc *d = &s->desc[bufs[j].out];
+		struct tfk_strblock *strs = t->strs;
+		int64_t cnt = 1;
+
+		tfk_shape_numel(d->rank, d->shape, 0, &cnt, NULL);
+		tfk_tensor_init_view(t, d->dtype, d->rank, d->shape,
+				     x->arena + bufs[j].off,
+				     (size_t)cnt * tfk_dtype_size(d->dtype),
+				     TFK_OWN_ARENA, NULL);
+		t->strs = strs;
+		s->off[bufs[j].out] = bufs[j].off;
+	}
+	tfk_free(bufs);
+	x->st.arena_bytes = top;
+	x->st.sum_bytes = sum;
+	x->st.capacity = x->cap;
+	x->st.n_plans++;
+	return 0;
+}
+
+/* Running -------------------------------------------------------------- */
+
+static int feed_fits(const struct tfk_tdesc *want, const struct tfk_tensor *t)
+{
+	int i;
+
+	if (want->dtype != t->dtype)
+		return 0;
+	if (want->rank < 0)
+		return 1;
+	if (want->rank != t->rank)
+		return 0;
+	for (i = 0; i < t->rank; i++)
+		if (want->shape[i] >= 0 && want->shape[i] != t->shape[i])
+			return 0;
+	return 1;
+}
+
+int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
+		 uint64_t step, const struct tfk_tensor **fetched,
+		 struct tfk_err *err)
+{
+	struct tfk_graph *gw = (struct tfk_graph *)x->g;
+	uint64_t key = tfk_rng_u64(x->opts.seed, step);
+	int i, j, k, rc, changed = !x->planned;
+	char b1[128], b2[128];
+
+	for (j = 0; j < x->n_feed; j++) {
+		struct slot *s = &x->slots[x->feed_slot[j]];
+		const struct tfk_tdesc *want = &s->n->outputs[0];
+		struct tfk_tdesc got;
+
+		if (!feed_fits(want, &feeds[j]))
+			return tfk_errf(err, TFK_EINVAL, "feed '%s': expected "
+					"%s %s, got %s %s", s->n->name,
+					tfk_dtype_name(want->dtype),
+					tfk_shape_str(want->rank, want->shape,
+						      b1, sizeof(b1)),
+					tfk_dtype_name(feeds[j].dtype),
+					tfk_shape_str(feeds[j].rank,
+						      feeds[j].shape, b2,
+						      sizeof(b2)));
+		tfk_tensor_desc(&feeds[j], &got);
+		if (!tfk_shape_equal(got.rank, got.shape, x->feed_last[j].rank,
+				     x->feed_last[j].shape))
+			changed = 1;
+		s->out[0] = feeds[j];
+		s->out[0].owner = TFK_OWN_BORROWED;
+		s->out[0].strs = NULL;
+	}
+	for (i = 0; i < x->n_slots; i++) {
+		struct slot *s = &x->slots[i];
+		const struct tfk_attr_value *v;
+
+		if (!is_source(s) || !strcmp(s->n->op->name, "Placeholder"))
+			continue;
+		if (s->n->variable >= 0) {
+			s->out[0] = *tfk_graph_var_at(gw, s->n->variable, NULL);
+		} else {
+			v = tfk_node_attr(s->n, "value");
+			s->out[0] = *v->tensor;
+		}
+		s->out[0].owner = TFK_OWN_BORROWED;
+		s->out[0].strs = NULL;
+	}
+	if (changed) {
+		x->planned = 0;
+		rc = infer_all(x, err);
+		if (!rc)
+			rc = plan(x, err);
+		if (rc)
+			return rc;
+		for (j = 0; j < x->n_feed; j++)
+			tfk_tensor_desc(&feeds[j], &x->feed_last[j]);
+		x->planned = 1;
+	}
+	for (i = 0; i < x->n_slots; i++) {
+		struct slot *s = &x->slots[i];
+		struct tfk_tensor *outs[64];
+		struct tfk_kernel_ctx kc;
+
+		if (is_source(s))
+			continue;
+		for (k = 0; k < s->n->n_outputs && k < 64; k++) {
+			outs[k] = &s->out[k];
+			if (outs[k]->dtype == TFK_DT_STRING)
+				tfk_tensor_clear_strs(outs[k]);
+		}
+		kc.node = s->n;
+		kc.n_in = s->n->n_inputs;
+		kc.in = s->in;
+		kc.n_out = s->n->n_outputs;
+		kc.out = outs;
+		kc.state = &s->state;
+		kc.rng_key = tfk_rng_u64(key, (uint64_t)s->node);
+		kc.threads = x->opts.threads;
+		kc.err = err;
+		rc = s->k->compute(&kc);
+		if (rc)
+			return tfk_err_prefix(err, "node %s", s->n->name);
+	}
+	for (j = 0; j < x->n_fetch; j++)
+		fetched[j] = &x->slots[x->fetch[j].node].out[x->fetch[j].index];
+	return 0;
+}
+
+void tfk_exec_stats(const struct tfk_exec *x, struct tfk_exec_stats *s)
+{
+	*s = x->st;
+}

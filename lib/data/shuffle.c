@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define GOLDEN 0x9e3779b97f4a7c15ull
@@ -346,6 +347,7 @@ struct run {
 };
 
 #define RUN_HDR 16
+#define GATHER 256	/* records per writev: 512 iovecs <= IOV_MAX */
 
 struct tfk_shufall {
 	uint64_t seed, memory;
@@ -528,6 +530,33 @@ static int wr_bytes(struct wr *w, const void *p, size_t n,
 	return 0;
 }
 
+/* Write iov[0..n) whole, past w's (empty) buffer. Clobbers iov. */
+static int wr_gather(struct wr *w, struct iovec *iov, size_t n,
+		     struct tfk_err *err)
+{
+	while (n > 0) {
+		ssize_t k = writev(w->fd, iov, (int)n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return tfk_errf(err, TFK_EIO, "%s: temporary file: "
+					"write failed: %s", w->dir,
+					k < 0 ? strerror(errno) : "no progress");
+		w->size += (uint64_t)k;
+		while (n > 0 && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
+	}
+	return 0;
+}
+
 static int wr_record(struct wr *w, uint64_t idx, const void *p, size_t n,
 		     struct tfk_err *err)
 {
@@ -622,9 +651,26 @@ static int spill(struct tfk_shufall *sa, struct tfk_err *err)
 	sa->cur_mem += w.cap;
 	mem_note(sa);
 	sa->cur_mem -= w.cap;
-	for (i = 0; i < sa->n && !rc; i++)
-		rc = wr_record(&w, sa->ents[i].idx, sa->arena + sa->ents[i].off,
-			       sa->ents[i].len, err);
+	/* Straight from the arena: gathering into w's buffer first was a
+	 * seventh of the time of a spill-bound shuffle. */
+	for (i = 0; i < sa->n && !rc; i += GATHER) {
+		uint64_t hdr[GATHER][2];
+		struct iovec iov[2 * GATHER];
+		size_t k, m = sa->n - i < GATHER ? sa->n - i : GATHER;
+
+		for (k = 0; k < m; k++) {
+			const struct ent *e = &sa->ents[i + k];
+
+			hdr[k][0] = e->idx;
+			hdr[k][1] = e->len;
+			iov[2 * k].iov_base = hdr[k];
+			iov[2 * k].iov_len = RUN_HDR;
+			iov[2 * k + 1].iov_base = sa->arena + e->off;
+			iov[2 * k + 1].iov_len = e->len;
+		}
+		rc = wr_gather(&w, iov, 2 * m, err);
+		w.n += m;
+	}
 	if (rc) {
 		wr_abandon(&w);
 		return rc;

@@ -27,6 +27,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Philox-4x32-10 ---------------------------------------------------------- */
 
@@ -207,6 +210,21 @@ static inline uint8_t to_u8(float v)
 	return (uint8_t)(r + (v - r >= 0.5f));
 }
 
+/* to_u8 over a row, branch-free so the compiler can vectorise it. */
+static void row_to_u8(uint8_t *out, const float *in, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		float v = in[k] > 0.0f ? in[k] : 0.0f;	/* NaN -> 0 */
+		int r;
+
+		v = v < 255.0f ? v : 255.0f;
+		r = (int)v;
+		out[k] = (uint8_t)(r + (v - (float)r >= 0.5f));
+	}
+}
+
 static inline void store(struct tfk_aug_image *im, size_t i, float v)
 {
 	if (im->dtype == TFK_AUG_U8)
@@ -317,8 +335,19 @@ static float map_coord(float in, int64_t len, int fill)
 	return c;
 }
 
+/* std::round of a point already known to be in [0, 2^62): halves away
+ * from zero, without the libm call (v - r is exact). */
+static inline int64_t round_nonneg(float v)
+{
+	int64_t r = (int64_t)v;
+
+	return r + (v - (float)r >= 0.5f);
+}
+
 /* One output pixel of TF's generator, all channels: the shared slow path
- * (edges, projective maps) of the reference and the fast kernel. */
+ * (edges, projective maps) of the reference and the fast kernel. Past
+ * the range check the point is in [0, len - 1], so floor is the int64
+ * conversion and std::round is round_nonneg, both exact. */
 #define DEFINE_PIXEL(NAME, T)						\
 static void NAME(const T *src, int64_t h, int64_t w, int c, float ix,	\
 		 float iy, const struct tfk_aug_warp *wp, float *out)	\
@@ -335,7 +364,7 @@ static void NAME(const T *src, int64_t h, int64_t w, int c, float ix,	\
 		return;							\
 	}								\
 	if (wp->interp == TFK_AUG_NEAREST) {				\
-		int64_t yi = (int64_t)roundf(y), xi = (int64_t)roundf(x); \
+		int64_t yi = round_nonneg(y), xi = round_nonneg(x);	\
 		int in = yi >= 0 && yi < h && xi >= 0 && xi < w;	\
 									\
 		for (ch = 0; ch < c; ch++)				\
@@ -344,7 +373,8 @@ static void NAME(const T *src, int64_t h, int64_t w, int c, float ix,	\
 		return;							\
 	}								\
 	{								\
-		const float yf = floorf(y), xf = floorf(x);		\
+		const float yf = (float)(int64_t)y;			\
+		const float xf = (float)(int64_t)x;			\
 		const float yc = yf + 1, xc = xf + 1;			\
 		const int64_t y0 = (int64_t)yf, x0 = (int64_t)xf;	\
 		const int64_t y1 = (int64_t)yc, x1 = (int64_t)xc;	\
@@ -454,7 +484,113 @@ static void NAME(const T *src, int h, int w, int c, float *out, int ow,	\
 }
 
 DEFINE_ROW(row_f32, float, pixel_f32)
-DEFINE_ROW(row_u8, uint8_t, pixel_u8)
+
+#ifdef __SSE2__
+/* Four uint8 as four floats (exact). */
+static inline __m128 load4_u8(const uint8_t *p)
+{
+	uint32_t v;
+	__m128i x;
+
+	memcpy(&v, p, 4);
+	x = _mm_cvtsi32_si128((int)v);
+	x = _mm_unpacklo_epi8(x, _mm_setzero_si128());
+	x = _mm_unpacklo_epi16(x, _mm_setzero_si128());
+	return _mm_cvtepi32_ps(x);
+}
+#endif
+
+/*
+ * The uint8 row: as DEFINE_ROW, but points outside the interior are
+ * mapped by the fill mode first and, when they land inside, take the
+ * interior path (the reference interpolates the mapped point the same
+ * way); and (with SSE2) the three or four
+ * channels of an interior pixel in the lanes of one vector. The lanes
+ * compute each channel's float expression exactly as the scalar code
+ * does (IEEE single operations, same order), so results do not change.
+ * With three channels the fourth lane reads the next pixel's first byte
+ * (skipped where that would pass the end of the image) and its result
+ * is stored only where the next pixel overwrites it.
+ */
+static void row_u8(const uint8_t *src, int h, int w, int c, float *out,
+		   int ow, int64_t oy, const float t[8],
+		   const struct tfk_aug_warp *wp)
+{
+	const float ry0 = t[1] * oy, ry1 = t[4] * oy;
+	const float xmax = (float)(w - 1), ymax = (float)(h - 1);
+	const size_t stride = (size_t)w * c;
+	const int bilinear = wp->interp == TFK_AUG_BILINEAR;
+#ifdef __SSE2__
+	const uint8_t *last4 = src + (size_t)h * stride - 4;
+	const int vec = c == 3 || c == 4;
+#endif
+	int ox;
+
+	for (ox = 0; ox < ow; ox++, out += c) {
+		const float fx = (float)ox;	/* the reference's conversion */
+		const float ix0 = t[0] * fx + ry0 + t[2];
+		const float iy0 = t[3] * fx + ry1 + t[5];
+		float ix = ix0, iy = iy0;
+		int xi, yi;
+		float xf, yf, wx0, wx1, wy0, wy1;
+		const uint8_t *p0, *p1;
+
+		if (!(bilinear && ix >= 0 && ix < xmax && iy >= 0 &&
+		      iy < ymax)) {
+			/* Reflected, wrapped or clamped points mostly land
+			 * inside: interpolate those here too. */
+			if (bilinear && wp->fill != TFK_AUG_CONSTANT) {
+				ix = map_coord(ix0, w, wp->fill);
+				iy = map_coord(iy0, h, wp->fill);
+			}
+			if (!(bilinear && wp->fill != TFK_AUG_CONSTANT &&
+			      ix >= 0 && ix < xmax && iy >= 0 && iy < ymax)) {
+				pixel_u8(src, h, w, c, ix0, iy0, wp, out);
+				continue;
+			}
+		}
+		xi = (int)ix;
+		yi = (int)iy;
+		xf = (float)xi;
+		yf = (float)yi;
+		wx0 = (xf + 1) - ix;
+		wx1 = ix - xf;
+		wy0 = (yf + 1) - iy;
+		wy1 = iy - yf;
+		p0 = src + (size_t)yi * stride + (size_t)xi * c;
+		p1 = p0 + stride;
+#ifdef __SSE2__
+		if (vec && p1 + c <= last4) {
+			__m128 a0 = _mm_set1_ps(wx0), a1 = _mm_set1_ps(wx1);
+			__m128 vf = _mm_add_ps(_mm_mul_ps(a0, load4_u8(p0)),
+					       _mm_mul_ps(a1, load4_u8(p0 + c)));
+			__m128 vc = _mm_add_ps(_mm_mul_ps(a0, load4_u8(p1)),
+					       _mm_mul_ps(a1, load4_u8(p1 + c)));
+			__m128 o = _mm_add_ps(
+				_mm_mul_ps(_mm_set1_ps(wy0), vf),
+				_mm_mul_ps(_mm_set1_ps(wy1), vc));
+
+			if (c == 4 || ox + 1 < ow) {
+				_mm_storeu_ps(out, o);
+			} else {
+				float tmp[4];
+
+				_mm_storeu_ps(tmp, o);
+				memcpy(out, tmp, 3 * sizeof(float));
+			}
+			continue;
+		}
+#endif
+		if (c == 3)
+			BILERP(uint8_t, 3);
+		else if (c == 1)
+			BILERP(uint8_t, 1);
+		else if (c == 4)
+			BILERP(uint8_t, 4);
+		else
+			BILERP(uint8_t, c);
+	}
+}
 
 static void row_projective(const struct tfk_aug_image *src, float *out,
 			   int ow, int64_t oy, const float t[8],
@@ -518,7 +654,6 @@ int tfk_aug_transform(const struct tfk_aug_image *src,
 	for (oy = 0; oy < dst->h; oy++) {
 		size_t base = (size_t)oy * ow * c;
 		float *out = row ? row : (float *)dst->data + base;
-		size_t k;
 
 		if (!affine)
 			row_projective(src, out, ow, oy, t, wp);
@@ -528,8 +663,8 @@ int tfk_aug_transform(const struct tfk_aug_image *src,
 			row_f32(src->data, src->h, src->w, c, out, ow, oy, t,
 				wp);
 		if (row)
-			for (k = 0; k < (size_t)ow * c; k++)
-				((uint8_t *)dst->data)[base + k] = to_u8(row[k]);
+			row_to_u8((uint8_t *)dst->data + base, row,
+				  (size_t)ow * c);
 	}
 	tfk_free(row);
 	return 0;

@@ -212,7 +212,7 @@ def op_cases(path):
 def bench_data(out, n, h, w):
     with open(out, "wb") as fo:
         for i in range(n):
-            fo.write(images.photo(h, w, i).astype(np.uint8).tobytes())
+            fo.write(np.asarray(images.photo(h, w, i), np.uint8).tobytes())
 
 
 def pillow_rotate(src, n, h, w, angles, repeat):

@@ -980,6 +980,14 @@ static int grad_relu(struct tfk_grad_ctx *gc)
 				  0, &gc->dx[0], gc->err);
 }
 
+/* BiasAdd: dx = dy, dbias = dy summed over all but the last axis (TF
+ * adds a BiasAddGrad node; Sum is the same arithmetic). */
+static int grad_bias_add(struct tfk_grad_ctx *gc)
+{
+	gc->dx[0] = gc->dy[0];
+	return reduce_like(gc, gc->dy[0], gc->node->inputs[1], &gc->dx[1]);
+}
+
 static int grad_identity(struct tfk_grad_ctx *gc)
 {
 	gc->dx[0] = gc->dy[0];
@@ -1051,6 +1059,7 @@ const struct tfk_op_def tfk_ops_elementwise[] = {
 			  { .s = { "NHWC", 4 } } },
 		},
 		.infer = infer_bias_add,
+		.grad = grad_bias_add,
 	},
 	{
 		.name = "Softmax",

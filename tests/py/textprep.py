@@ -20,8 +20,10 @@ invalid UTF-8) survives.
   textprep.py tokens STD SPLIT NGRAMS FILE   "HEX HEX ..." per document
   textprep.py lookup KIND MODE NOOV MASK OOV INVERT FARMHASH VOCAB INPUT
       StringLookup (KIND str) or IntegerLookup (KIND int) with a set
-      vocabulary (VOCAB: hex or decimal lines), one "out" line per INPUT
-      line (an input line is space-separated keys).
+      vocabulary (VOCAB: hex or decimal lines), one line per INPUT line
+      (space-separated keys; with INVERT, indices). Outputs: indices,
+      "drop" (the mask outside int mode), "error" (OOV without an OOV
+      index); inverted string tokens as hex, "-" for the empty string.
       MASK/OOV: hex (str) or decimal (int), "-" for None.
   textprep.py hash NUM_BINS MASK SALT0 SALT1 FILE
       Keras Hashing bins of each hex line (MASK hex or "-"; SALT0 "-" =
@@ -251,7 +253,7 @@ def lookup_cmd(argv):
     size = token_start + len(vocab)
     with open(ipath) as f:
         for line in f:
-            keys = [conv(k) for k in line.split()]
+            keys = [int(k) if invert else conv(k) for k in line.split()]
             out = []
             for k in keys:
                 if invert:
@@ -262,7 +264,7 @@ def lookup_cmd(argv):
                         v = oov
                     else:
                         v = vocab[i - token_start]
-                    out.append(v.hex() if kind == "str" else str(v))
+                    out.append((v.hex() or "-") if kind == "str" else str(v))
                     continue
                 if mask is not None and k == mask:
                     out.append("0" if mode == "int" else "drop")

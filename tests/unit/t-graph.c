@@ -66,7 +66,7 @@ static struct tfk_graph *mlp(struct tfk_port *ports)
 {
 	struct tfk_graph *g;
 	struct tfk_tensor w, b;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t xs[2] = { -1, 4 }, ws[2] = { 4, 3 }, bs[1] = { 3 };
 	struct tfk_port in[2];
 
@@ -94,7 +94,7 @@ static void build(void)
 	struct tfk_port p[6], q;
 	struct tfk_graph *g = mlp(p);
 	const struct tfk_node *n;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 
 	is_int(tfk_graph_n_nodes(g), 6, "6 nodes");
 	is_str(shape_of(g, p[3]), "[?, 3]", "MatMul output [?, 3]");
@@ -180,7 +180,7 @@ static void errors(void)
 	struct tfk_port p[6], in[2], i64, cst, cst2;
 	struct tfk_graph *g = mlp(p);
 	struct tfk_tensor t;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t s2[2] = { 5, 2 }, one = 1;
 	int32_t sh[2] = { 5, -1 }, ax[1] = { 2 };
 	struct tfk_attr a[2];
@@ -313,7 +313,7 @@ static void gradients(void)
 {
 	struct tfk_port p[6], in[2], seed, dx[3], sm, y;
 	struct tfk_graph *g = mlp(p);
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t s3[1] = { 3 };
 	struct tfk_tensor t;
 	int n0;
@@ -365,7 +365,7 @@ static int build_all(void)
 {
 	struct tfk_graph *g;
 	struct tfk_tensor w;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t xs[2] = { -1, 4 }, ws[2] = { 4, 3 }, ys[2] = { -1, 3 };
 	struct tfk_port x, v, m, r, dy, dx[2], xv[2];
 	int rc;

@@ -75,7 +75,7 @@ static void broadcasting(void)
 	};
 	static const enum tfk_dtype dts[] = { TFK_DT_FLOAT, TFK_DT_DOUBLE,
 					      TFK_DT_INT32, TFK_DT_INT64 };
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	size_t c, d;
 	int op, bad = 0, n = 0;
 
@@ -116,7 +116,7 @@ static void broadcasting(void)
 static void binary_values(void)
 {
 	struct tfk_tensor a, b, o;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t s2[1] = { 2 }, s23[2] = { 2, 3 }, s3[1] = { 3 }, s4[1] = { 4 };
 	float av[2] = { 1, 10 }, bv[3] = { 1, 2, 3 }, zero = 0;
 	float want[6] = { 2, 3, 4, 11, 12, 13 };
@@ -199,7 +199,7 @@ static void unary(void)
 					     TFK_UN_TANH };
 	int64_t s[2] = { 7, 33 };
 	struct tfk_tensor x, o1, o2;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	double worst = 0;
 	int i, bad = 0;
 	int64_t j;
@@ -268,7 +268,7 @@ static void cast(void)
 	int32_t i32[8];
 	int64_t i64[8];
 	struct tfk_tensor x, o;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 
 	tfk_tensor_init_view(&x, TFK_DT_FLOAT, 1, s, f, 32, TFK_OWN_BORROWED,
 			     NULL);
@@ -330,7 +330,7 @@ static void softmax_sum_bias(void)
 	double bsum[3], w0;
 	int64_t s[2] = { 2, 3 }, s3[1] = { 3 }, k1[2] = { 1, 3 };
 	struct tfk_tensor tx, to, tb;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 
 	tfk_tensor_init_view(&tx, TFK_DT_DOUBLE, 2, s, x, 48, TFK_OWN_BORROWED,
 			     NULL);

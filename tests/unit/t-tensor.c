@@ -62,7 +62,7 @@ static void dtypes(void)
 
 static void shapes(void)
 {
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t n = -7, s[TFK_MAX_RANK + 1] = { 2, 3, 4 };
 	int64_t big[3] = { INT64_MAX / 2, 2, 2 };
 	int64_t unk[2] = { -1, 784 };
@@ -96,7 +96,7 @@ static void shapes(void)
 static void tensors(void)
 {
 	struct tfk_tensor t, v, c, *h;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t s[2] = { 2, 3 }, r[2] = { 3, -1 }, bad[2] = { 4, -1 };
 	float data[6] = { 1, 2, 3, 4, 5, 6 };
 	int i;
@@ -162,7 +162,7 @@ static void tensors(void)
 static void strings(void)
 {
 	struct tfk_tensor t, c;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t s[1] = { 3 }, i;
 	char big[10000];
 	struct tfk_str e;
@@ -209,7 +209,7 @@ static void strings(void)
 static void quant(void)
 {
 	struct tfk_tensor t, c;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t s[2] = { 3, 2 };
 	float sc[3] = { 0.5f, 0.25f, 0.125f }, zero = 0, inf = 1.0f / zero;
 	int64_t zp[3] = { 0, -3, 7 };
@@ -250,7 +250,7 @@ static void quant(void)
 static void alloc_failures(void)
 {
 	struct tfk_tensor t, c;
-	struct tfk_err err;
+	struct tfk_err err = { 0, "" };
 	int64_t s[1] = { 2 };
 	float sc = 1;
 	int64_t zp = 0;

@@ -1,7 +1,7 @@
 /*
  * elementwise.c - elementwise ops with numpy broadcasting, activations,
  * Cast, BiasAdd, Softmax, and the data movement (Identity, Reshape) and
- * reduction (Sum) the gradients of broadcasting ops need.
+ * reduction (Sum, ZerosLike) the gradients of broadcasting ops need.
  *
  * Broadcasting: the _ref computes every output index's coordinates and
  * each operand's offset from them (div/mod per dim per element: slow
@@ -582,7 +582,8 @@ int tfk_cpu_sum_ref(const struct tfk_tensor *x, unsigned mask,
 		so[d] = (mask >> d) & 1 ? 0 : s;
 		s *= out->shape[d];
 	}
-	memset(out->data, 0, out->nbytes);
+	if (out->nbytes)
+		memset(out->data, 0, out->nbytes);
 	for (i = 0; i < n; i++) {
 		int64_t rem = i, o = 0;
 
@@ -875,6 +876,13 @@ static int k_copy(struct tfk_kernel_ctx *kc)
 	return 0;
 }
 
+static int k_zeros(struct tfk_kernel_ctx *kc)
+{
+	if (kc->out[0]->nbytes)
+		memset(kc->out[0]->data, 0, kc->out[0]->nbytes);
+	return 0;
+}
+
 static int k_sum(struct tfk_kernel_ctx *kc)
 {
 	const struct tfk_tensor *x = kc->in[0];
@@ -988,6 +996,50 @@ static int grad_bias_add(struct tfk_grad_ctx *gc)
 	return reduce_like(gc, gc->dy[0], gc->node->inputs[1], &gc->dx[1]);
 }
 
+/* Sum: dy (reshaped to keep_dims layout) broadcast back over x's shape
+ * by adding it to ZerosLike(x) - TF reshapes and Tiles; the broadcast
+ * add is the same values without a shape input known only at run time. */
+static int grad_sum(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port x = gc->node->inputs[0], in[2], kept = gc->dy[0];
+	const struct tfk_tdesc *tx = tfk_graph_desc(gc->g, x);
+	const struct tfk_tensor *axes = tfk_graph_const_value(
+		gc->g, gc->node->inputs[1]);
+	int32_t shape[TFK_MAX_RANK];
+	unsigned mask;
+	int i, rc, unk = 0;
+
+	if (!axes || tx->rank < 0)
+		return tfk_errf(gc->err, TFK_EINVAL, "node %s: gradient needs "
+				"Const axes and a known rank", gc->node->name);
+	rc = sum_mask(axes, tx->rank, &mask, gc->err);
+	if (rc)
+		return rc;
+	if (!tfk_node_attr_b(gc->node, "keep_dims", 0)) {
+		for (i = 0; i < tx->rank; i++) {
+			shape[i] = (mask >> i) & 1 ? 1 : (int32_t)tx->shape[i];
+			unk += shape[i] < 0;
+		}
+		if (unk > 1)
+			return tfk_errf(gc->err, TFK_EINVAL, "node %s: "
+					"gradient needs at most one unknown "
+					"dim", gc->node->name);
+		rc = tfk_graph_const_i32v(gc->g, gc->prefix, shape, tx->rank,
+					  &in[1], gc->err);
+		in[0] = gc->dy[0];
+		if (!rc)
+			rc = tfk_graph_add_node(gc->g, "Reshape", gc->prefix,
+						in, 2, NULL, 0, &kept, gc->err);
+		if (rc)
+			return rc;
+	}
+	rc = tfk_graph_add_node(gc->g, "ZerosLike", gc->prefix, &x, 1, NULL,
+				0, &in[0], gc->err);
+	in[1] = kept;
+	return rc ? rc : tfk_graph_add_node(gc->g, "AddV2", gc->prefix, in, 2,
+					    NULL, 0, &gc->dx[0], gc->err);
+}
+
 static int grad_identity(struct tfk_grad_ctx *gc)
 {
 	gc->dx[0] = gc->dy[0];
@@ -1092,6 +1144,16 @@ const struct tfk_op_def tfk_ops_elementwise[] = {
 			  { .type = TFK_DT_INT32 }, INDEX },
 		},
 		.infer = infer_sum,
+		.grad = grad_sum,
+	},
+	{
+		.name = "ZerosLike",
+		.inputs = { { "x", .type_attr = "T" } },
+		.outputs = { { "y", .type_attr = "T" } },
+		.attrs = { T_ATTR(NUMBERS | TFK_DT_BIT(TFK_DT_BOOL) |
+				  TFK_DT_BIT(TFK_DT_INT8) |
+				  TFK_DT_BIT(TFK_DT_UINT8) |
+				  TFK_DT_BIT(TFK_DT_INT16)) },
 	},
 	{ .name = NULL }
 };
@@ -1113,5 +1175,6 @@ const struct tfk_kernel tfk_kernels_cpu_elementwise[] = {
 	{ "Softmax", "cpu", NULL, k_softmax, NULL },
 	{ "Reshape", "cpu", NULL, k_copy, NULL },
 	{ "Sum", "cpu", NULL, k_sum, NULL },
+	{ "ZerosLike", "cpu", NULL, k_zeros, NULL },
 	{ NULL, NULL, NULL, NULL, NULL }
 };

@@ -224,10 +224,12 @@ long tfk_textvec_tokens(struct tfk_textvec *tv, const char *s, size_t n,
 				return rc;
 		}
 	}
-	memmove(tv->off, tv->off + words, (tv->n_tok - words) *
-		sizeof(*tv->off));
-	memmove(tv->len, tv->len + words, (tv->n_tok - words) *
-		sizeof(*tv->len));
+	if (tv->n_tok > words) {
+		memmove(tv->off, tv->off + words, (tv->n_tok - words) *
+			sizeof(*tv->off));
+		memmove(tv->len, tv->len + words, (tv->n_tok - words) *
+			sizeof(*tv->len));
+	}
 	tv->n_tok -= words;
 	return (long)tv->n_tok;
 }

@@ -123,11 +123,12 @@ static uint32_t xpow8n(size_t n)
 
 #define LONG_BLK 8192
 #define SHORT_BLK 256
+#define TINY_BLK 64	/* 1 KiB records otherwise run mostly single-stream */
 /*
  * Multiplying by a fixed x^(8*BLK) is linear in the other operand, so
  * it is the xor of four byte-table lookups.
  */
-static uint32_t shift_long[4][256], shift_short[4][256];
+static uint32_t shift_long[4][256], shift_short[4][256], shift_tiny[4][256];
 static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
 static int have_sse42;
 
@@ -152,6 +153,7 @@ static void hw_init(void)
 	have_sse42 = __builtin_cpu_supports("sse4.2");
 	shift_init(shift_long, LONG_BLK);
 	shift_init(shift_short, SHORT_BLK);
+	shift_init(shift_tiny, TINY_BLK);
 }
 
 __attribute__((target("sse4.2")))
@@ -192,6 +194,7 @@ static uint32_t hw_body(uint32_t crc, const uint8_t *b, size_t n)
 	}
 	crc = crc3(crc, &b, &n, LONG_BLK, shift_long);
 	crc = crc3(crc, &b, &n, SHORT_BLK, shift_short);
+	crc = crc3(crc, &b, &n, TINY_BLK, shift_tiny);
 	c = crc;
 	while (n >= 8) {
 		c = _mm_crc32_u64(c, load64(b));

@@ -136,7 +136,9 @@ FUZZ_SECONDS ?= 10
 check-fuzz:
 	$(Q)LDLIBS='$(LDLIBS)' scripts/fuzz $(FUZZ_SECONDS) $(FUZZ_SRC)
 
-bench: all $(BENCHES)
+# Build messages go to stderr so that stdout is the JSON report alone.
+bench:
+	$(Q)$(MAKE) --no-print-directory all $(BENCHES) >&2
 	$(Q)TFK_BIN=$(abspath $(BIN)) TFK_BENCH_BIN=$(abspath $(B)/bench) \
 		PYTHON=$(PYTHON) scripts/bench
 

@@ -24,7 +24,7 @@
  *                      for each width in the order given, every run of
  *                      that many consecutive tokens joined by one space;
  *                      a sample shorter than a width gives none of it.
- * split "character" (tf.strings.unicode_split) is not implemented and
+ * split "character" (tf.strings.unicode_split) is absent: it is
  * refused.
  */
 #ifndef TFK_TEXTVEC_H

@@ -178,7 +178,7 @@ static void standardize(void)
 	is_int(tfk_textvec_std_parse(NULL), TFK_STD_NONE, "parse None");
 	is_int(tfk_textvec_std_parse("upper"), -1, "parse unknown");
 	is_int(tfk_textvec_split_parse("character"), -1,
-	       "split character: not implemented, refused");
+	       "split character: absent, refused");
 }
 
 static void split_ngrams(void)

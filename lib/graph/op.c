@@ -19,6 +19,8 @@ extern const struct tfk_op_def tfk_ops_elementwise[];
 extern const struct tfk_op_def tfk_ops_matmul[];
 extern const struct tfk_kernel tfk_kernels_cpu_elementwise[];
 extern const struct tfk_kernel tfk_kernels_cpu_matmul[];
+extern const struct tfk_op_def tfk_ops_preprocess[];
+extern const struct tfk_kernel tfk_kernels_cpu_preprocess[];
 
 static int infer_placeholder(struct tfk_infer_ctx *ic)
 {
@@ -90,11 +92,13 @@ static const struct tfk_op_def *const op_families[] = {
 	core_ops,
 	tfk_ops_elementwise,
 	tfk_ops_matmul,
+	tfk_ops_preprocess,
 };
 
 static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_elementwise,
 	tfk_kernels_cpu_matmul,
+	tfk_kernels_cpu_preprocess,
 };
 
 #define N_OP_FAMILIES (int)(sizeof(op_families) / sizeof(op_families[0]))

@@ -1,0 +1,809 @@
+/*
+ * tfk-map: apply Keras preprocessing layers to named features.
+ *
+ * The counterpart of dataset.map(preprocessing_model) where the model is
+ * a stack of Keras preprocessing layers: the spec (lib/nn/preprocess.h,
+ * tfk-map(1)) holds the layers' own get_config() JSON per feature, the
+ * layers become ops of the graph IR, and each record runs that graph.
+ *
+ * Records are read in chunks and mapped on -j threads by tfk_pool_run
+ * (ordered), each thread with its own executor, example decoder and
+ * image decoder. A record's random draws come from the executor's key
+ * for (seed, step = the record's position in the whole input), so -j
+ * and chunking never change the output. The graph is built when the
+ * first record arrives: the feature kinds decide the placeholder dtypes
+ * (bytes -> uint8 image, float_list -> float32, int64_list -> int64).
+ *
+ * Output: every input feature passes through, except those named as an
+ * output (or "OUT/shape"); each chain's result is written under its
+ * output name - float32 as a float_list, uint8 as raw bytes, integers as
+ * an int64_list - and, when its rank is 2 or more, its shape as the
+ * int64_list "OUT/shape" (e.g. [180, 180, 3]), since a flat list loses
+ * it.
+ *
+ * --adapt runs the layers before each Normalization without mean and
+ * variance over the data and writes their per-channel mean and
+ * (population) variance into the spec, as layer.adapt() does.
+ */
+#include "data/image.h"
+#include "example/example.h"
+#include "graph/exec.h"
+#include "graph/graph.h"
+#include "io/out.h"
+#include "io/record.h"
+#include "nn/preprocess.h"
+#include "util/alloc.h"
+#include "util/cli.h"
+#include "util/pool.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *out_path = "-", *comp_arg = "none";
+static long seed, jobs = 1;
+static int adapt, verbose;
+
+static const struct tfk_opt opts[] = {
+	TFK_OPT_STR('o', "output", &out_path, "FILE",
+		    "write records (with --adapt: the spec) to FILE, "
+		    "atomically (-: stdout)"),
+	TFK_OPT_LONG('j', "jobs", &jobs, "N", "map on N threads"),
+	TFK_OPT_LONG(0, "seed", &seed, "S", "seed of the random layers"),
+	TFK_OPT_FLAG(0, "adapt", &adapt, "compute Normalization mean and "
+		     "variance from the data and write the spec"),
+	TFK_OPT_STR(0, "compression", &comp_arg, "TYPE",
+		    "compress the output: none, gzip or zlib"),
+	TFK_OPT_FLAG('v', "verbose", &verbose, "report counts on stderr"),
+	TFK_OPT_END
+};
+
+static const struct tfk_cmd cmd = {
+	"tfk-map",
+	"[options] SPEC.json [FILE...]",
+	"apply Keras preprocessing layers to features of tf.Example records",
+	"tfk-map --seed 1 -j 2 prep.json train.tfrecord | tfk-batch 32\n"
+	"  tfk-map --adapt prep.json train.tfrecord -o prep-adapted.json",
+};
+
+#define CHUNK 256
+
+/* One record of a chunk: its bytes and where it came from. */
+struct item {
+	size_t off, len;	/* in chunk.data */
+	const char *path;
+	uint64_t index, byte;	/* record number in its file, offset */
+};
+
+struct worker {
+	struct tfk_exec *x;
+	struct tfk_example ex;
+	struct tfk_example_builder b;
+	struct tfk_img *img;	/* one per chain */
+	float **fbuf;		/* per chain scratch */
+	int64_t **ibuf;
+	size_t *fcap, *icap;
+	struct tfk_tensor *feeds;
+	const struct tfk_tensor **fetched;
+	struct worker *next_free;
+};
+
+struct slot {
+	int rc;
+	struct tfk_err err;
+	uint8_t *rec;
+	size_t len;
+};
+
+static struct tfk_prep *prep;
+static struct tfk_graph *graph;
+static int n_chain;
+static enum tfk_dtype *dtypes;
+static struct worker *workers;
+static struct worker *free_list;
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+	uint8_t *data;
+	size_t len, cap;
+	struct item it[CHUNK];
+	size_t n;
+	uint64_t first;		/* global index of it[0] */
+} chunk;
+
+static struct tfk_rec_writer *w;
+static uint64_t n_out;
+
+static enum tfk_dtype kind_dtype(const struct tfk_prep_input *in, int kind)
+{
+	switch (kind) {
+	case TFK_FEAT_BYTES:
+		return TFK_DT_UINT8;
+	case TFK_FEAT_FLOAT:
+		return TFK_DT_FLOAT;
+	case TFK_FEAT_INT64:
+		return TFK_DT_INT64;
+	}
+	(void)in;
+	return TFK_DT_INVALID;
+}
+
+static int where(struct tfk_err *err, const struct item *it)
+{
+	return tfk_err_prefix(err, "%s: record %" PRIu64 " at byte %" PRIu64,
+			      it->path, it->index, it->byte);
+}
+
+/* Make the feed tensor of chain i from feature f. */
+static int make_feed(struct worker *wk, int i, const struct tfk_feat *f,
+		     struct tfk_err *err)
+{
+	const struct tfk_prep_input *in = tfk_prep_input(prep, i);
+	struct tfk_tensor *t = &wk->feeds[i];
+	int64_t shape[TFK_MAX_RANK], numel = 1;
+	int rank = in->rank, k, rc;
+	enum tfk_dtype want = kind_dtype(in, f->kind);
+
+	if (want != dtypes[i])
+		return tfk_errf(err, TFK_EINVAL, "feature '%s': expected a %s "
+				"list, got %s", in->feature,
+				dtypes[i] == TFK_DT_UINT8 ? "bytes" :
+				dtypes[i] == TFK_DT_FLOAT ? "float" : "int64",
+				tfk_feat_kind_name(f->kind));
+	for (k = 0; k < rank; k++) {
+		shape[k] = in->shape[k];
+		numel *= in->shape[k];
+	}
+	if (f->kind == TFK_FEAT_BYTES) {
+		const uint8_t *p;
+		size_t len, it = 0;
+
+		if (f->n != 1 || !tfk_feat_bytes_next(f, &it, &p, &len))
+			return tfk_errf(err, TFK_EINVAL, "feature '%s': "
+					"expected one bytes value, got %zu",
+					in->feature, f->n);
+		if (in->decode) {
+			struct tfk_img_opts o = TFK_IMG_OPTS_DEFAULT;
+
+			o.channels = in->channels;
+			rc = tfk_img_decode(&wk->img[i], p, len, &o, err);
+			if (rc)
+				return tfk_err_prefix(err, "feature '%s'",
+						      in->feature);
+			shape[0] = wk->img[i].height;
+			shape[1] = wk->img[i].width;
+			shape[2] = wk->img[i].channels;
+			return tfk_tensor_init_view(t, TFK_DT_UINT8, 3, shape,
+				wk->img[i].data, (size_t)shape[0] * shape[1] *
+				shape[2], TFK_OWN_BORROWED, err);
+		}
+		if ((int64_t)len != numel)
+			return tfk_errf(err, TFK_EINVAL, "feature '%s': %zu "
+					"bytes, but shape %s needs %" PRId64,
+					in->feature, len,
+					tfk_shape_str(rank, shape,
+						      (char[128]){ 0 }, 128),
+					numel);
+		return tfk_tensor_init_view(t, TFK_DT_UINT8, rank, shape,
+					    (void *)p, len, TFK_OWN_BORROWED,
+					    err);
+	}
+	if (rank < 0) {
+		rank = 1;
+		shape[0] = (int64_t)f->n;
+		numel = shape[0];
+	} else if ((int64_t)f->n != numel) {
+		return tfk_errf(err, TFK_EINVAL, "feature '%s': %zu values, "
+				"but shape %s needs %" PRId64, in->feature,
+				f->n, tfk_shape_str(rank, shape,
+						    (char[128]){ 0 }, 128),
+				numel);
+	}
+	if (f->kind == TFK_FEAT_FLOAT) {
+		if (wk->fcap[i] < f->n + 1) {
+			float *nb = tfk_realloc(wk->fbuf[i],
+						(f->n + 1) * sizeof(float));
+			if (!nb)
+				return tfk_errf(err, TFK_ENOMEM, "out of "
+						"memory");
+			wk->fbuf[i] = nb;
+			wk->fcap[i] = f->n + 1;
+		}
+		tfk_feat_floats(f, wk->fbuf[i], f->n);
+		return tfk_tensor_init_view(t, TFK_DT_FLOAT, rank, shape,
+					    wk->fbuf[i], f->n * sizeof(float),
+					    TFK_OWN_BORROWED, err);
+	}
+	if (wk->icap[i] < f->n + 1) {
+		int64_t *nb = tfk_realloc(wk->ibuf[i],
+					  (f->n + 1) * sizeof(int64_t));
+		if (!nb)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		wk->ibuf[i] = nb;
+		wk->icap[i] = f->n + 1;
+	}
+	tfk_feat_int64s(f, wk->ibuf[i], f->n);
+	return tfk_tensor_init_view(t, TFK_DT_INT64, rank, shape, wk->ibuf[i],
+				    f->n * sizeof(int64_t), TFK_OWN_BORROWED,
+				    err);
+}
+
+/* Is name (len bytes) an output or an output's "/shape"? */
+static int replaced(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < n_chain; i++) {
+		const char *o = tfk_prep_input(prep, i)->output;
+		size_t n = strlen(o);
+
+		if (len == n && !memcmp(name, o, n))
+			return 1;
+		if (len == n + 6 && !memcmp(name, o, n) &&
+		    !memcmp(name + n, "/shape", 6))
+			return 1;
+	}
+	return 0;
+}
+
+static int add_output(struct tfk_example_builder *b, const char *name,
+		      const struct tfk_tensor *t, struct tfk_err *err)
+{
+	int64_t n = tfk_tensor_numel(t), k;
+	char sname[512];
+
+	switch (t->dtype) {
+	case TFK_DT_FLOAT:
+		tfk_exb_add_floats(b, name, t->data, (size_t)n);
+		break;
+	case TFK_DT_UINT8:
+		tfk_exb_add_bytes1(b, name, t->data, (size_t)n);
+		break;
+	case TFK_DT_INT64:
+		tfk_exb_add_int64s(b, name, t->data, (size_t)n);
+		break;
+	case TFK_DT_INT32: {
+		int64_t *v = tfk_malloc((size_t)(n ? n : 1) * sizeof(*v));
+
+		if (!v)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		for (k = 0; k < n; k++)
+			v[k] = ((const int32_t *)t->data)[k];
+		tfk_exb_add_int64s(b, name, v, (size_t)n);
+		tfk_free(v);
+		break;
+	}
+	default:
+		return tfk_errf(err, TFK_EINVAL, "feature '%s': cannot write "
+				"a %s tensor", name, tfk_dtype_name(t->dtype));
+	}
+	if (t->rank >= 2) {
+		snprintf(sname, sizeof(sname), "%s/shape", name);
+		tfk_exb_add_int64s(b, sname, t->shape, (size_t)t->rank);
+	}
+	return 0;
+}
+
+static int map_one(struct worker *wk, const struct item *it, uint64_t step,
+		   struct slot *s)
+{
+	const uint8_t *rec = chunk.data + it->off, *p;
+	size_t k, len;
+	int i, rc;
+
+	rc = tfk_example_parse(&wk->ex, rec, it->len, &s->err);
+	if (rc)
+		return tfk_err_prefix(&s->err, "bad tf.Example");
+	for (i = 0; i < n_chain; i++) {
+		const struct tfk_prep_input *in = tfk_prep_input(prep, i);
+		const struct tfk_feat *f = tfk_example_find(&wk->ex,
+							     in->feature);
+
+		if (!f)
+			return tfk_errf(&s->err, TFK_EINVAL, "feature '%s': "
+					"missing", in->feature);
+		rc = make_feed(wk, i, f, &s->err);
+		if (rc)
+			return rc;
+	}
+	rc = tfk_exec_run(wk->x, wk->feeds, step, wk->fetched, &s->err);
+	if (rc)
+		return rc;
+	tfk_exb_reset(&wk->b);
+	for (k = 0; k < wk->ex.n_feat; k++) {
+		const struct tfk_feat *f = &wk->ex.feat[k];
+
+		if (!replaced(f->name, f->name_len))
+			tfk_exb_add_feat(&wk->b, f);
+	}
+	for (i = 0; i < n_chain; i++) {
+		rc = add_output(&wk->b, tfk_prep_input(prep, i)->output,
+				wk->fetched[i], &s->err);
+		if (rc)
+			return rc;
+	}
+	rc = tfk_exb_finish(&wk->b, &p, &len, &s->err);
+	if (rc)
+		return rc;
+	s->rec = malloc(len ? len : 1);
+	if (!s->rec)
+		return tfk_errf(&s->err, TFK_ENOMEM, "out of memory");
+	memcpy(s->rec, p, len);
+	s->len = len;
+	return 0;
+}
+
+static void work(void *ctx, size_t i, void *vslot)
+{
+	struct slot *s = vslot;
+	struct worker *wk;
+
+	pthread_mutex_lock(&free_lock);
+	wk = free_list;
+	free_list = wk->next_free;
+	pthread_mutex_unlock(&free_lock);
+	s->rc = map_one(wk, &chunk.it[i], chunk.first + i, s);
+	pthread_mutex_lock(&free_lock);
+	wk->next_free = free_list;
+	free_list = wk;
+	pthread_mutex_unlock(&free_lock);
+	(void)ctx;
+}
+
+static int deliver(void *ctx, size_t i, void *vslot)
+{
+	struct slot *s = vslot;
+	struct tfk_err *err = ctx;
+	int rc = s->rc;
+
+	if (rc) {
+		*err = s->err;
+		where(err, &chunk.it[i]);
+	} else {
+		rc = tfk_recw_write(w, s->rec, s->len, err);
+		n_out++;
+	}
+	free(s->rec);
+	return rc;
+}
+
+/* Build the graph from the first record's feature kinds and make the
+ * executors. adapt_chain >= 0: the adapt graph of that layer instead. */
+static int setup(const struct item *first, int adapt_chain, int adapt_layer,
+		 struct tfk_err *err)
+{
+	struct tfk_example ex;
+	const char **feeds, **fetches;
+	int i, rc, n_feed;
+
+	tfk_example_init(&ex);
+	rc = tfk_example_parse(&ex, chunk.data + first->off, first->len, err);
+	if (rc) {
+		tfk_example_release(&ex);
+		tfk_err_prefix(err, "bad tf.Example");
+		return where(err, first);
+	}
+	for (i = 0; i < n_chain; i++) {
+		const struct tfk_prep_input *in = tfk_prep_input(prep, i);
+		const struct tfk_feat *f = tfk_example_find(&ex, in->feature);
+
+		if (adapt_chain >= 0 && i != adapt_chain)
+			continue;
+		if (!f) {
+			tfk_example_release(&ex);
+			tfk_errf(err, TFK_EINVAL, "feature '%s': missing",
+				 in->feature);
+			return where(err, first);
+		}
+		dtypes[i] = kind_dtype(in, f->kind);
+		if (dtypes[i] == TFK_DT_UINT8 && !in->decode && in->rank < 0) {
+			tfk_example_release(&ex);
+			tfk_errf(err, TFK_EINVAL, "feature '%s': bytes need "
+				 "DecodeImage or a \"shape\" in the spec "
+				 "(string layers are not supported)",
+				 in->feature);
+			return where(err, first);
+		}
+		if (dtypes[i] == TFK_DT_INVALID) {
+			tfk_example_release(&ex);
+			tfk_errf(err, TFK_EINVAL, "feature '%s': has no "
+				 "values (kind none)", in->feature);
+			return where(err, first);
+		}
+	}
+	tfk_example_release(&ex);
+	rc = tfk_graph_new(&graph, err);
+	if (rc)
+		return rc;
+	if (adapt_chain >= 0)
+		rc = tfk_prep_build_adapt(prep, graph, adapt_chain,
+					  adapt_layer, dtypes[adapt_chain],
+					  err);
+	else
+		rc = tfk_prep_build(prep, graph, dtypes, err);
+	if (rc)
+		return rc;
+	feeds = calloc((size_t)n_chain, sizeof(*feeds));
+	fetches = calloc((size_t)n_chain, sizeof(*fetches));
+	if (!feeds || !fetches) {
+		free(feeds);
+		free(fetches);
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	}
+	n_feed = 0;
+	for (i = 0; i < n_chain; i++) {
+		if (adapt_chain >= 0 && i != adapt_chain)
+			continue;
+		feeds[n_feed] = tfk_prep_input(prep, i)->feed;
+		fetches[n_feed++] = adapt_chain >= 0 ? "prep/adapt" :
+			tfk_prep_input(prep, i)->fetch;
+	}
+	for (i = 0; i < jobs && !rc; i++) {
+		struct tfk_exec_opts o = { NULL, (uint64_t)seed, 1 };
+
+		rc = tfk_exec_new(&workers[i].x, graph, feeds, n_feed,
+				  fetches, n_feed, &o, err);
+		workers[i].next_free = free_list;
+		free_list = &workers[i];
+	}
+	free(feeds);
+	free(fetches);
+	return rc;
+}
+
+static void teardown(void)
+{
+	int i;
+
+	for (i = 0; i < jobs; i++) {
+		tfk_exec_free(workers[i].x);
+		workers[i].x = NULL;
+	}
+	free_list = NULL;
+	tfk_graph_free(graph);
+	graph = NULL;
+}
+
+static int workers_init(void)
+{
+	int i;
+
+	workers = calloc((size_t)jobs, sizeof(*workers));
+	dtypes = calloc((size_t)n_chain, sizeof(*dtypes));
+	if (!workers || !dtypes)
+		return -1;
+	for (i = 0; i < jobs; i++) {
+		struct worker *wk = &workers[i];
+		int k;
+
+		tfk_example_init(&wk->ex);
+		tfk_exb_init(&wk->b);
+		wk->img = calloc((size_t)n_chain, sizeof(*wk->img));
+		wk->fbuf = calloc((size_t)n_chain, sizeof(*wk->fbuf));
+		wk->ibuf = calloc((size_t)n_chain, sizeof(*wk->ibuf));
+		wk->fcap = calloc((size_t)n_chain, sizeof(*wk->fcap));
+		wk->icap = calloc((size_t)n_chain, sizeof(*wk->icap));
+		wk->feeds = calloc((size_t)n_chain, sizeof(*wk->feeds));
+		wk->fetched = calloc((size_t)n_chain, sizeof(*wk->fetched));
+		if (!wk->img || !wk->fbuf || !wk->ibuf || !wk->fcap ||
+		    !wk->icap || !wk->feeds || !wk->fetched)
+			return -1;
+		for (k = 0; k < n_chain; k++)
+			tfk_img_init(&wk->img[k]);
+	}
+	return 0;
+}
+
+static void workers_release(void)
+{
+	int i, k;
+
+	for (i = 0; workers && i < jobs; i++) {
+		struct worker *wk = &workers[i];
+
+		tfk_exec_free(wk->x);
+		tfk_example_release(&wk->ex);
+		tfk_exb_release(&wk->b);
+		for (k = 0; k < n_chain; k++) {
+			if (wk->img)
+				tfk_img_release(&wk->img[k]);
+			if (wk->fbuf)
+				tfk_free(wk->fbuf[k]);
+			if (wk->ibuf)
+				tfk_free(wk->ibuf[k]);
+		}
+		free(wk->img);
+		free(wk->fbuf);
+		free(wk->ibuf);
+		free(wk->fcap);
+		free(wk->icap);
+		free(wk->feeds);
+		free(wk->fetched);
+	}
+	free(workers);
+	free(dtypes);
+}
+
+/* Reading ------------------------------------------------------------------ */
+
+struct reader {
+	char **files;
+	int n_files, fi;
+	struct tfk_rec_reader *r;
+	uint64_t next;		/* global index of the next record */
+};
+
+/* Fill chunk with up to CHUNK records. Returns the count (0 at the end)
+ * or a negative error. */
+static long fill_chunk(struct reader *rd, struct tfk_err *err)
+{
+	struct tfk_rec rec;
+	int rc;
+
+	chunk.len = 0;
+	chunk.n = 0;
+	chunk.first = rd->next;
+	while (chunk.n < CHUNK) {
+		if (!rd->r) {
+			if (rd->fi >= rd->n_files)
+				break;
+			rc = tfk_rec_open(&rd->r, rd->files[rd->fi++],
+					  TFK_COMP_AUTO, 0, err);
+			if (rc)
+				return rc;
+		}
+		rc = tfk_rec_next(rd->r, &rec, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			tfk_rec_close(rd->r);
+			rd->r = NULL;
+			continue;
+		}
+		if (chunk.len + rec.len > chunk.cap) {
+			size_t nc = chunk.cap ? chunk.cap : 1 << 20;
+			uint8_t *nb;
+
+			while (nc < chunk.len + rec.len)
+				nc *= 2;
+			nb = realloc(chunk.data, nc);
+			if (!nb)
+				return tfk_errf(err, TFK_ENOMEM, "out of "
+						"memory");
+			chunk.data = nb;
+			chunk.cap = nc;
+		}
+		memcpy(chunk.data + chunk.len, rec.data, rec.len);
+		chunk.it[chunk.n].off = chunk.len;
+		chunk.it[chunk.n].len = rec.len;
+		chunk.it[chunk.n].path = strcmp(rd->files[rd->fi - 1], "-") ?
+			rd->files[rd->fi - 1] : "<stdin>";
+		chunk.it[chunk.n].index = rec.index;
+		chunk.it[chunk.n].byte = rec.off;
+		chunk.len += rec.len;
+		chunk.n++;
+		rd->next++;
+	}
+	return (long)chunk.n;
+}
+
+static void reader_close(struct reader *rd)
+{
+	tfk_rec_close(rd->r);
+	rd->r = NULL;
+}
+
+static int run_map(struct reader *rd, struct tfk_err *err)
+{
+	long n;
+	int rc = 0;
+
+	while ((n = fill_chunk(rd, err)) > 0) {
+		if (!graph && (rc = setup(&chunk.it[0], -1, 0, err)))
+			return rc;
+		rc = tfk_pool_run((size_t)n, (int)jobs, 0, sizeof(struct slot),
+				  work, deliver, err);
+		if (rc)
+			return rc;
+	}
+	return n < 0 ? (int)n : 0;
+}
+
+/* Adapt: Welford over every element, per channel of the last axis. */
+static int run_adapt(struct reader *rd, int chain, int layer,
+		     struct tfk_err *err)
+{
+	double *mean = NULL, *m2 = NULL, *cnt = NULL;
+	int nch = 0, rc = 0;
+	long n;
+	size_t i;
+
+	while ((n = fill_chunk(rd, err)) > 0) {
+		if (!graph && (rc = setup(&chunk.it[0], chain, layer, err)))
+			goto out;
+		for (i = 0; i < (size_t)n; i++) {
+			struct slot s = { 0 };
+			struct worker *wk = &workers[0];
+			const struct tfk_tensor *t;
+			const struct tfk_feat *f;
+			const struct tfk_prep_input *in =
+				tfk_prep_input(prep, chain);
+			int64_t k, numel;
+			int c;
+
+			rc = tfk_example_parse(&wk->ex, chunk.data +
+					       chunk.it[i].off,
+					       chunk.it[i].len, err);
+			if (rc) {
+				tfk_err_prefix(err, "bad tf.Example");
+				where(err, &chunk.it[i]);
+				goto out;
+			}
+			f = tfk_example_find(&wk->ex, in->feature);
+			if (!f) {
+				tfk_errf(err, TFK_EINVAL, "feature '%s': "
+					 "missing", in->feature);
+				rc = where(err, &chunk.it[i]);
+				goto out;
+			}
+			rc = make_feed(wk, chain, f, err);
+			if (!rc)
+				rc = tfk_exec_run(wk->x, &wk->feeds[chain],
+						  chunk.first + i,
+						  wk->fetched, err);
+			if (rc) {
+				where(err, &chunk.it[i]);
+				goto out;
+			}
+			t = wk->fetched[0];
+			if (t->dtype != TFK_DT_FLOAT || t->rank < 1) {
+				tfk_errf(err, TFK_EINVAL, "feature '%s': "
+					 "Normalization needs float values "
+					 "of rank >= 1", in->feature);
+				rc = where(err, &chunk.it[i]);
+				goto out;
+			}
+			c = tfk_prep_adapt_n(prep, chain, layer,
+					     t->shape[t->rank - 1]);
+			if (!mean) {
+				nch = c;
+				mean = calloc((size_t)c, sizeof(double));
+				m2 = calloc((size_t)c, sizeof(double));
+				cnt = calloc((size_t)c, sizeof(double));
+				if (!mean || !m2 || !cnt) {
+					rc = tfk_errf(err, TFK_ENOMEM, "out "
+						      "of memory");
+					goto out;
+				}
+			} else if (c != nch) {
+				tfk_errf(err, TFK_EINVAL, "feature '%s': "
+					 "last dimension %d, earlier records "
+					 "had %d", in->feature, c, nch);
+				rc = where(err, &chunk.it[i]);
+				goto out;
+			}
+			numel = tfk_tensor_numel(t);
+			for (k = 0; k < numel; k++) {
+				double v = ((const float *)t->data)[k], d;
+				int ch = (int)(k % nch);
+
+				cnt[ch] += 1;
+				d = v - mean[ch];
+				mean[ch] += d / cnt[ch];
+				m2[ch] += d * (v - mean[ch]);
+			}
+			(void)s;
+		}
+	}
+	if (n < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	if (!mean) {
+		rc = tfk_errf(err, TFK_EINVAL, "no records to adapt from");
+		goto out;
+	}
+	for (i = 0; i < (size_t)nch; i++)
+		m2[i] = cnt[i] > 0 ? m2[i] / cnt[i] : 0;
+	rc = tfk_prep_set_norm(prep, chain, layer, mean, m2, nch, err);
+out:
+	free(mean);
+	free(m2);
+	free(cnt);
+	return rc;
+}
+
+static int write_spec(struct tfk_err *err)
+{
+	struct tfk_out *o;
+	char *s = tfk_prep_dump(prep);
+	int rc;
+
+	if (!s)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	rc = tfk_out_open(&o, out_path, TFK_COMP_NONE, err);
+	if (!rc && !(rc = tfk_out_write(o, s, strlen(s), err)) &&
+	    !(rc = tfk_out_write(o, "\n", 1, err)))
+		rc = tfk_out_close(o, err);
+	else if (o)
+		tfk_out_discard(o);
+	free(s);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static char *stdin_only[] = { "-" };
+	struct reader rd = { 0 };
+	struct tfk_err err;
+	int comp, rc = 0, ch, ly, passes = 0;
+
+	argc = tfk_cli_parse(argc, argv, &cmd, opts);
+	if (argc < 1)
+		tfk_cli_usage_error("missing SPEC.json");
+	if (jobs < 1 || jobs > 256)
+		tfk_cli_usage_error("--jobs: expected 1..256, got %ld", jobs);
+	comp = tfk_comp_parse(comp_arg);
+	if (comp < 0 || comp == TFK_COMP_AUTO)
+		tfk_cli_usage_error("--compression: expected none, gzip or "
+				    "zlib, got '%s'", comp_arg);
+	if (tfk_prep_load(&prep, argv[0], &err))
+		return tfk_cli_fail(&err);
+	n_chain = tfk_prep_n_inputs(prep);
+	rd.files = argc > 1 ? argv + 1 : stdin_only;
+	rd.n_files = argc > 1 ? argc - 1 : 1;
+	if (workers_init()) {
+		tfk_prep_free(prep);
+		tfk_cli_warn("out of memory");
+		return 1;
+	}
+
+	if (adapt) {
+		while (!rc && tfk_prep_next_adapt(prep, &ch, &ly)) {
+			if (passes++ && argc < 2) {
+				rc = tfk_errf(&err, TFK_EINVAL, "--adapt reads "
+					      "the input once per "
+					      "Normalization layer: give "
+					      "files, not stdin");
+				break;
+			}
+			reader_close(&rd);
+			rd.fi = 0;
+			rd.next = 0;
+			rc = run_adapt(&rd, ch, ly, &err);
+			teardown();
+		}
+		if (!rc)
+			rc = write_spec(&err);
+		goto done;
+	}
+
+	if (!strcmp(out_path, "-"))
+		fcntl(1, F_SETPIPE_SZ, 1 << 20);
+	rc = tfk_recw_open(&w, out_path, comp, &err);
+	if (rc)
+		goto done;
+	rc = run_map(&rd, &err);
+	if (!rc) {
+		rc = tfk_recw_close(w, &err);
+	} else if (strcmp(out_path, "-")) {
+		tfk_recw_discard(w);
+	} else {
+		struct tfk_err ignored;
+
+		tfk_recw_close(w, &ignored);
+	}
+	if (verbose && !rc)
+		tfk_cli_warn("mapped %" PRIu64 " records on %ld threads",
+			     n_out, jobs);
+done:
+	reader_close(&rd);
+	teardown();
+	workers_release();
+	free(chunk.data);
+	tfk_prep_free(prep);
+	return rc ? tfk_cli_fail(&err) : 0;
+}

@@ -1,0 +1,1010 @@
+/*
+ * preprocess.c - the front end from Keras preprocessing layer configs
+ * to graph ops (see preprocess.h for the spec format).
+ *
+ * Parsing checks every layer into a small struct at load time (so a typo
+ * fails before data is read, with its JSON path); building turns those
+ * structs into nodes once the feature dtypes are known (the caller
+ * learns them from the first record). The jansson tree is kept so that
+ * --adapt can write statistics back into the user's own config objects
+ * and dump the spec with everything else as it was.
+ *
+ * Rejected: one op per layer for Rescaling and Normalization. They are
+ * TF's elementwise ops in Keras too, and a SavedModel or TFLite writer
+ * then needs nothing new for them.
+ */
+#include "nn/preprocess.h"
+#include "data/augment.h"
+#include "data/resize.h"
+#include "util/alloc.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	L_DECODE, L_RESCALE, L_NORM, L_RESIZE, L_CENTER, L_RCROP, L_FLIP,
+	L_ROT, L_TRANS, L_ZOOM, L_CONTRAST
+};
+
+struct layer {
+	int kind;
+	char path[160];		/* "features.image[2]" */
+	json_t *cfg;		/* the config object (borrowed from root) */
+	int h, w, method, has_width, invert, scalar;
+	const char *mode, *fill_mode, *interp;
+	float fill_value, a_lo, a_hi, b_lo, b_hi;
+	int n_a, n_b;		/* Rescaling scale/offset, Norm mean/var */
+	float *a, *b;
+};
+
+struct chain {
+	struct tfk_prep_input in;
+	int n_layers;
+	struct layer *layers;
+};
+
+struct tfk_prep {
+	json_t *root;
+	char *path;
+	int n;
+	struct chain *c;
+};
+
+#define KERAS_EPSILON 1e-7f	/* keras.backend.epsilon() */
+
+/* Config readers -------------------------------------------------------- */
+
+struct ctx {
+	const char *file;
+	struct tfk_err *err;
+};
+
+static int bad(struct ctx *x, const char *path, const char *key,
+	       const char *what)
+{
+	return tfk_errf(x->err, TFK_EINVAL, "%s: %s%s%s: %s", x->file, path,
+			key ? ".config." : "", key ? key : "", what);
+}
+
+static int get_num(struct ctx *x, struct layer *l, const char *key,
+		   double def, double *v)
+{
+	json_t *j = json_object_get(l->cfg, key);
+
+	if (!j || json_is_null(j)) {
+		*v = def;
+		return 0;
+	}
+	if (!json_is_number(j))
+		return bad(x, l->path, key, "expected a number");
+	*v = json_number_value(j);
+	return 0;
+}
+
+static int get_int(struct ctx *x, struct layer *l, const char *key, int *v)
+{
+	json_t *j = json_object_get(l->cfg, key);
+
+	if (!json_is_integer(j) || json_integer_value(j) < 1 ||
+	    json_integer_value(j) > 1 << 20)
+		return bad(x, l->path, key, "expected an integer in "
+			   "1..1048576");
+	*v = (int)json_integer_value(j);
+	return 0;
+}
+
+static int get_bool_false(struct ctx *x, struct layer *l, const char *key)
+{
+	json_t *j = json_object_get(l->cfg, key);
+
+	if (!j || json_is_false(j) || json_is_null(j))
+		return 0;
+	if (json_is_true(j))
+		return bad(x, l->path, key, "true is not supported");
+	return bad(x, l->path, key, "expected a boolean");
+}
+
+static int get_str(struct ctx *x, struct layer *l, const char *key,
+		   const char *def, const char **v)
+{
+	json_t *j = json_object_get(l->cfg, key);
+
+	if (!j || json_is_null(j)) {
+		*v = def;
+		return 0;
+	}
+	if (!json_is_string(j))
+		return bad(x, l->path, key, "expected a string");
+	*v = json_string_value(j);
+	return 0;
+}
+
+/* A number or a list of numbers into a malloc'd float array. */
+static int get_floats(struct ctx *x, struct layer *l, const char *key,
+		      float **out, int *n)
+{
+	json_t *j = json_object_get(l->cfg, key), *e;
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	if (!j || json_is_null(j))
+		return 0;
+	if (json_is_number(j)) {
+		*out = tfk_malloc(sizeof(float));
+		if (!*out)
+			return tfk_errf(x->err, TFK_ENOMEM, "out of memory");
+		(*out)[0] = (float)json_number_value(j);
+		*n = 1;
+		return 0;
+	}
+	if (!json_is_array(j) || json_array_size(j) == 0 ||
+	    json_array_size(j) > 1 << 20)
+		return bad(x, l->path, key, "expected a number or a list of "
+			   "numbers");
+	/* Keras may nest a per-channel list ([[[m0, m1, m2]]]): flatten a
+	 * chain of one-element lists. */
+	while (json_array_size(j) == 1 && json_is_array(json_array_get(j, 0)))
+		j = json_array_get(j, 0);
+	*out = tfk_malloc(json_array_size(j) * sizeof(float));
+	if (!*out)
+		return tfk_errf(x->err, TFK_ENOMEM, "out of memory");
+	json_array_foreach(j, i, e) {
+		if (!json_is_number(e))
+			return bad(x, l->path, key, "expected a number or a "
+				   "list of numbers");
+		(*out)[i] = (float)json_number_value(e);
+	}
+	*n = (int)json_array_size(j);
+	return 0;
+}
+
+/* Keras' factor: f -> (-f, f) (or (f, f) when sym is 0), [a, b] -> (a, b). */
+static int get_factor(struct ctx *x, struct layer *l, const char *key,
+		      int sym, int required, float *lo, float *hi, int *given)
+{
+	json_t *j = json_object_get(l->cfg, key);
+
+	*given = 0;
+	*lo = *hi = 0;
+	if (!j || json_is_null(j)) {
+		if (required)
+			return bad(x, l->path, key, "expected a number or a "
+				   "list of 2 numbers");
+		return 0;
+	}
+	if (json_is_number(j)) {
+		double f = json_number_value(j);
+
+		*lo = (float)(sym ? -f : f);
+		*hi = (float)f;
+	} else if (json_is_array(j) && json_array_size(j) == 2 &&
+		   json_is_number(json_array_get(j, 0)) &&
+		   json_is_number(json_array_get(j, 1))) {
+		*lo = (float)json_number_value(json_array_get(j, 0));
+		*hi = (float)json_number_value(json_array_get(j, 1));
+		if (*lo > *hi)
+			return bad(x, l->path, key, "lower bound above upper");
+	} else {
+		return bad(x, l->path, key, "expected a number or a list of "
+			   "2 numbers");
+	}
+	*given = 1;
+	return 0;
+}
+
+static int get_warp(struct ctx *x, struct layer *l)
+{
+	double fv = 0;
+	int rc;
+
+	if ((rc = get_str(x, l, "fill_mode", "reflect", &l->fill_mode)) ||
+	    (rc = get_str(x, l, "interpolation", "bilinear", &l->interp)) ||
+	    (rc = get_num(x, l, "fill_value", 0, &fv)))
+		return rc;
+	l->fill_value = (float)fv;
+	if (tfk_aug_fill_parse(l->fill_mode) < 0)
+		return bad(x, l->path, "fill_mode", "expected reflect, wrap, "
+			   "constant or nearest");
+	if (tfk_aug_interp_parse(l->interp) < 0)
+		return bad(x, l->path, "interpolation", "expected nearest or "
+			   "bilinear");
+	return 0;
+}
+
+/* Layers ------------------------------------------------------------------ */
+
+static const struct {
+	const char *cls;
+	int kind;
+	const char *keys;	/* config keys with an effect, space-separated */
+} classes[] = {
+	{ "DecodeImage", L_DECODE, "channels" },
+	{ "Rescaling", L_RESCALE, "scale offset" },
+	{ "Normalization", L_NORM, "axis mean variance invert" },
+	{ "Resizing", L_RESIZE, "height width interpolation "
+	  "crop_to_aspect_ratio pad_to_aspect_ratio fill_mode fill_value "
+	  "antialias" },
+	{ "CenterCrop", L_CENTER, "height width" },
+	{ "RandomCrop", L_RCROP, "height width" },
+	{ "RandomFlip", L_FLIP, "mode" },
+	{ "RandomRotation", L_ROT, "factor fill_mode interpolation "
+	  "fill_value value_range" },
+	{ "RandomTranslation", L_TRANS, "height_factor width_factor "
+	  "fill_mode interpolation fill_value" },
+	{ "RandomZoom", L_ZOOM, "height_factor width_factor fill_mode "
+	  "interpolation fill_value" },
+	{ "RandomContrast", L_CONTRAST, "factor value_range" },
+};
+
+static const char *const unsupported[] = {
+	"TextVectorization", "StringLookup", "IntegerLookup",
+	"CategoryEncoding", "Hashing", "Discretization", NULL
+};
+
+/* Keys Keras writes that change nothing here. */
+static const char *const ignored_keys = " name trainable dtype autocast "
+	"seed ";
+
+static int in_list(const char *list, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p = list;
+
+	while ((p = strstr(p, key))) {
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+static int parse_layer(struct ctx *x, struct layer *l, json_t *obj, int pos)
+{
+	json_t *cls, *v;
+	const char *name, *key;
+	size_t i;
+	int rc, k = -1, given;
+	double d;
+
+	if (!json_is_object(obj))
+		return bad(x, l->path, NULL, "expected a layer object "
+			   "{\"class_name\": ..., \"config\": {...}}");
+	json_object_foreach(obj, key, v) {
+		if (strcmp(key, "class_name") && strcmp(key, "config") &&
+		    strcmp(key, "module") && strcmp(key, "registered_name") &&
+		    strcmp(key, "build_config") && strcmp(key, "name"))
+			return tfk_errf(x->err, TFK_EINVAL, "%s: %s.%s: "
+					"unknown key", x->file, l->path, key);
+	}
+	cls = json_object_get(obj, "class_name");
+	if (!json_is_string(cls))
+		return tfk_errf(x->err, TFK_EINVAL, "%s: %s.class_name: "
+				"expected a string", x->file, l->path);
+	name = json_string_value(cls);
+	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (!strcmp(classes[i].cls, name))
+			k = (int)i;
+	if (k < 0) {
+		for (i = 0; unsupported[i]; i++)
+			if (!strcmp(unsupported[i], name))
+				return tfk_errf(x->err, TFK_EINVAL, "%s: %s: "
+						"layer class %s is not "
+						"supported", x->file,
+						l->path, name);
+		return tfk_errf(x->err, TFK_EINVAL, "%s: %s: unknown layer "
+				"class '%s'", x->file, l->path, name);
+	}
+	l->kind = classes[k].kind;
+	l->cfg = json_object_get(obj, "config");
+	if (!l->cfg) {
+		l->cfg = json_object();
+		if (!l->cfg || json_object_set_new(obj, "config", l->cfg))
+			return tfk_errf(x->err, TFK_ENOMEM, "out of memory");
+	}
+	if (!json_is_object(l->cfg))
+		return tfk_errf(x->err, TFK_EINVAL, "%s: %s.config: expected "
+				"an object", x->file, l->path);
+	json_object_foreach(l->cfg, key, v) {
+		char buf[64];
+
+		snprintf(buf, sizeof(buf), " %s ", key);
+		if (strstr(ignored_keys, buf) || in_list(classes[k].keys, key))
+			continue;
+		if (!strcmp(key, "data_format") && (json_is_null(v) ||
+		    (json_is_string(v) &&
+		     !strcmp(json_string_value(v), "channels_last"))))
+			continue;
+		if (!strcmp(key, "data_format"))
+			return bad(x, l->path, key, "only channels_last is "
+				   "supported");
+		return bad(x, l->path, key, "unknown config key");
+	}
+	if (l->kind == L_DECODE && pos != 0)
+		return bad(x, l->path, NULL, "DecodeImage must be the first "
+			   "layer");
+
+	switch (l->kind) {
+	case L_DECODE:
+		l->h = 0;
+		v = json_object_get(l->cfg, "channels");
+		if (v && !json_is_null(v)) {
+			if (!json_is_integer(v) || (json_integer_value(v) != 0
+			    && json_integer_value(v) != 1 &&
+			    json_integer_value(v) != 3 &&
+			    json_integer_value(v) != 4))
+				return bad(x, l->path, "channels", "expected "
+					   "0, 1, 3 or 4");
+			l->h = (int)json_integer_value(v);
+		}
+		return 0;
+	case L_RESCALE:
+		if ((rc = get_floats(x, l, "scale", &l->a, &l->n_a)) ||
+		    (rc = get_floats(x, l, "offset", &l->b, &l->n_b)))
+			return rc;
+		if (!l->n_a)
+			return bad(x, l->path, "scale", "expected a number or "
+				   "a list of numbers");
+		return 0;
+	case L_NORM:
+		v = json_object_get(l->cfg, "axis");
+		if (!v) {
+			l->scalar = 0;
+		} else if (json_is_null(v) || (json_is_array(v) &&
+			   json_array_size(v) == 0)) {
+			l->scalar = 1;
+		} else if ((json_is_integer(v) && json_integer_value(v) == -1)
+			   || (json_is_array(v) && json_array_size(v) == 1 &&
+			       json_is_integer(json_array_get(v, 0)) &&
+			       json_integer_value(json_array_get(v, 0)) == -1)) {
+			l->scalar = 0;
+		} else {
+			return bad(x, l->path, "axis", "only -1 (the last "
+				   "axis) or null is supported");
+		}
+		v = json_object_get(l->cfg, "invert");
+		if (v && !json_is_boolean(v) && !json_is_null(v))
+			return bad(x, l->path, "invert", "expected a boolean");
+		l->invert = json_is_true(v);
+		if ((rc = get_floats(x, l, "mean", &l->a, &l->n_a)) ||
+		    (rc = get_floats(x, l, "variance", &l->b, &l->n_b)))
+			return rc;
+		if ((l->n_a == 0) != (l->n_b == 0))
+			return bad(x, l->path, l->n_a ? "variance" : "mean",
+				   "mean and variance must be given together");
+		if (l->n_a != l->n_b && l->n_a != 1 && l->n_b != 1)
+			return bad(x, l->path, "variance", "not as long as "
+				   "mean");
+		for (i = 0; i < (size_t)l->n_b; i++)
+			if (!(l->b[i] >= 0))
+				return bad(x, l->path, "variance", "expected "
+					   "values >= 0");
+		return 0;
+	case L_RESIZE:
+		if ((rc = get_int(x, l, "height", &l->h)) ||
+		    (rc = get_int(x, l, "width", &l->w)) ||
+		    (rc = get_str(x, l, "interpolation", "bilinear",
+				  &l->interp)) ||
+		    (rc = get_bool_false(x, l, "crop_to_aspect_ratio")) ||
+		    (rc = get_bool_false(x, l, "pad_to_aspect_ratio")) ||
+		    (rc = get_bool_false(x, l, "antialias")))
+			return rc;
+		l->method = tfk_resize_method_parse(l->interp);
+		if (l->method < 0)
+			return bad(x, l->path, "interpolation", "expected "
+				   "bilinear, nearest, bicubic or area");
+		return 0;
+	case L_CENTER:
+	case L_RCROP:
+		if ((rc = get_int(x, l, "height", &l->h)) ||
+		    (rc = get_int(x, l, "width", &l->w)))
+			return rc;
+		return 0;
+	case L_FLIP:
+		if ((rc = get_str(x, l, "mode", "horizontal_and_vertical",
+				  &l->mode)))
+			return rc;
+		if (tfk_aug_flip_parse(l->mode) < 0)
+			return bad(x, l->path, "mode", "expected horizontal, "
+				   "vertical or horizontal_and_vertical");
+		return 0;
+	case L_ROT:
+		if ((rc = get_factor(x, l, "factor", 1, 1, &l->a_lo, &l->a_hi,
+				     &given)))
+			return rc;
+		return get_warp(x, l);
+	case L_TRANS:
+		if ((rc = get_factor(x, l, "height_factor", 1, 1, &l->a_lo,
+				     &l->a_hi, &given)) ||
+		    (rc = get_factor(x, l, "width_factor", 1, 1, &l->b_lo,
+				     &l->b_hi, &given)))
+			return rc;
+		return get_warp(x, l);
+	case L_ZOOM:
+		if ((rc = get_factor(x, l, "height_factor", 1, 1, &l->a_lo,
+				     &l->a_hi, &given)) ||
+		    (rc = get_factor(x, l, "width_factor", 1, 0, &l->b_lo,
+				     &l->b_hi, &l->has_width)))
+			return rc;
+		if (l->a_lo <= -1 || l->b_lo <= -1)
+			return bad(x, l->path, "height_factor", "zoom factors "
+				   "must be above -1");
+		return get_warp(x, l);
+	case L_CONTRAST:
+		if ((rc = get_factor(x, l, "factor", 0, 1, &l->a_lo,
+				     &l->a_hi, &given)))
+			return rc;
+		if (l->a_lo < 0 || l->a_hi < 0)
+			return bad(x, l->path, "factor", "expected values >= "
+				   "0");
+		l->b_lo = 0;
+		l->b_hi = 255;
+		v = json_object_get(l->cfg, "value_range");
+		if (v && !json_is_null(v)) {
+			if (!json_is_array(v) || json_array_size(v) != 2 ||
+			    !json_is_number(json_array_get(v, 0)) ||
+			    !json_is_number(json_array_get(v, 1)))
+				return bad(x, l->path, "value_range",
+					   "expected a list of 2 numbers");
+			l->b_lo = (float)json_number_value(json_array_get(v, 0));
+			l->b_hi = (float)json_number_value(json_array_get(v, 1));
+		}
+		(void)d;
+		return 0;
+	}
+	return 0;
+}
+
+static int parse_shape(struct ctx *x, const char *path, json_t *v,
+		       struct tfk_prep_input *in)
+{
+	json_t *e;
+	size_t i;
+
+	if (!json_is_array(v) || json_array_size(v) < 1 ||
+	    json_array_size(v) > TFK_MAX_RANK)
+		return tfk_errf(x->err, TFK_EINVAL, "%s: %s.shape: expected "
+				"a list of 1 to %d sizes", x->file, path,
+				TFK_MAX_RANK);
+	json_array_foreach(v, i, e) {
+		if (!json_is_integer(e) || json_integer_value(e) < 1 ||
+		    json_integer_value(e) > 1 << 24)
+			return tfk_errf(x->err, TFK_EINVAL, "%s: %s.shape[%zu]:"
+					" expected an integer in 1..16777216",
+					x->file, path, i);
+		in->shape[i] = json_integer_value(e);
+	}
+	in->rank = (int)json_array_size(v);
+	return 0;
+}
+
+static int parse_chain(struct ctx *x, struct chain *c, const char *feature,
+		       json_t *v, int idx)
+{
+	char path[128];
+	json_t *layers = v, *e;
+	const char *key;
+	size_t i;
+	int rc, listy = 1;
+
+	snprintf(path, sizeof(path), "features.%s", feature);
+	c->in.feature = feature;
+	c->in.output = feature;
+	c->in.rank = -1;
+	snprintf(c->in.feed, sizeof(c->in.feed), "prep/in%d", idx);
+	snprintf(c->in.fetch, sizeof(c->in.fetch), "prep/out%d", idx);
+	if (json_is_object(v)) {
+		listy = 0;
+		json_object_foreach(v, key, e) {
+			if (!strcmp(key, "layers")) {
+				continue;
+			} else if (!strcmp(key, "output")) {
+				if (!json_is_string(e) ||
+				    !json_string_length(e))
+					return tfk_errf(x->err, TFK_EINVAL,
+						"%s: %s.output: expected a "
+						"feature name", x->file, path);
+				c->in.output = json_string_value(e);
+			} else if (!strcmp(key, "shape")) {
+				if ((rc = parse_shape(x, path, e, &c->in)))
+					return rc;
+			} else {
+				return tfk_errf(x->err, TFK_EINVAL, "%s: %s.%s:"
+						" unknown key", x->file, path,
+						key);
+			}
+		}
+		layers = json_object_get(v, "layers");
+		snprintf(path + strlen(path), sizeof(path) - strlen(path),
+			 ".layers");
+	}
+	if (!json_is_array(layers))
+		return tfk_errf(x->err, TFK_EINVAL, "%s: %s: expected a list "
+				"of layers", x->file, path);
+	c->layers = tfk_calloc(json_array_size(layers) + 1,
+			       sizeof(*c->layers));
+	if (!c->layers)
+		return tfk_errf(x->err, TFK_ENOMEM, "out of memory");
+	json_array_foreach(layers, i, e) {
+		struct layer *l = &c->layers[i];
+
+		snprintf(l->path, sizeof(l->path), "%s[%zu]", path, i);
+		c->n_layers = (int)i + 1;
+		rc = parse_layer(x, l, e, (int)i);
+		if (rc)
+			return rc;
+		if (l->kind == L_DECODE) {
+			c->in.decode = 1;
+			c->in.channels = l->h;
+		}
+	}
+	(void)listy;
+	if (c->in.decode && c->in.rank >= 0)
+		return tfk_errf(x->err, TFK_EINVAL, "%s: %s: a decoded image "
+				"takes its shape from its bytes: drop "
+				"\"shape\"", x->file, path);
+	return 0;
+}
+
+int tfk_prep_parse(struct tfk_prep **out, const char *path, const char *text,
+		   size_t len, struct tfk_err *err)
+{
+	struct ctx x = { path, err };
+	struct tfk_prep *p;
+	json_error_t je;
+	json_t *feats, *v;
+	const char *key;
+	int rc = 0, i = 0;
+
+	*out = NULL;
+	p = tfk_calloc(1, sizeof(*p));
+	if (!p)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	p->path = tfk_malloc(strlen(path) + 1);
+	if (!p->path) {
+		tfk_free(p);
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	}
+	strcpy(p->path, path);
+	x.file = p->path;
+	p->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!p->root) {
+		rc = tfk_errf(err, TFK_EINVAL, "%s:%d:%d: %s", path, je.line,
+			      je.column, je.text);
+		goto fail;
+	}
+	if (!json_is_object(p->root)) {
+		rc = tfk_errf(err, TFK_EINVAL, "%s: expected an object "
+			      "{\"features\": {...}}", path);
+		goto fail;
+	}
+	json_object_foreach(p->root, key, v) {
+		if (strcmp(key, "features")) {
+			rc = tfk_errf(err, TFK_EINVAL, "%s: %s: unknown key",
+				      path, key);
+			goto fail;
+		}
+	}
+	feats = json_object_get(p->root, "features");
+	if (!json_is_object(feats) || json_object_size(feats) == 0) {
+		rc = tfk_errf(err, TFK_EINVAL, "%s: features: expected an "
+			      "object naming at least one feature", path);
+		goto fail;
+	}
+	p->c = tfk_calloc(json_object_size(feats), sizeof(*p->c));
+	if (!p->c) {
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+		goto fail;
+	}
+	json_object_foreach(feats, key, v) {
+		p->n = i + 1;
+		rc = parse_chain(&x, &p->c[i], key, v, i);
+		if (rc)
+			goto fail;
+		i++;
+	}
+	for (i = 0; i < p->n; i++) {
+		int j;
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->c[i].in.output, p->c[j].in.output)) {
+				rc = tfk_errf(err, TFK_EINVAL, "%s: features."
+					      "%s: output '%s' is also the "
+					      "output of features.%s", path,
+					      p->c[i].in.feature,
+					      p->c[i].in.output,
+					      p->c[j].in.feature);
+				goto fail;
+			}
+	}
+	*out = p;
+	return 0;
+fail:
+	tfk_prep_free(p);
+	return rc;
+}
+
+int tfk_prep_load(struct tfk_prep **p, const char *path, struct tfk_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, got;
+	int rc;
+
+	*p = NULL;
+	if (!f)
+		return tfk_errf(err, TFK_EIO, "%s: %s", path, strerror(errno));
+	for (;;) {
+		if (n == cap) {
+			char *nb = tfk_realloc(buf, cap ? 2 * cap : 4096);
+
+			if (!nb) {
+				tfk_free(buf);
+				fclose(f);
+				return tfk_errf(err, TFK_ENOMEM, "out of "
+						"memory");
+			}
+			buf = nb;
+			cap = cap ? 2 * cap : 4096;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		tfk_free(buf);
+		fclose(f);
+		return tfk_errf(err, TFK_EIO, "%s: read error", path);
+	}
+	fclose(f);
+	rc = tfk_prep_parse(p, path, buf, n, err);
+	tfk_free(buf);
+	return rc;
+}
+
+void tfk_prep_free(struct tfk_prep *p)
+{
+	int i, j;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n; i++) {
+		for (j = 0; j < p->c[i].n_layers; j++) {
+			tfk_free(p->c[i].layers[j].a);
+			tfk_free(p->c[i].layers[j].b);
+		}
+		tfk_free(p->c[i].layers);
+	}
+	tfk_free(p->c);
+	json_decref(p->root);
+	tfk_free(p->path);
+	tfk_free(p);
+}
+
+int tfk_prep_n_inputs(const struct tfk_prep *p)
+{
+	return p->n;
+}
+
+const struct tfk_prep_input *tfk_prep_input(const struct tfk_prep *p, int i)
+{
+	return i >= 0 && i < p->n ? &p->c[i].in : NULL;
+}
+
+/* Building ---------------------------------------------------------------- */
+
+static int to_float(struct tfk_graph *g, struct tfk_port *x,
+		    struct tfk_err *err)
+{
+	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
+	struct tfk_attr a = TFK_A_TYPE("DstT", TFK_DT_FLOAT);
+
+	if (d->dtype == TFK_DT_FLOAT)
+		return 0;
+	return tfk_graph_add_node(g, "Cast", NULL, x, 1, &a, 1, x, err);
+}
+
+static int const_vec(struct tfk_graph *g, const float *v, int n,
+		     struct tfk_port *out, struct tfk_err *err)
+{
+	struct tfk_tensor t;
+	int64_t shape[1] = { n };
+	int rc;
+
+	if (n == 1)
+		return tfk_graph_const_f32(g, NULL, v[0], out, err);
+	rc = tfk_tensor_init(&t, TFK_DT_FLOAT, 1, shape, err);
+	if (rc)
+		return rc;
+	memcpy(t.data, v, (size_t)n * sizeof(float));
+	rc = tfk_graph_const(g, NULL, &t, out, err);
+	tfk_tensor_release(&t);
+	return rc;
+}
+
+static int binop(struct tfk_graph *g, const char *op, struct tfk_port *x,
+		 struct tfk_port y, struct tfk_err *err)
+{
+	struct tfk_port in[2] = { *x, y };
+
+	return tfk_graph_add_node(g, op, NULL, in, 2, NULL, 0, x, err);
+}
+
+/* Last dimension of x when it must match a per-channel list of n. */
+static int check_last(struct tfk_graph *g, struct tfk_port x, int n,
+		      struct tfk_err *err)
+{
+	const struct tfk_tdesc *d = tfk_graph_desc(g, x);
+	int64_t last;
+
+	if (n == 1)
+		return 0;
+	if (d->rank < 1)
+		return tfk_errf(err, TFK_EINVAL, "%d values for a scalar "
+				"input", n);
+	last = d->shape[d->rank - 1];
+	if (last >= 0 && last != n)
+		return tfk_errf(err, TFK_EINVAL, "%d values for a last "
+				"dimension of %lld", n, (long long)last);
+	return 0;
+}
+
+static int add_layer(struct tfk_graph *g, const struct layer *l,
+		     struct tfk_port *x, struct tfk_err *err)
+{
+	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
+	struct tfk_port c;
+	struct tfk_attr at[8];
+	const char *op = NULL;
+	int na = 0, rc;
+
+	if (l->kind != L_RESCALE && l->kind != L_NORM && l->kind != L_DECODE
+	    && d->rank != 3)
+		return tfk_errf(err, TFK_EINVAL, "expected an image [h, w, c]"
+				" (uint8 bytes with a \"shape\" or DecodeImage,"
+				" or floats with a \"shape\"), got rank %d",
+				d->rank);
+	switch (l->kind) {
+	case L_DECODE:
+		return 0;
+	case L_RESCALE:
+		if ((rc = to_float(g, x, err)) ||
+		    (rc = check_last(g, *x, l->n_a, err)) ||
+		    (rc = const_vec(g, l->a, l->n_a, &c, err)) ||
+		    (rc = binop(g, "Mul", x, c, err)))
+			return rc;
+		if (!l->n_b)
+			return 0;
+		if ((rc = check_last(g, *x, l->n_b, err)) ||
+		    (rc = const_vec(g, l->b, l->n_b, &c, err)))
+			return rc;
+		return binop(g, "AddV2", x, c, err);
+	case L_NORM: {
+		float *sd;
+		int i, n = l->n_b;
+
+		if (!l->n_a)
+			return tfk_errf(err, TFK_EINVAL, "Normalization has no "
+					"mean and variance: run tfk-map "
+					"--adapt first, or give them");
+		if (l->scalar && (l->n_a != 1 || l->n_b != 1))
+			return tfk_errf(err, TFK_EINVAL, "axis null takes one "
+					"mean and one variance");
+		/* (x - mean) / max(sqrt(var), epsilon), as Keras' call() */
+		sd = tfk_malloc((size_t)n * sizeof(float));
+		if (!sd)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		for (i = 0; i < n; i++) {
+			sd[i] = sqrtf(l->b[i]);
+			if (!(sd[i] >= KERAS_EPSILON))
+				sd[i] = KERAS_EPSILON;
+		}
+		rc = to_float(g, x, err);
+		if (!rc)
+			rc = check_last(g, *x, l->n_a, err);
+		if (!rc)
+			rc = check_last(g, *x, n, err);
+		if (!rc && !l->invert) {
+			if (!(rc = const_vec(g, l->a, l->n_a, &c, err)) &&
+			    !(rc = binop(g, "Sub", x, c, err)) &&
+			    !(rc = const_vec(g, sd, n, &c, err)))
+				rc = binop(g, "RealDiv", x, c, err);
+		} else if (!rc) {
+			/* mean + x * max(sqrt(var), epsilon) */
+			if (!(rc = const_vec(g, sd, n, &c, err)) &&
+			    !(rc = binop(g, "Mul", x, c, err)) &&
+			    !(rc = const_vec(g, l->a, l->n_a, &c, err)))
+				rc = binop(g, "AddV2", x, c, err);
+		}
+		tfk_free(sd);
+		return rc;
+	}
+	case L_RESIZE: {
+		static const char *const names[] = { "ResizeBilinear",
+			"ResizeNearestNeighbor", "ResizeBicubic",
+			"ResizeArea" };
+		int32_t size[2] = { l->h, l->w };
+		struct tfk_port in[2];
+
+		rc = tfk_graph_const_i32v(g, NULL, size, 2, &c, err);
+		if (rc)
+			return rc;
+		in[0] = *x;
+		in[1] = c;
+		return tfk_graph_add_node(g, names[l->method], NULL, in, 2,
+					  NULL, 0, x, err);
+	}
+	case L_CENTER:
+	case L_RCROP:
+		op = l->kind == L_CENTER ? "CenterCrop" : "RandomCrop";
+		at[na++] = TFK_A_INT("height", l->h);
+		at[na++] = TFK_A_INT("width", l->w);
+		break;
+	case L_FLIP:
+		op = "RandomFlip";
+		at[na++] = TFK_A_STR("mode", l->mode);
+		break;
+	case L_ROT:
+	case L_CONTRAST:
+		op = l->kind == L_ROT ? "RandomRotation" : "RandomContrast";
+		at[na++] = TFK_A_FLOAT("lower", l->a_lo);
+		at[na++] = TFK_A_FLOAT("upper", l->a_hi);
+		if (l->kind == L_CONTRAST) {
+			at[na++] = TFK_A_FLOAT("value_lo", l->b_lo);
+			at[na++] = TFK_A_FLOAT("value_hi", l->b_hi);
+		}
+		break;
+	case L_TRANS:
+	case L_ZOOM:
+		op = l->kind == L_TRANS ? "RandomTranslation" : "RandomZoom";
+		at[na++] = TFK_A_FLOAT("h_lower", l->a_lo);
+		at[na++] = TFK_A_FLOAT("h_upper", l->a_hi);
+		at[na++] = TFK_A_FLOAT("w_lower", l->b_lo);
+		at[na++] = TFK_A_FLOAT("w_upper", l->b_hi);
+		if (l->kind == L_ZOOM)
+			at[na++] = TFK_A_BOOL("has_width", l->has_width);
+		break;
+	}
+	if (l->kind == L_ROT || l->kind == L_TRANS || l->kind == L_ZOOM) {
+		at[na++] = TFK_A_STR("fill_mode", l->fill_mode);
+		at[na++] = TFK_A_STR("interpolation", l->interp);
+		at[na++] = TFK_A_FLOAT("fill_value", l->fill_value);
+	}
+	return tfk_graph_add_node(g, op, NULL, x, 1, at, na, x, err);
+}
+
+static int build_chain(const struct tfk_prep *p, struct tfk_graph *g,
+		       int ci, int upto, enum tfk_dtype dtype,
+		       const char *outname, struct tfk_err *err)
+{
+	const struct chain *c = &p->c[ci];
+	int64_t shape[TFK_MAX_RANK];
+	struct tfk_port x;
+	int rank, i, rc;
+
+	if (c->in.decode) {
+		rank = 3;
+		shape[0] = shape[1] = -1;
+		shape[2] = c->in.channels ? c->in.channels : -1;
+	} else if (c->in.rank >= 0) {
+		rank = c->in.rank;
+		memcpy(shape, c->in.shape, sizeof(shape));
+	} else {
+		rank = 1;
+		shape[0] = -1;
+	}
+	rc = tfk_graph_placeholder(g, c->in.feed, dtype, rank, shape, &x, err);
+	if (rc)
+		return tfk_err_prefix(err, "%s: features.%s", p->path,
+				      c->in.feature);
+	for (i = 0; i < upto; i++) {
+		rc = add_layer(g, &c->layers[i], &x, err);
+		if (rc)
+			return tfk_err_prefix(err, "%s: %s", p->path,
+					      c->layers[i].path);
+	}
+	rc = tfk_graph_set_output(g, outname, x, err);
+	if (rc)
+		return tfk_err_prefix(err, "%s: features.%s", p->path,
+				      c->in.feature);
+	return 0;
+}
+
+int tfk_prep_build(const struct tfk_prep *p, struct tfk_graph *g,
+		   const enum tfk_dtype *dtypes, struct tfk_err *err)
+{
+	int i, rc;
+
+	for (i = 0; i < p->n; i++) {
+		rc = build_chain(p, g, i, p->c[i].n_layers, dtypes[i],
+				 p->c[i].in.fetch, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Adapt ------------------------------------------------------------------ */
+
+int tfk_prep_next_adapt(const struct tfk_prep *p, int *chain, int *layer)
+{
+	int i, j;
+
+	for (i = 0; i < p->n; i++)
+		for (j = 0; j < p->c[i].n_layers; j++)
+			if (p->c[i].layers[j].kind == L_NORM &&
+			    !p->c[i].layers[j].n_a) {
+				*chain = i;
+				*layer = j;
+				return 1;
+			}
+	return 0;
+}
+
+int tfk_prep_build_adapt(const struct tfk_prep *p, struct tfk_graph *g,
+			 int chain, int layer, enum tfk_dtype dtype,
+			 struct tfk_err *err)
+{
+	return build_chain(p, g, chain, layer, dtype, "prep/adapt", err);
+}
+
+int tfk_prep_adapt_n(const struct tfk_prep *p, int chain, int layer,
+		     int64_t last_dim)
+{
+	return p->c[chain].layers[layer].scalar ? 1 : (int)last_dim;
+}
+
+int tfk_prep_set_norm(struct tfk_prep *p, int chain, int layer,
+		      const double *mean, const double *var, int n,
+		      struct tfk_err *err)
+{
+	struct layer *l = &p->c[chain].layers[layer];
+	json_t *jm, *jv;
+	int i;
+
+	l->a = tfk_malloc((size_t)n * sizeof(float));
+	l->b = tfk_malloc((size_t)n * sizeof(float));
+	jm = l->scalar ? json_real(mean[0]) : json_array();
+	jv = l->scalar ? json_real(var[0]) : json_array();
+	if (!l->a || !l->b || !jm || !jv)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		l->a[i] = (float)mean[i];
+		l->b[i] = (float)var[i];
+		if (!l->scalar && (json_array_append_new(jm,
+						json_real(mean[i])) ||
+				   json_array_append_new(jv,
+						json_real(var[i]))))
+			goto nomem;
+	}
+	if (json_object_set_new(l->cfg, "mean", jm)) {
+		jm = NULL;
+		goto nomem;
+	}
+	jm = NULL;
+	if (json_object_set_new(l->cfg, "variance", jv)) {
+		jv = NULL;
+		goto nomem;
+	}
+	l->n_a = l->n_b = n;
+	return 0;
+nomem:
+	json_decref(jm);
+	json_decref(jv);
+	tfk_free(l->a);
+	tfk_free(l->b);
+	l->a = l->b = NULL;
+	l->n_a = l->n_b = 0;
+	return tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+char *tfk_prep_dump(const struct tfk_prep *p)
+{
+	return json_dumps(p->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			  JSON_REAL_PRECISION(17));
+}

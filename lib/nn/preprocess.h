@@ -1,0 +1,117 @@
+/*
+ * preprocess.h - Keras preprocessing layers from JSON into graph ops.
+ *
+ * A spec (tfk-map(1)) names features and, for each, a list of Keras
+ * layer objects exactly as layer.get_config()/model.to_json() give them:
+ *
+ *   {"features": {
+ *      "image": [ {"class_name": "Rescaling",
+ *                  "config": {"scale": 0.00392156862745098}}, ... ],
+ *      "pixels": {"layers": [ ... ], "output": "x", "shape": [28, 28, 1]}
+ *   }}
+ *
+ * A chain is either the layer list or an object with "layers" and
+ * optional "output" (the output feature name; default the input's),
+ * "shape" (the per-record shape of the feature's values: raw image
+ * bytes are uint8 [h, w, c], float/int64 lists are reshaped) and
+ * "channels" (for DecodeImage). A first layer {"class_name":
+ * "DecodeImage", "config": {"channels": 3}} (a tfkit name: TF's
+ * tf.io.decode_image, which Keras has no layer for) decodes JPEG, PNG,
+ * GIF or BMP bytes; it runs before the graph, because a decoded image's
+ * size is only known from its bytes and the executor plans memory from
+ * shapes.
+ *
+ * Layers expand to ops of the graph IR (graph.h): Rescaling -> Cast, Mul,
+ * AddV2; Normalization -> Cast, Sub, RealDiv (invert: Mul, AddV2);
+ * Resizing -> ResizeBilinear/NearestNeighbor/Bicubic/Area; CenterCrop,
+ * RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
+ * RandomContrast -> the op of that name (kernels/cpu/preprocess.c).
+ * TextVectorization, StringLookup, IntegerLookup, CategoryEncoding,
+ * Hashing and Discretization are refused by name (not supported yet).
+ *
+ * Config keys Keras always writes and that change nothing here (name,
+ * trainable, dtype, autocast, seed, data_format "channels_last") are
+ * accepted; any other unknown key is an error naming its JSON path:
+ *   "prep.json: features.image[2].config.factor: expected a number".
+ */
+#ifndef TFK_PREPROCESS_H
+#define TFK_PREPROCESS_H
+
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "util/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tfk_prep;
+
+/* One chain's input and output, as the caller feeds and collects them. */
+struct tfk_prep_input {
+	const char *feature;	/* input feature name (NUL-terminated) */
+	const char *output;	/* output feature name */
+	char feed[32];		/* Placeholder name: "prep/in<i>" */
+	char fetch[32];		/* output name: "prep/out<i>" */
+	int decode;		/* 1: bytes are decoded as an image first */
+	int channels;		/* DecodeImage channels (0: as stored) */
+	int rank;		/* -1: no "shape" (a list is rank 1 [n]) */
+	int64_t shape[TFK_MAX_RANK];
+};
+
+/*
+ * Parse spec text[0..len); path names it in messages. Every layer is
+ * checked here, so a bad spec fails before any data is read. 0, or
+ * TFK_EINVAL ("PATH: JSON.PATH: what"), TFK_ENOMEM; *p NULL on failure.
+ */
+int tfk_prep_parse(struct tfk_prep **p, const char *path, const char *text,
+		   size_t len, struct tfk_err *err);
+/* Read the file path and parse it (TFK_EIO when unreadable). */
+int tfk_prep_load(struct tfk_prep **p, const char *path,
+		  struct tfk_err *err);
+void tfk_prep_free(struct tfk_prep *p);
+
+int tfk_prep_n_inputs(const struct tfk_prep *p);
+/* Chain i's description (borrowed; valid until tfk_prep_free). */
+const struct tfk_prep_input *tfk_prep_input(const struct tfk_prep *p, int i);
+
+/*
+ * Add every chain to g: a Placeholder in->feed of dtype dtypes[i] (what
+ * the feature holds: uint8 for image bytes, float32, int64) and the
+ * per-record shape (in->shape, or [-1] for a list, [-1, -1, c] for a
+ * decoded image), the layers' ops, and the named output in->fetch.
+ * Errors ("PATH: features.x[1]: ...", e.g. a Normalization without
+ * mean and variance, or an image layer on a rank-1 feature) leave g
+ * with the nodes added so far.
+ */
+int tfk_prep_build(const struct tfk_prep *p, struct tfk_graph *g,
+		   const enum tfk_dtype *dtypes, struct tfk_err *err);
+
+/* Adapt ------------------------------------------------------------------ */
+
+/*
+ * The next layer that needs adapting (a Normalization whose mean or
+ * variance is null): 1 and *chain, *layer; 0 when none.
+ */
+int tfk_prep_next_adapt(const struct tfk_prep *p, int *chain, int *layer);
+/*
+ * Build only chain `chain`'s layers before `layer` (the adapt input),
+ * with its Placeholder as tfk_prep_build and output "prep/adapt".
+ */
+int tfk_prep_build_adapt(const struct tfk_prep *p, struct tfk_graph *g,
+			 int chain, int layer, enum tfk_dtype dtype,
+			 struct tfk_err *err);
+/*
+ * Normalization statistics of that layer: the mean/variance along its
+ * axis (n = size of the last axis; n 1 with axis null), written into the
+ * spec's config as Keras' "mean" and "variance" lists. How many values
+ * the layer wants for an input of last dimension d: tfk_prep_adapt_n.
+ */
+int tfk_prep_adapt_n(const struct tfk_prep *p, int chain, int layer,
+		     int64_t last_dim);
+int tfk_prep_set_norm(struct tfk_prep *p, int chain, int layer,
+		      const double *mean, const double *var, int n,
+		      struct tfk_err *err);
+/* The spec as JSON text (malloc'd, NUL-terminated; NULL: no memory). */
+char *tfk_prep_dump(const struct tfk_prep *p);
+
+#endif

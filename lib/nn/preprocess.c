@@ -769,6 +769,11 @@ static int add_layer(struct tfk_graph *g, const struct layer *l,
 				" (uint8 bytes with a \"shape\" or DecodeImage,"
 				" or floats with a \"shape\"), got rank %d",
 				d->rank);
+	/* Keras casts inputs to its float compute dtype; the image ops take
+	 * uint8 as is (exact in float32) and other integers cast. */
+	if (l->kind != L_DECODE && d->dtype != TFK_DT_UINT8 &&
+	    (rc = to_float(g, x, err)))
+		return rc;
 	switch (l->kind) {
 	case L_DECODE:
 		return 0;

@@ -1,0 +1,200 @@
+#!/bin/sh
+# tfk-map: Keras preprocessing layers checked against their documented
+# formulas in numpy (Rescaling x*scale+offset, Normalization
+# (x-mean)/sqrt(var), adapt = numpy mean/var), tf.image.resize via
+# tests/py/images.py, numpy.rot90 / fliplr for the geometric layers,
+# Pillow for DecodeImage; -j and seed reproducibility; located errors.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$T/mk.py" <<'EOF'
+import io, sys
+import numpy as np
+from PIL import Image
+sys.path.insert(0, sys.argv[1] + "/py")
+import tfexample as tfe
+rng = np.random.default_rng(7)
+recs, pngs = [], []
+imgs = rng.integers(0, 256, size=(300, 8, 10, 3), dtype=np.uint8)
+sq = rng.integers(0, 256, size=(300, 6, 6, 3), dtype=np.uint8)
+xs = rng.normal(3.0, 2.0, size=(300, 4)).astype(np.float32)
+for i in range(300):
+    b = io.BytesIO()
+    Image.fromarray(imgs[i]).save(b, format="PNG")
+    recs.append(tfe.make_example({"image": [imgs[i].tobytes()],
+        "sq": [sq[i].tobytes()], "x": [float(v) for v in xs[i]],
+        "png": [b.getvalue()], "label": [i]}).SerializeToString())
+tfe.write_tfrecords("in.rec", recs)
+tfe.write_tfrecords("few.rec", recs[:20])
+tfe.write_tfrecords("mixed.rec", recs[:20] + [tfe.make_example(
+    {"image": [1.5], "label": [20]}).SerializeToString()])
+np.save("imgs.npy", imgs); np.save("sq.npy", sq); np.save("xs.npy", xs)
+EOF
+
+cat >"$T/chk.py" <<'EOF'
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1] + "/py")
+import tfexample as tfe
+import images
+what, path = sys.argv[2], sys.argv[3]
+F = np.float32
+out = [tfe.example_to_dict(tfe.Example.FromString(r))
+       for r in tfe.read_tfrecords(path)]
+imgs, sq, xs = np.load("imgs.npy"), np.load("sq.npy"), np.load("xs.npy")
+def arr(d, k):
+    kind, v = d[k]
+    return np.array(v, F).reshape(d[k + "/shape"][1]) if k + "/shape" in d \
+        else np.array(v, F)
+n = len(out)
+ok = n > 0
+for i, d in enumerate(out):
+    if d["label"][1] != [i]:
+        ok = False
+    if what == "rescale":
+        want = imgs[i].astype(F) * np.array([0.5, 0.25, 2], F) + F(1)
+        ok &= d["image/shape"][1] == [8, 10, 3]
+        ok &= np.array_equal(arr(d, "image"), want)
+        ok &= d["sq"][0] == "bytes" and d["x"][0] == "float"
+    elif what == "norm":
+        m, v = np.array([1, 2, 3, 4], F), np.array([4, 1, 0.25, 9], F)
+        want = (xs[i] - m) / np.sqrt(v)
+        ok &= np.allclose(arr(d, "x"), want, rtol=1e-6, atol=1e-6)
+        ok &= "x/shape" not in d
+    elif what == "resize":
+        want = images.resize(imgs[i], 5, 7, "bilinear", False)
+        ok &= d["small/shape"][1] == [5, 7, 3]
+        ok &= np.allclose(arr(d, "small"), want, atol=1e-4)
+        ok &= d["image"][0] == "bytes"
+    elif what == "center":
+        ok &= np.array_equal(arr(d, "image"), imgs[i][2:6, 2:8].astype(F))
+    elif what == "rot90":
+        ok &= np.allclose(arr(d, "sq"), np.rot90(sq[i], 1).astype(F),
+                          atol=1e-2)
+    elif what == "flip":
+        a = arr(d, "image")
+        same = np.array_equal(a, imgs[i].astype(F))
+        flip = np.array_equal(a, imgs[i][:, ::-1].astype(F))
+        ok &= same != flip
+        globals().setdefault("flips", []).append(flip)
+    elif what == "decode":
+        ok &= np.array_equal(arr(d, "png"),
+                             imgs[i].astype(F) * F(0.00392156862745098))
+if what == "flip":
+    ok &= 0 < sum(flips) < n
+print("ok" if ok else "bad", n)
+EOF
+
+cat >"$T/adapt.py" <<'EOF'
+import json, sys
+import numpy as np
+xs = np.load("xs.npy").astype(np.float64) * 2 + 1
+spec = json.load(open(sys.argv[1]))
+c = spec["features"]["x"][1]["config"]
+ok = np.allclose(c["mean"], xs.mean(0), rtol=1e-6) and \
+     np.allclose(c["variance"], xs.var(0), rtol=1e-5) and \
+     spec["features"]["x"][0]["config"]["name"] == "rescaling"
+print("ok" if ok else "bad %s %s %s %s" % (c["mean"], xs.mean(0),
+      c["variance"], xs.var(0)))
+EOF
+
+(cd "$T" && "$PYTHON" mk.py "$TESTS") || echo "not ok - data"
+
+L() { printf '{"class_name": "%s", "config": %s}' "$1" "$2"; }
+spec() { printf '{"features": {%s}}\n' "$2" >"$T/$1"; }
+
+spec rescale.json "\"image\": {\"shape\": [8, 10, 3], \"layers\": [$(L Rescaling \
+'{"scale": [0.5, 0.25, 2], "offset": 1.0, "name": "rescaling", "trainable": true, "dtype": "float32"}')]}"
+testcmd "Rescaling per channel: x*scale+offset, shape, pass-through" \
+	'tfk-map rescale.json in.rec >o.rec && "$PYTHON" chk.py "$TESTS" rescale o.rec' "ok 300\n"
+
+spec norm.json "\"x\": [$(L Normalization '{"axis": -1, "mean": [1, 2, 3, 4], "variance": [4, 1, 0.25, 9], "invert": false}')]"
+testcmd "Normalization: (x-mean)/sqrt(var)" \
+	'tfk-map norm.json in.rec | "$PYTHON" chk.py "$TESTS" norm /dev/stdin' "ok 300\n"
+
+spec ad.json "\"x\": [$(L Rescaling '{"scale": 2, "offset": 1, "name": "rescaling"}'), $(L Normalization '{"axis": -1, "mean": null, "variance": null}')]"
+testcmd "--adapt: mean/variance after Rescaling = numpy mean/var" \
+	'tfk-map --adapt ad.json in.rec -o ad2.json && "$PYTHON" adapt.py ad2.json' "ok\n"
+testcmd "--adapt reads stdin for one layer" \
+	'tfk-map --adapt ad.json <in.rec >ad3.json && "$PYTHON" adapt.py ad3.json' "ok\n"
+testcmd "adapted spec maps to mean 0, var 1" \
+	'tfk-map ad2.json in.rec | tfk-cat --json | "$PYTHON" -c "
+import sys, json, numpy as np
+a = np.array([json.loads(l)[\"x\"] for l in sys.stdin])
+print(bool(np.allclose(a.mean(0), 0, atol=1e-5) and np.allclose(a.var(0), 1, atol=1e-4)))"' "True\n"
+testerr "unadapted Normalization is refused" 'tfk-map ad.json in.rec' 1 \
+	"ad.json: features.x[1]: Normalization has no mean and variance"
+
+spec resize.json "\"image\": {\"shape\": [8, 10, 3], \"output\": \"small\", \"layers\": [$(L Resizing '{"height": 5, "width": 7, "interpolation": "bilinear", "crop_to_aspect_ratio": false, "data_format": "channels_last"}')]}"
+testcmd "Resizing bilinear vs tf.image.resize oracle, new output name" \
+	'tfk-map resize.json in.rec | "$PYTHON" chk.py "$TESTS" resize /dev/stdin' "ok 300\n"
+
+spec center.json "\"image\": {\"shape\": [8, 10, 3], \"layers\": [$(L CenterCrop '{"height": 4, "width": 6}')]}"
+testcmd "CenterCrop: the central window" \
+	'tfk-map center.json few.rec | "$PYTHON" chk.py "$TESTS" center /dev/stdin' "ok 20\n"
+
+spec rot.json "\"sq\": {\"shape\": [6, 6, 3], \"layers\": [$(L RandomRotation '{"factor": [0.25, 0.25], "fill_mode": "reflect", "interpolation": "bilinear", "seed": null}')]}"
+testcmd "RandomRotation factor 0.25..0.25 = numpy.rot90" \
+	'tfk-map rot.json few.rec | "$PYTHON" chk.py "$TESTS" rot90 /dev/stdin' "ok 20\n"
+
+spec flip.json "\"image\": {\"shape\": [8, 10, 3], \"layers\": [$(L RandomFlip '{"mode": "horizontal", "seed": 5}')]}"
+testcmd "RandomFlip horizontal: each image unchanged or mirrored, both seen" \
+	'tfk-map --seed 3 flip.json in.rec | "$PYTHON" chk.py "$TESTS" flip /dev/stdin' "ok 300\n"
+
+spec png.json "\"png\": [$(L DecodeImage '{"channels": 3}'), $(L Rescaling '{"scale": 0.00392156862745098}')]"
+testcmd "DecodeImage (PNG by Pillow) + Rescaling 1/255" \
+	'tfk-map png.json few.rec | "$PYTHON" chk.py "$TESTS" decode /dev/stdin' "ok 20\n"
+
+spec aug.json "\"image\": {\"shape\": [8, 10, 3], \"layers\": [$(L Rescaling '{"scale": 0.00392156862745098}'), $(L RandomFlip '{}'), $(L RandomRotation '{"factor": 0.2}'), $(L RandomZoom '{"height_factor": 0.2}'), $(L RandomTranslation '{"height_factor": 0.1, "width_factor": 0.1}'), $(L RandomContrast '{"factor": 0.3, "value_range": [0, 1]}'), $(L RandomCrop '{"height": 6, "width": 6}')]}"
+check "-j 1 and -j 2 give the same bytes" sh -c \
+	'tfk-map --seed 9 aug.json in.rec >j1 && tfk-map --seed 9 -j 2 aug.json in.rec >j2 && cmp j1 j2 && tfk-count j1 | { read n rest; [ "$n" = 300 ]; }'
+check "same seed same bytes; another seed other bytes" sh -c \
+	'tfk-map --seed 9 aug.json <in.rec | cmp - j1 && tfk-map --seed 8 aug.json in.rec | cmp -s - j1; [ $? = 1 ]'
+testcmd "random layers keep the shape (RandomCrop to 6x6)" \
+	'tfk-map --seed 9 aug.json few.rec | tfk-cat --json | head -1 | "$PYTHON" -c "
+import sys, json; d = json.loads(sys.stdin.read()); print(d[\"image/shape\"], len(d[\"image\"]))"' "[6, 6, 3] 108\n"
+
+# Errors ----------------------------------------------------------------
+spec e1.json "\"image\": [$(L Rescaling '{"scale": 1}'), $(L RandomRotaton '{}')]"
+testerr "unknown layer class names the JSON path" 'tfk-map e1.json in.rec' 1 \
+	"tfk-map: e1.json: features.image[1]: unknown layer class 'RandomRotaton'"
+spec e2.json "\"text\": [$(L TextVectorization '{}')]"
+testerr "TextVectorization refused by name" 'tfk-map e2.json in.rec' 1 \
+	"e2.json: features.text[0]: layer class TextVectorization is not supported"
+spec e3.json "\"image\": [$(L RandomRotation '{"factor": "x"}')]"
+testerr "wrong config value type" 'tfk-map e3.json in.rec' 1 \
+	"e3.json: features.image[0].config.factor: expected a number or a list of 2 numbers"
+spec e4.json "\"image\": [$(L Rescaling '{"scale": 1, "scael": 2}')]"
+testerr "unknown config key" 'tfk-map e4.json in.rec' 1 \
+	"e4.json: features.image[0].config.scael: unknown config key"
+spec e5.json "\"nothere\": [$(L Rescaling '{"scale": 1}')]"
+testerr "missing feature names record and feature" 'tfk-map e5.json in.rec' 1 \
+	"in.rec: record 0 at byte 0: feature 'nothere': missing"
+spec e6.json "\"image\": {\"shape\": [8, 10, 4], \"layers\": [$(L Rescaling '{"scale": 1}')]}"
+testerr "byte count vs shape" 'tfk-map e6.json in.rec' 1 \
+	"in.rec: record 0 at byte 0: feature 'image': 240 bytes, but shape [8, 10, 4] needs 320"
+spec e7.json "\"label\": {\"shape\": [2, 2, 1], \"layers\": [$(L RandomFlip '{}')]}"
+testerr "int64 values: count vs shape" 'tfk-map e7.json in.rec' 1 \
+	"feature 'label': 1 values, but shape [2, 2, 1] needs 4"
+testerr "a feature changing kind is an error naming the record" \
+	'tfk-map rescale.json <mixed.rec' 1 \
+	"<stdin>: record 20 at byte "
+testerr "... and the feature and kinds" 'tfk-map rescale.json mixed.rec' 1 \
+	"feature 'image': expected a bytes list, got float"
+spec e8.json "\"x\": [$(L RandomFlip '{}')]"
+testerr "image layer on a flat list" 'tfk-map e8.json in.rec' 1 \
+	"e8.json: features.x[0]: expected an image [h, w, c]"
+spec e9.json "\"image\": [$(L Rescaling '{"scale": 1}')]"
+testerr "raw bytes without shape" 'tfk-map e9.json in.rec' 1 \
+	"feature 'image': bytes need DecodeImage or a \"shape\""
+printf '{"features": {"x": [}}' >"$T/bad.json"
+testerr "bad JSON has line:column" 'tfk-map bad.json in.rec' 1 "bad.json:1:"
+testerr "truncated upstream stream is an error" \
+	'head -c 5000 in.rec | tfk-map norm.json >/dev/null' 1 "<stdin>"
+testerr "DecodeImage of non-image bytes" \
+	"$(printf 'tfk-map png.json few.rec >/dev/null; spec() { :; }; true') && printf '{\"features\": {\"sq\": [%s]}}' '$(L DecodeImage '{}')' >d.json && tfk-map d.json few.rec" 1 \
+	"few.rec: record 0 at byte 0: feature 'sq': not an image"
+testerr "missing SPEC is a usage error" 'tfk-map' 2 "missing SPEC.json"
+testerr "-j 0 is a usage error" 'tfk-map -j 0 norm.json' 2 "--jobs"
+check "-o on error leaves no file" sh -c '! tfk-map -o out.rec e5.json in.rec 2>/dev/null && [ ! -e out.rec ]'
+
+done_testing

@@ -618,7 +618,8 @@ static int compile_regex(struct parser *p, size_t off)
 	char *pat;
 	int rc;
 
-	if (memchr(e->strs.data + p->soff, 0, p->slen))
+	/* An empty pattern may sit in a still unallocated string table. */
+	if (p->slen && memchr(e->strs.data + p->soff, 0, p->slen))
 		return fail_at(p, off, "a regex cannot hold a NUL byte");
 	if (e->n_re == e->cap_re) {
 		size_t cap = e->cap_re ? e->cap_re * 2 : 4;
@@ -632,7 +633,8 @@ static int compile_regex(struct parser *p, size_t off)
 	pat = tfk_malloc(p->slen + 1);
 	if (!pat)
 		return fail_nomem(p);
-	memcpy(pat, e->strs.data + p->soff, p->slen);
+	if (p->slen)
+		memcpy(pat, e->strs.data + p->soff, p->slen);
 	pat[p->slen] = 0;
 	rc = regcomp(&e->re[e->n_re], pat, REG_EXTENDED | REG_NOSUB);
 	tfk_free(pat);

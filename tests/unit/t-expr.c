@@ -114,7 +114,7 @@ static const struct { const char *src; int want; } truth[] = {
 	{ "len(nul) == 1", 1 }, { "len(e) == 0", 1 }, { "has(e)", 1 },
 	{ "e == 0", 0 }, { "e != 0", 1 }, { "e[0] == 0", 0 },
 	{ "len(none) == 0", 1 }, { "has(none)", 1 }, { "none != 1", 1 },
-	{ "none ~ \"\"", 0 }, { "len(missing) == 0", 1 },
+	{ "none ~ \"\"", 0 }, { "\"\" ~ \"\"", 1 }, { "len(missing) == 0", 1 },
 	{ "not has(missing)", 1 }, { "has(missing) and missing == 1", 0 },
 	{ "has(i) or missing == 1", 1 }, { "feature(\"a/b\") == 1", 1 },
 	{ "feature(\"a/b\")[0] == 1", 1 }, { "feature(\"and\") == 5", 1 },

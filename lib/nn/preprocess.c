@@ -250,15 +250,18 @@ static const char *const unsupported[] = {
 static const char *const ignored_keys = " name trainable dtype autocast "
 	"seed ";
 
+/* Is key one of the space-separated words of list? */
 static int in_list(const char *list, const char *key)
 {
-	size_t n = strlen(key);
+	size_t n = strlen(key), w;
 	const char *p = list;
 
-	while ((p = strstr(p, key))) {
-		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+	while (*p) {
+		w = strcspn(p, " ");
+		if (w == n && !memcmp(p, key, n))
 			return 1;
-		p += n;
+		p += w;
+		p += strspn(p, " ");
 	}
 	return 0;
 }
@@ -310,10 +313,7 @@ static int parse_layer(struct ctx *x, struct layer *l, json_t *obj, int pos)
 		return tfk_errf(x->err, TFK_EINVAL, "%s: %s.config: expected "
 				"an object", x->file, l->path);
 	json_object_foreach(l->cfg, key, v) {
-		char buf[64];
-
-		snprintf(buf, sizeof(buf), " %s ", key);
-		if (strstr(ignored_keys, buf) || in_list(classes[k].keys, key))
+		if (in_list(ignored_keys, key) || in_list(classes[k].keys, key))
 			continue;
 		if (!strcmp(key, "data_format") && (json_is_null(v) ||
 		    (json_is_string(v) &&

@@ -82,6 +82,10 @@ static void spec_errors(void)
 		{ "{\"features\": {\"x\": [], \"y\": {\"layers\": [], "
 		  "\"output\": \"x\"}}}", "features.y: output 'x' is also" },
 		{ "{\"features\": {\"x\": [], \"x\": []}}", "s.json:1:" },
+		/* an empty key once looped forever (fuzz-mapspec) */
+		{ "{\"features\": {\"x\": [{\"class_name\": \"RandomFlip\", "
+		  "\"config\": {\"\": 1}}]}}", "features.x[0].config.: "
+		  "unknown config key" },
 	};
 	struct tfk_err err;
 	size_t i;

@@ -254,9 +254,9 @@ static const char *const ignored_keys = " name trainable dtype autocast "
 static int in_list(const char *list, const char *key)
 {
 	size_t n = strlen(key), w;
-	const char *p = list;
+	const char *p = list + strspn(list, " ");
 
-	while (*p) {
+	while (n && *p) {
 		w = strcspn(p, " ");
 		if (w == n && !memcmp(p, key, n))
 			return 1;

@@ -94,9 +94,19 @@ struct worker {
 struct slot {
 	int rc;
 	struct tfk_err err;
-	uint8_t *rec;
-	size_t len;
+	size_t len;		/* of the record in ring[i % window] */
 };
+
+/* Output records, one buffer per item in flight: tfk_pool_run keeps at
+ * most `window` items between work and deliver, so item i may use
+ * ring[i % window], and the buffers are reused instead of a malloc and
+ * free per record (large frees are munmaps, costly across threads). */
+struct ringbuf {
+	uint8_t *p;
+	size_t cap;
+};
+static struct ringbuf *ring;
+static size_t window;
 
 static struct tfk_prep *prep;
 static struct tfk_graph *graph;
@@ -288,7 +298,7 @@ static int add_output(struct tfk_example_builder *b, const char *name,
 }
 
 static int map_one(struct worker *wk, const struct item *it, uint64_t step,
-		   struct slot *s)
+		   struct slot *s, struct ringbuf *rb)
 {
 	const uint8_t *rec = chunk.data + it->off, *p;
 	size_t k, len;
@@ -328,10 +338,15 @@ static int map_one(struct worker *wk, const struct item *it, uint64_t step,
 	rc = tfk_exb_finish(&wk->b, &p, &len, &s->err);
 	if (rc)
 		return rc;
-	s->rec = malloc(len ? len : 1);
-	if (!s->rec)
-		return tfk_errf(&s->err, TFK_ENOMEM, "out of memory");
-	memcpy(s->rec, p, len);
+	if (rb->cap < len) {
+		uint8_t *nb = realloc(rb->p, len);
+
+		if (!nb)
+			return tfk_errf(&s->err, TFK_ENOMEM, "out of memory");
+		rb->p = nb;
+		rb->cap = len;
+	}
+	memcpy(rb->p, p, len);
 	s->len = len;
 	return 0;
 }
@@ -345,7 +360,8 @@ static void work(void *ctx, size_t i, void *vslot)
 	wk = free_list;
 	free_list = wk->next_free;
 	pthread_mutex_unlock(&free_lock);
-	s->rc = map_one(wk, &chunk.it[i], chunk.first + i, s);
+	s->rc = map_one(wk, &chunk.it[i], chunk.first + i, s,
+			&ring[i % window]);
 	pthread_mutex_lock(&free_lock);
 	wk->next_free = free_list;
 	free_list = wk;
@@ -363,10 +379,9 @@ static int deliver(void *ctx, size_t i, void *vslot)
 		*err = s->err;
 		where(err, &chunk.it[i]);
 	} else {
-		rc = tfk_recw_write(w, s->rec, s->len, err);
+		rc = tfk_recw_write(w, ring[i % window].p, s->len, err);
 		n_out++;
 	}
-	free(s->rec);
 	return rc;
 }
 
@@ -471,9 +486,11 @@ static int workers_init(void)
 {
 	int i;
 
+	window = 4 * (size_t)jobs;
+	ring = calloc(window, sizeof(*ring));
 	workers = calloc((size_t)jobs, sizeof(*workers));
 	dtypes = calloc((size_t)n_chain, sizeof(*dtypes));
-	if (!workers || !dtypes)
+	if (!workers || !dtypes || !ring)
 		return -1;
 	for (i = 0; i < jobs; i++) {
 		struct worker *wk = &workers[i];
@@ -523,6 +540,9 @@ static void workers_release(void)
 		free(wk->feeds);
 		free(wk->fetched);
 	}
+	for (i = 0; ring && i < (int)window; i++)
+		free(ring[i].p);
+	free(ring);
 	free(workers);
 	free(dtypes);
 }
@@ -604,7 +624,8 @@ static int run_map(struct reader *rd, struct tfk_err *err)
 	while ((n = fill_chunk(rd, err)) > 0) {
 		if (!graph && (rc = setup(&chunk.it[0], -1, 0, err)))
 			return rc;
-		rc = tfk_pool_run((size_t)n, (int)jobs, 0, sizeof(struct slot),
+		rc = tfk_pool_run((size_t)n, (int)jobs, window,
+				  sizeof(struct slot),
 				  work, deliver, err);
 		if (rc)
 			return rc;

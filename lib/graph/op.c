@@ -21,6 +21,8 @@ extern const struct tfk_kernel tfk_kernels_cpu_elementwise[];
 extern const struct tfk_kernel tfk_kernels_cpu_matmul[];
 extern const struct tfk_op_def tfk_ops_preprocess[];
 extern const struct tfk_kernel tfk_kernels_cpu_preprocess[];
+extern const struct tfk_op_def tfk_ops_categorical[];
+extern const struct tfk_kernel tfk_kernels_cpu_categorical[];
 
 static int infer_placeholder(struct tfk_infer_ctx *ic)
 {
@@ -93,12 +95,14 @@ static const struct tfk_op_def *const op_families[] = {
 	tfk_ops_elementwise,
 	tfk_ops_matmul,
 	tfk_ops_preprocess,
+	tfk_ops_categorical,
 };
 
 static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_elementwise,
 	tfk_kernels_cpu_matmul,
 	tfk_kernels_cpu_preprocess,
+	tfk_kernels_cpu_categorical,
 };
 
 #define N_OP_FAMILIES (int)(sizeof(op_families) / sizeof(op_families[0]))

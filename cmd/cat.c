@@ -219,8 +219,11 @@ static int next_good(struct slot *s, struct tfk_rec *rec, struct tfk_err *err)
 		if (rc >= 0 || !skip_corrupt || rc == TFK_EIO ||
 		    rc == TFK_ENOMEM)
 			return rc;
+		/* Nothing to resync in (offset unmoved): the error came
+		 * from the stream, not a record header. */
 		if (tfk_rec_offset(s->r) == off &&
-		    (rc != TFK_ECORRUPT || tfk_rec_resync(s->r, err) < 0)) {
+		    (rc != TFK_ECORRUPT || tfk_rec_resync(s->r, err) < 0 ||
+		     tfk_rec_offset(s->r) == off)) {
 			tfk_cli_warn("%s; rest of the file skipped", err->msg);
 			return 0;
 		}

@@ -72,8 +72,11 @@ static int next_good(struct tfk_rec_reader *r, struct tfk_rec *rec,
 		if (rc >= 0 || !skip_corrupt || rc == TFK_EIO ||
 		    rc == TFK_ENOMEM)
 			return rc;
+		/* Nothing to resync in (offset unmoved): the error came
+		 * from the stream, not a record header. */
 		if (tfk_rec_offset(r) == off &&
-		    (rc != TFK_ECORRUPT || tfk_rec_resync(r, &c->err) < 0)) {
+		    (rc != TFK_ECORRUPT || tfk_rec_resync(r, &c->err) < 0 ||
+		     tfk_rec_offset(r) == off)) {
 			tfk_cli_warn("%s; rest of the file skipped", c->err.msg);
 			return 0;
 		}

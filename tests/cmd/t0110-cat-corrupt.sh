@@ -18,6 +18,7 @@ cp "$MNIST" "$T/two";    flip two 500; flip two $((3203 * 999 + 20))
 head -c 5000 "$MNIST" >"$T/trunc"
 head -c 10 "$MNIST" >"$T/short"
 head -c 3000 "$PTRAIN" >"$T/cut.gz"
+{ cat "$PTRAIN"; printf 'garbage\n'; } >"$T/tail.gz"
 : >"$T/empty"
 mkdir "$T/dir"
 printf 'hello, this is not a TFRecord file\n' >"$T/text"
@@ -101,6 +102,10 @@ testcmd "... record 0 kept" 'tfk-count s.out' '1 3203 s.out'
 testerr "skip the rest of a cut gzip file" 'tfk-cat --skip-corrupt cut.gz "$MNIST" >s.out' 0 \
 	'tfk-cat: cut.gz: gzip stream truncated at compressed byte 3000; rest of the file skipped'
 testcmd "... and go on to the next file" 'tfk-count s.out' '1133 3223216 s.out'
+testerr "junk after the last gzip member: the stream's error, not a phantom record" \
+	'tfk-cat --skip-corrupt tail.gz >s.out' 0 \
+	'tfk-cat: tail.gz: invalid gzip data at compressed byte 4990: incorrect header check; rest of the file skipped'
+testcmd "... every record before the junk kept" 'tfk-count s.out' '234 35568 s.out'
 testerr "skip with -o" 'tfk-cat --skip-corrupt -o fixed data2' 0 'skipped 1 corrupt record'
 testcmd "... the file has the good records" 'tfk-count fixed' '999 3199797 fixed'
 testerr "missing file is still an error with --skip-corrupt" \

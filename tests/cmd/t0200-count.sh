@@ -76,6 +76,11 @@ testerr "truncated pipe is an error" 'head -c 10000 "$MNIST" | tfk-count' 1 \
 	'tfk-count: <stdin>: record 3 at byte 9609: truncated: 391 of 3203 bytes'
 testerr "gzip cut short" 'tfk-count cut.gz' 1 \
 	'tfk-count: cut.gz: gzip stream truncated at compressed byte 3000'
+{ cat "$PTRAIN"; printf 'garbage\n'; } >"$T/tail.gz"
+testerr "--skip-corrupt: junk after the gzip member ends the file with its error" \
+	'tfk-count --skip-corrupt tail.gz >out' 0 \
+	'tfk-count: tail.gz: invalid gzip data at compressed byte 4990: incorrect header check; rest of the file skipped'
+testcmd "... no phantom record dropped" 'cat out' '234 35568 tail.gz'
 testerr "missing file: the others are still counted, exit 1" \
 	'tfk-count m nope f >out' 1 'tfk-count: nope: cannot open: No such file or directory'
 testcmd "... lines for the good ones, their total" 'cat out' \

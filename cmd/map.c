@@ -85,7 +85,8 @@ struct worker {
 	struct tfk_img *img;	/* one per chain */
 	float **fbuf;		/* per chain scratch */
 	int64_t **ibuf;
-	size_t *fcap, *icap;
+	struct tfk_str **sbuf;
+	size_t *fcap, *icap, *scap;
 	struct tfk_tensor *feeds;
 	const struct tfk_tensor **fetched;
 	struct worker *next_free;
@@ -131,13 +132,13 @@ static enum tfk_dtype kind_dtype(const struct tfk_prep_input *in, int kind)
 {
 	switch (kind) {
 	case TFK_FEAT_BYTES:
-		return TFK_DT_UINT8;
+		return in->decode || in->rank >= 0 ? TFK_DT_UINT8 :
+			TFK_DT_STRING;
 	case TFK_FEAT_FLOAT:
 		return TFK_DT_FLOAT;
 	case TFK_FEAT_INT64:
 		return TFK_DT_INT64;
 	}
-	(void)in;
 	return TFK_DT_INVALID;
 }
 
@@ -160,12 +161,36 @@ static int make_feed(struct worker *wk, int i, const struct tfk_feat *f,
 	if (want != dtypes[i])
 		return tfk_errf(err, TFK_EINVAL, "feature '%s': expected a %s "
 				"list, got %s", in->feature,
-				dtypes[i] == TFK_DT_UINT8 ? "bytes" :
+				dtypes[i] == TFK_DT_UINT8 ||
+				dtypes[i] == TFK_DT_STRING ? "bytes" :
 				dtypes[i] == TFK_DT_FLOAT ? "float" : "int64",
 				tfk_feat_kind_name(f->kind));
 	for (k = 0; k < rank; k++) {
 		shape[k] = in->shape[k];
 		numel *= in->shape[k];
+	}
+	if (f->kind == TFK_FEAT_BYTES && dtypes[i] == TFK_DT_STRING) {
+		const uint8_t *p;
+		size_t len, it = 0, k = 0;
+		struct tfk_str *v;
+
+		if (wk->scap[i] < f->n + 1) {
+			v = tfk_realloc(wk->sbuf[i], (f->n + 1) * sizeof(*v));
+			if (!v)
+				return tfk_errf(err, TFK_ENOMEM, "out of "
+						"memory");
+			wk->sbuf[i] = v;
+			wk->scap[i] = f->n + 1;
+		}
+		v = wk->sbuf[i];
+		while (k < f->n && tfk_feat_bytes_next(f, &it, &p, &len)) {
+			v[k].ptr = (const char *)p;
+			v[k++].len = len;
+		}
+		shape[0] = (int64_t)f->n;
+		return tfk_tensor_init_view(t, TFK_DT_STRING, 1, shape, v,
+					    f->n * sizeof(*v),
+					    TFK_OWN_BORROWED, err);
 	}
 	if (f->kind == TFK_FEAT_BYTES) {
 		const uint8_t *p;
@@ -275,6 +300,25 @@ static int add_output(struct tfk_example_builder *b, const char *name,
 	case TFK_DT_INT64:
 		tfk_exb_add_int64s(b, name, t->data, (size_t)n);
 		break;
+	case TFK_DT_STRING: {
+		const uint8_t **v = tfk_malloc((size_t)(n ? n : 1) *
+					       sizeof(*v));
+		size_t *l = tfk_malloc((size_t)(n ? n : 1) * sizeof(*l));
+
+		if (!v || !l) {
+			tfk_free(v);
+			tfk_free(l);
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		}
+		for (k = 0; k < n; k++) {
+			v[k] = (const uint8_t *)tfk_tensor_str(t, k).ptr;
+			l[k] = tfk_tensor_str(t, k).len;
+		}
+		tfk_exb_add_bytes(b, name, v, l, (size_t)n);
+		tfk_free(v);
+		tfk_free(l);
+		break;
+	}
 	case TFK_DT_INT32: {
 		int64_t *v = tfk_malloc((size_t)(n ? n : 1) * sizeof(*v));
 
@@ -414,14 +458,6 @@ static int setup(const struct item *first, int adapt_chain, int adapt_layer,
 			return where(err, first);
 		}
 		dtypes[i] = kind_dtype(in, f->kind);
-		if (dtypes[i] == TFK_DT_UINT8 && !in->decode && in->rank < 0) {
-			tfk_example_release(&ex);
-			tfk_errf(err, TFK_EINVAL, "feature '%s': bytes need "
-				 "DecodeImage or a \"shape\" in the spec "
-				 "(string layers are not supported)",
-				 in->feature);
-			return where(err, first);
-		}
 		if (dtypes[i] == TFK_DT_INVALID) {
 			tfk_example_release(&ex);
 			tfk_errf(err, TFK_EINVAL, "feature '%s': has no "
@@ -503,10 +539,13 @@ static int workers_init(void)
 		wk->ibuf = calloc((size_t)n_chain, sizeof(*wk->ibuf));
 		wk->fcap = calloc((size_t)n_chain, sizeof(*wk->fcap));
 		wk->icap = calloc((size_t)n_chain, sizeof(*wk->icap));
+		wk->sbuf = calloc((size_t)n_chain, sizeof(*wk->sbuf));
+		wk->scap = calloc((size_t)n_chain, sizeof(*wk->scap));
 		wk->feeds = calloc((size_t)n_chain, sizeof(*wk->feeds));
 		wk->fetched = calloc((size_t)n_chain, sizeof(*wk->fetched));
 		if (!wk->img || !wk->fbuf || !wk->ibuf || !wk->fcap ||
-		    !wk->icap || !wk->feeds || !wk->fetched)
+		    !wk->icap || !wk->feeds || !wk->fetched || !wk->sbuf ||
+		    !wk->scap)
 			return -1;
 		for (k = 0; k < n_chain; k++)
 			tfk_img_init(&wk->img[k]);
@@ -531,12 +570,16 @@ static void workers_release(void)
 				tfk_free(wk->fbuf[k]);
 			if (wk->ibuf)
 				tfk_free(wk->ibuf[k]);
+			if (wk->sbuf)
+				tfk_free(wk->sbuf[k]);
 		}
 		free(wk->img);
 		free(wk->fbuf);
 		free(wk->ibuf);
 		free(wk->fcap);
 		free(wk->icap);
+		free(wk->sbuf);
+		free(wk->scap);
 		free(wk->feeds);
 		free(wk->fetched);
 	}

@@ -15,10 +15,12 @@
  */
 #include "nn/preprocess.h"
 #include "data/augment.h"
+#include "data/lookup.h"
 #include "data/resize.h"
 #include "util/alloc.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +29,8 @@
 
 enum {
 	L_DECODE, L_RESCALE, L_NORM, L_RESIZE, L_CENTER, L_RCROP, L_FLIP,
-	L_ROT, L_TRANS, L_ZOOM, L_CONTRAST
+	L_ROT, L_TRANS, L_ZOOM, L_CONTRAST, L_HASH, L_DISC, L_CATENC,
+	L_SLOOK, L_ILOOK
 };
 
 struct layer {
@@ -38,7 +41,15 @@ struct layer {
 	const char *mode, *fill_mode, *interp;
 	float fill_value, a_lo, a_hi, b_lo, b_hi;
 	int n_a, n_b;		/* Rescaling scale/offset, Norm mean/var */
-	float *a, *b;
+	float *a, *b;		/* (Discretization: a = boundaries) */
+	/* categorical layers */
+	const char *omode;	/* output_mode */
+	long num, num_oov, max_tokens, depth;
+	int has_mask, salted;
+	int64_t salt[2];
+	const char *mask, *oov;
+	char mask_buf[24], oov_buf[24];
+	json_t *vocab;
 };
 
 struct chain {
@@ -239,11 +250,20 @@ static const struct {
 	{ "RandomZoom", L_ZOOM, "height_factor width_factor fill_mode "
 	  "interpolation fill_value" },
 	{ "RandomContrast", L_CONTRAST, "factor value_range" },
+	{ "Hashing", L_HASH, "num_bins mask_value salt output_mode sparse" },
+	{ "Discretization", L_DISC, "bin_boundaries num_bins epsilon "
+	  "output_mode sparse" },
+	{ "CategoryEncoding", L_CATENC, "num_tokens output_mode sparse" },
+	{ "StringLookup", L_SLOOK, "max_tokens num_oov_indices mask_token "
+	  "oov_token vocabulary idf_weights invert output_mode sparse "
+	  "pad_to_max_tokens encoding" },
+	{ "IntegerLookup", L_ILOOK, "max_tokens num_oov_indices mask_token "
+	  "oov_token vocabulary vocabulary_dtype idf_weights invert "
+	  "output_mode sparse pad_to_max_tokens" },
 };
 
 static const char *const unsupported[] = {
-	"TextVectorization", "StringLookup", "IntegerLookup",
-	"CategoryEncoding", "Hashing", "Discretization", NULL
+	"TextVectorization", NULL
 };
 
 /* Keys Keras writes that change nothing here. */
@@ -264,6 +284,228 @@ static int in_list(const char *list, const char *key)
 		p += strspn(p, " ");
 	}
 	return 0;
+}
+
+/* A string, or (ints) an integer written as decimal into buf. */
+static int get_token(struct ctx *x, struct layer *l, const char *key,
+		     int ints, char *buf, const char **v, int *given)
+{
+	json_t *j = json_object_get(l->cfg, key);
+
+	*given = j && !json_is_null(j);
+	if (!*given)
+		return 0;
+	if (ints && json_is_integer(j)) {
+		snprintf(buf, 24, "%" PRId64, (int64_t)json_integer_value(j));
+		*v = buf;
+		return 0;
+	}
+	if (!ints && json_is_string(j)) {
+		*v = json_string_value(j);
+		if (strlen(*v) != json_string_length(j))
+			return bad(x, l->path, key, "NUL bytes are not "
+				   "supported");
+		return 0;
+	}
+	return bad(x, l->path, key, ints ? "expected an integer" :
+		   "expected a string");
+}
+
+static int get_mode(struct ctx *x, struct layer *l, const char *def,
+		    int int_ok)
+{
+	int rc = get_str(x, l, "output_mode", def, &l->omode);
+
+	if (rc)
+		return rc;
+	if (!strcmp(l->omode, "binary"))
+		l->omode = "multi_hot";
+	if ((int_ok && !strcmp(l->omode, "int")) ||
+	    !strcmp(l->omode, "one_hot") || !strcmp(l->omode, "multi_hot") ||
+	    !strcmp(l->omode, "count"))
+		return 0;
+	return bad(x, l->path, "output_mode", int_ok ? "expected int, "
+		   "one_hot, multi_hot or count (tf_idf is not supported)" :
+		   "expected one_hot, multi_hot or count");
+}
+
+static int get_long(struct ctx *x, struct layer *l, const char *key,
+		    long lo, long hi, long def, long *v)
+{
+	json_t *j = json_object_get(l->cfg, key);
+	char msg[80];
+
+	if (!j || json_is_null(j)) {
+		*v = def;
+		return 0;
+	}
+	if (!json_is_integer(j) || json_integer_value(j) < lo ||
+	    json_integer_value(j) > hi) {
+		snprintf(msg, sizeof(msg), "expected an integer in %ld..%ld",
+			 lo, hi);
+		return bad(x, l->path, key, msg);
+	}
+	*v = (long)json_integer_value(j);
+	return 0;
+}
+
+/* Hashing, Discretization, CategoryEncoding, String/IntegerLookup. */
+static int parse_categorical(struct ctx *x, struct layer *l)
+{
+	struct tfk_lookup_opts o;
+	struct tfk_lookup lk;
+	json_t *j, *e;
+	size_t i, n;
+	int rc, given, ints = l->kind == L_ILOOK;
+	const char **tok = NULL;
+	size_t *len = NULL;
+	int64_t *vals = NULL;
+
+	if ((rc = get_bool_false(x, l, "sparse")))
+		return rc;
+	switch (l->kind) {
+	case L_HASH:
+		if ((rc = get_long(x, l, "num_bins", 1, 1L << 31, 0,
+				   &l->num)) ||
+		    (rc = get_mode(x, l, "int", 1)))
+			return rc;
+		if (!l->num)
+			return bad(x, l->path, "num_bins", "expected an "
+				   "integer in 1..2147483648");
+		if (strcmp(l->omode, "int"))
+			return bad(x, l->path, "output_mode", "only int is "
+				   "supported");
+		j = json_object_get(l->cfg, "mask_value");
+		if (json_is_integer(j) || json_is_string(j))
+			rc = get_token(x, l, "mask_value", json_is_integer(j),
+				       l->mask_buf, &l->mask, &l->has_mask);
+		else if (j && !json_is_null(j))
+			return bad(x, l->path, "mask_value", "expected a "
+				   "string or an integer");
+		if (rc)
+			return rc;
+		j = json_object_get(l->cfg, "salt");
+		if (json_is_integer(j)) {
+			l->salted = 1;
+			l->salt[0] = l->salt[1] = json_integer_value(j);
+		} else if (json_is_array(j) && json_array_size(j) == 2 &&
+			   json_is_integer(json_array_get(j, 0)) &&
+			   json_is_integer(json_array_get(j, 1))) {
+			l->salted = 1;
+			l->salt[0] = json_integer_value(json_array_get(j, 0));
+			l->salt[1] = json_integer_value(json_array_get(j, 1));
+		} else if (j && !json_is_null(j)) {
+			return bad(x, l->path, "salt", "expected an integer or "
+				   "a list of 2 integers");
+		}
+		return 0;
+	case L_DISC:
+		if ((rc = get_mode(x, l, "int", 1)))
+			return rc;
+		j = json_object_get(l->cfg, "bin_boundaries");
+		if (!j || json_is_null(j))
+			return bad(x, l->path, "bin_boundaries", "null "
+				   "(adapting Discretization) is not "
+				   "supported: give the boundaries");
+		if ((rc = get_floats(x, l, "bin_boundaries", &l->a, &l->n_a)))
+			return rc;
+		for (i = 1; i < (size_t)l->n_a; i++)
+			if (!(l->a[i] >= l->a[i - 1]))
+				return bad(x, l->path, "bin_boundaries",
+					   "expected non-decreasing numbers");
+		l->depth = l->n_a + 1;
+		return 0;
+	case L_CATENC:
+		if ((rc = get_long(x, l, "num_tokens", 1, 1L << 24, 0,
+				   &l->num)) ||
+		    (rc = get_mode(x, l, "multi_hot", 0)))
+			return rc;
+		if (!l->num)
+			return bad(x, l->path, "num_tokens", "expected an "
+				   "integer in 1..16777216");
+		l->depth = l->num;
+		return 0;
+	}
+	/* String/IntegerLookup with a given vocabulary */
+	if ((rc = get_bool_false(x, l, "invert")) ||
+	    (rc = get_bool_false(x, l, "pad_to_max_tokens")) ||
+	    (rc = get_mode(x, l, "int", 1)) ||
+	    (rc = get_long(x, l, "max_tokens", 2, 1L << 24, 0,
+			   &l->max_tokens)) ||
+	    (rc = get_long(x, l, "num_oov_indices", 0, 1L << 20, 1,
+			   &l->num_oov)) ||
+	    (rc = get_token(x, l, "mask_token", ints, l->mask_buf, &l->mask,
+			    &l->has_mask)) ||
+	    (rc = get_token(x, l, "oov_token", ints, l->oov_buf, &l->oov,
+			    &given)))
+		return rc;
+	if (!given)
+		l->oov = ints ? "-1" : "[UNK]";
+	if (!l->has_mask)
+		l->mask = "";
+	j = json_object_get(l->cfg, "idf_weights");
+	if (j && !json_is_null(j))
+		return bad(x, l->path, "idf_weights", "tf_idf is not "
+			   "supported");
+	j = json_object_get(l->cfg, "vocabulary");
+	if (!j || json_is_null(j))
+		return bad(x, l->path, "vocabulary", "null (adapting a "
+			   "vocabulary) is not supported: give the list");
+	if (!json_is_array(j) || json_array_size(j) == 0)
+		return bad(x, l->path, "vocabulary", ints ? "expected a list "
+			   "of integers" : "expected a list of strings");
+	n = json_array_size(j);
+	tok = tfk_calloc(n, sizeof(*tok));
+	len = tfk_calloc(n, sizeof(*len));
+	vals = tfk_calloc(n, sizeof(*vals));
+	if (!tok || !len || !vals) {
+		rc = tfk_errf(x->err, TFK_ENOMEM, "out of memory");
+		goto out;
+	}
+	json_array_foreach(j, i, e) {
+		if (ints ? !json_is_integer(e) : !json_is_string(e)) {
+			rc = bad(x, l->path, "vocabulary", ints ? "expected a "
+				 "list of integers" : "expected a list of "
+				 "strings");
+			goto out;
+		}
+		if (ints) {
+			vals[i] = json_integer_value(e);
+		} else {
+			tok[i] = json_string_value(e);
+			len[i] = json_string_length(e);
+		}
+	}
+	if (ints)
+		tfk_lookup_opts_int(&o);
+	else
+		tfk_lookup_opts_string(&o);
+	o.mode = tfk_lookup_mode_parse(l->omode);
+	o.max_tokens = l->max_tokens;
+	o.num_oov = l->num_oov;
+	o.has_mask = l->has_mask;
+	o.mask = l->mask;
+	o.mask_len = strlen(l->mask);
+	o.mask_int = strtoll(l->mask, NULL, 10);
+	o.oov = l->oov;
+	o.oov_len = strlen(l->oov);
+	o.oov_int = strtoll(l->oov, NULL, 10);
+	rc = tfk_lookup_init(&lk, &o, x->err);
+	if (!rc) {
+		rc = tfk_lookup_set_vocab(&lk, tok, len, vals, n, NULL, 0,
+					  x->err);
+		l->depth = tfk_lookup_depth(&lk);
+		tfk_lookup_release(&lk);
+	}
+	if (rc)
+		tfk_err_prefix(x->err, "%s: %s.config.vocabulary", x->file,
+			       l->path);
+	l->vocab = j;
+out:
+	tfk_free(tok);
+	tfk_free(len);
+	tfk_free(vals);
+	return rc;
 }
 
 static int parse_layer(struct ctx *x, struct layer *l, json_t *obj, int pos)
@@ -434,6 +676,12 @@ static int parse_layer(struct ctx *x, struct layer *l, json_t *obj, int pos)
 			return bad(x, l->path, "height_factor", "zoom factors "
 				   "must be above -1");
 		return get_warp(x, l);
+	case L_HASH:
+	case L_DISC:
+	case L_CATENC:
+	case L_SLOOK:
+	case L_ILOOK:
+		return parse_categorical(x, l);
 	case L_CONTRAST:
 		if ((rc = get_factor(x, l, "factor", 0, 1, &l->a_lo,
 				     &l->a_hi, &given)))
@@ -754,6 +1002,110 @@ static int check_last(struct tfk_graph *g, struct tfk_port x, int n,
 	return 0;
 }
 
+static int add_categorical(struct tfk_graph *g, const struct layer *l,
+			   struct tfk_port *x, struct tfk_err *err)
+{
+	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
+	struct tfk_attr at[10];
+	struct tfk_tensor voc;
+	int na = 0, rc;
+
+	if (d->rank > 1)
+		return tfk_errf(err, TFK_EINVAL, "expected a list of values "
+				"(rank 0 or 1), got rank %d", d->rank);
+	switch (l->kind) {
+	case L_HASH:
+		if (d->dtype != TFK_DT_STRING && d->dtype != TFK_DT_INT64 &&
+		    d->dtype != TFK_DT_INT32)
+			return tfk_errf(err, TFK_EINVAL, "Hashing takes bytes "
+					"or int64 values, got %s",
+					tfk_dtype_name(d->dtype));
+		at[na++] = TFK_A_INT("num_bins", l->num);
+		at[na++] = TFK_A_BOOL("has_mask", l->has_mask);
+		if (l->has_mask)
+			at[na++] = TFK_A_STR("mask_value", l->mask);
+		at[na++] = TFK_A_BOOL("salted", l->salted);
+		at[na++] = TFK_A_INT("salt0", l->salt[0]);
+		at[na++] = TFK_A_INT("salt1", l->salt[1]);
+		return tfk_graph_add_node(g, "Hashing", NULL, x, 1, at, na, x,
+					  err);
+	case L_DISC: {
+		struct tfk_attr b = { "boundaries", { .kind =
+			TFK_ATTR_LIST_FLOAT, .list = { .n = l->n_a,
+			.f = l->a } } };
+		struct tfk_attr c = TFK_A_TYPE("DstT", TFK_DT_INT64);
+
+		if (d->dtype == TFK_DT_STRING || d->dtype == TFK_DT_UINT8)
+			return tfk_errf(err, TFK_EINVAL, "Discretization takes "
+					"numbers, got %s",
+					tfk_dtype_name(d->dtype));
+		rc = tfk_graph_add_node(g, "Bucketize", NULL, x, 1, &b, 1, x,
+					err);
+		if (rc)
+			return rc;
+		rc = tfk_graph_add_node(g, "Cast", NULL, x, 1, &c, 1, x, err);
+		if (rc || !strcmp(l->omode, "int"))
+			return rc;
+		at[na++] = TFK_A_INT("num_tokens", l->depth);
+		at[na++] = TFK_A_STR("output_mode", l->omode);
+		return tfk_graph_add_node(g, "CategoryEncoding", NULL, x, 1,
+					  at, na, x, err);
+	}
+	case L_CATENC:
+		if (d->dtype != TFK_DT_INT64 && d->dtype != TFK_DT_INT32)
+			return tfk_errf(err, TFK_EINVAL, "CategoryEncoding "
+					"takes integers, got %s",
+					tfk_dtype_name(d->dtype));
+		at[na++] = TFK_A_INT("num_tokens", l->num);
+		at[na++] = TFK_A_STR("output_mode", l->omode);
+		return tfk_graph_add_node(g, "CategoryEncoding", NULL, x, 1,
+					  at, na, x, err);
+	}
+	/* lookups */
+	if (l->kind == L_SLOOK ? d->dtype != TFK_DT_STRING :
+	    d->dtype != TFK_DT_INT64 && d->dtype != TFK_DT_INT32)
+		return tfk_errf(err, TFK_EINVAL, "%s takes %s values, got %s",
+				l->kind == L_SLOOK ? "StringLookup" :
+				"IntegerLookup", l->kind == L_SLOOK ?
+				"bytes" : "int64", tfk_dtype_name(d->dtype));
+	{
+		int64_t n = (int64_t)json_array_size(l->vocab), i;
+
+		rc = tfk_tensor_init(&voc, l->kind == L_SLOOK ?
+				     TFK_DT_STRING : TFK_DT_INT64, 1, &n, err);
+		if (rc)
+			return rc;
+		for (i = 0; i < n && !rc; i++) {
+			json_t *e = json_array_get(l->vocab, (size_t)i);
+
+			if (l->kind == L_SLOOK)
+				rc = tfk_tensor_set_str(&voc, i,
+					json_string_value(e),
+					json_string_length(e), err);
+			else
+				((int64_t *)voc.data)[i] =
+					json_integer_value(e);
+		}
+	}
+	if (!rc) {
+		at[na++] = TFK_A_TYPE("out_type", strcmp(l->omode, "int") ?
+				      TFK_DT_FLOAT : TFK_DT_INT64);
+		at[na++] = TFK_A_TENSOR("vocabulary", &voc);
+		at[na++] = TFK_A_INT("num_oov_indices", l->num_oov);
+		at[na++] = TFK_A_BOOL("has_mask", l->has_mask);
+		at[na++] = TFK_A_STR("mask_token", l->mask);
+		at[na++] = TFK_A_STR("oov_token", l->oov);
+		at[na++] = TFK_A_STR("output_mode", l->omode);
+		at[na++] = TFK_A_INT("max_tokens", l->max_tokens);
+		at[na++] = TFK_A_INT("depth", l->depth);
+		rc = tfk_graph_add_node(g, l->kind == L_SLOOK ?
+					"StringLookup" : "IntegerLookup", NULL,
+					x, 1, at, na, x, err);
+	}
+	tfk_tensor_release(&voc);
+	return rc;
+}
+
 static int add_layer(struct tfk_graph *g, const struct layer *l,
 		     struct tfk_port *x, struct tfk_err *err)
 {
@@ -763,6 +1115,12 @@ static int add_layer(struct tfk_graph *g, const struct layer *l,
 	const char *op = NULL;
 	int na = 0, rc;
 
+	if (l->kind >= L_HASH)
+		return add_categorical(g, l, x, err);
+	if (d->dtype == TFK_DT_STRING && l->kind != L_DECODE)
+		return tfk_errf(err, TFK_EINVAL, "expected numbers, got bytes "
+				"(strings): raw image bytes need a \"shape\" "
+				"in the spec, encoded ones DecodeImage");
 	if (l->kind != L_RESCALE && l->kind != L_NORM && l->kind != L_DECODE
 	    && d->rank != 3)
 		return tfk_errf(err, TFK_EINVAL, "expected an image [h, w, c]"

@@ -153,6 +153,56 @@ testcmd "random layers keep the shape (RandomCrop to 6x6)" \
 	'tfk-map --seed 9 aug.json few.rec | tfk-cat --json | head -1 | "$PYTHON" -c "
 import sys, json; d = json.loads(sys.stdin.read()); print(d[\"image/shape\"], len(d[\"image\"]))"' "[6, 6, 3] 108\n"
 
+# Categorical layers: the examples of the Keras docstrings -------------
+printf '%s\n' '{"s": ["a", "c", "d"], "i": [12, 1138, 42], "f": [-1.5, 1.0, 3.4, 0.5], "c": [0, 1], "h": ["A"]}' \
+	'{"s": ["d", "z", "b"], "i": [42, 1000, 36], "f": [0.0, 3.0, 1.3, 0.0], "c": [0, 0], "h": ["B"]}' \
+	'{"s": ["a", "b", "c", "d", "z"], "i": [0], "f": [9.0], "c": [1, 2], "h": ["C"]}' \
+	'{"s": ["a", "c", "d", "d"], "i": [36], "f": [-9.0], "c": [3, 1], "h": ["D"]}' \
+	'{"s": ["d", "z", "b", "z"], "i": [1138], "f": [1.0], "c": [3, 2], "h": ["E"]}' >"$T/cat.jsonl"
+(cd "$T" && tfk-json cat.jsonl -o cat.rec) || echo "not ok - categorical data"
+one() {	# FEATURE LAYER -> spec file cat-FEATURE.json
+	printf '{"features": {"%s": {"output": "o", "layers": [%s]}}}\n' "$1" "$2" >"$T/c.json"
+}
+show='tfk-map c.json cat.rec | tfk-cat --json | "$PYTHON" -c "
+import sys, json
+print(\" \".join(json.dumps(json.loads(l)[\"o\"]).replace(\" \", \"\") for l in sys.stdin))"'
+one s "$(L StringLookup '{"vocabulary": ["a", "b", "c", "d"], "name": "string_lookup", "invert": false, "output_mode": "int", "sparse": false, "encoding": "utf-8"}')"
+testcmd "StringLookup int (Keras docstring: [[1,3,4],[4,0,2]])" "$show" \
+	"[1,3,4] [4,0,2] [1,2,3,4,0] [1,3,4,4] [4,0,2,0]\n"
+one s "$(L StringLookup '{"vocabulary": ["a", "b", "c", "d"], "output_mode": "count"}')"
+testcmd "StringLookup count (docstring: [0,1,0,1,2], [2,0,1,0,1])" \
+	"tfk-map c.json cat.rec | tfk-cat --json | sed -n '4,5p' | $(echo "$show" | sed 's/.*| "\$PYTHON"/"$PYTHON"/')" \
+	"[0.0,1.0,0.0,1.0,2.0] [2.0,0.0,1.0,0.0,1.0]\n"
+one s "$(L StringLookup '{"vocabulary": ["a", "b", "c", "d"], "output_mode": "one_hot", "mask_token": null}')"
+testcmd "StringLookup one_hot: rows of depth 5, o/shape [5, 5]" \
+	'tfk-map c.json cat.rec | tfk-cat --json | sed -n 3p | "$PYTHON" -c "
+import sys, json; d = json.loads(sys.stdin.read()); print(d[\"o/shape\"], [d[\"o\"][r * 5:r * 5 + 5].index(1.0) for r in range(5)])"' \
+	"[5, 5] [1, 2, 3, 4, 0]\n"
+one i "$(L IntegerLookup '{"vocabulary": [12, 36, 1138, 42], "vocabulary_dtype": "int64"}')"
+testcmd "IntegerLookup int (docstring: [[1,3,4],[4,0,2]])" "$show" \
+	"[1,3,4] [4,0,2] [0] [2] [3]\n"
+one c "$(L CategoryEncoding '{"num_tokens": 4, "output_mode": "multi_hot"}')"
+testcmd "CategoryEncoding multi_hot (docstring)" "$show" \
+	"[1.0,1.0,0.0,0.0] [1.0,0.0,0.0,0.0] [0.0,1.0,1.0,0.0] [0.0,1.0,0.0,1.0] [0.0,0.0,1.0,1.0]\n"
+one c "$(L CategoryEncoding '{"num_tokens": 4, "output_mode": "count"}')"
+testcmd "CategoryEncoding count (docstring)" "$show" \
+	"[1.0,1.0,0.0,0.0] [2.0,0.0,0.0,0.0] [0.0,1.0,1.0,0.0] [0.0,1.0,0.0,1.0] [0.0,0.0,1.0,1.0]\n"
+one f "$(L Discretization '{"bin_boundaries": [0.0, 1.0, 2.0], "epsilon": 0.01, "output_mode": "int"}')"
+testcmd "Discretization (docstring: [[0,2,3,1],[1,3,2,1]])" "$show" \
+	"[0,2,3,1] [1,3,2,1] [3] [0] [2]\n"
+one h "$(L Hashing '{"num_bins": 3}')"
+testcmd "Hashing FarmHash (docstring: 1 0 1 1 2)" "$show" "[1] [0] [1] [1] [2]\n"
+one h "$(L Hashing '{"num_bins": 3, "salt": 133}')"
+testcmd "Hashing salted SipHash (docstring: 0 0 2 1 0)" "$show" "[0] [0] [2] [1] [0]\n"
+one s "$(L StringLookup '{"vocabulary": ["a", "b"], "num_oov_indices": 0}')"
+testerr "lookup of an unknown token without OOV names record and layer" \
+	'tfk-map c.json cat.rec' 1 "cat.rec: record 0 at byte 0: node StringLookup"
+one c "$(L CategoryEncoding '{"num_tokens": 2}')"
+testerr "CategoryEncoding value out of range" 'tfk-map c.json cat.rec' 1 \
+	"cat.rec: record 2 at byte "
+one s "$(L Hashing '{"num_bins": 3}'), $(L IntegerLookup '{"vocabulary": [1, 2]}')"
+check "Hashing then IntegerLookup chain" sh -c 'tfk-map c.json cat.rec | tfk-count | { read n r; [ "$n" = 5 ]; }'
+
 # Errors ----------------------------------------------------------------
 spec e1.json "\"image\": [$(L Rescaling '{"scale": 1}'), $(L RandomRotaton '{}')]"
 testerr "unknown layer class names the JSON path" 'tfk-map e1.json in.rec' 1 \
@@ -185,7 +235,7 @@ testerr "image layer on a flat list" 'tfk-map e8.json in.rec' 1 \
 	"e8.json: features.x[0]: expected an image [h, w, c]"
 spec e9.json "\"image\": [$(L Rescaling '{"scale": 1}')]"
 testerr "raw bytes without shape" 'tfk-map e9.json in.rec' 1 \
-	"feature 'image': bytes need DecodeImage or a \"shape\""
+	"e9.json: features.image[0]: expected numbers, got bytes (strings): raw image bytes need a \"shape\""
 printf '{"features": {"x": [}}' >"$T/bad.json"
 testerr "bad JSON has line:column" 'tfk-map bad.json in.rec' 1 "bad.json:1:"
 testerr "truncated upstream stream is an error" \

@@ -41,8 +41,27 @@ static void spec_errors(void)
 		  "layer object" },
 		{ "{\"features\": {\"x\": [{\"class_name\": \"Dense\"}]}}",
 		  "features.x[0]: unknown layer class 'Dense'" },
+		{ "{\"features\": {\"x\": [{\"class_name\": "
+		  "\"TextVectorization\"}]}}", "features.x[0]: layer class "
+		  "TextVectorization is not supported" },
 		{ "{\"features\": {\"x\": [{\"class_name\": \"Hashing\"}]}}",
-		  "features.x[0]: layer class Hashing is not supported" },
+		  "features.x[0].config.num_bins: expected an integer" },
+		{ "{\"features\": {\"x\": [{\"class_name\": \"StringLookup\", "
+		  "\"config\": {\"vocabulary\": null}}]}}", "config.vocabulary: "
+		  "null (adapting a vocabulary) is not supported" },
+		{ "{\"features\": {\"x\": [{\"class_name\": \"StringLookup\", "
+		  "\"config\": {\"vocabulary\": [\"a\", \"a\"]}}]}}",
+		  "features.x[0].config.vocabulary: " },
+		{ "{\"features\": {\"x\": [{\"class_name\": \"IntegerLookup\","
+		  " \"config\": {\"vocabulary\": [\"a\"]}}]}}",
+		  "config.vocabulary: expected a list of integers" },
+		{ "{\"features\": {\"x\": [{\"class_name\": \"Discretization\","
+		  " \"config\": {\"bin_boundaries\": [1, 0]}}]}}",
+		  "config.bin_boundaries: expected non-decreasing" },
+		{ "{\"features\": {\"x\": [{\"class_name\": "
+		  "\"CategoryEncoding\", \"config\": {\"num_tokens\": 3, "
+		  "\"output_mode\": \"int\"}}]}}", "config.output_mode: "
+		  "expected one_hot, multi_hot or count" },
 		{ "{\"features\": {\"x\": [{\"class_name\": \"Rescaling\", "
 		  "\"config\": {}}]}}", "features.x[0].config.scale: expected "
 		  "a number or a list" },

@@ -394,9 +394,11 @@ int main(int argc, char **argv)
 	check_options(files, argc);
 	n_files = (size_t)argc;
 	if (shard_files) {
+		/* k % N, not a stride of N: N may be past INT_MAX. */
 		n_files = 0;
-		for (i = shard_i; i < argc; i += (int)shard_n)
-			files[n_files++] = files[i];
+		for (i = 0; i < argc; i++)
+			if (i % shard_n == shard_i)
+				files[n_files++] = files[i];
 		shard_i = 0;
 		shard_n = 1;
 	}

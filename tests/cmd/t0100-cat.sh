@@ -125,6 +125,12 @@ testcmd "shard default from MPI" \
 testcmd "explicit --shard wins over the environment" \
 	'OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=3 tfk-cat --raw --shard 0/1 b | tr "\n" " "' \
 	'b0 b1 '
+testcmd "shard-files with N past INT_MAX keeps file k = I only" \
+	'tfk-cat --raw --shard-files --shard 0/2147483648 a b c | tr "\n" " "' 'a0 a1 a2 a3 a4 '
+testcmd "shard-files 0/(2^32+1) is not 0/1" \
+	'tfk-cat --raw --shard-files --shard 0/4294967297 a b c | tr "\n" " "' 'a0 a1 a2 a3 a4 '
+testcmd "shard-files 2/(2^31-1) keeps file 2" \
+	'tfk-cat --raw --shard-files --shard 2/2147483647 a b c | tr "\n" " "' 'c0 c1 c2 '
 testcmd "shard-files from Slurm" \
 	'SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=3 tfk-cat --raw --shard-files a b c | tr "\n" " "' \
 	'c0 c1 c2 '

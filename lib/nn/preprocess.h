@@ -25,9 +25,16 @@
  * AddV2; Normalization -> Cast, Sub, RealDiv (invert: Mul, AddV2);
  * Resizing -> ResizeBilinear/NearestNeighbor/Bicubic/Area; CenterCrop,
  * RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
- * RandomContrast -> the op of that name (kernels/cpu/preprocess.c).
- * TextVectorization, StringLookup, IntegerLookup, CategoryEncoding,
- * Hashing and Discretization are refused by name (not supported yet).
+ * RandomContrast -> the op of that name (kernels/cpu/preprocess.c);
+ * Discretization -> Bucketize, Cast (+ CategoryEncoding); Hashing,
+ * CategoryEncoding, StringLookup, IntegerLookup -> the op of that name
+ * (kernels/cpu/categorical.c), lookups with their vocabulary as a tensor
+ * attr. Lookups need a given vocabulary and Discretization given
+ * bin_boundaries (adapting them is refused), tf_idf, invert, sparse and
+ * pad_to_max_tokens are refused; TextVectorization is refused by name
+ * (not supported yet). Bytes features without "shape" or DecodeImage
+ * are string tensors [n] (one element per value), for the lookups and
+ * Hashing.
  *
  * Config keys Keras always writes and that change nothing here (name,
  * trainable, dtype, autocast, seed, data_format "channels_last") are

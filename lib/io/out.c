@@ -5,6 +5,9 @@
  * mkstemp gives it mode 0600, so it is widened to 0666 & ~umask before
  * the rename, as a plain open would have made it. Writes go through a
  * 256 KiB buffer: small records would otherwise cost a syscall each.
+ * A target that exists and is not a regular file (/dev/null, a fifo,
+ * /dev/stdout) is written through instead: renaming over it would
+ * replace the device node or link itself with a plain file.
  */
 #include "io/out.h"
 #include "util/alloc.h"
@@ -25,6 +28,7 @@ struct tfk_out {
 	char *path;		/* final name */
 	char *tmp;		/* temporary name, NULL for stdout */
 	int fd;
+	int own_fd;		/* fd opened on a non-regular target */
 	int comp;
 	uint8_t *buf;
 	size_t len;
@@ -44,7 +48,7 @@ static void free_out(struct tfk_out *o)
 {
 	if (o->z_live)
 		deflateEnd(&o->z);
-	if (o->tmp && o->fd >= 0)
+	if ((o->tmp || o->own_fd) && o->fd >= 0)
 		close(o->fd);
 	tfk_free(o->zbuf);
 	tfk_free(o->buf);
@@ -57,6 +61,7 @@ int tfk_out_open(struct tfk_out **outp, const char *path, int comp,
 		 struct tfk_err *err)
 {
 	struct tfk_out *o;
+	struct stat st;
 	int stdout_ = !path || !strcmp(path, "-");
 
 	*outp = NULL;
@@ -82,6 +87,21 @@ int tfk_out_open(struct tfk_out **outp, const char *path, int comp,
 	}
 	if (stdout_) {
 		o->fd = 1;
+	} else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		int rc;
+
+		if (S_ISDIR(st.st_mode)) {
+			rc = tfk_errf(err, TFK_EIO, "%s: is a directory", path);
+			free_out(o);
+			return rc;
+		}
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0) {
+			rc = io_error(o, err, "cannot open");
+			free_out(o);
+			return rc;
+		}
+		o->own_fd = 1;
 	} else {
 		const char *slash = strrchr(path, '/');
 		size_t dlen = slash ? (size_t)(slash - path + 1) : 0;
@@ -215,6 +235,11 @@ int tfk_out_close(struct tfk_out *o, struct tfk_err *err)
 		o->fd = -1;
 		if (!rc && rename(o->tmp, o->path) < 0)
 			rc = io_error(o, err, "cannot rename temporary into place");
+	}
+	if (o->own_fd) {
+		if (close(o->fd) < 0 && !rc)
+			rc = io_error(o, err, "close failed");
+		o->fd = -1;
 	}
 	if (o->tmp) {
 		if (rc)

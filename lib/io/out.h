@@ -6,7 +6,9 @@
  * tfk_out_discard (or an error, or a SIGINT/SIGTERM/SIGHUP in a tool that
  * used tfk_cli_parse) removes the temporary, so a failed or killed run
  * never leaves a half file under the final name. "-" means stdout, which
- * is written through (nothing to rename).
+ * is written through (nothing to rename), and so is an existing target
+ * that is not a regular file (/dev/null, a fifo); a directory is
+ * TFK_EIO "PATH: is a directory".
  *
  * Output may be GZIP- or ZLIB-compressed (TensorFlow's TFRecord
  * compression_type), level 6 as zlib's default.

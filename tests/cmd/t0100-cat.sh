@@ -238,6 +238,11 @@ testerr "--records with stdin" 'tfk-cat --records 1:2 <a' 2 'tfk-cat: --records 
 testerr "--sequence without --json" 'tfk-cat --sequence a' 2 'tfk-cat: --sequence goes with --json'
 testerr "--json with --raw" 'tfk-cat --json --raw a' 2 'tfk-cat: --json and --raw exclude each other'
 testerr "unknown option" 'tfk-cat --frobnicate a' 2 "tfk-cat: unknown option '--frobnicate'"
+testcmd "-o a fifo writes through it and leaves it a fifo" \
+	'mkfifo ff && { cat ff >ff.got & tfk-cat --raw -o ff b; wait; } && cat ff.got | tr "\n" " " && test -p ff && echo fifo' \
+	'b0 b1 fifo'
+testerr "-o a directory fails before writing" 'mkdir -p od && tfk-cat -o od a' 1 \
+	'tfk-cat: od: is a directory'
 testcmd "--help goes to stdout, exit 0" 'tfk-cat --help | head -n 1' 'usage: tfk-cat [options] [FILE...]'
 
 done_testing

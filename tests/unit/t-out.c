@@ -406,6 +406,56 @@ static void errors(void)
 	}
 }
 
+/* An existing target that is not a regular file is written through,
+ * never renamed over: a device node or fifo must survive -o. */
+static void not_regular(void)
+{
+	struct tfk_out *o;
+	struct tfk_err err;
+	struct stat st;
+	char fifo[700], want[800], buf[16];
+	int rfd, rc, fifo_ok;
+	ssize_t k;
+
+	tfk_err_clear(&err);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tap_tmpdir());
+	if (mkfifo(fifo, 0600) != 0) {
+		ok(0, "mkfifo %s: %s", fifo, strerror(errno));
+		return;
+	}
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+	is_int(tfk_out_open(&o, fifo, TFK_COMP_NONE, &err), 0, "fifo opens");
+	tfk_out_write(o, "hello", 5, &err);
+	is_int(tfk_out_close(o, &err), 0, "fifo: close ok");
+	k = read(rfd, buf, sizeof(buf));
+	is_int((int)k, 5, "fifo: the reader gets the 5 bytes");
+	close(rfd);
+	fifo_ok = stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode);
+	ok(fifo_ok, "the fifo is still a fifo");
+	unlink(fifo);
+
+	/* Only when the fifo survived: a regression would rename a file
+	 * over /dev/full (the tests may run as root). */
+	if (fifo_ok) {
+		is_int(tfk_out_open(&o, "/dev/full", TFK_COMP_NONE, &err), 0,
+		       "/dev/full opens");
+		tfk_out_write(o, "abc", 3, &err);
+		rc = tfk_out_close(o, &err);
+		is_int(rc, TFK_EIO, "/dev/full: the write error is seen at close");
+		is_str(err.msg, "/dev/full: write failed: No space left on device",
+		       "/dev/full: message");
+		ok(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode),
+		   "/dev/full is still a character device");
+		is_int(count_prefix("/dev", ".full.tmp-", NULL, 0), 0,
+		       "no temporary in /dev");
+	}
+
+	is_int(tfk_out_open(&o, tap_tmpdir(), TFK_COMP_NONE, &err), TFK_EIO,
+	       "a directory: TFK_EIO at open, before any data");
+	snprintf(want, sizeof(want), "%s: is a directory", tap_tmpdir());
+	is_str(err.msg, want, "a directory: message");
+}
+
 /* A kill while writing leaves neither the final name nor the temporary. */
 static void killed(void)
 {
@@ -473,6 +523,7 @@ int main(void)
 	zlib_out();
 	to_stdout();
 	errors();
+	not_regular();
 	killed();
 	alloc_failures();
 	{

@@ -402,6 +402,17 @@ int tfk_cli_parse(int argc, char **argv, const struct tfk_cmd *cmd,
 	return npos;
 }
 
+/* A whole decimal number from the environment: 0, or -1 when empty,
+ * malformed or out of range. */
+static int env_long(const char *s, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return errno || end == s || *end ? -1 : 0;
+}
+
 int tfk_cli_shard(const char *arg, long *index, long *count)
 {
 	const char *env_i = NULL, *env_n = NULL;
@@ -421,16 +432,22 @@ int tfk_cli_shard(const char *arg, long *index, long *count)
 		*count = 1;
 		if (!env_i)
 			return 0;
-		i = strtol(env_i, &end, 10);
-		if (*end)
+		if (env_long(env_i, &i) || env_long(env_n, &n))
 			return -1;
-		n = strtol(env_n, &end, 10);
-		if (*end)
-			return -1;
-		/* Slurm array ids need not start at 0 (--array=1-8). */
-		if (env_i == getenv("SLURM_ARRAY_TASK_ID") &&
-		    getenv("SLURM_ARRAY_TASK_MIN"))
-			i -= strtol(getenv("SLURM_ARRAY_TASK_MIN"), NULL, 10);
+		/* Slurm array ids need not start at 0 (--array=1-8) nor
+		 * be consecutive (--array=0-15:4 gives ids 0, 4, 8, 12
+		 * and a count of 4): shard (ID - MIN) / STEP. */
+		if (env_i == getenv("SLURM_ARRAY_TASK_ID")) {
+			const char *e_min = getenv("SLURM_ARRAY_TASK_MIN");
+			const char *e_step = getenv("SLURM_ARRAY_TASK_STEP");
+			long lo = 0, step = 1;
+
+			if ((e_min && env_long(e_min, &lo)) ||
+			    (e_step && env_long(e_step, &step)) || step < 1 ||
+			    lo < 0 || i < lo || (i - lo) % step)
+				return -1;
+			i = (i - lo) / step;
+		}
 	} else {
 		errno = 0;
 		i = strtol(arg, &end, 10);

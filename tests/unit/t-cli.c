@@ -374,7 +374,8 @@ static void setenv_list(const char *const *kv)
 {
 	static const char *const all[] = {
 		"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
-		"SLURM_ARRAY_TASK_MIN", "OMPI_COMM_WORLD_RANK",
+		"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP",
+		"OMPI_COMM_WORLD_RANK",
 		"OMPI_COMM_WORLD_SIZE", NULL
 	};
 	const char *const *p;
@@ -428,6 +429,34 @@ static void shards(void)
 	ENV("SLURM_ARRAY_TASK_ID", "9", "SLURM_ARRAY_TASK_COUNT", "8",
 	    "SLURM_ARRAY_TASK_MIN", "1");
 	is_int(tfk_cli_shard(NULL, &i, &n), -1, "Slurm id past MIN+COUNT refused");
+	ENV("SLURM_ARRAY_TASK_ID", "8", "SLURM_ARRAY_TASK_COUNT", "4",
+	    "SLURM_ARRAY_TASK_MIN", "0", "SLURM_ARRAY_TASK_STEP", "4");
+	rc = tfk_cli_shard(NULL, &i, &n);
+	ok(rc == 0 && i == 2 && n == 4, "--array=0-15:4: task 8 is shard 2/4");
+	ENV("SLURM_ARRAY_TASK_ID", "12", "SLURM_ARRAY_TASK_COUNT", "4",
+	    "SLURM_ARRAY_TASK_MIN", "0", "SLURM_ARRAY_TASK_STEP", "4");
+	rc = tfk_cli_shard(NULL, &i, &n);
+	ok(rc == 0 && i == 3 && n == 4, "--array=0-15:4: task 12 is shard 3/4");
+	ENV("SLURM_ARRAY_TASK_ID", "7", "SLURM_ARRAY_TASK_COUNT", "3",
+	    "SLURM_ARRAY_TASK_MIN", "1", "SLURM_ARRAY_TASK_STEP", "3");
+	rc = tfk_cli_shard(NULL, &i, &n);
+	ok(rc == 0 && i == 2 && n == 3, "--array=1-7:3: task 7 is shard 2/3");
+	ENV("SLURM_ARRAY_TASK_ID", "6", "SLURM_ARRAY_TASK_COUNT", "3",
+	    "SLURM_ARRAY_TASK_MIN", "1", "SLURM_ARRAY_TASK_STEP", "3");
+	is_int(tfk_cli_shard(NULL, &i, &n), -1, "id off the step refused");
+	ENV("SLURM_ARRAY_TASK_ID", "0", "SLURM_ARRAY_TASK_COUNT", "8",
+	    "SLURM_ARRAY_TASK_MIN", "1");
+	is_int(tfk_cli_shard(NULL, &i, &n), -1, "id below MIN refused");
+	ENV("SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "8",
+	    "SLURM_ARRAY_TASK_MIN", "-9223372036854775808");
+	is_int(tfk_cli_shard(NULL, &i, &n), -1, "negative MIN refused (no overflow)");
+	ENV("SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "8",
+	    "SLURM_ARRAY_TASK_MIN", "z");
+	is_int(tfk_cli_shard(NULL, &i, &n), -1, "malformed MIN refused");
+	ENV("SLURM_ARRAY_TASK_ID", "", "SLURM_ARRAY_TASK_COUNT", "8");
+	is_int(tfk_cli_shard(NULL, &i, &n), -1, "empty Slurm id refused");
+	ENV("SLURM_ARRAY_TASK_ID", "99999999999999999999", "SLURM_ARRAY_TASK_COUNT", "8");
+	is_int(tfk_cli_shard(NULL, &i, &n), -1, "overflowing Slurm id refused");
 	ENV("SLURM_ARRAY_TASK_ID", "x", "SLURM_ARRAY_TASK_COUNT", "8");
 	is_int(tfk_cli_shard(NULL, &i, &n), -1, "malformed Slurm id refused");
 	ENV("OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_SIZE", "4");

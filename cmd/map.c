@@ -780,6 +780,57 @@ out:
 	return rc;
 }
 
+/* TextVectorization adapt: every bytes value of the feature is a
+ * document. */
+static int run_text_adapt(struct reader *rd, int chain, int layer,
+			  struct tfk_err *err)
+{
+	const struct tfk_prep_input *in = tfk_prep_input(prep, chain);
+	struct tfk_prep_tadapt *t;
+	struct tfk_example *ex = &workers[0].ex;
+	long n;
+	size_t i;
+	int rc;
+
+	rc = tfk_prep_tadapt_new(prep, chain, layer, &t, err);
+	if (rc)
+		return rc;
+	while ((n = fill_chunk(rd, err)) > 0) {
+		for (i = 0; i < (size_t)n; i++) {
+			const struct tfk_feat *f;
+			const uint8_t *p;
+			size_t len, it = 0;
+
+			rc = tfk_example_parse(ex, chunk.data +
+					       chunk.it[i].off,
+					       chunk.it[i].len, err);
+			if (rc) {
+				tfk_err_prefix(err, "bad tf.Example");
+				goto fail;
+			}
+			f = tfk_example_find(ex, in->feature);
+			if (!f || f->kind != TFK_FEAT_BYTES) {
+				rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
+					      "%s", in->feature, f ?
+					      "expected bytes (text)" :
+					      "missing");
+				goto fail;
+			}
+			while (tfk_feat_bytes_next(f, &it, &p, &len))
+				if ((rc = tfk_prep_tadapt_add(t,
+						(const char *)p, len, err)))
+					goto fail;
+		}
+	}
+	rc = n < 0 ? (int)n : tfk_prep_tadapt_finish(t, err);
+	tfk_prep_tadapt_free(t);
+	return rc;
+fail:
+	where(err, &chunk.it[i]);
+	tfk_prep_tadapt_free(t);
+	return rc;
+}
+
 static int write_spec(struct tfk_err *err)
 {
 	struct tfk_out *o;
@@ -803,7 +854,7 @@ int main(int argc, char **argv)
 	static char *stdin_only[] = { "-" };
 	struct reader rd = { 0 };
 	struct tfk_err err;
-	int comp, rc = 0, ch, ly, passes = 0;
+	int comp, rc = 0, ch, ly, passes = 0, kind;
 
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
 	if (argc < 1)
@@ -826,18 +877,20 @@ int main(int argc, char **argv)
 	}
 
 	if (adapt) {
-		while (!rc && tfk_prep_next_adapt(prep, &ch, &ly)) {
+		while (!rc && (kind = tfk_prep_next_adapt(prep, &ch, &ly))) {
 			if (passes++ && argc < 2) {
 				rc = tfk_errf(&err, TFK_EINVAL, "--adapt reads "
 					      "the input once per "
-					      "Normalization layer: give "
-					      "files, not stdin");
+					      "layer to adapt: give files, "
+					      "not stdin");
 				break;
 			}
 			reader_close(&rd);
 			rd.fi = 0;
 			rd.next = 0;
-			rc = run_adapt(&rd, ch, ly, &err);
+			rc = kind == TFK_PREP_ADAPT_TEXT ?
+				run_text_adapt(&rd, ch, ly, &err) :
+				run_adapt(&rd, ch, ly, &err);
 			teardown();
 		}
 		if (!rc)

@@ -16,6 +16,7 @@
 #include "nn/preprocess.h"
 #include "data/augment.h"
 #include "data/lookup.h"
+#include "data/textvec.h"
 #include "data/resize.h"
 #include "util/alloc.h"
 
@@ -30,7 +31,7 @@
 enum {
 	L_DECODE, L_RESCALE, L_NORM, L_RESIZE, L_CENTER, L_RCROP, L_FLIP,
 	L_ROT, L_TRANS, L_ZOOM, L_CONTRAST, L_HASH, L_DISC, L_CATENC,
-	L_SLOOK, L_ILOOK
+	L_SLOOK, L_ILOOK, L_TEXTVEC
 };
 
 struct layer {
@@ -50,6 +51,8 @@ struct layer {
 	const char *mask, *oov;
 	char mask_buf[24], oov_buf[24];
 	json_t *vocab;
+	struct tfk_textvec_opts tvo;	/* TextVectorization */
+	int pos;			/* index in its chain */
 };
 
 struct chain {
@@ -260,10 +263,13 @@ static const struct {
 	{ "IntegerLookup", L_ILOOK, "max_tokens num_oov_indices mask_token "
 	  "oov_token vocabulary vocabulary_dtype idf_weights invert "
 	  "output_mode sparse pad_to_max_tokens" },
+	{ "TextVectorization", L_TEXTVEC, "max_tokens standardize split "
+	  "ngrams output_mode output_sequence_length pad_to_max_tokens "
+	  "sparse ragged vocabulary idf_weights encoding vocabulary_size" },
 };
 
 static const char *const unsupported[] = {
-	"TextVectorization", NULL
+	NULL
 };
 
 /* Keys Keras writes that change nothing here. */
@@ -508,6 +514,133 @@ out:
 	return rc;
 }
 
+/* Depth of a TextVectorization with vocabulary j (NULL: none yet). */
+static int textvec_depth(struct ctx *x, struct layer *l, json_t *j)
+{
+	struct tfk_textvec tv;
+	const char **tok;
+	size_t *len, i, n = json_array_size(j);
+	json_t *e;
+	int rc;
+
+	rc = tfk_textvec_init(&tv, &l->tvo, x->err);
+	if (rc)
+		return tfk_err_prefix(x->err, "%s: %s.config", x->file,
+				      l->path);
+	tok = tfk_calloc(n + 1, sizeof(*tok));
+	len = tfk_calloc(n + 1, sizeof(*len));
+	if (!tok || !len) {
+		rc = tfk_errf(x->err, TFK_ENOMEM, "out of memory");
+		goto out;
+	}
+	json_array_foreach(j, i, e) {
+		if (!json_is_string(e)) {
+			rc = bad(x, l->path, "vocabulary", "expected a list "
+				 "of strings");
+			goto out;
+		}
+		tok[i] = json_string_value(e);
+		len[i] = json_string_length(e);
+	}
+	rc = tfk_lookup_set_vocab(&tv.lk, tok, len, NULL, n, NULL, 0, x->err);
+	if (rc)
+		tfk_err_prefix(x->err, "%s: %s.config.vocabulary", x->file,
+			       l->path);
+	else
+		l->depth = tfk_textvec_depth(&tv);
+out:
+	tfk_free(tok);
+	tfk_free(len);
+	tfk_textvec_release(&tv);
+	return rc;
+}
+
+static int parse_textvec(struct ctx *x, struct layer *l)
+{
+	struct tfk_textvec_opts *o = &l->tvo;
+	const char *str;
+	json_t *j;
+	long v;
+	int rc;
+
+	tfk_textvec_opts_default(o);
+	if ((rc = get_bool_false(x, l, "sparse")) ||
+	    (rc = get_bool_false(x, l, "ragged")) ||
+	    (rc = get_bool_false(x, l, "pad_to_max_tokens")) ||
+	    (rc = get_mode(x, l, "int", 1)) ||
+	    (rc = get_long(x, l, "max_tokens", 2, 1L << 24, 0, &v)))
+		return rc;
+	o->max_tokens = v;
+	o->mode = tfk_lookup_mode_parse(l->omode);
+	if (o->mode == TFK_LOOKUP_ONE_HOT)
+		return bad(x, l->path, "output_mode", "expected int, "
+			   "multi_hot or count");
+	/* absent: Keras' defaults; null: none */
+	if ((rc = get_str(x, l, "standardize", json_object_get(l->cfg,
+			  "standardize") ? NULL : "lower_and_strip_punctuation",
+			  &str)))
+		return rc;
+	o->standardize = str ? tfk_textvec_std_parse(str) : TFK_STD_NONE;
+	if (o->standardize < 0)
+		return bad(x, l->path, "standardize", "expected "
+			   "lower_and_strip_punctuation, lower, "
+			   "strip_punctuation or null");
+	if ((rc = get_str(x, l, "split", json_object_get(l->cfg, "split") ?
+			  NULL : "whitespace", &str)))
+		return rc;
+	o->split = str ? tfk_textvec_split_parse(str) : TFK_SPLIT_NONE;
+	if (o->split < 0)
+		return bad(x, l->path, "split", "expected whitespace or null "
+			   "(character is not supported)");
+	j = json_object_get(l->cfg, "ngrams");
+	if (json_is_integer(j)) {
+		if (json_integer_value(j) < 1 ||
+		    json_integer_value(j) > TFK_TEXTVEC_MAX_NGRAMS)
+			return bad(x, l->path, "ngrams", "expected 1..16");
+		tfk_textvec_opts_ngrams_upto(o, (int)json_integer_value(j));
+	} else if (json_is_array(j) && json_array_size(j) >= 1 &&
+		   json_array_size(j) <= TFK_TEXTVEC_MAX_NGRAMS) {
+		size_t i;
+		json_t *e;
+
+		json_array_foreach(j, i, e) {
+			if (!json_is_integer(e) || json_integer_value(e) < 1 ||
+			    json_integer_value(e) > 1 << 20)
+				return bad(x, l->path, "ngrams", "expected "
+					   "widths >= 1");
+			o->ngrams[i] = (int)json_integer_value(e);
+		}
+		o->n_ngrams = (int)json_array_size(j);
+	} else if (j && !json_is_null(j)) {
+		return bad(x, l->path, "ngrams", "expected an integer, a list "
+			   "of widths or null");
+	}
+	if ((rc = get_long(x, l, "output_sequence_length", 1, 1L << 24, -1,
+			   &v)))
+		return rc;
+	o->output_sequence_length = v;
+	if (o->mode == TFK_LOOKUP_INT && v < 0)
+		return bad(x, l->path, "output_sequence_length", "null "
+			   "(ragged output) is not supported: give a length");
+	if (o->mode != TFK_LOOKUP_INT && v >= 0)
+		return bad(x, l->path, "output_sequence_length", "only in "
+			   "int mode");
+	j = json_object_get(l->cfg, "idf_weights");
+	if (j && !json_is_null(j))
+		return bad(x, l->path, "idf_weights", "tf_idf is not "
+			   "supported");
+	j = json_object_get(l->cfg, "vocabulary");
+	if (!j || json_is_null(j)) {
+		l->vocab = NULL;
+		return 0;
+	}
+	if (!json_is_array(j) || json_array_size(j) == 0)
+		return bad(x, l->path, "vocabulary", "expected a list of "
+			   "strings or null");
+	l->vocab = j;
+	return textvec_depth(x, l, j);
+}
+
 static int parse_layer(struct ctx *x, struct layer *l, json_t *obj, int pos)
 {
 	json_t *cls, *v;
@@ -682,6 +815,9 @@ static int parse_layer(struct ctx *x, struct layer *l, json_t *obj, int pos)
 	case L_SLOOK:
 	case L_ILOOK:
 		return parse_categorical(x, l);
+	case L_TEXTVEC:
+		l->pos = pos;
+		return parse_textvec(x, l);
 	case L_CONTRAST:
 		if ((rc = get_factor(x, l, "factor", 0, 1, &l->a_lo,
 				     &l->a_hi, &given)))
@@ -1002,6 +1138,73 @@ static int check_last(struct tfk_graph *g, struct tfk_port x, int n,
 	return 0;
 }
 
+static int vocab_tensor(const json_t *vocab, enum tfk_dtype dt,
+			struct tfk_tensor *voc, struct tfk_err *err)
+{
+	int64_t n = (int64_t)json_array_size(vocab), i;
+	int rc;
+
+	rc = tfk_tensor_init(voc, dt, 1, &n, err);
+	for (i = 0; i < n && !rc; i++) {
+		json_t *e = json_array_get(vocab, (size_t)i);
+
+		if (dt == TFK_DT_STRING)
+			rc = tfk_tensor_set_str(voc, i, json_string_value(e),
+						json_string_length(e), err);
+		else
+			((int64_t *)voc->data)[i] = json_integer_value(e);
+	}
+	if (rc)
+		tfk_tensor_release(voc);
+	return rc;
+}
+
+static int add_textvec(struct tfk_graph *g, const struct layer *l,
+		       struct tfk_port *x, struct tfk_err *err)
+{
+	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
+	const struct tfk_textvec_opts *o = &l->tvo;
+	int64_t ng[TFK_TEXTVEC_MAX_NGRAMS];
+	struct tfk_attr at[10];
+	struct tfk_tensor voc;
+	int na = 0, rc, i;
+
+	if (!l->vocab)
+		return tfk_errf(err, TFK_EINVAL, "TextVectorization has no "
+				"vocabulary: run tfk-map --adapt first, or "
+				"give one");
+	if (d->dtype != TFK_DT_STRING)
+		return tfk_errf(err, TFK_EINVAL, "TextVectorization takes "
+				"bytes (text), got %s",
+				tfk_dtype_name(d->dtype));
+	rc = vocab_tensor(l->vocab, TFK_DT_STRING, &voc, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < o->n_ngrams; i++)
+		ng[i] = o->ngrams[i];
+	at[na++] = TFK_A_TYPE("out_type", o->mode == TFK_LOOKUP_INT ?
+			      TFK_DT_INT64 : TFK_DT_FLOAT);
+	at[na++] = TFK_A_TENSOR("vocabulary", &voc);
+	at[na++] = TFK_A_STR("standardize", o->standardize == TFK_STD_NONE ?
+			     "" : o->standardize == TFK_STD_LOWER ? "lower" :
+			     o->standardize == TFK_STD_STRIP_PUNCTUATION ?
+			     "strip_punctuation" :
+			     "lower_and_strip_punctuation");
+	at[na++] = TFK_A_STR("split", o->split == TFK_SPLIT_NONE ? "" :
+			     "whitespace");
+	at[na++] = (struct tfk_attr){ "ngrams", { .kind = TFK_ATTR_LIST_INT,
+		.list = { .n = o->n_ngrams, .i = ng } } };
+	at[na++] = TFK_A_STR("output_mode", l->omode);
+	at[na++] = TFK_A_INT("max_tokens", o->max_tokens);
+	at[na++] = TFK_A_INT("output_sequence_length",
+			     o->output_sequence_length);
+	at[na++] = TFK_A_INT("depth", l->depth > 0 ? l->depth : 1);
+	rc = tfk_graph_add_node(g, "TextVectorization", NULL, x, 1, at, na,
+				x, err);
+	tfk_tensor_release(&voc);
+	return rc;
+}
+
 static int add_categorical(struct tfk_graph *g, const struct layer *l,
 			   struct tfk_port *x, struct tfk_err *err)
 {
@@ -1061,6 +1264,8 @@ static int add_categorical(struct tfk_graph *g, const struct layer *l,
 		return tfk_graph_add_node(g, "CategoryEncoding", NULL, x, 1,
 					  at, na, x, err);
 	}
+	if (l->kind == L_TEXTVEC)
+		return add_textvec(g, l, x, err);
 	/* lookups */
 	if (l->kind == L_SLOOK ? d->dtype != TFK_DT_STRING :
 	    d->dtype != TFK_DT_INT64 && d->dtype != TFK_DT_INT32)
@@ -1299,14 +1504,110 @@ int tfk_prep_next_adapt(const struct tfk_prep *p, int *chain, int *layer)
 	int i, j;
 
 	for (i = 0; i < p->n; i++)
-		for (j = 0; j < p->c[i].n_layers; j++)
-			if (p->c[i].layers[j].kind == L_NORM &&
-			    !p->c[i].layers[j].n_a) {
-				*chain = i;
-				*layer = j;
-				return 1;
-			}
+		for (j = 0; j < p->c[i].n_layers; j++) {
+			const struct layer *l = &p->c[i].layers[j];
+
+			*chain = i;
+			*layer = j;
+			if (l->kind == L_NORM && !l->n_a)
+				return TFK_PREP_ADAPT_NORM;
+			if (l->kind == L_TEXTVEC && !l->vocab)
+				return TFK_PREP_ADAPT_TEXT;
+		}
 	return 0;
+}
+
+struct tfk_prep_tadapt {
+	struct tfk_prep *p;
+	struct layer *l;
+	struct tfk_textvec tv;
+	struct tfk_vcount *vc;
+};
+
+int tfk_prep_tadapt_new(struct tfk_prep *p, int chain, int layer,
+			struct tfk_prep_tadapt **out, struct tfk_err *err)
+{
+	struct tfk_prep_tadapt *t;
+	int rc;
+
+	*out = NULL;
+	if (p->c[chain].layers[layer].pos != 0)
+		return tfk_errf(err, TFK_EINVAL, "%s: %s: adapting "
+				"TextVectorization needs it first in its chain",
+				p->path, p->c[chain].layers[layer].path);
+	t = tfk_calloc(1, sizeof(*t));
+	if (!t)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	t->p = p;
+	t->l = &p->c[chain].layers[layer];
+	rc = tfk_textvec_init(&t->tv, &t->l->tvo, err);
+	if (rc) {
+		tfk_err_prefix(err, "%s: %s", p->path, t->l->path);
+		tfk_free(t);
+		return rc;
+	}
+	rc = tfk_vcount_new(&t->vc, err);
+	if (rc) {
+		tfk_textvec_release(&t->tv);
+		tfk_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int tfk_prep_tadapt_add(struct tfk_prep_tadapt *t, const char *s, size_t n,
+			struct tfk_err *err)
+{
+	return tfk_textvec_adapt(&t->tv, t->vc, s, n, err);
+}
+
+int tfk_prep_tadapt_finish(struct tfk_prep_tadapt *t, struct tfk_err *err)
+{
+	struct layer *l = t->l;
+	json_t *arr;
+	long i, n;
+	int rc;
+
+	rc = tfk_textvec_adapt_finish(&t->tv, t->vc, err);
+	if (rc)
+		return rc;
+	arr = json_array();
+	if (!arr)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	n = tfk_lookup_size(&t->tv.lk);
+	for (i = 0; i < n; i++) {
+		size_t len;
+		const char *tok = tfk_lookup_token(&t->tv.lk, i, &len);
+
+		json_t *js = json_stringn(tok ? tok : "", tok ? len : 0);
+
+		if (!js) {	/* jansson refuses what is not UTF-8 */
+			json_decref(arr);
+			return tfk_errf(err, TFK_EINVAL, "%s: %s: vocabulary "
+					"token %ld is not UTF-8 text, which a "
+					"JSON spec cannot hold", t->p->path,
+					l->path, i);
+		}
+		if (json_array_append_new(arr, js)) {
+			json_decref(arr);
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		}
+	}
+	if (json_object_set_new(l->cfg, "vocabulary", arr))
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	l->vocab = arr;
+	l->depth = tfk_textvec_depth(&t->tv);
+	return 0;
+}
+
+void tfk_prep_tadapt_free(struct tfk_prep_tadapt *t)
+{
+	if (!t)
+		return;
+	tfk_textvec_release(&t->tv);
+	tfk_vcount_free(t->vc);
+	tfk_free(t);
 }
 
 int tfk_prep_build_adapt(const struct tfk_prep *p, struct tfk_graph *g,

@@ -31,8 +31,8 @@
  * (kernels/cpu/categorical.c), lookups with their vocabulary as a tensor
  * attr. Lookups need a given vocabulary and Discretization given
  * bin_boundaries (adapting them is refused), tf_idf, invert, sparse and
- * pad_to_max_tokens are refused; TextVectorization is refused by name
- * (not supported yet). Bytes features without "shape" or DecodeImage
+ * pad_to_max_tokens are refused; TextVectorization -> the op of that
+ * name (int mode needs output_sequence_length). Bytes features without "shape" or DecodeImage
  * are string tensors [n] (one element per value), for the lookups and
  * Hashing.
  *
@@ -96,10 +96,28 @@ int tfk_prep_build(const struct tfk_prep *p, struct tfk_graph *g,
 /* Adapt ------------------------------------------------------------------ */
 
 /*
- * The next layer that needs adapting (a Normalization whose mean or
- * variance is null): 1 and *chain, *layer; 0 when none.
+ * The next layer that needs adapting: TFK_PREP_ADAPT_NORM (a
+ * Normalization whose mean or variance is null) or TFK_PREP_ADAPT_TEXT
+ * (a TextVectorization without vocabulary), with *chain and *layer; 0
+ * when none.
  */
+enum { TFK_PREP_ADAPT_NORM = 1, TFK_PREP_ADAPT_TEXT = 2 };
 int tfk_prep_next_adapt(const struct tfk_prep *p, int *chain, int *layer);
+
+/*
+ * TextVectorization adapt (it must be first in its chain, reading the
+ * feature's bytes): _new, then _add for each document (each bytes value
+ * of each record), then _finish writes the vocabulary Keras would learn
+ * (get_vocabulary(): "", "[UNK]", then tokens by frequency) into the
+ * layer's config as "vocabulary". Errors: TFK_EINVAL, TFK_ENOMEM.
+ */
+struct tfk_prep_tadapt;
+int tfk_prep_tadapt_new(struct tfk_prep *p, int chain, int layer,
+			struct tfk_prep_tadapt **t, struct tfk_err *err);
+int tfk_prep_tadapt_add(struct tfk_prep_tadapt *t, const char *s, size_t n,
+			struct tfk_err *err);
+int tfk_prep_tadapt_finish(struct tfk_prep_tadapt *t, struct tfk_err *err);
+void tfk_prep_tadapt_free(struct tfk_prep_tadapt *t);
 /*
  * Build only chain `chain`'s layers before `layer` (the adapt input),
  * with its Placeholder as tfk_prep_build and output "prep/adapt".

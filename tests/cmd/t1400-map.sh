@@ -203,13 +203,66 @@ testerr "CategoryEncoding value out of range" 'tfk-map c.json cat.rec' 1 \
 one s "$(L Hashing '{"num_bins": 3}'), $(L IntegerLookup '{"vocabulary": [1, 2]}')"
 check "Hashing then IntegerLookup chain" sh -c 'tfk-map c.json cat.rec | tfk-count | { read n r; [ "$n" = 5 ]; }'
 
+# TextVectorization: adapt and apply vs tests/py/textprep.py --------------
+cat >"$T/tv.py" <<'EOF2'
+import json, subprocess, sys
+sys.path.insert(0, sys.argv[1] + "/py")
+import tfexample as tfe
+what = sys.argv[2]
+docs = [bytes.fromhex(l) for l in open("docs.hex").read().split()]
+if what == "mk":
+    # JSON specs hold text: keep the documents that are UTF-8
+    def utf8(d):
+        try:
+            d.decode("utf-8")
+            return True
+        except UnicodeDecodeError:
+            return False
+    docs = [d for d in docs if utf8(d)]
+    open("docs.hex", "w").write("".join(d.hex() + "\n" for d in docs))
+    tfe.write_tfrecords("docs.rec", [tfe.make_example(
+        {"t": [d], "k": [i]}).SerializeToString() for i, d in enumerate(docs)])
+    sys.exit(0)
+mode, seqlen, spec = sys.argv[3], sys.argv[4], sys.argv[5]
+want = subprocess.run([sys.executable, sys.argv[1] + "/py/textprep.py",
+    "textvec", "lower_and_strip_punctuation", "whitespace", "2", mode,
+    "40", seqlen, "0", "keras", "docs.hex", "docs.hex"],
+    capture_output=True, check=True).stdout.decode().splitlines()
+vocab = [bytes.fromhex(l.split(" ", 1)[1]) if " " in l else b""
+         for l in want if l.startswith("vocab")]
+outs = [l.split()[1:] for l in want if l.startswith("out")]
+cfg = json.load(open(spec))["features"]["t"]["layers"][0]["config"]
+got_vocab = [v.encode() for v in cfg["vocabulary"]]
+ok = got_vocab == vocab
+rows = [tfe.example_to_dict(tfe.Example.FromString(r))["v"][1]
+        for r in tfe.read_tfrecords("tvout.rec")]
+for r, o in zip(rows, outs):
+    ok &= [float(x) for x in r] == [float(x) for x in o]
+print("ok" if ok and len(rows) == len(outs) == len(docs) else
+      "bad %s %s %s %s" % (got_vocab[:8], vocab[:8], rows[:2], outs[:2]))
+EOF2
+(cd "$T" && "$PYTHON" "$TESTS/py/textprep.py" corpus 5 60 >docs.hex &&
+ "$PYTHON" tv.py "$TESTS" mk) || echo "not ok - text data"
+printf '{"features": {"t": {"output": "v", "layers": [%s]}}}\n' \
+	"$(L TextVectorization '{"max_tokens": 40, "standardize": "lower_and_strip_punctuation", "split": "whitespace", "ngrams": 2, "output_mode": "int", "output_sequence_length": 12, "pad_to_max_tokens": false, "sparse": false, "ragged": false, "vocabulary": null, "idf_weights": null, "encoding": "utf-8", "vocabulary_size": null, "name": "text_vectorization"}')" >"$T/tv.json"
+testcmd "TextVectorization int: adapted vocabulary and ids = textprep.py" \
+	'tfk-map --adapt tv.json docs.rec -o tv2.json && tfk-map tv2.json docs.rec -o tvout.rec && "$PYTHON" tv.py "$TESTS" check int 12 tv2.json' "ok\n"
+sed 's/"int"/"count"/; s/"output_sequence_length": 12/"output_sequence_length": null/' "$T/tv.json" >"$T/tvc.json"
+testcmd "TextVectorization count: vocabulary and counts = textprep.py" \
+	'tfk-map --adapt tvc.json docs.rec -o tvc2.json && tfk-map tvc2.json docs.rec -o tvout.rec && "$PYTHON" tv.py "$TESTS" check count -1 tvc2.json' "ok\n"
+testerr "TextVectorization without vocabulary asks for --adapt" \
+	'tfk-map tv.json docs.rec' 1 "tv.json: features.t.layers[0]: TextVectorization has no vocabulary: run tfk-map --adapt"
+sed 's/"output_sequence_length": 12/"output_sequence_length": null/' "$T/tv.json" >"$T/tvr.json"
+testerr "ragged int output is refused by key" 'tfk-map tvr.json docs.rec' 1 \
+	"features.t.layers[0].config.output_sequence_length: null (ragged output) is not supported"
+
 # Errors ----------------------------------------------------------------
 spec e1.json "\"image\": [$(L Rescaling '{"scale": 1}'), $(L RandomRotaton '{}')]"
 testerr "unknown layer class names the JSON path" 'tfk-map e1.json in.rec' 1 \
 	"tfk-map: e1.json: features.image[1]: unknown layer class 'RandomRotaton'"
-spec e2.json "\"text\": [$(L TextVectorization '{}')]"
-testerr "TextVectorization refused by name" 'tfk-map e2.json in.rec' 1 \
-	"e2.json: features.text[0]: layer class TextVectorization is not supported"
+spec e2.json "\"text\": [$(L TextVectorization '{"split": "character"}')]"
+testerr "TextVectorization split character refused by key" 'tfk-map e2.json in.rec' 1 \
+	"e2.json: features.text[0].config.split: expected whitespace or null (character is not supported)"
 spec e3.json "\"image\": [$(L RandomRotation '{"factor": "x"}')]"
 testerr "wrong config value type" 'tfk-map e3.json in.rec' 1 \
 	"e3.json: features.image[0].config.factor: expected a number or a list of 2 numbers"

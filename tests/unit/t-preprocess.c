@@ -42,8 +42,9 @@ static void spec_errors(void)
 		{ "{\"features\": {\"x\": [{\"class_name\": \"Dense\"}]}}",
 		  "features.x[0]: unknown layer class 'Dense'" },
 		{ "{\"features\": {\"x\": [{\"class_name\": "
-		  "\"TextVectorization\"}]}}", "features.x[0]: layer class "
-		  "TextVectorization is not supported" },
+		  "\"TextVectorization\", \"config\": {\"output_mode\": "
+		  "\"tf_idf\"}}]}}", "features.x[0].config.output_mode: "
+		  "expected int, one_hot, multi_hot or count (tf_idf" },
 		{ "{\"features\": {\"x\": [{\"class_name\": \"Hashing\"}]}}",
 		  "features.x[0].config.num_bins: expected an integer" },
 		{ "{\"features\": {\"x\": [{\"class_name\": \"StringLookup\", "

@@ -18,6 +18,7 @@
 #include "kernels/cpu.h"
 #include "data/discretize.h"
 #include "data/lookup.h"
+#include "data/textvec.h"
 #include "graph/graph.h"
 #include "util/alloc.h"
 
@@ -300,6 +301,143 @@ static int k_lookup(struct tfk_kernel_ctx *kc)
 	return rc;
 }
 
+/* TextVectorization: one string per record (a scalar or a vector of
+ * one); int mode with output_sequence_length L gives [L], the dense
+ * modes [depth]. Options as tfk_textvec_opts, from the attrs. */
+static int infer_textvec(struct tfk_infer_ctx *ic)
+{
+	const char *mode = attr_s(ic->node, "output_mode");
+	int64_t d = tfk_node_attr_i(ic->node, "depth", 0);
+	int64_t len = tfk_node_attr_i(ic->node, "output_sequence_length", -1);
+
+	if (ic->in[0].rank > 1 || (ic->in[0].rank == 1 &&
+				   ic->in[0].shape[0] > 1))
+		return tfk_errf(ic->err, TFK_EINVAL, "input 0: expected one "
+				"string");
+	ic->out[0].rank = 1;
+	if (!strcmp(mode, "int")) {
+		if (len < 1)
+			return tfk_errf(ic->err, TFK_EINVAL, "int mode needs "
+					"output_sequence_length");
+		ic->out[0].shape[0] = len;
+		if (ic->out[0].dtype != TFK_DT_INT64)
+			return tfk_errf(ic->err, TFK_EINVAL, "out_type must "
+					"be int64 in int mode");
+		return 0;
+	}
+	if (ic->out[0].dtype != TFK_DT_FLOAT || d < 1)
+		return tfk_errf(ic->err, TFK_EINVAL, "dense modes need "
+				"out_type float32 and depth >= 1");
+	ic->out[0].shape[0] = d;
+	return 0;
+}
+
+static int textvec_state(struct tfk_kernel_ctx *kc, struct tfk_textvec **out)
+{
+	const struct tfk_node *nd = kc->node;
+	const struct tfk_tensor *voc = tfk_node_attr(nd, "vocabulary")->tensor;
+	const struct tfk_attr_value *ng = tfk_node_attr(nd, "ngrams");
+	struct tfk_textvec_opts o;
+	struct tfk_textvec *tv;
+	const char **tok;
+	size_t *len;
+	int64_t i, n = voc->shape[0];
+	int rc;
+
+	if (*kc->state) {
+		*out = *kc->state;
+		return 0;
+	}
+	tfk_textvec_opts_default(&o);
+	o.standardize = tfk_textvec_std_parse(attr_s(nd, "standardize"));
+	o.split = tfk_textvec_split_parse(attr_s(nd, "split"));
+	if (!*attr_s(nd, "standardize"))
+		o.standardize = TFK_STD_NONE;
+	if (!*attr_s(nd, "split"))
+		o.split = TFK_SPLIT_NONE;
+	o.n_ngrams = ng->list.n > TFK_TEXTVEC_MAX_NGRAMS ?
+		TFK_TEXTVEC_MAX_NGRAMS : ng->list.n;
+	for (i = 0; i < o.n_ngrams; i++)
+		o.ngrams[i] = (int)ng->list.i[i];
+	o.mode = tfk_lookup_mode_parse(attr_s(nd, "output_mode"));
+	o.max_tokens = (long)tfk_node_attr_i(nd, "max_tokens", 0);
+	o.output_sequence_length = (long)tfk_node_attr_i(nd,
+		"output_sequence_length", -1);
+	tv = tfk_calloc(1, sizeof(*tv));
+	tok = tfk_malloc((size_t)(n ? n : 1) * sizeof(*tok));
+	len = tfk_malloc((size_t)(n ? n : 1) * sizeof(*len));
+	if (!tv || !tok || !len) {
+		tfk_free(tv);
+		tfk_free(tok);
+		tfk_free(len);
+		return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+	}
+	rc = tfk_textvec_init(tv, &o, kc->err);
+	if (rc) {
+		tfk_free(tv);
+		tv = NULL;
+	} else {
+		for (i = 0; i < n; i++) {
+			struct tfk_str st = tfk_tensor_str(voc, i);
+
+			tok[i] = st.ptr ? st.ptr : "";
+			len[i] = st.len;
+		}
+		rc = tfk_lookup_set_vocab(&tv->lk, tok, len, NULL, (size_t)n,
+					  NULL, 0, kc->err);
+	}
+	tfk_free(tok);
+	tfk_free(len);
+	if (rc) {
+		if (tv) {
+			tfk_textvec_release(tv);
+			tfk_free(tv);
+		}
+		return rc;
+	}
+	*kc->state = tv;
+	*out = tv;
+	return 0;
+}
+
+static void free_textvec(void *state)
+{
+	tfk_textvec_release(state);
+	tfk_free(state);
+}
+
+static int k_textvec(struct tfk_kernel_ctx *kc)
+{
+	const struct tfk_tensor *x = kc->in[0];
+	struct tfk_tensor *y = kc->out[0];
+	struct tfk_textvec *tv = NULL;
+	struct tfk_str s = { "", 0 };
+	const int64_t *idx;
+	size_t n;
+	int rc = textvec_state(kc, &tv);
+
+	if (rc)
+		return rc;
+	if (tfk_tensor_numel(x) == 1)
+		s = tfk_tensor_str(x, 0);
+	if (y->dtype == TFK_DT_FLOAT) {
+		if (tfk_textvec_depth(tv) != y->shape[0])
+			return tfk_errf(kc->err, TFK_EINVAL, "depth %ld, output "
+					"%lld", tfk_textvec_depth(tv),
+					(long long)y->shape[0]);
+		return tfk_textvec_dense(tv, s.ptr ? s.ptr : "", s.len,
+					 y->data, kc->err);
+	}
+	rc = tfk_textvec_int(tv, s.ptr ? s.ptr : "", s.len, &idx, &n, kc->err);
+	if (rc)
+		return rc;
+	if ((int64_t)n != y->shape[0])
+		return tfk_errf(kc->err, TFK_EINVAL, "%zu indices for an output"
+				" of %lld", n, (long long)y->shape[0]);
+	memcpy(y->data, idx, n * sizeof(*idx));
+	return 0;
+}
+
 /* Tables ------------------------------------------------------------------ */
 
 #define A_S(nm, d) { nm, TFK_ATTR_STRING, 1, { .s = { d, sizeof(d) - 1 } } }
@@ -361,6 +499,23 @@ const struct tfk_op_def tfk_ops_categorical[] = {
 	},
 	LOOKUP("StringLookup", TFK_DT_BIT(TFK_DT_STRING)),
 	LOOKUP("IntegerLookup", INTS),
+	{
+		.name = "TextVectorization",
+		.inputs = { { "input", TFK_DT_STRING } },
+		.outputs = { { "output", .type_attr = "out_type" } },
+		.attrs = {
+			{ "out_type", TFK_ATTR_TYPE, 0, { 0 },
+			  TFK_DT_BIT(TFK_DT_INT64) | TFK_DT_BIT(TFK_DT_FLOAT) },
+			{ "vocabulary", TFK_ATTR_TENSOR, 0, { 0 } },
+			A_S("standardize", "lower_and_strip_punctuation"),
+			A_S("split", "whitespace"),
+			{ "ngrams", TFK_ATTR_LIST_INT, 1, { 0 } },
+			A_S("output_mode", "int"), A_I("max_tokens", 0),
+			A_I("output_sequence_length", -1), A_I("depth", 1),
+		},
+		.flags = TFK_OP_STATEFUL,
+		.infer = infer_textvec,
+	},
 	{ .name = NULL }
 };
 
@@ -370,5 +525,6 @@ const struct tfk_kernel tfk_kernels_cpu_categorical[] = {
 	{ "CategoryEncoding", "cpu", NULL, k_catenc, NULL },
 	{ "StringLookup", "cpu", NULL, k_lookup, free_lookup },
 	{ "IntegerLookup", "cpu", NULL, k_lookup, free_lookup },
+	{ "TextVectorization", "cpu", NULL, k_textvec, free_textvec },
 	{ NULL, NULL, NULL, NULL, NULL }
 };

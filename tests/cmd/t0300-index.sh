@@ -61,8 +61,8 @@ testerr "truncated input" 'head -c 5000 m >t && tfk-index t' 1 \
 testerr "missing file, the others still indexed" 'rm -f f.idx && tfk-index nope f' 1 \
 	'tfk-index: nope: cannot open: No such file or directory'
 check "... f.idx written" test -s f.idx
-testerr "FILE.idx is a directory: cannot replace it" 'cp f g && mkdir g.idx && tfk-index g' 1 \
-	'tfk-index: g.idx: cannot rename temporary into place: Is a directory'
+testerr "FILE.idx is a directory: refused before writing" 'cp f g && mkdir g.idx && tfk-index g' 1 \
+	'tfk-index: g.idx: is a directory'
 check "... no temporary left behind" sh -c '! ls -a | grep -q tmp-'
 
 done_testing

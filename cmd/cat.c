@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static long cycle = 1, block = 1, skip_n, take_n = -1, repeat_n = 1;
 static const char *shard_arg, *records_arg, *out_path = "-",
@@ -153,14 +154,24 @@ struct slot {
 	uint64_t bad_records, bad_bytes;
 };
 
+/* Standard output when it is a regular file (tfk-cat f >> f), else
+ * st_ino 0: reading what we append would never end. */
+static struct stat out_st;
+
 static int open_slot(struct slot *s, const char *path, struct tfk_err *err)
 {
 	struct tfk_index ix;
+	struct stat st;
 	uint64_t off, n;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->end = UINT64_MAX;
+	if (out_st.st_ino &&
+	    (strcmp(path, "-") ? stat(path, &st) : fstat(0, &st)) == 0 &&
+	    st.st_dev == out_st.st_dev && st.st_ino == out_st.st_ino)
+		return tfk_errf(err, TFK_EINVAL, "%s: input file is output "
+				"file", strcmp(path, "-") ? path : "<stdin>");
 	rc = tfk_rec_open(&s->r, path, TFK_COMP_AUTO,
 			  no_verify ? TFK_REC_NOVERIFY : 0, err);
 	if (rc || !records_arg)
@@ -411,8 +422,11 @@ int main(int argc, char **argv)
 	/* A 1 MiB pipe (Linux's ceiling for users by default) instead of
 	 * 64 KiB: fewer switches between us and the reader. Not a pipe, or
 	 * not allowed: nothing happens. */
-	if (!strcmp(out_path, "-"))
+	if (!strcmp(out_path, "-")) {
 		fcntl(1, F_SETPIPE_SZ, 1 << 20);
+		if (fstat(1, &out_st) != 0 || !S_ISREG(out_st.st_mode))
+			out_st.st_ino = 0;
+	}
 	rc = raw || json ? tfk_out_open(&o, out_path, out_comp, &err) :
 		   tfk_recw_open(&w, out_path, out_comp, &err);
 	if (rc)

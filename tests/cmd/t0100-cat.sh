@@ -238,6 +238,12 @@ testerr "--records with stdin" 'tfk-cat --records 1:2 <a' 2 'tfk-cat: --records 
 testerr "--sequence without --json" 'tfk-cat --sequence a' 2 'tfk-cat: --sequence goes with --json'
 testerr "--json with --raw" 'tfk-cat --json --raw a' 2 'tfk-cat: --json and --raw exclude each other'
 testerr "unknown option" 'tfk-cat --frobnicate a' 2 "tfk-cat: unknown option '--frobnicate'"
+testerr "appending to an input file is refused (it would never end)" \
+	'cp a self && timeout 10 tfk-cat self >>self' 1 'tfk-cat: self: input file is output file'
+testcmd "... and the file is unchanged" 'cmp self a && echo same' 'same'
+testerr "... also when it is standard input" \
+	'cp a self2 && timeout 10 tfk-cat <self2 >>self2' 1 'tfk-cat: <stdin>: input file is output file'
+testcmd "a regular file as stdout still works" 'tfk-cat a b >ab && tfk-count ab' '7 133 ab'
 testcmd "-o a fifo writes through it and leaves it a fifo" \
 	'mkfifo ff && { cat ff >ff.got & tfk-cat --raw -o ff b; wait; } && cat ff.got | tr "\n" " " && test -p ff && echo fifo' \
 	'b0 b1 fifo'

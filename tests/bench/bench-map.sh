@@ -3,7 +3,7 @@
 # RandomRotation on 180x180x3 raw uint8 images, -j 1 against -j 2 in the
 # same run (issue 4's target: >= 1.7x scaling on two threads).
 #
-# 400 synthetic photo-like images (tests/py/augment.py bench-data) as
+# 1000 synthetic photo-like images (tests/py/augment.py bench-data) as
 # records {image: raw HWC bytes, label}, read from a file, output to
 # /dev/null; best of 3 runs each. "ours" is -j 2, "peer" is -j 1, so
 # "ratio" is the scaling. "pillow_rotate" is Pillow's Image.rotate
@@ -17,7 +17,7 @@ set -e
 root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${TFK_BIN:=$root/bin}"
 : "${PYTHON:=/usr/bin/python3}"
-N=400
+N=1000
 S=180
 T=$(mktemp -d /tmp/tfk-bench-map-XXXXXX)
 trap 'rm -rf "$T"' EXIT

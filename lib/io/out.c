@@ -7,7 +7,9 @@
  * 256 KiB buffer: small records would otherwise cost a syscall each.
  * A target that exists and is not a regular file (/dev/null, a fifo,
  * /dev/stdout) is written through instead: renaming over it would
- * replace the device node or link itself with a plain file.
+ * replace the device node or link itself with a plain file. A symlink
+ * to a regular file gets the temporary next to the file it names, and
+ * the rename replaces that file, so the link stays a link.
  */
 #include "io/out.h"
 #include "util/alloc.h"
@@ -26,6 +28,7 @@
 
 struct tfk_out {
 	char *path;		/* final name */
+	char *target;		/* what a symlink path resolves to, or NULL */
 	char *tmp;		/* temporary name, NULL for stdout */
 	int fd;
 	int own_fd;		/* fd opened on a non-regular target */
@@ -54,6 +57,7 @@ static void free_out(struct tfk_out *o)
 	tfk_free(o->buf);
 	tfk_free(o->tmp);
 	tfk_free(o->path);
+	tfk_free(o->target);
 	tfk_free(o);
 }
 
@@ -103,11 +107,26 @@ int tfk_out_open(struct tfk_out **outp, const char *path, int comp,
 		}
 		o->own_fd = 1;
 	} else {
-		const char *slash = strrchr(path, '/');
-		size_t dlen = slash ? (size_t)(slash - path + 1) : 0;
-		size_t n = strlen(path) + 16;
+		const char *slash;
+		size_t dlen, n;
 		mode_t um;
 
+		/* A symlink to a file: replace the file it names (next to
+		 * it, for an atomic rename), not the link. */
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+			char *real = realpath(path, NULL);
+
+			if (real) {
+				o->target = tfk_strdup(real);
+				free(real);
+				if (!o->target)
+					goto oom;
+				path = o->target;
+			}
+		}
+		slash = strrchr(path, '/');
+		dlen = slash ? (size_t)(slash - path + 1) : 0;
+		n = strlen(path) + 16;
 		o->tmp = tfk_malloc(n);
 		if (!o->tmp)
 			goto oom;
@@ -233,7 +252,7 @@ int tfk_out_close(struct tfk_out *o, struct tfk_err *err)
 		if (!rc && close(o->fd) < 0)
 			rc = io_error(o, err, "close failed");
 		o->fd = -1;
-		if (!rc && rename(o->tmp, o->path) < 0)
+		if (!rc && rename(o->tmp, o->target ? o->target : o->path) < 0)
 			rc = io_error(o, err, "cannot rename temporary into place");
 	}
 	if (o->own_fd) {
@@ -270,7 +289,7 @@ int tfk_out_commit(struct tfk_out *o, const char *path, struct tfk_err *err)
 
 	if (o->tmp) {
 		if (!path)
-			path = o->path;
+			path = o->target ? o->target : o->path;
 		if (rename(o->tmp, path) < 0) {
 			rc = tfk_errf(err, TFK_EIO, "%s: cannot rename temporary into place: %s",
 				      path, strerror(errno));

@@ -8,7 +8,8 @@
  * never leaves a half file under the final name. "-" means stdout, which
  * is written through (nothing to rename), and so is an existing target
  * that is not a regular file (/dev/null, a fifo); a directory is
- * TFK_EIO "PATH: is a directory".
+ * TFK_EIO "PATH: is a directory". A symlink to a file is followed: the
+ * file it names is replaced, the link stays.
  *
  * Output may be GZIP- or ZLIB-compressed (TensorFlow's TFRecord
  * compression_type), level 6 as zlib's default.

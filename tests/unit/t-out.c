@@ -450,6 +450,49 @@ static void not_regular(void)
 		       "no temporary in /dev");
 	}
 
+	/* A symlink to a file: the file is replaced, the link stays. */
+	{
+		char sub[700], real[800], link[800], lbuf[800];
+		uint8_t *got;
+		size_t n = 0;
+		int fd;
+		ssize_t ln;
+
+		snprintf(sub, sizeof(sub), "%s/real", tap_tmpdir());
+		mkdir(sub, 0755);
+		snprintf(real, sizeof(real), "%s/data.bin", sub);
+		snprintf(link, sizeof(link), "%s/link.bin", tap_tmpdir());
+		fd = open(real, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			if (write(fd, "old", 3) != 3)
+				ok(0, "write old");
+			close(fd);
+		}
+		ok(symlink("real/data.bin", link) == 0, "symlink made");
+		is_int(tfk_out_open(&o, link, TFK_COMP_NONE, &err), 0,
+		       "symlink opens");
+		tfk_out_write(o, "new!", 4, &err);
+		is_int(count_prefix(sub, ".data.bin.tmp-", NULL, 0), 1,
+		       "the temporary is next to the link's target");
+		is_int(tfk_out_close(o, &err), 0, "symlink: close ok");
+		ok(lstat(link, &st) == 0 && S_ISLNK(st.st_mode),
+		   "the link is still a link");
+		ln = readlink(link, lbuf, sizeof(lbuf) - 1);
+		if (ln >= 0)
+			lbuf[ln] = 0;
+		is_str(ln >= 0 ? lbuf : "", "real/data.bin",
+		       "pointing where it did");
+		got = tap_read_file(real, &n);
+		ok(got && n == 4 && !memcmp(got, "new!", 4),
+		   "the target holds the new bytes");
+		free(got);
+		is_int(count_prefix(sub, ".data.bin.tmp-", NULL, 0), 0,
+		       "no temporary left");
+		unlink(link);
+		unlink(real);
+		rmdir(sub);
+	}
+
 	is_int(tfk_out_open(&o, tap_tmpdir(), TFK_COMP_NONE, &err), TFK_EIO,
 	       "a directory: TFK_EIO at open, before any data");
 	snprintf(want, sizeof(want), "%s: is a directory", tap_tmpdir());

@@ -23,7 +23,10 @@
  *
  * --adapt runs the layers before each Normalization without mean and
  * variance over the data and writes their per-channel mean and
- * (population) variance into the spec, as layer.adapt() does.
+ * (population) variance into the spec, as layer.adapt() does; likewise
+ * vocabularies of TextVectorization, StringLookup and IntegerLookup
+ * (token counts over the feature's values) and Discretization's
+ * bin_boundaries (Keras' quantile summary, one record one batch).
  */
 #include "data/image.h"
 #include "example/example.h"
@@ -53,8 +56,9 @@ static const struct tfk_opt opts[] = {
 		    "atomically (-: stdout)"),
 	TFK_OPT_LONG('j', "jobs", &jobs, "N", "map on N threads"),
 	TFK_OPT_LONG(0, "seed", &seed, "S", "seed of the random layers"),
-	TFK_OPT_FLAG(0, "adapt", &adapt, "compute Normalization mean and "
-		     "variance from the data and write the spec"),
+	TFK_OPT_FLAG(0, "adapt", &adapt, "learn Normalization statistics, "
+		     "vocabularies and bin boundaries from the data and "
+		     "write the spec"),
 	TFK_OPT_STR(0, "compression", &comp_arg, "TYPE",
 		    "compress the output: none, gzip or zlib"),
 	TFK_OPT_FLAG('v', "verbose", &verbose, "report counts on stderr"),
@@ -831,6 +835,177 @@ fail:
 	return rc;
 }
 
+/* String/IntegerLookup adapt: every value of the feature is a token,
+ * every record a document. */
+static int run_lookup_adapt(struct reader *rd, int chain, int layer,
+			    struct tfk_err *err)
+{
+	const struct tfk_prep_input *in = tfk_prep_input(prep, chain);
+	struct tfk_prep_ladapt *t;
+	struct tfk_example *ex = &workers[0].ex;
+	int64_t *iv = NULL;
+	size_t i = 0, cap = 0;
+	long n;
+	int rc, ints;
+
+	rc = tfk_prep_ladapt_new(prep, chain, layer, &t, err);
+	if (rc)
+		return rc;
+	ints = tfk_prep_ladapt_is_int(t);
+	while ((n = fill_chunk(rd, err)) > 0) {
+		for (i = 0; i < (size_t)n; i++) {
+			const struct tfk_feat *f;
+			const uint8_t *p;
+			size_t len, it = 0, k;
+
+			rc = tfk_example_parse(ex, chunk.data +
+					       chunk.it[i].off,
+					       chunk.it[i].len, err);
+			if (rc) {
+				tfk_err_prefix(err, "bad tf.Example");
+				goto fail;
+			}
+			f = tfk_example_find(ex, in->feature);
+			if (!f || f->kind != (ints ? TFK_FEAT_INT64 :
+					      TFK_FEAT_BYTES)) {
+				rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
+					      "%s", in->feature, !f ?
+					      "missing" : ints ?
+					      "IntegerLookup takes int64 "
+					      "values" : "StringLookup takes "
+					      "bytes values");
+				goto fail;
+			}
+			if (ints) {
+				if (f->n > cap) {
+					int64_t *nv = realloc(iv, f->n *
+							      sizeof(*iv));
+
+					if (!nv) {
+						rc = tfk_errf(err, TFK_ENOMEM,
+							      "out of memory");
+						goto fail;
+					}
+					iv = nv;
+					cap = f->n;
+				}
+				tfk_feat_int64s(f, iv, cap);
+				for (k = 0; k < f->n; k++)
+					if ((rc = tfk_prep_ladapt_add_int(t,
+							iv[k], err)))
+						goto fail;
+			} else {
+				while (tfk_feat_bytes_next(f, &it, &p, &len))
+					if ((rc = tfk_prep_ladapt_add(t, p,
+							len, err)))
+						goto fail;
+			}
+			tfk_prep_ladapt_end_doc(t);
+		}
+	}
+	rc = n < 0 ? (int)n : tfk_prep_ladapt_finish(t, err);
+	free(iv);
+	tfk_prep_ladapt_free(t);
+	return rc;
+fail:
+	where(err, &chunk.it[i]);
+	free(iv);
+	tfk_prep_ladapt_free(t);
+	return rc;
+}
+
+/* Discretization adapt: the layers before it run on each record, whose
+ * values are one batch of Keras' update_state. */
+static int run_disc_adapt(struct reader *rd, int chain, int layer,
+			  struct tfk_err *err)
+{
+	const struct tfk_prep_input *in = tfk_prep_input(prep, chain);
+	struct tfk_prep_dadapt *t;
+	struct worker *wk = &workers[0];
+	float *tmp = NULL;
+	size_t cap = 0;
+	long n;
+	size_t i = 0;
+	int rc;
+
+	rc = tfk_prep_dadapt_new(prep, chain, layer, &t, err);
+	if (rc)
+		return rc;
+	while ((n = fill_chunk(rd, err)) > 0) {
+		if (!graph && (rc = setup(&chunk.it[0], chain, layer, err)))
+			goto out;
+		for (i = 0; i < (size_t)n; i++) {
+			const struct tfk_tensor *tt;
+			const struct tfk_feat *f;
+			const float *v;
+			int64_t k, numel;
+
+			rc = tfk_example_parse(&wk->ex, chunk.data +
+					       chunk.it[i].off,
+					       chunk.it[i].len, err);
+			if (rc) {
+				tfk_err_prefix(err, "bad tf.Example");
+				goto fail;
+			}
+			f = tfk_example_find(&wk->ex, in->feature);
+			if (!f) {
+				rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
+					      "missing", in->feature);
+				goto fail;
+			}
+			rc = make_feed(wk, chain, f, err);
+			if (!rc)
+				rc = tfk_exec_run(wk->x, &wk->feeds[chain],
+						  chunk.first + i,
+						  wk->fetched, err);
+			if (rc)
+				goto fail;
+			tt = wk->fetched[0];
+			numel = tfk_tensor_numel(tt);
+			if (tt->dtype == TFK_DT_FLOAT) {
+				v = tt->data;
+			} else if (tt->dtype == TFK_DT_INT64) {
+				if ((size_t)numel > cap) {
+					float *nt = realloc(tmp, (size_t)numel
+							    * sizeof(float));
+
+					if (!nt) {
+						rc = tfk_errf(err, TFK_ENOMEM,
+							      "out of memory");
+						goto out;
+					}
+					tmp = nt;
+					cap = (size_t)numel;
+				}
+				for (k = 0; k < numel; k++)
+					tmp[k] = (float)((const int64_t *)
+							 tt->data)[k];
+				v = tmp;
+			} else {
+				rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
+					      "Discretization takes numbers, "
+					      "got %s", in->feature,
+					      tfk_dtype_name(tt->dtype));
+				goto fail;
+			}
+			rc = tfk_prep_dadapt_update(t, v, (size_t)numel, err);
+			if (rc) {
+				tfk_err_prefix(err, "feature '%s'",
+					       in->feature);
+				goto fail;
+			}
+		}
+	}
+	rc = n < 0 ? (int)n : tfk_prep_dadapt_finish(t, err);
+	goto out;
+fail:
+	where(err, &chunk.it[i]);
+out:
+	free(tmp);
+	tfk_prep_dadapt_free(t);
+	return rc;
+}
+
 static int write_spec(struct tfk_err *err)
 {
 	struct tfk_out *o;
@@ -890,6 +1065,10 @@ int main(int argc, char **argv)
 			rd.next = 0;
 			rc = kind == TFK_PREP_ADAPT_TEXT ?
 				run_text_adapt(&rd, ch, ly, &err) :
+			     kind == TFK_PREP_ADAPT_LOOKUP ?
+				run_lookup_adapt(&rd, ch, ly, &err) :
+			     kind == TFK_PREP_ADAPT_DISC ?
+				run_disc_adapt(&rd, ch, ly, &err) :
 				run_adapt(&rd, ch, ly, &err);
 			teardown();
 		}

@@ -18,6 +18,7 @@
 #include "data/lookup.h"
 #include "data/textvec.h"
 #include "data/resize.h"
+#include "data/discretize.h"
 #include "util/alloc.h"
 
 #include <errno.h>
@@ -51,6 +52,8 @@ struct layer {
 	const char *mask, *oov;
 	char mask_buf[24], oov_buf[24];
 	json_t *vocab;
+	int need_adapt;		/* lookup/Discretization to adapt */
+	double epsilon;		/* Discretization adapt */
 	struct tfk_textvec_opts tvo;	/* TextVectorization */
 	int pos;			/* index in its chain */
 };
@@ -355,6 +358,25 @@ static int get_long(struct ctx *x, struct layer *l, const char *key,
 	return 0;
 }
 
+/* The tfk_lookup options of a parsed String/IntegerLookup layer. */
+static void lookup_opts(const struct layer *l, struct tfk_lookup_opts *o)
+{
+	if (l->kind == L_ILOOK)
+		tfk_lookup_opts_int(o);
+	else
+		tfk_lookup_opts_string(o);
+	o->mode = tfk_lookup_mode_parse(l->omode);
+	o->max_tokens = l->max_tokens;
+	o->num_oov = l->num_oov;
+	o->has_mask = l->has_mask;
+	o->mask = l->mask;
+	o->mask_len = strlen(l->mask);
+	o->mask_int = strtoll(l->mask, NULL, 10);
+	o->oov = l->oov;
+	o->oov_len = strlen(l->oov);
+	o->oov_int = strtoll(l->oov, NULL, 10);
+}
+
 /* Hashing, Discretization, CategoryEncoding, String/IntegerLookup. */
 static int parse_categorical(struct ctx *x, struct layer *l)
 {
@@ -409,10 +431,24 @@ static int parse_categorical(struct ctx *x, struct layer *l)
 		if ((rc = get_mode(x, l, "int", 1)))
 			return rc;
 		j = json_object_get(l->cfg, "bin_boundaries");
-		if (!j || json_is_null(j))
-			return bad(x, l->path, "bin_boundaries", "null "
-				   "(adapting Discretization) is not "
-				   "supported: give the boundaries");
+		if (!j || json_is_null(j)) {
+			/* adapt (Keras: num_bins required then) */
+			if ((rc = get_long(x, l, "num_bins", 1, 1L << 24, 0,
+					   &l->num)) ||
+			    (rc = get_num(x, l, "epsilon", 0.01,
+					  &l->epsilon)))
+				return rc;
+			if (!l->num)
+				return bad(x, l->path, "num_bins", "expected "
+					   "an integer in 1..16777216 when "
+					   "bin_boundaries is null");
+			if (!(l->epsilon > 0 && l->epsilon < 1))
+				return bad(x, l->path, "epsilon", "expected "
+					   "a number in (0, 1)");
+			l->need_adapt = 1;
+			l->depth = l->num;
+			return 0;
+		}
 		if ((rc = get_floats(x, l, "bin_boundaries", &l->a, &l->n_a)))
 			return rc;
 		for (i = 1; i < (size_t)l->n_a; i++)
@@ -454,9 +490,18 @@ static int parse_categorical(struct ctx *x, struct layer *l)
 		return bad(x, l->path, "idf_weights", "tf_idf is not "
 			   "supported");
 	j = json_object_get(l->cfg, "vocabulary");
-	if (!j || json_is_null(j))
-		return bad(x, l->path, "vocabulary", "null (adapting a "
-			   "vocabulary) is not supported: give the list");
+	if (!j || json_is_null(j)) {
+		/* learned by tfk-map --adapt; check the options now */
+		lookup_opts(l, &o);
+		rc = tfk_lookup_init(&lk, &o, x->err);
+		if (rc)
+			return tfk_err_prefix(x->err, "%s: %s.config",
+					      x->file, l->path);
+		tfk_lookup_release(&lk);
+		l->vocab = NULL;
+		l->need_adapt = 1;
+		return 0;
+	}
 	if (!json_is_array(j) || json_array_size(j) == 0)
 		return bad(x, l->path, "vocabulary", ints ? "expected a list "
 			   "of integers" : "expected a list of strings");
@@ -482,20 +527,7 @@ static int parse_categorical(struct ctx *x, struct layer *l)
 			len[i] = json_string_length(e);
 		}
 	}
-	if (ints)
-		tfk_lookup_opts_int(&o);
-	else
-		tfk_lookup_opts_string(&o);
-	o.mode = tfk_lookup_mode_parse(l->omode);
-	o.max_tokens = l->max_tokens;
-	o.num_oov = l->num_oov;
-	o.has_mask = l->has_mask;
-	o.mask = l->mask;
-	o.mask_len = strlen(l->mask);
-	o.mask_int = strtoll(l->mask, NULL, 10);
-	o.oov = l->oov;
-	o.oov_len = strlen(l->oov);
-	o.oov_int = strtoll(l->oov, NULL, 10);
+	lookup_opts(l, &o);
 	rc = tfk_lookup_init(&lk, &o, x->err);
 	if (!rc) {
 		rc = tfk_lookup_set_vocab(&lk, tok, len, vals, n, NULL, 0,
@@ -814,6 +846,7 @@ static int parse_layer(struct ctx *x, struct layer *l, json_t *obj, int pos)
 	case L_CATENC:
 	case L_SLOOK:
 	case L_ILOOK:
+		l->pos = pos;
 		return parse_categorical(x, l);
 	case L_TEXTVEC:
 		l->pos = pos;
@@ -1238,6 +1271,10 @@ static int add_categorical(struct tfk_graph *g, const struct layer *l,
 			.f = l->a } } };
 		struct tfk_attr c = TFK_A_TYPE("DstT", TFK_DT_INT64);
 
+		if (l->need_adapt)
+			return tfk_errf(err, TFK_EINVAL, "Discretization has "
+					"no bin_boundaries: run tfk-map "
+					"--adapt first, or give them");
 		if (d->dtype == TFK_DT_STRING || d->dtype == TFK_DT_UINT8)
 			return tfk_errf(err, TFK_EINVAL, "Discretization takes "
 					"numbers, got %s",
@@ -1267,6 +1304,11 @@ static int add_categorical(struct tfk_graph *g, const struct layer *l,
 	if (l->kind == L_TEXTVEC)
 		return add_textvec(g, l, x, err);
 	/* lookups */
+	if (!l->vocab)
+		return tfk_errf(err, TFK_EINVAL, "%s has no vocabulary: run "
+				"tfk-map --adapt first, or give one",
+				l->kind == L_SLOOK ? "StringLookup" :
+				"IntegerLookup");
 	if (l->kind == L_SLOOK ? d->dtype != TFK_DT_STRING :
 	    d->dtype != TFK_DT_INT64 && d->dtype != TFK_DT_INT32)
 		return tfk_errf(err, TFK_EINVAL, "%s takes %s values, got %s",
@@ -1513,6 +1555,11 @@ int tfk_prep_next_adapt(const struct tfk_prep *p, int *chain, int *layer)
 				return TFK_PREP_ADAPT_NORM;
 			if (l->kind == L_TEXTVEC && !l->vocab)
 				return TFK_PREP_ADAPT_TEXT;
+			if ((l->kind == L_SLOOK || l->kind == L_ILOOK) &&
+			    l->need_adapt)
+				return TFK_PREP_ADAPT_LOOKUP;
+			if (l->kind == L_DISC && l->need_adapt)
+				return TFK_PREP_ADAPT_DISC;
 		}
 	return 0;
 }
@@ -1665,6 +1712,214 @@ nomem:
 	l->a = l->b = NULL;
 	l->n_a = l->n_b = 0;
 	return tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+/* Lookup adapt ----------------------------------------------------------- */
+
+struct tfk_prep_ladapt {
+	struct tfk_prep *p;
+	struct layer *l;
+	struct tfk_lookup lk;
+	struct tfk_vcount *vc;
+};
+
+int tfk_prep_ladapt_new(struct tfk_prep *p, int chain, int layer,
+			struct tfk_prep_ladapt **out, struct tfk_err *err)
+{
+	struct layer *l = &p->c[chain].layers[layer];
+	struct tfk_lookup_opts o;
+	struct tfk_prep_ladapt *t;
+	int rc;
+
+	*out = NULL;
+	if (l->pos != 0)
+		return tfk_errf(err, TFK_EINVAL, "%s: %s: adapting a lookup "
+				"needs it first in its chain", p->path,
+				l->path);
+	t = tfk_calloc(1, sizeof(*t));
+	if (!t)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	t->p = p;
+	t->l = l;
+	lookup_opts(l, &o);
+	rc = tfk_lookup_init(&t->lk, &o, err);
+	if (rc) {
+		tfk_err_prefix(err, "%s: %s", p->path, l->path);
+		tfk_free(t);
+		return rc;
+	}
+	rc = tfk_vcount_new(&t->vc, err);
+	if (rc) {
+		tfk_lookup_release(&t->lk);
+		tfk_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int tfk_prep_ladapt_is_int(const struct tfk_prep_ladapt *t)
+{
+	return t->l->kind == L_ILOOK;
+}
+
+int tfk_prep_ladapt_add(struct tfk_prep_ladapt *t, const void *s, size_t n,
+			struct tfk_err *err)
+{
+	return tfk_vcount_add(t->vc, s, n, err);
+}
+
+int tfk_prep_ladapt_add_int(struct tfk_prep_ladapt *t, int64_t v,
+			    struct tfk_err *err)
+{
+	return tfk_vcount_add_int(t->vc, v, err);
+}
+
+void tfk_prep_ladapt_end_doc(struct tfk_prep_ladapt *t)
+{
+	tfk_vcount_end_doc(t->vc);
+}
+
+int tfk_prep_ladapt_finish(struct tfk_prep_ladapt *t, struct tfk_err *err)
+{
+	struct layer *l = t->l;
+	int ints = l->kind == L_ILOOK;
+	json_t *arr;
+	long i, n;
+	int rc;
+
+	rc = tfk_lookup_adapt(&t->lk, t->vc, err);
+	if (rc)
+		return tfk_err_prefix(err, "%s: %s", t->p->path, l->path);
+	if (tfk_lookup_size(&t->lk) <= t->lk.token_start)
+		return tfk_errf(err, TFK_EINVAL, "%s: %s: no tokens to learn "
+				"a vocabulary from", t->p->path, l->path);
+	arr = json_array();
+	if (!arr)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	n = tfk_lookup_size(&t->lk);
+	for (i = 0; i < n; i++) {
+		size_t len = 0;
+		const char *tok = ints ? NULL :
+			tfk_lookup_token(&t->lk, i, &len);
+		json_t *js = ints ?
+			json_integer(tfk_lookup_token_int(&t->lk, i)) :
+			json_stringn(tok ? tok : "", tok ? len : 0);
+
+		if (!js) {	/* jansson refuses what is not UTF-8 */
+			json_decref(arr);
+			return tfk_errf(err, TFK_EINVAL, "%s: %s: vocabulary "
+					"token %ld is not UTF-8 text, which a "
+					"JSON spec cannot hold", t->p->path,
+					l->path, i);
+		}
+		if (json_array_append_new(arr, js)) {
+			json_decref(arr);
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		}
+	}
+	if (json_object_set_new(l->cfg, "vocabulary", arr))
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	l->vocab = arr;
+	l->need_adapt = 0;
+	l->depth = tfk_lookup_depth(&t->lk);
+	return 0;
+}
+
+void tfk_prep_ladapt_free(struct tfk_prep_ladapt *t)
+{
+	if (!t)
+		return;
+	tfk_lookup_release(&t->lk);
+	tfk_vcount_free(t->vc);
+	tfk_free(t);
+}
+
+/* Discretization adapt ---------------------------------------------------- */
+
+struct tfk_prep_dadapt {
+	struct tfk_prep *p;
+	struct layer *l;
+	struct tfk_discretize d;
+	int64_t n;
+};
+
+int tfk_prep_dadapt_new(struct tfk_prep *p, int chain, int layer,
+			struct tfk_prep_dadapt **out, struct tfk_err *err)
+{
+	struct tfk_prep_dadapt *t;
+	int rc;
+
+	*out = NULL;
+	t = tfk_calloc(1, sizeof(*t));
+	if (!t)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	t->p = p;
+	t->l = &p->c[chain].layers[layer];
+	rc = tfk_discretize_init_adapt(&t->d, t->l->num, t->l->epsilon, err);
+	if (rc) {
+		tfk_err_prefix(err, "%s: %s", p->path, t->l->path);
+		tfk_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int tfk_prep_dadapt_update(struct tfk_prep_dadapt *t, const float *v,
+			   size_t n, struct tfk_err *err)
+{
+	if (!n)
+		return 0;
+	t->n += (int64_t)n;
+	return tfk_discretize_update(&t->d, v, n, err);
+}
+
+int tfk_prep_dadapt_finish(struct tfk_prep_dadapt *t, struct tfk_err *err)
+{
+	struct layer *l = t->l;
+	json_t *arr;
+	float *a;
+	size_t i;
+	int rc;
+
+	if (!t->n)
+		return tfk_errf(err, TFK_EINVAL, "%s: %s: no values to adapt "
+				"from", t->p->path, l->path);
+	rc = tfk_discretize_finish(&t->d, err);
+	if (rc)
+		return tfk_err_prefix(err, "%s: %s", t->p->path, l->path);
+	arr = json_array();
+	a = tfk_malloc((t->d.n_bounds ? t->d.n_bounds : 1) * sizeof(float));
+	if (!arr || !a)
+		goto nomem;
+	for (i = 0; i < t->d.n_bounds; i++) {
+		a[i] = t->d.bounds[i];
+		if (json_array_append_new(arr, json_real(t->d.bounds[i])))
+			goto nomem;
+	}
+	if (json_object_set_new(l->cfg, "bin_boundaries", arr)) {
+		arr = NULL;
+		goto nomem;
+	}
+	tfk_free(l->a);
+	l->a = a;
+	l->n_a = (int)t->d.n_bounds;
+	l->depth = l->n_a + 1;
+	l->need_adapt = 0;
+	return 0;
+nomem:
+	json_decref(arr);
+	tfk_free(a);
+	return tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+void tfk_prep_dadapt_free(struct tfk_prep_dadapt *t)
+{
+	if (!t)
+		return;
+	tfk_discretize_release(&t->d);
+	tfk_free(t);
 }
 
 char *tfk_prep_dump(const struct tfk_prep *p)

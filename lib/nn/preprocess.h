@@ -29,9 +29,9 @@
  * Discretization -> Bucketize, Cast (+ CategoryEncoding); Hashing,
  * CategoryEncoding, StringLookup, IntegerLookup -> the op of that name
  * (kernels/cpu/categorical.c), lookups with their vocabulary as a tensor
- * attr. Lookups need a given vocabulary and Discretization given
- * bin_boundaries (adapting them is refused), tf_idf, invert, sparse and
- * pad_to_max_tokens are refused; TextVectorization -> the op of that
+ * attr. Lookups without a vocabulary and Discretization without
+ * bin_boundaries are learned by tfk-map --adapt (building them before is
+ * an error); tf_idf, invert, sparse and pad_to_max_tokens are refused; TextVectorization -> the op of that
  * name (int mode needs output_sequence_length). Bytes features without "shape" or DecodeImage
  * are string tensors [n] (one element per value), for the lookups and
  * Hashing.
@@ -97,11 +97,14 @@ int tfk_prep_build(const struct tfk_prep *p, struct tfk_graph *g,
 
 /*
  * The next layer that needs adapting: TFK_PREP_ADAPT_NORM (a
- * Normalization whose mean or variance is null) or TFK_PREP_ADAPT_TEXT
- * (a TextVectorization without vocabulary), with *chain and *layer; 0
+ * Normalization whose mean or variance is null), TFK_PREP_ADAPT_TEXT
+ * (a TextVectorization without vocabulary), TFK_PREP_ADAPT_LOOKUP (a
+ * String/IntegerLookup without vocabulary) or TFK_PREP_ADAPT_DISC (a
+ * Discretization without bin_boundaries), with *chain and *layer; 0
  * when none.
  */
-enum { TFK_PREP_ADAPT_NORM = 1, TFK_PREP_ADAPT_TEXT = 2 };
+enum { TFK_PREP_ADAPT_NORM = 1, TFK_PREP_ADAPT_TEXT = 2,
+       TFK_PREP_ADAPT_LOOKUP = 3, TFK_PREP_ADAPT_DISC = 4 };
 int tfk_prep_next_adapt(const struct tfk_prep *p, int *chain, int *layer);
 
 /*
@@ -136,6 +139,42 @@ int tfk_prep_adapt_n(const struct tfk_prep *p, int chain, int layer,
 int tfk_prep_set_norm(struct tfk_prep *p, int chain, int layer,
 		      const double *mean, const double *var, int n,
 		      struct tfk_err *err);
+/*
+ * String/IntegerLookup adapt (the lookup must be first in its chain,
+ * reading the feature's bytes / int64 values; _is_int says which): _add
+ * or _add_int each value, _end_doc after each record (a document, for
+ * document counts), _finish runs tfk_lookup_adapt (Keras' order,
+ * max_tokens, mask and OOV tokens dropped) and writes get_vocabulary()
+ * (special tokens first) into the config as "vocabulary". TFK_EINVAL
+ * when nothing was learned.
+ */
+struct tfk_prep_ladapt;
+int tfk_prep_ladapt_new(struct tfk_prep *p, int chain, int layer,
+			struct tfk_prep_ladapt **t, struct tfk_err *err);
+int tfk_prep_ladapt_is_int(const struct tfk_prep_ladapt *t);
+int tfk_prep_ladapt_add(struct tfk_prep_ladapt *t, const void *s, size_t n,
+			struct tfk_err *err);
+int tfk_prep_ladapt_add_int(struct tfk_prep_ladapt *t, int64_t v,
+			    struct tfk_err *err);
+void tfk_prep_ladapt_end_doc(struct tfk_prep_ladapt *t);
+int tfk_prep_ladapt_finish(struct tfk_prep_ladapt *t, struct tfk_err *err);
+void tfk_prep_ladapt_free(struct tfk_prep_ladapt *t);
+
+/*
+ * Discretization adapt (bin_boundaries null, num_bins and epsilon from
+ * the config): _update with each batch of values (tfk-map: one record's
+ * values, the output of tfk_prep_build_adapt), _finish writes Keras'
+ * boundaries (discretize.h) as "bin_boundaries". TFK_EINVAL for NaN or
+ * infinite values, or no values at all.
+ */
+struct tfk_prep_dadapt;
+int tfk_prep_dadapt_new(struct tfk_prep *p, int chain, int layer,
+			struct tfk_prep_dadapt **t, struct tfk_err *err);
+int tfk_prep_dadapt_update(struct tfk_prep_dadapt *t, const float *v,
+			   size_t n, struct tfk_err *err);
+int tfk_prep_dadapt_finish(struct tfk_prep_dadapt *t, struct tfk_err *err);
+void tfk_prep_dadapt_free(struct tfk_prep_dadapt *t);
+
 /* The spec as JSON text (malloc'd, NUL-terminated; NULL: no memory). */
 char *tfk_prep_dump(const struct tfk_prep *p);
 

@@ -203,6 +203,97 @@ testerr "CategoryEncoding value out of range" 'tfk-map c.json cat.rec' 1 \
 one s "$(L Hashing '{"num_bins": 3}'), $(L IntegerLookup '{"vocabulary": [1, 2]}')"
 check "Hashing then IntegerLookup chain" sh -c 'tfk-map c.json cat.rec | tfk-count | { read n r; [ "$n" = 5 ]; }'
 
+# Lookup and Discretization adapt vs textprep.py / Keras' documented rules
+cat >"$T/lk.py" <<'EOF2'
+import json, random, subprocess, sys
+sys.path.insert(0, sys.argv[1] + "/py")
+import numpy as np
+import tfexample as tfe
+import textprep
+what = sys.argv[2]
+if what == "mk":
+    rng = random.Random(11)
+    words = ["w%d" % i for i in range(14)] + ["[UNK]", ""]
+    recs, docs, ints, xs = [], [], [], []
+    for i in range(200):
+        # skewed counts, many ties: Keras' tie order matters
+        s = [words[min(int(rng.expovariate(0.35)), 15)]
+             for _ in range(rng.randint(1, 5))]
+        n = [min(int(rng.expovariate(0.3)), 12) - 1 for _ in range(3)]
+        x = [round(rng.gauss(0, 3), 3) for _ in range(3)]
+        recs.append(tfe.make_example({"s": s, "i": n, "x": x},
+            {"s": "bytes", "i": "int64", "x": "float"}).SerializeToString())
+        docs.append([w.encode() for w in s])
+        ints.append(n)
+        xs.extend(x)
+    tfe.write_tfrecords("lk.rec", recs)
+    json.dump({"docs": [[w.hex() for w in d] for d in docs],
+               "ints": ints}, open("lk.data", "w"))
+    open("lk.x", "w").write("".join("%r\n" % v for v in
+                                    np.float32(xs).tolist()))
+    sys.exit(0)
+data = json.load(open("lk.data"))
+docs = [[bytes.fromhex(w) for w in d] for d in data["docs"]]
+ints = data["ints"]
+feat = lambda path, f: [tfe.example_to_dict(tfe.Example.FromString(r))[f][1]
+                        for r in tfe.read_tfrecords(path)]
+ok = True
+if what == "str":        # StringLookup max_tokens 6, [UNK], no mask
+    cfg = json.load(open("lk2.json"))["features"]["s"][0]["config"]
+    order, _ = textprep.learn(docs, [b"[UNK]"], 6 - 1, "keras")
+    want = ["[UNK]"] + [t.decode() for t in order]
+    ok &= cfg["vocabulary"] == want
+    idx = {t: i for i, t in enumerate(want)}
+    for d, r in zip(docs, feat("lkout.rec", "s")):
+        ok &= r == [idx.get(t.decode(), 0) for t in d]
+    print("ok" if ok else "bad %s %s" % (cfg["vocabulary"], want))
+elif what == "int":      # IntegerLookup mask 0, 2 OOV indices, oov -1
+    cfg = json.load(open("lk2.json"))["features"]["i"][0]["config"]
+    cnt = {}
+    for d in ints:
+        for v in d:
+            cnt[v] = cnt.get(v, 0) + 1
+    cnt.pop(0, None)
+    cnt.pop(-1, None)
+    learned = sorted(cnt, key=lambda t: (cnt[t], t), reverse=True)
+    want = [0, -1, -1] + learned
+    ok &= cfg["vocabulary"] == want
+    idx = {t: 3 + i for i, t in enumerate(learned)}
+    for d, r in zip(ints, feat("lkout.rec", "i")):
+        ok &= r == [0 if v == 0 else idx.get(v, 1 + v % 2) for v in d]
+    print("ok" if ok else "bad %s %s" % (cfg["vocabulary"], want))
+elif what == "disc":     # Discretization num_bins 4, one record a batch
+    cfg = json.load(open("lk2.json"))["features"]["x"][0]["config"]
+    want = subprocess.run([sys.executable, sys.argv[1] + "/py/textprep.py",
+        "discretize", "4", "0.01", "3", "lk.x"], capture_output=True,
+        check=True).stdout.decode().split()
+    got = ["%.9g" % np.float32(b) for b in cfg["bin_boundaries"]]
+    ok &= got == want and len(want) == 3
+    b = np.float32([float(w) for w in want])
+    for x, r in zip(feat("lk.rec", "x"), feat("lkout.rec", "x")):
+        ok &= r == np.digitize(np.float32(x), b, right=False).tolist()
+    print("ok" if ok else "bad %s %s" % (got, want))
+EOF2
+(cd "$T" && "$PYTHON" lk.py "$TESTS" mk) || echo "not ok - lookup data"
+spec lks.json "\"s\": [$(L StringLookup '{"max_tokens": 6, "num_oov_indices": 1, "mask_token": null, "oov_token": "[UNK]", "vocabulary": null, "idf_weights": null, "invert": false, "output_mode": "int", "sparse": false, "pad_to_max_tokens": false, "name": "string_lookup"}')]"
+testcmd "StringLookup --adapt: vocabulary (max_tokens, [UNK] dropped) and ids = textprep.learn" \
+	'tfk-map --adapt lks.json lk.rec -o lk2.json && tfk-map lk2.json lk.rec -o lkout.rec && "$PYTHON" lk.py "$TESTS" str' "ok\n"
+spec lki.json "\"i\": [$(L IntegerLookup '{"max_tokens": null, "num_oov_indices": 2, "mask_token": 0, "oov_token": -1, "vocabulary": null, "output_mode": "int"}')]"
+testcmd "IntegerLookup --adapt: mask 0, 2 OOV slots, count then value order" \
+	'tfk-map --adapt lki.json lk.rec -o lk2.json && tfk-map lk2.json lk.rec -o lkout.rec && "$PYTHON" lk.py "$TESTS" int' "ok\n"
+testerr "lookup without vocabulary asks for --adapt" 'tfk-map lki.json lk.rec' 1 \
+	"lki.json: features.i[0]: IntegerLookup has no vocabulary: run tfk-map --adapt first"
+spec lkd.json "\"x\": [$(L Discretization '{"bin_boundaries": null, "num_bins": 4, "epsilon": 0.01, "output_mode": "int", "sparse": false}')]"
+testcmd "Discretization --adapt: boundaries = textprep.py (Keras' quantiles), buckets = np.digitize" \
+	'tfk-map --adapt lkd.json lk.rec -o lk2.json && tfk-map lk2.json lk.rec -o lkout.rec && "$PYTHON" lk.py "$TESTS" disc' "ok\n"
+testerr "Discretization without boundaries asks for --adapt" 'tfk-map lkd.json lk.rec' 1 \
+	"lkd.json: features.x[0]: Discretization has no bin_boundaries: run tfk-map --adapt first"
+spec lkn.json "\"x\": [$(L Discretization '{"bin_boundaries": null}')]"
+testerr "Discretization adapt needs num_bins" 'tfk-map --adapt lkn.json lk.rec' 1 \
+	"lkn.json: features.x[0].config.num_bins: expected an integer in 1..16777216 when bin_boundaries is null"
+testerr "StringLookup adapt on int64 values names the record" 'sed s/\"s\"/\"i\"/ lks.json >lkb.json && tfk-map --adapt lkb.json lk.rec' 1 \
+	"lk.rec: record 0 at byte 0: feature 'i': StringLookup takes bytes values"
+
 # TextVectorization: adapt and apply vs tests/py/textprep.py --------------
 cat >"$T/tv.py" <<'EOF2'
 import json, subprocess, sys

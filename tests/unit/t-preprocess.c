@@ -48,8 +48,12 @@ static void spec_errors(void)
 		{ "{\"features\": {\"x\": [{\"class_name\": \"Hashing\"}]}}",
 		  "features.x[0].config.num_bins: expected an integer" },
 		{ "{\"features\": {\"x\": [{\"class_name\": \"StringLookup\", "
-		  "\"config\": {\"vocabulary\": null}}]}}", "config.vocabulary: "
-		  "null (adapting a vocabulary) is not supported" },
+		  "\"config\": {\"vocabulary\": null, \"num_oov_indices\": "
+		  "-1}}]}}", "config.num_oov_indices: expected an integer" },
+		{ "{\"features\": {\"x\": [{\"class_name\": "
+		  "\"Discretization\", \"config\": {\"bin_boundaries\": "
+		  "null}}]}}", "config.num_bins: expected an integer in "
+		  "1..16777216 when bin_boundaries is null" },
 		{ "{\"features\": {\"x\": [{\"class_name\": \"StringLookup\", "
 		  "\"config\": {\"vocabulary\": [\"a\", \"a\"]}}]}}",
 		  "features.x[0].config.vocabulary: " },
@@ -332,6 +336,110 @@ static void adapt(void)
 	tfk_prep_free(p);
 }
 
+/* Lookup and Discretization adapt through the API; expected values by
+ * Keras' rules worked by hand (counts high to low, ties by token high to
+ * low; mask and OOV tokens never learned) and, for the boundaries,
+ * tests/py/textprep.py discretize 4 0.01 100 over 0..99. */
+static void adapt_lookups(void)
+{
+	const char *spec = "{\"features\": {\"s\": [{\"class_name\": "
+		"\"StringLookup\", \"config\": {\"vocabulary\": null}}], "
+		"\"i\": [{\"class_name\": \"IntegerLookup\", \"config\": "
+		"{\"vocabulary\": null, \"mask_token\": 0}}], "
+		"\"x\": [{\"class_name\": \"Discretization\", \"config\": "
+		"{\"bin_boundaries\": null, \"num_bins\": 4}}]}}";
+	static const char *const toks[] = { "b", "a", "b", "c", "a",
+					     "[UNK]" };
+	static const int64_t ints[] = { 5, 3, 5, 0, 3, 7, -1 };
+	struct tfk_prep *p, *q;
+	struct tfk_prep_ladapt *la;
+	struct tfk_prep_dadapt *da;
+	struct tfk_graph *g;
+	struct tfk_err err;
+	enum tfk_dtype dt[3] = { TFK_DT_STRING, TFK_DT_INT64, TFK_DT_FLOAT };
+	float v[100];
+	int c = -1, l = -1, rc, k;
+	size_t i;
+	char *s;
+
+	rc = tfk_prep_parse(&p, "l.json", spec, strlen(spec), &err);
+	ok(!rc, "lookups and Discretization without state parse");
+	if (rc)
+		return;
+	rc = tfk_graph_new(&g, &err);
+	ok(!rc && tfk_prep_build(p, g, dt, &err) == TFK_EINVAL &&
+	   strstr(err.msg, "StringLookup has no vocabulary: run tfk-map "
+		  "--adapt first"), "building before adapt is refused");
+	if (!rc)
+		tfk_graph_free(g);
+	k = tfk_prep_next_adapt(p, &c, &l);
+	ok(k == TFK_PREP_ADAPT_LOOKUP && c == 0 && l == 0,
+	   "the StringLookup needs adapting first");
+	rc = tfk_prep_ladapt_new(p, 0, 0, &la, &err);
+	for (i = 0; !rc && i < 6; i++)
+		rc = tfk_prep_ladapt_add(la, toks[i], strlen(toks[i]), &err);
+	if (!rc) {
+		tfk_prep_ladapt_end_doc(la);
+		rc = tfk_prep_ladapt_finish(la, &err);
+	}
+	tfk_prep_ladapt_free(la);
+	ok(!rc, "StringLookup adapt runs");
+	k = tfk_prep_next_adapt(p, &c, &l);
+	ok(k == TFK_PREP_ADAPT_LOOKUP && c == 1 && l == 0,
+	   "then the IntegerLookup");
+	rc = tfk_prep_ladapt_new(p, 1, 0, &la, &err);
+	ok(!rc && tfk_prep_ladapt_is_int(la), "integer keys");
+	for (i = 0; !rc && i < 7; i++)
+		rc = tfk_prep_ladapt_add_int(la, ints[i], &err);
+	if (!rc)
+		rc = tfk_prep_ladapt_finish(la, &err);
+	tfk_prep_ladapt_free(la);
+	ok(!rc, "IntegerLookup adapt runs");
+	k = tfk_prep_next_adapt(p, &c, &l);
+	ok(k == TFK_PREP_ADAPT_DISC && c == 2 && l == 0,
+	   "then the Discretization");
+	rc = tfk_prep_dadapt_new(p, 2, 0, &da, &err);
+	ok(!rc && tfk_prep_dadapt_finish(da, &err) == TFK_EINVAL &&
+	   strstr(err.msg, "no values to adapt from"),
+	   "Discretization adapt without values is an error");
+	for (i = 0; i < 100; i++)
+		v[i] = (float)i;
+	if (!rc)
+		rc = tfk_prep_dadapt_update(da, v, 100, &err);
+	if (!rc)
+		rc = tfk_prep_dadapt_finish(da, &err);
+	tfk_prep_dadapt_free(da);
+	ok(!rc && !tfk_prep_next_adapt(p, &c, &l), "nothing left to adapt");
+	s = tfk_prep_dump(p);
+	ok(s && strstr(s, "\"vocabulary\": [\n            \"[UNK]\",\n"
+		       "            \"b\",\n            \"a\",\n"
+		       "            \"c\"\n          ]"),
+	   "StringLookup vocabulary: [UNK], b, a, c (tie b > a)");
+	ok(s && strstr(s, "\"vocabulary\": [\n            0,\n            -1,"
+		       "\n            5,\n            3,\n            7\n"),
+	   "IntegerLookup vocabulary: mask 0, oov -1, 5, 3, 7");
+	ok(s && strstr(s, "\"bin_boundaries\": [\n            24.75,\n"
+		       "            49.5,\n            74.25\n"),
+	   "Discretization boundaries 24.75, 49.5, 74.25 (textprep.py)");
+	rc = s ? tfk_prep_parse(&q, "l2.json", s, strlen(s), &err) : -1;
+	ok(!rc && !tfk_prep_next_adapt(q, &c, &l),
+	   "the dumped spec parses and needs no more adapting");
+	if (!rc) {
+		rc = tfk_graph_new(&g, &err);
+		ok(!rc && !tfk_prep_build(q, g, dt, &err),
+		   "and builds a graph");
+		if (!rc)
+			tfk_graph_free(g);
+		tfk_prep_free(q);
+	}
+	if (!s)
+		tap_diag("dump failed");
+	else if (!strstr(s, "24.75"))
+		tap_diag("%s", s);
+	free(s);
+	tfk_prep_free(p);
+}
+
 static void failed_allocs(void)
 {
 	static const int64_t shape[3] = { 2, 3, 2 };
@@ -365,6 +473,7 @@ int main(void)
 	flips();
 	registry();
 	adapt();
+	adapt_lookups();
 	failed_allocs();
 	return tap_done();
 }

@@ -61,28 +61,7 @@ got=$(sh -c "$ours_cmd" | "$TFK_BIN/tfk-unbatch" | "$TFK_BIN/tfk-count" |
 	exit 1
 }
 
-best_of() {	# N CMD: shortest wall time of N runs, seconds
-	if command -v hyperfine >/dev/null 2>&1; then
-		_j=$TFK_BENCH_DIR/hf-pipeline-$$.json
-		hyperfine --style none --warmup 1 --runs "$1" --export-json "$_j" \
-			"$2 > /dev/null" >/dev/null
-		"$PYTHON" -c 'import json,sys; print(min(json.load(open(sys.argv[1]))["results"][0]["times"]))' "$_j"
-		rm -f "$_j"
-	else
-		sh -c "$2" >/dev/null
-		_best=
-		_k=0
-		while [ $_k -lt "$1" ]; do
-			_t0=$(date +%s%N)
-			sh -c "$2" >/dev/null
-			_t1=$(date +%s%N)
-			_t=$((_t1 - _t0))
-			if [ -z "$_best" ] || [ $_t -lt "$_best" ]; then _best=$_t; fi
-			_k=$((_k + 1))
-		done
-		echo "$_best" | awk '{ printf "%.6f\n", $1 / 1e9 }'
-	fi
-}
+. "$(dirname "$0")/lib.sh"
 
 ours=$(best_of 5 "$ours_cmd")
 peer=$(best_of 5 "$peer_cmd")

@@ -1564,6 +1564,41 @@ int tfk_prep_next_adapt(const struct tfk_prep *p, int *chain, int *layer)
 	return 0;
 }
 
+/* Store a learned vocabulary as the layer's "vocabulary" config, as
+ * Keras' get_vocabulary() lists it: strings, or integers (ints). */
+static int set_vocabulary(const struct tfk_prep *p, struct layer *l,
+			  const struct tfk_lookup *lk, int ints,
+			  struct tfk_err *err)
+{
+	json_t *arr = json_array();
+	long i, n = tfk_lookup_size(lk);
+
+	if (!arr)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		size_t len = 0;
+		const char *tok = ints ? NULL : tfk_lookup_token(lk, i, &len);
+		json_t *js = ints ? json_integer(tfk_lookup_token_int(lk, i)) :
+			     json_stringn(tok ? tok : "", tok ? len : 0);
+
+		if (!js) {	/* jansson refuses what is not UTF-8 */
+			json_decref(arr);
+			return tfk_errf(err, TFK_EINVAL, "%s: %s: vocabulary "
+					"token %ld is not UTF-8 text, which a "
+					"JSON spec cannot hold", p->path,
+					l->path, i);
+		}
+		if (json_array_append_new(arr, js)) {
+			json_decref(arr);
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		}
+	}
+	if (json_object_set_new(l->cfg, "vocabulary", arr))
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	l->vocab = arr;
+	return 0;
+}
+
 struct tfk_prep_tadapt {
 	struct tfk_prep *p;
 	struct layer *l;
@@ -1612,38 +1647,14 @@ int tfk_prep_tadapt_add(struct tfk_prep_tadapt *t, const char *s, size_t n,
 int tfk_prep_tadapt_finish(struct tfk_prep_tadapt *t, struct tfk_err *err)
 {
 	struct layer *l = t->l;
-	json_t *arr;
-	long i, n;
 	int rc;
 
 	rc = tfk_textvec_adapt_finish(&t->tv, t->vc, err);
 	if (rc)
 		return rc;
-	arr = json_array();
-	if (!arr)
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	n = tfk_lookup_size(&t->tv.lk);
-	for (i = 0; i < n; i++) {
-		size_t len;
-		const char *tok = tfk_lookup_token(&t->tv.lk, i, &len);
-
-		json_t *js = json_stringn(tok ? tok : "", tok ? len : 0);
-
-		if (!js) {	/* jansson refuses what is not UTF-8 */
-			json_decref(arr);
-			return tfk_errf(err, TFK_EINVAL, "%s: %s: vocabulary "
-					"token %ld is not UTF-8 text, which a "
-					"JSON spec cannot hold", t->p->path,
-					l->path, i);
-		}
-		if (json_array_append_new(arr, js)) {
-			json_decref(arr);
-			return tfk_errf(err, TFK_ENOMEM, "out of memory");
-		}
-	}
-	if (json_object_set_new(l->cfg, "vocabulary", arr))
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	l->vocab = arr;
+	rc = set_vocabulary(t->p, l, &t->tv.lk, 0, err);
+	if (rc)
+		return rc;
 	l->depth = tfk_textvec_depth(&t->tv);
 	return 0;
 }
@@ -1784,8 +1795,6 @@ int tfk_prep_ladapt_finish(struct tfk_prep_ladapt *t, struct tfk_err *err)
 {
 	struct layer *l = t->l;
 	int ints = l->kind == L_ILOOK;
-	json_t *arr;
-	long i, n;
 	int rc;
 
 	rc = tfk_lookup_adapt(&t->lk, t->vc, err);
@@ -1794,33 +1803,9 @@ int tfk_prep_ladapt_finish(struct tfk_prep_ladapt *t, struct tfk_err *err)
 	if (tfk_lookup_size(&t->lk) <= t->lk.token_start)
 		return tfk_errf(err, TFK_EINVAL, "%s: %s: no tokens to learn "
 				"a vocabulary from", t->p->path, l->path);
-	arr = json_array();
-	if (!arr)
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	n = tfk_lookup_size(&t->lk);
-	for (i = 0; i < n; i++) {
-		size_t len = 0;
-		const char *tok = ints ? NULL :
-			tfk_lookup_token(&t->lk, i, &len);
-		json_t *js = ints ?
-			json_integer(tfk_lookup_token_int(&t->lk, i)) :
-			json_stringn(tok ? tok : "", tok ? len : 0);
-
-		if (!js) {	/* jansson refuses what is not UTF-8 */
-			json_decref(arr);
-			return tfk_errf(err, TFK_EINVAL, "%s: %s: vocabulary "
-					"token %ld is not UTF-8 text, which a "
-					"JSON spec cannot hold", t->p->path,
-					l->path, i);
-		}
-		if (json_array_append_new(arr, js)) {
-			json_decref(arr);
-			return tfk_errf(err, TFK_ENOMEM, "out of memory");
-		}
-	}
-	if (json_object_set_new(l->cfg, "vocabulary", arr))
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	l->vocab = arr;
+	rc = set_vocabulary(t->p, l, &t->lk, ints, err);
+	if (rc)
+		return rc;
 	l->need_adapt = 0;
 	l->depth = tfk_lookup_depth(&t->lk);
 	return 0;

@@ -83,7 +83,7 @@ static const struct tfk_opt opts[] = {
 		     "N epochs, each in a new order (0: forever)"),
 	TFK_OPT_SIZE(0, "memory", &memory, "SIZE",
 		     "with --buffer all: spill to disk past SIZE bytes, "
-		     "a quarter of MemAvailable by default"),
+		     "a quarter of physical memory by default"),
 	TFK_OPT_STR(0, "tmpdir", &tmpdir, "DIR",
 		    "spill files go to DIR (default: $TMPDIR, else /tmp)"),
 	TFK_OPT_STR('o', "output", &out_path, "FILE",

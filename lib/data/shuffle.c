@@ -1131,26 +1131,14 @@ int tfk_shufall_emit(struct tfk_shufall *sa, uint64_t epoch,
 
 uint64_t tfk_shuffle_default_memory(void)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	unsigned long long kb = 0;
+	/* Physical memory, not MemAvailable: the default is printed by
+	 * --help and must not change from one run to the next. */
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long psz = sysconf(_SC_PAGESIZE);
 	uint64_t m = 0;
-	char line[256];
 
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-				break;
-		fclose(f);
-	}
-	if (kb)
-		m = (uint64_t)kb * 1024 / 4;
-	else {
-		long pages = sysconf(_SC_PHYS_PAGES);
-		long psz = sysconf(_SC_PAGESIZE);
-
-		if (pages > 0 && psz > 0)
-			m = (uint64_t)pages * (uint64_t)psz / 4;
-	}
+	if (pages > 0 && psz > 0)
+		m = (uint64_t)pages * (uint64_t)psz / 4;
 	m &= ~(uint64_t)((1 << 20) - 1);	/* whole MiB: prints as "NM" */
 	if (m < (64u << 20))
 		m = 64u << 20;

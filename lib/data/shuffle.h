@@ -152,9 +152,9 @@ void tfk_shufall_stats(const struct tfk_shufall *sa,
 		       struct tfk_shufall_stats *st);
 
 /*
- * Default memory for a full shuffle: a quarter of MemAvailable from
- * /proc/meminfo (of the physical memory when that cannot be read), at
- * least 64 MiB.
+ * Default memory for a full shuffle: a quarter of the physical memory,
+ * in whole MiB, at least 64 MiB. Fixed for a machine, so --help shows
+ * the same default every time.
  */
 uint64_t tfk_shuffle_default_memory(void);
 

@@ -638,7 +638,7 @@ static int convert(struct job *j, const struct tfk_shardw_opts *so)
 		return rc;
 	progress_start(j);
 	rc = tfk_pool_run(SIZE_MAX, threads, j->n_batches, sizeof(struct slot),
-			  work, deliver, j);
+			  work, deliver, NULL, j);
 	tfk_progress_release(&j->prog);
 	if (rc != 2) {
 		if (rc == TFK_ENOMEM)

@@ -503,7 +503,7 @@ int main(int argc, char **argv)
 							       conv.quiet),
 				  "records", mine);
 		rc = tfk_pool_run(n_batches, (int)conv.jobs, 0,
-				  sizeof(struct slot), work, deliver, &r);
+				  sizeof(struct slot), work, deliver, NULL, &r);
 		if (rc == TFK_ENOMEM && !r.err.msg[0])
 			tfk_errf(&r.err, rc, "out of memory");
 		if (!rc && n_batches == 0) {

@@ -673,7 +673,7 @@ static int run_map(struct reader *rd, struct tfk_err *err)
 			return rc;
 		rc = tfk_pool_run((size_t)n, (int)jobs, window,
 				  sizeof(struct slot),
-				  work, deliver, err);
+				  work, deliver, NULL, err);
 		if (rc)
 			return rc;
 	}

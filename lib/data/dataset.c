@@ -1572,6 +1572,15 @@ static int dir_deliver(void *ctx, size_t i, void *slot)
 	return rc;
 }
 
+/* An item worked but not delivered (the run stopped): free its slot. */
+static void dir_discard(void *ctx, size_t i, void *slot)
+{
+	struct slot *s = slot;
+
+	tfk_buf_release(&s->rec);
+	tfk_buf_release(&s->data);
+}
+
 static void set_fatal(struct run *r, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -1871,7 +1880,8 @@ static int run_archive(struct run *r, struct tfk_err *err)
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	rc = tfk_pool_run(r->n_sel, r->sink->threads, window,
-			  sizeof(struct slot), arc_work, arc_deliver, r);
+			  sizeof(struct slot), arc_work, arc_deliver, dir_discard,
+			  r);
 	pthread_cond_destroy(&r->cv);
 	pthread_mutex_destroy(&r->mu);
 	if (rc < 0 && r->ferr.code)
@@ -1906,7 +1916,7 @@ int tfk_ds_run(const struct tfk_dataset *ds, const size_t *sel, size_t n_sel,
 	if (!ds->archive) {
 		rc = tfk_pool_run(n_sel, sink->threads,
 				  4 * (size_t)sink->threads,
-				  sizeof(struct slot), dir_work, dir_deliver,
+				  sizeof(struct slot), dir_work, dir_deliver, dir_discard,
 				  &r);
 		if (rc < 0)
 			tfk_errf(err, rc, "%s: %s", ds->root, tfk_err_name(rc));

@@ -108,6 +108,7 @@ static int run_inline(size_t n, size_t slot_size,
 int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 		 void (*work)(void *ctx, size_t i, void *slot),
 		 int (*deliver)(void *ctx, size_t i, void *slot),
+		 void (*discard)(void *ctx, size_t i, void *slot),
 		 void *ctx)
 {
 	struct pool p;
@@ -191,6 +192,9 @@ int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 	pthread_mutex_unlock(&p.mu);
 	for (k = 0; k < n_tid; k++)
 		pthread_join(tid[k], NULL);
+	/* After a stop, items delivered..next-1 were worked, not delivered. */
+	for (d = p.delivered; discard && d < p.next; d++)
+		discard(ctx, d, slot_of(&p, d));
 
 	pthread_cond_destroy(&p.item_done);
 	pthread_cond_destroy(&p.can_claim);

@@ -19,7 +19,9 @@
  * work returns nothing: it records a per-item error in its slot and
  * deliver, which sees items in order, turns it into a stop or a skip;
  * a non-zero return from deliver stops the run: no new work starts, the
- * items in flight finish, and tfk_pool_run returns that value.
+ * items in flight finish and are handed to discard (when not NULL)
+ * instead of deliver, so their slots can free what work put in them,
+ * and tfk_pool_run returns that value.
  */
 #ifndef TFK_POOL_H
 #define TFK_POOL_H
@@ -29,6 +31,7 @@
 int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 		 void (*work)(void *ctx, size_t i, void *slot),
 		 int (*deliver)(void *ctx, size_t i, void *slot),
+		 void (*discard)(void *ctx, size_t i, void *slot),
 		 void *ctx);
 
 #endif

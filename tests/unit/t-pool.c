@@ -35,6 +35,8 @@ struct run {
 	long stop_at;		/* deliver returns -7 here; -1 never */
 	long delays;		/* 1: sleep a random while in work */
 	atomic_long saw_inline_order;	/* threads 1: work(i) after deliver(i-1) */
+	long discarded;		/* items handed to discard */
+	int discard_wrong;	/* discard got an unworked or delivered item */
 };
 
 static uint64_t mix(uint64_t x)
@@ -126,7 +128,7 @@ static void full_runs(void)
 	size_t t, w;
 
 	setup(r, -1, 0);
-	is_int(tfk_pool_run(N, 1, 1, sizeof(struct slot), work, deliver, r), 0,
+	is_int(tfk_pool_run(N, 1, 1, sizeof(struct slot), work, deliver, NULL, r), 0,
 	       "threads 1: returns 0");
 	want = r->hash;
 	is_int(r->delivered, N, "threads 1: all delivered");
@@ -142,7 +144,7 @@ static void full_runs(void)
 
 			setup(r, -1, 1);
 			rc = tfk_pool_run(N, threads[t], windows[w],
-					  sizeof(struct slot), work, deliver, r);
+					  sizeof(struct slot), work, deliver, NULL, r);
 			ok(rc == 0 && r->delivered == N && !r->out_of_order &&
 			   !r->wrong_thread && !r->bad_value && !r->dirty &&
 			   all_worked_once(r, N),
@@ -176,14 +178,29 @@ static int count_deliver(void *ctx, size_t i, void *slot)
 	return 0;
 }
 
+static void discard(void *ctx, size_t i, void *slotp)
+{
+	struct run *r = ctx;
+	struct slot *s = slotp;
+
+	if ((long)i < r->delivered || s->value != mix(i + 12345))
+		r->discard_wrong = 1;
+	r->discarded++;
+}
+
 static void stops(void)
 {
 	struct run *r = malloc(sizeof(*r));
 	int rc;
 
 	setup(r, 50, 1);
-	rc = tfk_pool_run(N, 4, 8, sizeof(struct slot), work, deliver, r);
+	r->discarded = 0;
+	r->discard_wrong = 0;
+	rc = tfk_pool_run(N, 4, 8, sizeof(struct slot), work, deliver, discard, r);
 	is_int(rc, -7, "deliver error: returned as is");
+	is_int(r->discarded, atomic_load(&r->max_index_worked) - 50,
+	       "deliver error: every item worked after it goes to discard");
+	ok(!r->discard_wrong, "deliver error: discard gets worked slots only");
 	is_int(r->delivered, 51, "deliver error: nothing delivered after it");
 	ok(atomic_load(&r->max_index_worked) < 51 + 8,
 	   "deliver error: no work beyond the window (max index %ld)",
@@ -193,44 +210,44 @@ static void stops(void)
 	       "deliver error: items in flight finished before return");
 
 	setup(r, 0, 0);
-	rc = tfk_pool_run(N, 1, 1, sizeof(struct slot), work, deliver, r);
+	rc = tfk_pool_run(N, 1, 1, sizeof(struct slot), work, deliver, NULL, r);
 	is_int(rc, -7, "threads 1: deliver error stops at once");
 	is_int(atomic_load(&r->max_index_worked), 0, "threads 1: no work after it");
 
 	setup(r, N - 1, 0);
-	is_int(tfk_pool_run(N, 2, 0, sizeof(struct slot), work, deliver, r), -7,
+	is_int(tfk_pool_run(N, 2, 0, sizeof(struct slot), work, deliver, NULL, r), -7,
 	       "error on the last item is still returned");
 
 	setup(r, -1, 0);
-	is_int(tfk_pool_run(0, 4, 0, sizeof(struct slot), work, deliver, r), 0,
+	is_int(tfk_pool_run(0, 4, 0, sizeof(struct slot), work, deliver, NULL, r), 0,
 	       "n 0: returns 0");
 	is_int(atomic_load(&r->max_index_worked), -1, "n 0: nothing worked");
 	is_int(r->delivered, 0, "n 0: nothing delivered");
 
 	counted = 0;
-	is_int(tfk_pool_run(5, 1, 0, 0, count_work, count_deliver, &counted), 0,
+	is_int(tfk_pool_run(5, 1, 0, 0, count_work, count_deliver, NULL, &counted), 0,
 	       "slot size 0, threads 1: returns 0");
 	is_int(counted, 10, "slot size 0, threads 1: all worked and delivered");
 	counted = 0;
-	is_int(tfk_pool_run(5, 3, 0, 0, count_work, count_deliver, &counted), 0,
+	is_int(tfk_pool_run(5, 3, 0, 0, count_work, count_deliver, NULL, &counted), 0,
 	       "slot size 0, threads 3: returns 0");
 	is_int(counted, 10, "slot size 0, threads 3: all worked and delivered");
 
 	setup(r, -1, 0);
-	is_int(tfk_pool_run(N, 0, 0, sizeof(struct slot), work, deliver, r), 0,
+	is_int(tfk_pool_run(N, 0, 0, sizeof(struct slot), work, deliver, NULL, r), 0,
 	       "threads 0 runs as threads 1");
 	is_int(r->delivered, N, "threads 0: all delivered");
 
 	setup(r, -1, 0);
 	tfk_alloc_fail_after(0);
-	rc = tfk_pool_run(N, 4, 0, sizeof(struct slot), work, deliver, r);
+	rc = tfk_pool_run(N, 4, 0, sizeof(struct slot), work, deliver, NULL, r);
 	tfk_alloc_fail_after(-1);
 	is_int(rc, TFK_ENOMEM, "allocation failure: TFK_ENOMEM");
 	is_int(atomic_load(&r->max_index_worked), -1,
 	       "allocation failure: no work done");
 	setup(r, -1, 0);
 	tfk_alloc_fail_after(0);
-	rc = tfk_pool_run(N, 1, 0, sizeof(struct slot), work, deliver, r);
+	rc = tfk_pool_run(N, 1, 0, sizeof(struct slot), work, deliver, NULL, r);
 	tfk_alloc_fail_after(-1);
 	is_int(rc, TFK_ENOMEM, "allocation failure, threads 1: TFK_ENOMEM");
 	free(r);

@@ -1,0 +1,50 @@
+/*
+ * metric.h - Keras metrics, accumulated over batches.
+ *
+ * A metric is made from a compile.metrics entry: a name ("accuracy",
+ * "acc", "sparse_categorical_accuracy", "categorical_accuracy",
+ * "binary_accuracy", "precision", "recall", "auc", "mae", "mse", and
+ * Keras' long spellings) or an object {"class_name": "AUC", "config":
+ * {...}}. "accuracy" is resolved as Keras resolves it from the loss and
+ * the output shape: sparse_categorical_accuracy for a sparse
+ * crossentropy, binary_accuracy for binary crossentropy or an output of
+ * last dimension 1, else categorical_accuracy. Results equal Keras'
+ * (float32 state, the same thresholds: AUC with 200 thresholds,
+ * interpolated as Keras' default summation_method).
+ */
+#ifndef TFK_METRIC_H
+#define TFK_METRIC_H
+
+#include "graph/tensor.h"
+#include "util/err.h"
+
+#include <jansson.h>
+
+struct tfk_metric;
+
+/* loss: the canonical loss name (model.h tfk_loss_spec.name); out_last:
+ * the output's last dimension (1 for a [batch] output). 0, TFK_EINVAL
+ * naming path, TFK_ENOMEM. */
+int tfk_metric_new(const json_t *v, const char *path, const char *loss,
+		   int64_t out_last, struct tfk_metric **m,
+		   struct tfk_err *err);
+void tfk_metric_free(struct tfk_metric *m);
+
+/* History key as Keras names it: "accuracy" when asked for "accuracy"
+ * or "acc" (the name given), else the metric's name ("precision",
+ * "auc", "mae", "sparse_categorical_accuracy"). */
+const char *tfk_metric_name(const struct tfk_metric *m);
+
+/*
+ * Accumulate a batch: y_true (int32/int64 class ids [b] or [b, 1] for
+ * sparse; float32 otherwise, y_pred's shape), y_pred float32 [b, ...],
+ * w per-example weights [b] or NULL. 0 or TFK_EINVAL (shapes, a class
+ * id outside [0, classes)).
+ */
+int tfk_metric_update(struct tfk_metric *m, const struct tfk_tensor *y_true,
+		      const struct tfk_tensor *y_pred, const float *w,
+		      struct tfk_err *err);
+double tfk_metric_result(const struct tfk_metric *m);
+void tfk_metric_reset(struct tfk_metric *m);
+
+#endif

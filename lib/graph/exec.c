@@ -34,6 +34,9 @@ struct slot {
 	struct tfk_tdesc *desc;		/* current concrete shapes */
 	int *last;			/* per output: last reading step */
 	size_t *off;			/* per output: arena offset */
+	struct tfk_tensor *val;		/* per output: value known while
+					 * planning (see fold), or NULL */
+	int known;			/* val holds this plan's values */
 };
 
 struct tfk_exec {
@@ -72,6 +75,10 @@ static void exec_free_slots(struct tfk_exec *x)
 				s->out[k].owner = TFK_OWN_ARENA;
 				tfk_tensor_release(&s->out[k]);
 			}
+		if (s->val)
+			for (k = 0; k < s->n->n_outputs; k++)
+				tfk_tensor_release(&s->val[k]);
+		tfk_free(s->val);
 		tfk_free(s->in);
 		tfk_free(s->out);
 		tfk_free(s->desc);
@@ -244,10 +251,117 @@ static int by_size_desc(const void *a, const void *b)
 	return x->first - y->first;	/* stable for equal sizes */
 }
 
+/*
+ * Planning-time values (constant folding of shapes). A shape-valued
+ * input computed from Shape(x) (Reshape(dy, Shape(x)) in gradients,
+ * RandomUniform(Shape(x)) in dropout) must be known before the plan,
+ * since the plan needs every output's shape. So while inferring, a slot
+ * whose op is a shape function, or whose op is deterministic with all
+ * inputs known and small integer outputs, is computed right away into
+ * s->val and handed to its consumers' inference as in_value. At run time
+ * these nodes run again as any other (a few integers): one code path.
+ */
+#define FOLD_MAX 64		/* elements of a foldable output */
+
+static const struct tfk_tensor *known_value(struct tfk_exec *x,
+					    struct tfk_port p)
+{
+	struct slot *src = &x->slots[x->pos[p.node]];
+
+	if (is_source(src))
+		return tfk_graph_const_value(x->g, p);
+	return src->known ? &src->val[p.index] : NULL;
+}
+
+static int foldable(const struct slot *s, const struct tfk_tensor *const *iv)
+{
+	int k;
+
+	if (s->n->op->flags & TFK_OP_SHAPE_FN)
+		return 1;
+	if (s->n->op->flags & (TFK_OP_STATEFUL | TFK_OP_RANDOM) ||
+	    !s->n->n_inputs)
+		return 0;
+	for (k = 0; k < s->n->n_inputs; k++)
+		if (!iv[k])
+			return 0;
+	for (k = 0; k < s->n->n_outputs; k++) {
+		int64_t cnt = 1;
+
+		if (s->desc[k].dtype != TFK_DT_INT32 &&
+		    s->desc[k].dtype != TFK_DT_INT64)
+			return 0;
+		tfk_shape_numel(s->desc[k].rank, s->desc[k].shape, 0, &cnt,
+				NULL);
+		if (cnt > FOLD_MAX)
+			return 0;
+	}
+	return 1;
+}
+
+/* Run s's kernel now on iv (or, for a shape function, data-less views
+ * of the input shapes) into s->val. */
+static int fold(struct tfk_exec *x, struct slot *s,
+		const struct tfk_tensor *const *iv, struct tfk_err *err)
+{
+	struct tfk_tensor shapes[64], *outs[64];
+	const struct tfk_tensor *in[64];
+	struct tfk_kernel_ctx kc;
+	void *state = NULL;
+	int k, rc;
+
+	if (!s->val) {
+		s->val = tfk_calloc(s->n->n_outputs ? s->n->n_outputs : 1,
+				    sizeof(*s->val));
+		if (!s->val)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	}
+	for (k = 0; k < s->n->n_inputs; k++) {
+		if (s->n->op->flags & TFK_OP_SHAPE_FN) {
+			const struct tfk_port p = s->n->inputs[k];
+			const struct tfk_tdesc *d =
+				&x->slots[x->pos[p.node]].desc[p.index];
+
+			memset(&shapes[k], 0, sizeof(shapes[k]));
+			shapes[k].dtype = d->dtype;
+			shapes[k].rank = d->rank;
+			memcpy(shapes[k].shape, d->shape, sizeof(d->shape));
+			in[k] = &shapes[k];
+		} else {
+			in[k] = iv[k];
+		}
+	}
+	for (k = 0; k < s->n->n_outputs; k++) {
+		tfk_tensor_release(&s->val[k]);
+		rc = tfk_tensor_init(&s->val[k], s->desc[k].dtype,
+				     s->desc[k].rank, s->desc[k].shape, err);
+		if (rc)
+			return rc;
+		outs[k] = &s->val[k];
+	}
+	kc.node = s->n;
+	kc.n_in = s->n->n_inputs;
+	kc.in = in;
+	kc.n_out = s->n->n_outputs;
+	kc.out = outs;
+	kc.state = &state;
+	kc.rng_key = 0;
+	kc.threads = 1;
+	kc.err = err;
+	rc = s->k->compute(&kc);
+	if (s->k->free && state)
+		s->k->free(state);
+	if (rc)
+		return tfk_err_prefix(err, "node %s", s->n->name);
+	s->known = 1;
+	return 0;
+}
+
 /* Infer concrete shapes for every slot from the feeds' shapes. */
 static int infer_all(struct tfk_exec *x, struct tfk_err *err)
 {
 	struct tfk_tdesc in[64];
+	const struct tfk_tensor *iv[64];
 	char b[128];
 	int i, k;
 
@@ -256,16 +370,22 @@ static int infer_all(struct tfk_exec *x, struct tfk_err *err)
 		const struct tfk_node *n = s->n;
 		int rc;
 
+		s->known = 0;
 		if (is_source(s)) {
 			tfk_tensor_desc(&s->out[0], &s->desc[0]);
 			continue;
 		}
+		if (n->n_inputs > 64 || n->n_outputs > 64)
+			return tfk_errf(err, TFK_EINVAL, "node %s: more than "
+					"64 inputs or outputs", n->name);
 		for (k = 0; k < n->n_inputs; k++) {
 			struct tfk_port p = n->inputs[k];
 
 			in[k] = x->slots[x->pos[p.node]].desc[p.index];
+			iv[k] = known_value(x, p);
 		}
-		rc = tfk_graph_infer_node(x->g, s->node, in, s->desc, err);
+		rc = tfk_graph_infer_node_v(x->g, s->node, in, iv, s->desc,
+					    err);
 		if (rc)
 			return rc;
 		for (k = 0; k < n->n_outputs; k++) {
@@ -281,6 +401,11 @@ static int infer_all(struct tfk_exec *x, struct tfk_err *err)
 						n->name, k, tfk_shape_str(
 						s->desc[k].rank,
 						s->desc[k].shape, b, sizeof(b)));
+		}
+		if (foldable(s, iv)) {
+			rc = fold(x, s, iv, err);
+			if (rc)
+				return rc;
 		}
 	}
 	return 0;

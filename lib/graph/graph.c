@@ -355,8 +355,9 @@ static enum tfk_dtype arg_type(const struct tfk_node *n,
 /* Output descriptions of n from its attrs and in[]: dtypes from the op
  * def, shapes from the op's infer. Errors prefixed with the node name. */
 static int infer_with(const struct tfk_graph *g, const struct tfk_node *n,
-		      const struct tfk_tdesc *in, struct tfk_tdesc *out,
-		      struct tfk_err *err)
+		      const struct tfk_tdesc *in,
+		      const struct tfk_tensor *const *known,
+		      struct tfk_tdesc *out, struct tfk_err *err)
 {
 	const struct tfk_tensor *vals[64];
 	struct tfk_infer_ctx ic;
@@ -375,7 +376,8 @@ static int infer_with(const struct tfk_graph *g, const struct tfk_node *n,
 		}
 	}
 	for (i = 0; i < n->n_inputs; i++)
-		vals[i] = tfk_graph_const_value(g, n->inputs[i]);
+		vals[i] = known && known[i] ? known[i] :
+			tfk_graph_const_value(g, n->inputs[i]);
 	if (!n->op->infer) {
 		if (n->n_inputs && n->n_outputs) {
 			out[0].rank = in[0].rank;
@@ -400,7 +402,15 @@ int tfk_graph_infer_node(const struct tfk_graph *g, int i,
 			 const struct tfk_tdesc *in, struct tfk_tdesc *out,
 			 struct tfk_err *err)
 {
-	return infer_with(g, g->nodes[i], in, out, err);
+	return infer_with(g, g->nodes[i], in, NULL, out, err);
+}
+
+int tfk_graph_infer_node_v(const struct tfk_graph *g, int i,
+			   const struct tfk_tdesc *in,
+			   const struct tfk_tensor *const *in_value,
+			   struct tfk_tdesc *out, struct tfk_err *err)
+{
+	return infer_with(g, g->nodes[i], in, in_value, out, err);
 }
 
 static const char *type_list(uint64_t allowed, char *buf, size_t n)
@@ -640,7 +650,7 @@ int tfk_graph_add_node(struct tfk_graph *g, const char *op, const char *name,
 		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
 		goto fail;
 	}
-	rc = infer_with(g, n, in, n->outputs, err);
+	rc = infer_with(g, n, in, NULL, n->outputs, err);
 	if (rc)
 		goto fail;
 	if (reserve_node(g)) {

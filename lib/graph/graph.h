@@ -148,6 +148,12 @@ enum tfk_dtype tfk_node_attr_type(const struct tfk_node *n, const char *name,
 int tfk_graph_infer_node(const struct tfk_graph *g, int i,
 			 const struct tfk_tdesc *in, struct tfk_tdesc *out,
 			 struct tfk_err *err);
+/* The same with the values of inputs known while planning: in_value[k]
+ * (NULL entries: the Const value of that input, if any). */
+int tfk_graph_infer_node_v(const struct tfk_graph *g, int i,
+			   const struct tfk_tdesc *in,
+			   const struct tfk_tensor *const *in_value,
+			   struct tfk_tdesc *out, struct tfk_err *err);
 
 /*
  * Reverse-mode autodiff (tf.gradients): add nodes computing

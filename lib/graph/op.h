@@ -125,8 +125,13 @@ struct tfk_arg_def {
 enum {
 	TFK_OP_STATEFUL = 1 << 0,	/* has state beyond its inputs */
 	TFK_OP_RANDOM = 1 << 1,	/* uses the run's RNG key */
-	TFK_OP_SOURCE = 1 << 2	/* value given by the executor (feed,
+	TFK_OP_SOURCE = 1 << 2,	/* value given by the executor (feed,
 				 * constant, variable): no kernel */
+	TFK_OP_SHAPE_FN = 1 << 3	/* outputs depend on the input shapes
+					 * only (Shape, Size, Rank): the kernel
+					 * reads in[k]->rank/shape, never data,
+					 * so executors can run it while
+					 * planning, on data-less inputs */
 };
 
 struct tfk_node;
@@ -147,6 +152,14 @@ struct tfk_port {
  * TFK_E* with a message naming the input ("input 1: ..."); the graph
  * prefixes "node NAME: ". Called while building (unknown dims -1) and by
  * executors with concrete shapes: it must keep known dims exact.
+ * Executors also give in_value[k] for every input whose value is known
+ * while planning: Const outputs, outputs of TFK_OP_SHAPE_FN ops, and
+ * small integer outputs of deterministic ops whose inputs are all known
+ * (Shape -> StridedSlice -> Pack), so a shape-valued input (Reshape's
+ * shape, Fill's dims, Conv2DBackpropInput's input_sizes) computed from
+ * Shape(x) has its value at run time. While building it may be NULL:
+ * infer must then give what it can (rank from the shape input's
+ * length, dims -1), not fail.
  */
 struct tfk_infer_ctx {
 	const struct tfk_node *node;

@@ -1,0 +1,188 @@
+/*
+ * feed.h - records in, batches of tensors out: what a model's
+ * placeholders are fed with while training and evaluating.
+ *
+ * Mapping (the spec's "inputs" and "labels", tfk-spec(5)):
+ *
+ *   "inputs": {"input_1": {"feature": "image", "dtype": "uint8",
+ *                          "shape": [28, 28], "scale": 0.00392156862745098,
+ *                          "offset": 0.0}},
+ *   "labels": {"feature": "label", "dtype": "int64"}
+ *
+ * For each model input (keyed by its InputLayer name):
+ *   feature  the Example feature that feeds it. Default: the feature of
+ *            the same name when the data has one; else, when the model
+ *            has one input, the only feature of the data that is not
+ *            the label feature; else an error naming the candidates.
+ *   dtype    how the feature's values are stored: "uint8" or "int8"
+ *            (one raw byte per element of a single bytes value), "float32"
+ *            (a float_list, or a single bytes value of little-endian
+ *            float32s), "int64" (an int64_list). Default: the schema
+ *            sidecar's "dtype" for a bytes feature, else by the kind of
+ *            the feature in the first record (bytes: uint8).
+ *   shape    the shape of one record's values (a check: its element
+ *            count must be the input's). Default: the input's shape.
+ *            Values are reshaped to the input's shape (row-major), as
+ *            raw image bytes [784] feed an input [28, 28].
+ *   scale, offset   value * scale + offset, in double then cast
+ *            (defaults 1 and 0: a plain cast, as the issue says; the
+ *            example specs scale images by 1/255).
+ * The placeholder gets the input's dtype (float32 usually; int32/int64
+ * inputs, e.g. for Embedding, get the values unscaled).
+ *
+ * The label ("labels"; one model output is supported, models with
+ * several outputs are refused here):
+ *   feature  default "label";
+ *   dtype    the label tensor's dtype: "int64" or "int32" for sparse
+ *            losses (class ids, [batch]), "float32" otherwise ([batch,
+ *            ...output shape]). Default int64 for sparse, else float32.
+ * For a sparse loss every label must be an integer (int64 values, or
+ * floats with an integral value) in [0, classes) where classes is the
+ * output's last dimension; else the record is refused with its number.
+ *
+ * Storage: rows are kept in the feature's storage dtype (uint8 images
+ * stay bytes: Fashion-MNIST's 60,000 images take 47 MB), one growable
+ * array per input; labels as int64 class ids (sparse) or float32 rows.
+ * A batch converts rows [start, start+n) of a permutation into tensors
+ * the feed owns and reuses: one pass per row, no allocation once the
+ * largest batch has been made.
+ *
+ * Records are tf.Example bytes, or batched records as tfk-batch writes
+ * them (a first feature "_batch"; batch.h): each row of a batched
+ * record is added as a row here. Messages name the file and the record
+ * (and the row inside a batched record):
+ *   "train.tfrecord: record 17: feature image: 780 values, input_1 needs
+ *    784 (28x28)"
+ *   "train.tfrecord: record 4 row 9: no feature 'label'"
+ *   "train.tfrecord: record 2: feature label: 2.5 is not an integer
+ *    class id (sparse_categorical_crossentropy)"
+ *   "train.tfrecord: record 2: feature label: class 12 outside [0, 10)"
+ *   "train.tfrecord: record 0: feature image: int64 values, expected
+ *    bytes (dtype uint8)"
+ * A failed add leaves the feed as it was before that record (a batched
+ * record is all or nothing).
+ */
+#ifndef TFK_FEED_H
+#define TFK_FEED_H
+
+#include "example/schema.h"
+#include "graph/tensor.h"
+#include "nn/model.h"
+#include "nn/spec.h"
+#include "util/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tfk_feed;
+
+struct tfk_feed_opts {
+	/* The loss the labels are for (its name decides sparse or dense);
+	 * NULL: no labels are read (inference). */
+	const struct tfk_loss_spec *loss;
+	/* Which output the labels are for (0 for single-output models). */
+	int output;
+	/* fit.class_weight (tfk_fit), or NULL/0: batches carry no weights. */
+	const float *class_weight;
+	long n_class_weight;
+	/* The records' schema sidecar (tfk_feed_find_schema), or NULL. It
+	 * decides defaults (feature names, dtypes) before the first record
+	 * and is not needed after tfk_feed_new. */
+	const struct tfk_schema *schema;
+};
+
+/*
+ * A feed for model m mapped as s's "inputs"/"labels" say (s and m must
+ * outlive the feed). Checks the mapping now (unknown keys, a model
+ * input missing from "inputs" with no default yet known, a shape whose
+ * count differs from the input's, dtype names, several outputs) and
+ * finishes the defaults that need data at the first record. 0,
+ * TFK_EINVAL naming the JSON path ("spec.json: inputs.input_1.shape:
+ * [28, 27] has 756 elements, input_1 needs 784 (28x28)"), TFK_ENOMEM;
+ * *f NULL on failure.
+ */
+int tfk_feed_new(struct tfk_feed **f, const struct tfk_spec *s,
+		 const struct tfk_model *m, const struct tfk_feed_opts *o,
+		 struct tfk_err *err);
+void tfk_feed_free(struct tfk_feed *f);
+
+/*
+ * Find the schema sidecar of a records file: FILE.schema.json, else
+ * FILE with its extension(s) .tfrecord[.gz|.zz|.zlib] replaced by
+ * .schema.json, else for a shard PREFIX-NNNNN-of-NNNNN.tfrecord[...]
+ * PREFIX.schema.json (the converters' naming). Returns 1 and reads it
+ * into *schema (initialized by the call; release it), 0 when there is
+ * none (stdin: none), or a negative code when one exists but does not
+ * read (its message names it).
+ */
+int tfk_feed_find_schema(const char *records_path, struct tfk_schema *schema,
+			 struct tfk_err *err);
+
+/* Rows ---------------------------------------------------------------- */
+
+/*
+ * Add one record (a serialized tf.Example, or a batched record: all its
+ * rows). file and index name it in messages. 0, TFK_ECORRUPT (the
+ * Example does not decode), TFK_EINVAL (mapping: missing feature, kind,
+ * count, label), TFK_ENOMEM.
+ */
+int tfk_feed_add(struct tfk_feed *f, const uint8_t *rec, size_t len,
+		 const char *file, uint64_t index, struct tfk_err *err);
+/* Every record of a TFRecord file (any compression; "-": stdin), in
+ * order. Errors as tfk_rec_next and tfk_feed_add; the rows added before
+ * an error stay. */
+int tfk_feed_add_file(struct tfk_feed *f, const char *path,
+		      struct tfk_err *err);
+/* Make room for rows more rows (when the count is known: one
+ * allocation instead of doubling). 0 or TFK_ENOMEM. */
+int tfk_feed_reserve(struct tfk_feed *f, size_t rows, struct tfk_err *err);
+
+size_t tfk_feed_rows(const struct tfk_feed *f);
+/* Bytes the stored rows take (inputs and labels). */
+size_t tfk_feed_bytes(const struct tfk_feed *f);
+/* Forget all rows (keeps memory). */
+void tfk_feed_clear(struct tfk_feed *f);
+/*
+ * Streaming: drop the first n rows (n <= rows), moving the rest to the
+ * front. With it, an endless stdin stream is fed batch by batch: add
+ * records until rows >= batch_size, take the batch of rows [0,
+ * batch_size), shift batch_size (a batched record's extra rows carry
+ * over to the next batch).
+ */
+void tfk_feed_shift(struct tfk_feed *f, size_t n);
+
+/* The feature name chosen for input k / the label (after the first
+ * record or a schema decided the defaults; NULL before). */
+const char *tfk_feed_input_feature(const struct tfk_feed *f, int k);
+const char *tfk_feed_label_feature(const struct tfk_feed *f);
+
+/* Batches ------------------------------------------------------------- */
+
+struct tfk_feed_batch {
+	size_t n;			/* rows in this batch */
+	int n_inputs;			/* = the model's */
+	/* [n_inputs], in the model's input order: the input's dtype,
+	 * shape [n, ...input shape]. Views of buffers the feed owns. */
+	struct tfk_tensor *inputs;
+	/* sparse: int64/int32 [n]; dense: float32 [n, ...output shape];
+	 * no labels (opts.loss NULL): dtype TFK_DT_INVALID, data NULL. */
+	struct tfk_tensor label;
+	/* class weights: float32 [n], w[i] = class_weight[class of row i]
+	 * (sparse: the label; dense: the argmax of a one-hot row, or the
+	 * rounded value of a one-value row, as Keras); has_weight 0 and
+	 * data NULL when there are no class weights. */
+	int has_weight;
+	struct tfk_tensor weight;
+};
+
+/*
+ * Fill *b with rows perm[start], ..., perm[start+n-1] (perm NULL: rows
+ * start .. start+n-1), n >= 1, every index < rows. The tensors stay
+ * valid until the next tfk_feed_batch, add, shift, clear or free.
+ * 0, TFK_EINVAL (range), TFK_ENOMEM (the first time a larger batch is
+ * asked for).
+ */
+int tfk_feed_batch(struct tfk_feed *f, const uint32_t *perm, size_t start,
+		   size_t n, struct tfk_feed_batch *b, struct tfk_err *err);
+
+#endif

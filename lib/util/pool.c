@@ -23,9 +23,16 @@
 #include "util/alloc.h"
 #include "util/err.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 struct pool {
 	size_t n, window, stride;
@@ -203,4 +210,263 @@ int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 	tfk_free(p.done);
 	tfk_free(p.slots);
 	return rc;
+}
+
+/*
+ * tfk_parallel_for (see pool.h).
+ *
+ * Kernels call it tens of times per training step, so a call must cost
+ * microseconds: workers are made once and kept. A job is published by
+ * bumping `gen`; workers spin on it briefly (back-to-back calls, the
+ * common case inside a step, never reach the kernel) and then sleep on
+ * it with FUTEX_WAIT. Chunks are claimed from `ticket` (job id in the
+ * high half, next chunk in the low half) by CAS, so a worker that woke
+ * late for an old job can never claim a chunk of a newer one; the caller
+ * claims chunks too, which is also how a job finishes when workers
+ * could not be made or are slow to wake. The last chunk to finish
+ * wakes the caller if it went to sleep. Which thread runs a chunk
+ * varies; the chunk boundaries and k never do.
+ *
+ * Rejected: a mutex + condition variable per call (every call would
+ * put workers to sleep and wake them: a scheduler round trip each time),
+ * threads made per call (worse), and OpenMP (one more runtime, and its own idea of how
+ * many threads exist). Workers are joined by an atexit handler so that
+ * valgrind and LeakSanitizer see a clean exit; a forked child starts
+ * with no workers.
+ */
+
+#define PF_MAX_CHUNKS 64
+#define PF_SPIN 20000		/* polls before sleeping: ~50-100 us */
+#define PF_CLOSED 0xffffffffu
+
+typedef void (*pf_fn)(void *ctx, int64_t begin, int64_t end, int worker);
+
+static struct {
+	pthread_mutex_t call_mu;	/* one caller at a time */
+	atomic_uint gen;		/* job id; workers wait on it */
+	atomic_uint_fast64_t ticket;	/* gen << 32 | next chunk */
+	atomic_uint left;		/* chunks of the job not finished */
+	atomic_int sleepers;		/* workers in FUTEX_WAIT on gen */
+	atomic_int caller_asleep;	/* caller in FUTEX_WAIT on left */
+	_Atomic(pf_fn) fn;
+	_Atomic(void *) ctx;
+	atomic_llong n;
+	atomic_uint chunks;
+	atomic_int quit;
+	int n_workers, hooks_set;
+	pthread_t tid[PF_MAX_CHUNKS - 1];
+} pf = { .call_mu = PTHREAD_MUTEX_INITIALIZER };
+
+static _Thread_local int pf_inside;	/* in a worker or inside a call */
+
+static void futex_wait(atomic_uint *addr, unsigned val)
+{
+	syscall(SYS_futex, (unsigned *)addr, FUTEX_WAIT_PRIVATE, val,
+		NULL, NULL, 0);
+}
+
+static void futex_wake(atomic_uint *addr, int count)
+{
+	syscall(SYS_futex, (unsigned *)addr, FUTEX_WAKE_PRIVATE, count,
+		NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static void chunk_range(int64_t n, unsigned c, unsigned k, int64_t *b,
+			int64_t *e)
+{
+	int64_t q = n / c, r = n % c;
+
+	*b = (int64_t)k * q + ((int64_t)k < r ? (int64_t)k : r);
+	*e = *b + q + ((int64_t)k < r);
+}
+
+/* Claim and run chunks of job `job` until none is left; returns how
+ * many this thread ran. */
+static int pf_run_chunks(unsigned job)
+{
+	pf_fn fn = atomic_load(&pf.fn);
+	void *ctx = atomic_load(&pf.ctx);
+	int64_t n = atomic_load(&pf.n), b, e;
+	unsigned c = atomic_load(&pf.chunks);
+	int ran = 0;
+
+	for (;;) {
+		uint_fast64_t t = atomic_load(&pf.ticket);
+		unsigned k;
+
+		do {
+			/* The fields read above belong to `job` whenever
+			 * this CAS can succeed: the caller closes the
+			 * ticket before it rewrites them. */
+			if ((unsigned)(t >> 32) != job)
+				return ran;
+			k = (unsigned)t;
+			if (k >= c)
+				return ran;
+		} while (!atomic_compare_exchange_weak(&pf.ticket, &t, t + 1));
+		chunk_range(n, c, k, &b, &e);
+		fn(ctx, b, e, (int)k);
+		ran++;
+		if (atomic_fetch_sub(&pf.left, 1) == 1 &&
+		    atomic_load(&pf.caller_asleep))
+			futex_wake(&pf.left, 1);
+	}
+}
+
+static void *pf_worker(void *arg)
+{
+	unsigned seen = (unsigned)(uintptr_t)arg;
+	int busy = 1;
+
+	pf_inside = 1;
+	for (;;) {
+		unsigned g;
+		long spin = busy ? 0 : PF_SPIN;
+
+		while ((g = atomic_load(&pf.gen)) == seen) {
+			if (++spin < PF_SPIN) {
+				cpu_relax();
+				continue;
+			}
+			atomic_fetch_add(&pf.sleepers, 1);
+			futex_wait(&pf.gen, seen);
+			atomic_fetch_sub(&pf.sleepers, 1);
+		}
+		if (atomic_load(&pf.quit))
+			break;
+		seen = g;
+		/* A worker that found nothing to do sleeps at once: spare
+		 * workers must not spin on a machine with few cores. */
+		busy = pf_run_chunks(g) > 0;
+	}
+	return NULL;
+}
+
+/* atexit: stop and join the workers (none may be running a job: a
+ * call in progress holds call_mu, and then they are left alone). */
+static void pf_shutdown(void)
+{
+	int i;
+
+	if (pthread_mutex_trylock(&pf.call_mu))
+		return;
+	atomic_store(&pf.quit, 1);
+	atomic_fetch_add(&pf.gen, 1);
+	futex_wake(&pf.gen, INT_MAX);
+	for (i = 0; i < pf.n_workers; i++)
+		pthread_join(pf.tid[i], NULL);
+	pf.n_workers = 0;
+	pthread_mutex_unlock(&pf.call_mu);
+}
+
+/* The child of a fork has only the forking thread. */
+static void pf_after_fork(void)
+{
+	pthread_mutex_init(&pf.call_mu, NULL);
+	pf.n_workers = 0;
+	atomic_store(&pf.sleepers, 0);
+}
+
+/* More workers than cores only spin against each other: chunks beyond
+ * the workers are claimed by whoever is free, the split stays. */
+static int pf_max_workers(void)
+{
+	static int max;
+
+	if (!max) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		max = cpus < 2 ? 1 : cpus > PF_MAX_CHUNKS ? PF_MAX_CHUNKS - 1 :
+			(int)cpus - 1;
+	}
+	return max;
+}
+
+/* Called with call_mu held. Workers block every signal: signals are
+ * the main thread's business. */
+static void pf_grow(int want)
+{
+	sigset_t all, old;
+
+	if (!pf.hooks_set) {
+		pf.hooks_set = 1;
+		atexit(pf_shutdown);
+		pthread_atfork(NULL, NULL, pf_after_fork);
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (pf.n_workers < want) {
+		void *arg = (void *)(uintptr_t)atomic_load(&pf.gen);
+
+		if (pthread_create(&pf.tid[pf.n_workers], NULL, pf_worker, arg))
+			break;
+		pf.n_workers++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+int tfk_parallel_for(int threads, int64_t n,
+		     void (*fn)(void *ctx, int64_t begin, int64_t end,
+				int worker),
+		     void *ctx)
+{
+	unsigned c, k, job, left;
+	int64_t b, e;
+	long spin = 0;
+
+	if (n <= 0)
+		return 0;
+	if (threads < 1)
+		threads = 1;
+	c = (unsigned)(threads < PF_MAX_CHUNKS ? threads : PF_MAX_CHUNKS);
+	if ((int64_t)c > n)
+		c = (unsigned)n;
+	if (c == 1 || pf_inside || atomic_load(&pf.quit) ||
+	    pthread_mutex_trylock(&pf.call_mu)) {
+		for (k = 0; k < c; k++) {
+			chunk_range(n, c, k, &b, &e);
+			fn(ctx, b, e, (int)k);
+		}
+		return 0;
+	}
+	pf_inside = 1;
+	if (pf.n_workers < (int)c - 1 && pf.n_workers < pf_max_workers())
+		pf_grow((int)c - 1 < pf_max_workers() ? (int)c - 1 :
+			pf_max_workers());
+
+	job = atomic_load(&pf.gen) + 1;
+	atomic_store(&pf.ticket, (uint_fast64_t)job << 32 | PF_CLOSED);
+	atomic_store(&pf.fn, fn);
+	atomic_store(&pf.ctx, ctx);
+	atomic_store(&pf.n, n);
+	atomic_store(&pf.chunks, c);
+	atomic_store(&pf.left, c);
+	atomic_store(&pf.ticket, (uint_fast64_t)job << 32);
+	atomic_store(&pf.gen, job);
+	if (atomic_load(&pf.sleepers) > 0)
+		futex_wake(&pf.gen, (int)c - 1);
+
+	pf_run_chunks(job);
+	while ((left = atomic_load(&pf.left)) != 0) {
+		if (++spin < PF_SPIN) {
+			cpu_relax();
+			continue;
+		}
+		atomic_store(&pf.caller_asleep, 1);
+		if ((left = atomic_load(&pf.left)) != 0)
+			futex_wait(&pf.left, left);
+		atomic_store(&pf.caller_asleep, 0);
+	}
+	pf_inside = 0;
+	pthread_mutex_unlock(&pf.call_mu);
+	return 0;
 }

@@ -27,11 +27,38 @@
 #define TFK_POOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 		 void (*work)(void *ctx, size_t i, void *slot),
 		 int (*deliver)(void *ctx, size_t i, void *slot),
 		 void (*discard)(void *ctx, size_t i, void *slot),
 		 void *ctx);
+
+/*
+ * tfk_parallel_for - fork-join over [0, n) for kernels.
+ *
+ * Splits [0, n) into c = min(threads, n, 64) contiguous chunks in order,
+ * each n / c long and the first n % c of them one longer, and calls
+ * fn(ctx, begin, end, k) once per chunk k (none when n <= 0),
+ * the calling thread taking part. The split depends only on n and
+ * threads, never on scheduling, and k in [0, c) names the chunk (so
+ * per-chunk scratch indexed by k and per-chunk partial sums combined in
+ * k order give the same result on every run). Returns when every chunk
+ * has returned. fn must not fail; it records errors in ctx.
+ *
+ * Workers are made once per process, lazily (at most one fewer than
+ * the online CPUs: more chunks than workers are claimed by whoever is
+ * free), kept sleeping on a futex between calls after a short spin, and
+ * joined at exit. A call costs a few microseconds. threads <= 1, n <= 1, a call
+ * from inside fn (nested) and a call while another thread's call is in
+ * progress all run the same chunks inline, in order, on the calling
+ * thread: same split, same k, same result. If workers cannot be made the
+ * calling thread runs their chunks too. Returns 0.
+ */
+int tfk_parallel_for(int threads, int64_t n,
+		     void (*fn)(void *ctx, int64_t begin, int64_t end,
+				int worker),
+		     void *ctx);
 
 #endif

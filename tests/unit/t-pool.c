@@ -253,9 +253,183 @@ static void stops(void)
 	free(r);
 }
 
+/* tfk_parallel_for ---------------------------------------------------- */
+
+#define PF_N 1000
+
+struct pf_run {
+	atomic_int hits[PF_N];
+	int64_t begin[64], end[64];
+	atomic_int calls[64];
+	pthread_t who[64];
+	int bad_worker;
+	int nest_threads;		/* > 0: fn calls tfk_parallel_for again */
+	atomic_long nested_sum;
+	long sleep_chunk0_ns;		/* chunk 0 sleeps this long */
+};
+
+static void pf_fn(void *ctx, int64_t b, int64_t e, int k)
+{
+	struct pf_run *r = ctx;
+	int64_t i;
+
+	if (k < 0 || k >= 64) {
+		r->bad_worker = 1;
+		return;
+	}
+	r->begin[k] = b;
+	r->end[k] = e;
+	r->who[k] = pthread_self();
+	atomic_fetch_add(&r->calls[k], 1);
+	if (k == 0 && r->sleep_chunk0_ns) {
+		struct timespec ts = { 0, r->sleep_chunk0_ns };
+
+		nanosleep(&ts, NULL);
+	}
+	for (i = b; i < e; i++)
+		atomic_fetch_add(&r->hits[i], 1);
+}
+
+/* Each index once, chunks in order with the documented lengths. */
+static void pf_check(int threads, int64_t n)
+{
+	struct pf_run *r = calloc(1, sizeof(*r));
+	int64_t i, c, q, rem, at = 0;
+	int k, once = 1, bounds = 1, called = 1;
+
+	is_int(tfk_parallel_for(threads, n, pf_fn, r), 0,
+	       "parallel_for threads %d n %lld: returns 0", threads,
+	       (long long)n);
+	for (i = 0; i < n; i++)
+		once &= atomic_load(&r->hits[i]) == 1;
+	ok(once, "parallel_for threads %d n %lld: every index once", threads,
+	   (long long)n);
+	c = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+	if (c > n)
+		c = n;
+	q = c ? n / c : 0;
+	rem = c ? n % c : 0;
+	for (k = 0; k < 64; k++) {
+		int want = k < c;
+
+		called &= atomic_load(&r->calls[k]) == want;
+		if (!want)
+			continue;
+		bounds &= r->begin[k] == at;
+		at += q + (k < rem);
+		bounds &= r->end[k] == at;
+	}
+	ok(called && !r->bad_worker, "parallel_for threads %d n %lld: "
+	   "chunks 0..%lld once each", threads, (long long)n, (long long)c - 1);
+	ok(bounds && at == (n > 0 ? n : 0), "parallel_for threads %d n %lld: "
+	   "contiguous chunks, first n %% c one longer", threads,
+	   (long long)n);
+	free(r);
+}
+
+static void pf_sum_fn(void *ctx, int64_t b, int64_t e, int k)
+{
+	atomic_long *sum = ctx;
+
+	atomic_fetch_add(sum, (long)(e - b) * 1000 + k);
+}
+
+static void pf_nest_fn(void *ctx, int64_t b, int64_t e, int k)
+{
+	struct pf_run *r = ctx;
+	atomic_long sum = 0;
+
+	/* Inline (nested), same split: 10 over 3 chunks. */
+	tfk_parallel_for(r->nest_threads, 10, pf_sum_fn, &sum);
+	atomic_fetch_add(&r->nested_sum, atomic_load(&sum));
+	atomic_fetch_add(&r->calls[k], 1);
+}
+
+static void *pf_thread(void *arg)
+{
+	long *fails = arg;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		atomic_long sum = 0;
+
+		tfk_parallel_for(2 + i % 3, 7 + i % 5, pf_sum_fn, &sum);
+		/* sum of lengths * 1000 + sum of k */
+		long c = 2 + i % 3, n = 7 + i % 5;
+
+		if (atomic_load(&sum) != n * 1000 + c * (c - 1) / 2)
+			(*fails)++;
+	}
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void parallel_for_cases(void)
+{
+	static const int th[] = { 0, 1, 2, 3, 4, 7, 64, 100 };
+	static const int64_t ns[] = { 0, 1, 2, 3, 5, 63, 64, 65, 1000 };
+	struct pf_run *r;
+	pthread_t t1, t2;
+	long fails1 = 0, fails2 = 0, bad = 0;
+	size_t i, j;
+	double t0, per;
+
+	for (i = 0; i < sizeof(th) / sizeof(th[0]); i++)
+		for (j = 0; j < sizeof(ns) / sizeof(ns[0]); j++)
+			pf_check(th[i], ns[j]);
+
+	/* Chunk 1 runs on a worker while chunk 0 sleeps. */
+	r = calloc(1, sizeof(*r));
+	r->sleep_chunk0_ns = 50 * 1000 * 1000;
+	tfk_parallel_for(2, 100, pf_fn, r);
+	ok(atomic_load(&r->calls[0]) == 1 && atomic_load(&r->calls[1]) == 1 &&
+	   !pthread_equal(r->who[0], r->who[1]),
+	   "parallel_for threads 2: chunks ran on two threads");
+	free(r);
+
+	/* Nested: inner calls run inline with the same split. */
+	r = calloc(1, sizeof(*r));
+	r->nest_threads = 3;
+	tfk_parallel_for(2, 2, pf_nest_fn, r);
+	is_int(atomic_load(&r->nested_sum), 2 * (10 * 1000 + 0 + 1 + 2),
+	       "parallel_for nested: inner chunks 4,3,3 with k 0..2, twice");
+	is_int(atomic_load(&r->calls[0]) + atomic_load(&r->calls[1]), 2,
+	       "parallel_for nested: outer chunks once each");
+	free(r);
+
+	/* Two threads calling at once: one gets the workers, the other
+	 * runs inline; both get every chunk. */
+	pthread_create(&t1, NULL, pf_thread, &fails1);
+	pthread_create(&t2, NULL, pf_thread, &fails2);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	is_int(fails1 + fails2, 0, "parallel_for from two threads at once: "
+	       "4000 calls, every chunk once");
+
+	/* Back to back: the workers stay awake, each call is cheap. */
+	t0 = now_s();
+	for (i = 0; i < 20000; i++) {
+		atomic_long sum = 0;
+
+		tfk_parallel_for(2, 2, pf_sum_fn, &sum);
+		bad += atomic_load(&sum) != 2001;
+	}
+	per = (now_s() - t0) / 20000 * 1e6;
+	is_int(bad, 0, "parallel_for 20000 back-to-back calls: all chunks");
+	tap_diag("parallel_for threads 2: %.2f us per call", per);
+}
+
 int main(void)
 {
 	full_runs();
 	stops();
+	parallel_for_cases();
 	return tap_done();
 }

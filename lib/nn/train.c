@@ -1,0 +1,430 @@
+/*
+ * train.c - the training step and evaluation (see train.h).
+ *
+ * Everything that depends on the batch layout is built once, at the
+ * first batch: the label placeholder takes the feed's label dtype and
+ * rank, so no Cast or Reshape is added for int32 vs int64 labels. One
+ * train exec fetches loss, gradients, BN update values and the output
+ * together, so a step is a single pass of the executor over a memory
+ * plan made once; the optimizer then reads the gradients where the
+ * executor left them (arena memory, valid until the next run) and
+ * writes the variables in place, which the next run reads afresh. The
+ * only per-step work outside the kernels is the optimizer's own loop,
+ * the moving averages and the metric updates.
+ *
+ * Rejected: one exec for training and evaluation with a "training"
+ * feed selecting the branch: the executor would then plan both
+ * branches' buffers, and Keras' graph has the two branches anyway.
+ */
+#include "nn/train.h"
+
+#include "graph/exec.h"
+#include "nn/metric.h"
+#include "util/alloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+struct tfk_trainer {
+	struct tfk_model *m;
+	struct tfk_loss_spec ls;
+	struct tfk_optim *opt;
+	struct tfk_train_opts o;
+	int n_metrics;
+	struct tfk_metric **metrics;
+
+	int built;
+	int weighted;		/* batches carry class weights */
+	struct tfk_exec *xt, *xe;
+	int n_feed;
+	struct tfk_tensor *feeds;	/* views: inputs, label, weight */
+	int n_opt;
+	int *opt_vars;		/* graph var index per optimizer var */
+	struct tfk_tensor **vars;	/* n_opt, the graph's tensors */
+	const struct tfk_tensor **grads;	/* n_opt, fetched */
+	int n_tfetch;		/* loss, n_opt grads, n_updates, output */
+
+	double loss_sum, loss_n, last_loss;
+};
+
+static int nomem(struct tfk_err *err)
+{
+	return tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+int tfk_trainer_new(struct tfk_trainer **trp, struct tfk_model *m,
+		    const struct tfk_loss_spec *ls, const json_t *metrics,
+		    const char *metrics_path, struct tfk_optim *opt,
+		    const struct tfk_train_opts *o, struct tfk_err *err)
+{
+	struct tfk_trainer *tr;
+	size_t i, n = json_is_array(metrics) ? json_array_size(metrics) : 0;
+	const struct tfk_tdesc *d;
+	int64_t last;
+
+	*trp = NULL;
+	if (m->n_outputs != 1)
+		return tfk_errf(err, TFK_EINVAL, "model %s: %d outputs; "
+				"training supports one", m->name ? m->name : "",
+				m->n_outputs);
+	tr = tfk_calloc(1, sizeof(*tr));
+	if (!tr)
+		return nomem(err);
+	tr->m = m;
+	tr->ls = *ls;
+	tr->opt = opt;
+	tr->o = *o;
+	tr->metrics = tfk_calloc(n + 1, sizeof(*tr->metrics));
+	if (!tr->metrics) {
+		tfk_trainer_free(tr);
+		return nomem(err);
+	}
+	d = tfk_graph_desc(m->g, m->outputs[0].infer);
+	last = d && d->rank > 1 ? d->shape[d->rank - 1] : 1;
+	for (i = 0; i < n; i++) {
+		char p[300];
+		int rc;
+
+		snprintf(p, sizeof(p), "%s[%zu]", metrics_path, i);
+		rc = tfk_metric_new(json_array_get(metrics, i), p, ls->name,
+				    last, &tr->metrics[i], err);
+		if (rc) {
+			tfk_trainer_free(tr);
+			return rc;
+		}
+		tr->n_metrics++;
+	}
+	tfk_trainer_reset(tr);
+	*trp = tr;
+	return 0;
+}
+
+void tfk_trainer_free(struct tfk_trainer *tr)
+{
+	if (!tr)
+		return;
+	for (int i = 0; i < tr->n_metrics; i++)
+		tfk_metric_free(tr->metrics[i]);
+	tfk_free(tr->metrics);
+	tfk_exec_free(tr->xt);
+	tfk_exec_free(tr->xe);
+	tfk_free(tr->feeds);
+	tfk_free(tr->opt_vars);
+	tfk_free(tr->vars);
+	tfk_free(tr->grads);
+	tfk_free(tr);
+}
+
+/* "name" or "name:k": the executor's fetch spelling of a port. */
+static char *port_name(const struct tfk_graph *g, struct tfk_port p)
+{
+	const struct tfk_node *n = tfk_graph_node(g, p.node);
+	size_t len = strlen(n->name) + 16;
+	char *s = tfk_malloc(len);
+
+	if (s) {
+		if (p.index)
+			snprintf(s, len, "%s:%d", n->name, p.index);
+		else
+			snprintf(s, len, "%s", n->name);
+	}
+	return s;
+}
+
+static int add_reg(struct tfk_model *m, struct tfk_port loss,
+		   const char *name, struct tfk_port *out, struct tfk_err *err)
+{
+	struct tfk_port in[2] = { loss, m->reg_loss };
+
+	if (m->reg_loss.node < 0) {
+		*out = loss;
+		return 0;
+	}
+	return tfk_graph_add_node(m->g, "AddV2", name, in, 2, NULL, 0, out,
+				  err);
+}
+
+static void free_names(char **v, int n)
+{
+	for (int i = 0; v && i < n; i++)
+		tfk_free(v[i]);
+	tfk_free(v);
+}
+
+int tfk_trainer_prepare(struct tfk_trainer *tr,
+			const struct tfk_feed_batch *b, struct tfk_err *err)
+{
+	struct tfk_model *m = tr->m;
+	struct tfk_graph *g = m->g;
+	struct tfk_port label, weight = { -1, 0 }, lt, le, one;
+	struct tfk_port *xs = NULL, *dxs = NULL;
+	struct tfk_exec_opts eo = { NULL, tr->o.seed, tr->o.threads };
+	char **feed_names = NULL, **tf = NULL, **ef = NULL;
+	char name[300];
+	int64_t shape[TFK_MAX_RANK];
+	int nv = tfk_graph_n_variables(g), n_train = 0, i, k, rc;
+	int n_in = m->n_inputs;
+
+	if (tr->built)
+		return 0;
+	tr->weighted = b->has_weight;
+	/* Placeholders, named so they cannot clash with layer names. */
+	for (i = 0; i < b->label.rank; i++)
+		shape[i] = i ? b->label.shape[i] : -1;
+	snprintf(name, sizeof(name), "%s_target", m->outputs[0].name);
+	rc = tfk_graph_placeholder(g, name, b->label.dtype, b->label.rank,
+				   shape, &label, err);
+	if (!rc && tr->weighted) {
+		int64_t s1 = -1;
+
+		rc = tfk_graph_placeholder(g, "sample_weight", TFK_DT_FLOAT, 1,
+					   &s1, &weight, err);
+	}
+	if (!rc)
+		rc = tfk_loss_build(m, 0, &tr->ls, 1, label, weight, &lt, err);
+	if (!rc)
+		rc = add_reg(m, lt, "train/total_loss", &lt, err);
+	if (!rc)
+		rc = tfk_loss_build(m, 0, &tr->ls, 0, label, weight, &le, err);
+	if (!rc)
+		rc = add_reg(m, le, "total_loss", &le, err);
+	if (rc)
+		return rc;
+
+	/* Gradients w.r.t. the trainable variables. */
+	xs = tfk_calloc((size_t)nv + 1, sizeof(*xs));
+	dxs = tfk_calloc((size_t)nv + 1, sizeof(*dxs));
+	tr->opt_vars = tfk_calloc((size_t)nv + 1, sizeof(int));
+	if (!xs || !dxs || !tr->opt_vars) {
+		rc = nomem(err);
+		goto out;
+	}
+	for (i = 0; i < m->n_vars; i++) {
+		if (!m->vars[i].trainable)
+			continue;
+		/* The variable's VariableV2 node. */
+		for (k = 0; k < tfk_graph_n_nodes(g); k++) {
+			const struct tfk_node *n = tfk_graph_node(g, k);
+
+			if (n->variable == m->vars[i].var)
+				break;
+		}
+		if (k == tfk_graph_n_nodes(g))
+			continue;
+		xs[n_train].node = k;
+		xs[n_train].index = 0;
+		tr->opt_vars[n_train++] = m->vars[i].var;
+	}
+	rc = tfk_graph_const_f32(g, "gradients/grad_ys_0", 1.0f, &one, err);
+	if (!rc)
+		rc = tfk_graph_gradients(g, &lt, &one, 1, xs, n_train, dxs,
+					 err);
+	if (rc)
+		goto out;
+	/* Keep only variables the loss depends on. */
+	for (i = k = 0; i < n_train; i++)
+		if (dxs[i].node >= 0) {
+			dxs[k] = dxs[i];
+			tr->opt_vars[k++] = tr->opt_vars[i];
+		}
+	tr->n_opt = k;
+
+	/* Feeds: inputs, label, weight. */
+	tr->n_feed = n_in + 1 + tr->weighted;
+	feed_names = tfk_calloc((size_t)tr->n_feed, sizeof(char *));
+	tr->feeds = tfk_calloc((size_t)tr->n_feed, sizeof(*tr->feeds));
+	tr->n_tfetch = 2 + tr->n_opt + m->n_updates;
+	tf = tfk_calloc((size_t)tr->n_tfetch, sizeof(char *));
+	ef = tfk_calloc(2, sizeof(char *));
+	tr->vars = tfk_calloc((size_t)tr->n_opt + 1, sizeof(*tr->vars));
+	tr->grads = tfk_calloc((size_t)tr->n_tfetch, sizeof(*tr->grads));
+	if (!feed_names || !tr->feeds || !tf || !ef || !tr->vars ||
+	    !tr->grads) {
+		rc = nomem(err);
+		goto out;
+	}
+	rc = TFK_ENOMEM;
+	for (i = 0; i < n_in; i++)
+		if (!(feed_names[i] = tfk_strdup(m->inputs[i].name)))
+			goto oom;
+	if (!(feed_names[n_in] = port_name(g, label)))
+		goto oom;
+	if (tr->weighted && !(feed_names[n_in + 1] = port_name(g, weight)))
+		goto oom;
+	k = 0;
+	if (!(tf[k++] = port_name(g, lt)))
+		goto oom;
+	for (i = 0; i < tr->n_opt; i++) {
+		tr->vars[i] = tfk_graph_var_at(g, tr->opt_vars[i], NULL);
+		if (!(tf[k++] = port_name(g, dxs[i])))
+			goto oom;
+	}
+	for (i = 0; i < m->n_updates; i++)
+		if (!(tf[k++] = port_name(g, m->updates[i].value)))
+			goto oom;
+	if (!(tf[k++] = port_name(g, m->outputs[0].train)))
+		goto oom;
+	if (!(ef[0] = port_name(g, le)) ||
+	    !(ef[1] = port_name(g, m->outputs[0].infer)))
+		goto oom;
+	rc = tfk_exec_new(&tr->xt, g, (const char *const *)feed_names,
+			  tr->n_feed, (const char *const *)tf, tr->n_tfetch,
+			  &eo, err);
+	if (!rc)
+		rc = tfk_exec_new(&tr->xe, g, (const char *const *)feed_names,
+				  tr->n_feed, (const char *const *)ef, 2, &eo,
+				  err);
+	if (!rc)
+		tr->built = 1;
+	goto out;
+oom:
+	rc = nomem(err);
+out:
+	free_names(feed_names, tr->n_feed);
+	free_names(tf, tr->n_tfetch);
+	free_names(ef, 2);
+	tfk_free(xs);
+	tfk_free(dxs);
+	return rc;
+}
+
+/* The feed tensors of b in exec order (views, no copy). */
+static int set_feeds(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
+		     struct tfk_err *err)
+{
+	int i, n_in = tr->m->n_inputs;
+
+	if (b->n_inputs != n_in || !!b->has_weight != tr->weighted)
+		return tfk_errf(err, TFK_EINVAL, "batch layout changed "
+				"between steps");
+	for (i = 0; i < n_in; i++)
+		tr->feeds[i] = b->inputs[i];
+	tr->feeds[n_in] = b->label;
+	if (tr->weighted)
+		tr->feeds[n_in + 1] = b->weight;
+	return 0;
+}
+
+static int update_metrics(struct tfk_trainer *tr,
+			  const struct tfk_feed_batch *b,
+			  const struct tfk_tensor *y, struct tfk_err *err)
+{
+	const float *w = tr->weighted ? b->weight.data : NULL;
+
+	for (int i = 0; i < tr->n_metrics; i++) {
+		int rc = tfk_metric_update(tr->metrics[i], &b->label, y, w,
+					   err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int check_loss(double l, struct tfk_err *err)
+{
+	if (isfinite(l))
+		return 0;
+	return tfk_errf(err, TFK_EINVAL, "loss is %s",
+			isnan(l) ? "nan" : l > 0 ? "inf" : "-inf");
+}
+
+int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
+		     uint64_t step, struct tfk_err *err)
+{
+	const struct tfk_tensor **f = tr->grads;
+	struct tfk_model *m = tr->m;
+	double loss;
+	int rc, i;
+
+	rc = tfk_trainer_prepare(tr, b, err);
+	if (!rc)
+		rc = set_feeds(tr, b, err);
+	if (!rc)
+		rc = tfk_exec_run(tr->xt, tr->feeds, step, f, err);
+	if (rc)
+		return rc;
+	loss = *(const float *)f[0]->data;
+	tr->last_loss = loss;
+	if (check_loss(loss, err))
+		return tr->o.nan_skip ? 1 : TFK_EINVAL;
+	rc = tfk_optim_apply(tr->opt, tr->n_opt, tr->vars, f + 1, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < m->n_updates; i++) {
+		const struct tfk_model_update *u = &m->updates[i];
+		struct tfk_tensor *v = tfk_graph_var_at(m->g, u->var, NULL);
+		const float *x = f[1 + tr->n_opt + i]->data;
+		float *d = v->data, mo = u->momentum;
+		int64_t j, n = tfk_tensor_numel(v);
+
+		for (j = 0; j < n; j++)
+			d[j] = d[j] * mo + x[j] * (1 - mo);
+	}
+	tr->loss_sum += loss * (double)b->n;
+	tr->loss_n += (double)b->n;
+	return update_metrics(tr, b, f[tr->n_tfetch - 1], err);
+}
+
+int tfk_trainer_eval(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
+		     struct tfk_err *err)
+{
+	const struct tfk_tensor *f[2];
+	double loss;
+	int rc;
+
+	rc = tfk_trainer_prepare(tr, b, err);
+	if (!rc)
+		rc = set_feeds(tr, b, err);
+	if (!rc)
+		rc = tfk_exec_run(tr->xe, tr->feeds, 0, f, err);
+	if (rc)
+		return rc;
+	loss = *(const float *)f[0]->data;
+	tr->last_loss = loss;
+	tr->loss_sum += loss * (double)b->n;
+	tr->loss_n += (double)b->n;
+	return update_metrics(tr, b, f[1], err);
+}
+
+double tfk_trainer_last_loss(const struct tfk_trainer *tr)
+{
+	return tr->last_loss;
+}
+
+void tfk_trainer_reset(struct tfk_trainer *tr)
+{
+	tr->loss_sum = tr->loss_n = 0;
+	for (int i = 0; i < tr->n_metrics; i++)
+		tfk_metric_reset(tr->metrics[i]);
+}
+
+double tfk_trainer_loss(const struct tfk_trainer *tr)
+{
+	return tr->loss_n > 0 ? tr->loss_sum / tr->loss_n : NAN;
+}
+
+int tfk_trainer_n_metrics(const struct tfk_trainer *tr)
+{
+	return tr->n_metrics;
+}
+
+const char *tfk_trainer_metric_name(const struct tfk_trainer *tr, int i)
+{
+	return tfk_metric_name(tr->metrics[i]);
+}
+
+double tfk_trainer_metric(const struct tfk_trainer *tr, int i)
+{
+	return tfk_metric_result(tr->metrics[i]);
+}
+
+int tfk_trainer_n_opt(const struct tfk_trainer *tr)
+{
+	return tr->n_opt;
+}
+
+const int *tfk_trainer_opt_vars(const struct tfk_trainer *tr)
+{
+	return tr->opt_vars;
+}

@@ -1,0 +1,102 @@
+/*
+ * train.h - the training step and evaluation of a Keras model.
+ *
+ * A trainer adds to the model's graph, on the first batch it sees
+ * (when the label's dtype and shape are known):
+ *   - a label Placeholder "<output>_target" and, when batches carry
+ *     class weights, a float32 [batch] Placeholder "sample_weight";
+ *   - the loss of the training branch (tfk_loss_build, train 1) plus
+ *     m->reg_loss, and its gradients (tfk_graph_gradients) w.r.t. every
+ *     trainable variable that the loss depends on (others are left to
+ *     the optimizer's caller untouched, as Keras warns and skips them);
+ *   - the loss of the inference branch (train 0) plus m->reg_loss (as
+ *     model.evaluate reports it).
+ * and makes two executors, each planned once and reused:
+ *   train: feeds inputs, label, weight; fetches the loss, the
+ *          gradients, the BatchNormalization update values and the
+ *          training output (for the metrics, as Keras computes them on
+ *          the training forward pass);
+ *   eval:  the same feeds; fetches the inference loss and output.
+ * A step runs the train exec, checks the loss (non-finite: an error, or
+ * a skipped update with nan_skip), applies the optimizer to the
+ * variables in place, applies the moving-average updates, and adds the
+ * batch to the running epoch means (loss weighted by batch size, as
+ * Keras' loss tracker) and to the metrics.
+ *
+ * Randomness (Dropout) comes from the executor's key (seed, step), so
+ * a run resumed at step s draws what the uninterrupted run drew.
+ */
+#ifndef TFK_TRAIN_H
+#define TFK_TRAIN_H
+
+#include "nn/feed.h"
+#include "nn/model.h"
+#include "nn/optim.h"
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct tfk_train_opts {
+	uint64_t seed;		/* the executor's RNG seed */
+	int threads;		/* kernel threads (<= 0: 1) */
+	int nan_skip;		/* non-finite loss: skip the update */
+};
+
+struct tfk_trainer;
+
+/*
+ * A trainer for output 0 of m (not consumed; must outlive the trainer)
+ * with loss ls, the metrics of `metrics` (a JSON array of metric
+ * entries, may be NULL; metrics_path names it: "[i]" is appended) and
+ * optimizer opt (borrowed). The graph is built at the first step or
+ * eval. 0, TFK_EINVAL (a bad metric; a model with several outputs),
+ * TFK_ENOMEM; *tr NULL on failure.
+ */
+int tfk_trainer_new(struct tfk_trainer **tr, struct tfk_model *m,
+		    const struct tfk_loss_spec *ls, const json_t *metrics,
+		    const char *metrics_path, struct tfk_optim *opt,
+		    const struct tfk_train_opts *o, struct tfk_err *err);
+void tfk_trainer_free(struct tfk_trainer *tr);
+
+/*
+ * Build the graph additions and executors for batches like b (label
+ * dtype and rank, weights or not) now instead of at the first step.
+ * Idempotent. Errors from the loss, gradient and executor builders.
+ */
+int tfk_trainer_prepare(struct tfk_trainer *tr,
+			const struct tfk_feed_batch *b, struct tfk_err *err);
+
+/*
+ * One training step on b; step is the global step (0-based: the
+ * optimizer's iterations before it), the executor's RNG counter.
+ * Returns 0, 1 when the loss was not finite and nan_skip is set (no
+ * update, nothing accumulated), or a negative code: TFK_EINVAL "loss
+ * is nan" / "loss is inf" without nan_skip (variables untouched),
+ * shape errors from the executor, TFK_ENOMEM.
+ */
+int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
+		     uint64_t step, struct tfk_err *err);
+
+/* The loss of the last step or eval batch (its own value, not a mean). */
+double tfk_trainer_last_loss(const struct tfk_trainer *tr);
+
+/* Add batch b to the evaluation means (inference branch, no update). */
+int tfk_trainer_eval(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
+		     struct tfk_err *err);
+
+/* Start new epoch means (loss and every metric). */
+void tfk_trainer_reset(struct tfk_trainer *tr);
+/* The mean loss since the reset (NAN before any batch). */
+double tfk_trainer_loss(const struct tfk_trainer *tr);
+int tfk_trainer_n_metrics(const struct tfk_trainer *tr);
+/* History key ("accuracy") and result of metric i since the reset. */
+const char *tfk_trainer_metric_name(const struct tfk_trainer *tr, int i);
+double tfk_trainer_metric(const struct tfk_trainer *tr, int i);
+
+/* The variables the optimizer updates: count and graph variable
+ * indices (valid after prepare), for checkpoints (ckpt.h opt_var). */
+int tfk_trainer_n_opt(const struct tfk_trainer *tr);
+const int *tfk_trainer_opt_vars(const struct tfk_trainer *tr);
+
+#endif

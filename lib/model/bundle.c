@@ -74,11 +74,16 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "bundle.c stores tensor bytes as in memory: little-endian");
 
-/* Protobuf-c allocations through the library's hook. */
+/* Protobuf-c allocations through the library's hook. unpack returns
+ * NULL both for bad bytes and for a failed allocation; allocator_data
+ * points at a flag that tells the two apart. */
 static void *pb_alloc(void *d, size_t n)
 {
-	(void)d;
-	return tfk_malloc(n ? n : 1);
+	void *p = tfk_malloc(n ? n : 1);
+
+	if (!p)
+		*(int *)d = 1;
+	return p;
 }
 
 static void pb_free(void *d, void *p)
@@ -86,8 +91,6 @@ static void pb_free(void *d, void *p)
 	(void)d;
 	tfk_free(p);
 }
-
-static ProtobufCAllocator pb_allocator = { pb_alloc, pb_free, NULL };
 
 static void put_fixed32(uint8_t *p, uint32_t v)
 {
@@ -375,9 +378,12 @@ static int parse_header(struct table *t, const uint8_t *val, size_t vlen,
 	Tensorflow__BundleHeaderProto *h;
 	Tensorflow__VersionDef *v;
 	size_t i;
-	int rc = 0;
+	int rc = 0, oom = 0;
+	ProtobufCAllocator pa = { pb_alloc, pb_free, &oom };
 
-	h = tensorflow__bundle_header_proto__unpack(&pb_allocator, vlen, val);
+	h = tensorflow__bundle_header_proto__unpack(&pa, vlen, val);
+	if (!h && oom)
+		return tfk_errf(err, TFK_ENOMEM, "%s: out of memory", t->path);
 	if (!h)
 		return tfk_errf(err, TFK_ECORRUPT, "%s: header entry: not a"
 				" BundleHeaderProto", t->path);
@@ -402,7 +408,7 @@ static int parse_header(struct table *t, const uint8_t *val, size_t vlen,
 				      BUNDLE_VERSION);
 	if (!rc)
 		t->b->n_shards = h->num_shards;
-	tensorflow__bundle_header_proto__free_unpacked(h, &pb_allocator);
+	tensorflow__bundle_header_proto__free_unpacked(h, &pa);
 	return rc;
 }
 
@@ -434,9 +440,12 @@ static int parse_entry(struct table *t, struct entry *e, const uint8_t *val,
 	Tensorflow__TensorShapeProto *s;
 	char kb[96];
 	size_t i;
-	int rc = 0;
+	int rc = 0, oom = 0;
+	ProtobufCAllocator pa = { pb_alloc, pb_free, &oom };
 
-	m = tensorflow__bundle_entry_proto__unpack(&pb_allocator, vlen, val);
+	m = tensorflow__bundle_entry_proto__unpack(&pa, vlen, val);
+	if (!m && oom)
+		return tfk_errf(err, TFK_ENOMEM, "%s: out of memory", t->path);
 	if (!m)
 		return tfk_errf(err, TFK_ECORRUPT, "%s: entry '%s': not a"
 				" BundleEntryProto", t->path,
@@ -472,7 +481,7 @@ static int parse_entry(struct table *t, struct entry *e, const uint8_t *val,
 			      key_show((const uint8_t *)e->key, e->klen, kb,
 				       sizeof(kb)),
 			      m->shard_id, m->offset, m->size);
-	tensorflow__bundle_entry_proto__free_unpacked(m, &pb_allocator);
+	tensorflow__bundle_entry_proto__free_unpacked(m, &pa);
 	return rc;
 }
 
@@ -657,8 +666,12 @@ int tfk_bundle_open(struct tfk_bundle **out, const char *prefix,
 			      " handles", t.path);
 		goto out;
 	}
-	(void)mi_off;
-	(void)mi_size;
+	/* the metaindex (LevelDB's filter names) is not used, but its
+	 * bytes are checked like every other block's */
+	rc = read_block(&t, mi_off, mi_size, &data, &n, &owned, err);
+	tfk_free(owned);
+	if (rc)
+		goto out;
 	rc = read_block(&t, ix_off, ix_size, &data, &n, &owned, err);
 	if (rc)
 		goto out;

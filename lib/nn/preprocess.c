@@ -1912,3 +1912,44 @@ char *tfk_prep_dump(const struct tfk_prep *p)
 	return json_dumps(p->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
 			  JSON_REAL_PRECISION(17));
 }
+
+/* One layer inside a model -------------------------------------------------- */
+
+/*
+ * The Keras model front end (nn/model.c) reuses the layer parser and
+ * builder for the preprocessing layers a model carries. Only the
+ * elementwise ones apply to a batch as they do to one record; the image
+ * layers work on one [h, w, c] image and stay in tfk-map.
+ */
+int tfk_prep_layer_add(struct tfk_graph *g, const struct json_t *obj,
+		       const char *path, struct tfk_port *x,
+		       struct tfk_err *err)
+{
+	char file[160];
+	const char *sep = strstr(path, ": ");
+	struct ctx cx = { file, err };
+	struct layer l;
+	json_t *cfg = json_object_get(obj, "config");
+	int rc;
+
+	memset(&l, 0, sizeof(l));
+	snprintf(file, sizeof(file), "%.*s", sep ? (int)(sep - path) : 0,
+		 path);
+	snprintf(l.path, sizeof(l.path), "%s", sep ? sep + 2 : path);
+	if (!json_is_object(cfg))
+		return bad(&cx, l.path, NULL, "expected a \"config\" object");
+	rc = parse_layer(&cx, &l, (json_t *)obj, 1);
+	if (!rc && l.kind != L_RESCALE && l.kind != L_NORM)
+		rc = bad(&cx, l.path, NULL, "only Rescaling and Normalization "
+			 "work inside a model; image layers run in tfk-map");
+	if (!rc) {
+		rc = add_layer(g, &l, x, err);
+		if (rc)
+			tfk_err_prefix(err, "%s: %s", file, l.path);
+	}
+	tfk_free(l.a);
+	tfk_free(l.b);
+	if (rc && !sep && !strncmp(err->msg, ": ", 2))
+		memmove(err->msg, err->msg + 2, strlen(err->msg + 2) + 1);
+	return rc;
+}

@@ -178,4 +178,16 @@ void tfk_prep_dadapt_free(struct tfk_prep_dadapt *t);
 /* The spec as JSON text (malloc'd, NUL-terminated; NULL: no memory). */
 char *tfk_prep_dump(const struct tfk_prep *p);
 
+/*
+ * Add one preprocessing layer object of a Keras model config ({"class_name":
+ * "Rescaling", "config": {...}}) to g on *x (a batch; *x gets the output):
+ * Rescaling and Normalization, the layers that are elementwise. path names
+ * the layer in messages ("spec.json: model.config.layers[0]"). 0,
+ * TFK_EINVAL (bad config, other classes), TFK_ENOMEM.
+ */
+struct json_t;
+int tfk_prep_layer_add(struct tfk_graph *g, const struct json_t *obj,
+		       const char *path, struct tfk_port *x,
+		       struct tfk_err *err);
+
 #endif

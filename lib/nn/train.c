@@ -46,6 +46,8 @@ struct tfk_trainer {
 	int n_tfetch;		/* loss, n_opt grads, n_updates, output */
 
 	double loss_sum, loss_n, last_loss;
+	float *ones;		/* weights for unweighted batches */
+	size_t n_ones;
 };
 
 static int nomem(struct tfk_err *err)
@@ -113,6 +115,7 @@ void tfk_trainer_free(struct tfk_trainer *tr)
 	tfk_free(tr->opt_vars);
 	tfk_free(tr->vars);
 	tfk_free(tr->grads);
+	tfk_free(tr->ones);
 	tfk_free(tr);
 }
 
@@ -289,28 +292,49 @@ out:
 	return rc;
 }
 
-/* The feed tensors of b in exec order (views, no copy). */
+/*
+ * The feed tensors of b in exec order (views, no copy). With
+ * use_weight 0 (evaluation: Keras applies class_weight to training
+ * only) or a batch without weights, a weighted graph gets ones.
+ */
 static int set_feeds(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
-		     struct tfk_err *err)
+		     int use_weight, struct tfk_err *err)
 {
 	int i, n_in = tr->m->n_inputs;
 
-	if (b->n_inputs != n_in || !!b->has_weight != tr->weighted)
-		return tfk_errf(err, TFK_EINVAL, "batch layout changed "
-				"between steps");
+	if (b->n_inputs != n_in)
+		return tfk_errf(err, TFK_EINVAL, "batch has %d inputs, the "
+				"model %d", b->n_inputs, n_in);
 	for (i = 0; i < n_in; i++)
 		tr->feeds[i] = b->inputs[i];
 	tr->feeds[n_in] = b->label;
-	if (tr->weighted)
+	if (!tr->weighted)
+		return 0;
+	if (use_weight && b->has_weight) {
 		tr->feeds[n_in + 1] = b->weight;
-	return 0;
+		return 0;
+	}
+	if (tr->n_ones < b->n) {
+		float *p = tfk_realloc(tr->ones, b->n * sizeof(float));
+
+		if (!p)
+			return nomem(err);
+		tr->ones = p;
+		for (size_t j = tr->n_ones; j < b->n; j++)
+			p[j] = 1;
+		tr->n_ones = b->n;
+	}
+	return tfk_tensor_init_view(&tr->feeds[n_in + 1], TFK_DT_FLOAT, 1,
+				    (int64_t[]){ (int64_t)b->n }, tr->ones,
+				    b->n * sizeof(float), TFK_OWN_BORROWED,
+				    err);
 }
 
 static int update_metrics(struct tfk_trainer *tr,
-			  const struct tfk_feed_batch *b,
+			  const struct tfk_feed_batch *b, int use_weight,
 			  const struct tfk_tensor *y, struct tfk_err *err)
 {
-	const float *w = tr->weighted ? b->weight.data : NULL;
+	const float *w = use_weight && b->has_weight ? b->weight.data : NULL;
 
 	for (int i = 0; i < tr->n_metrics; i++) {
 		int rc = tfk_metric_update(tr->metrics[i], &b->label, y, w,
@@ -339,7 +363,7 @@ int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 
 	rc = tfk_trainer_prepare(tr, b, err);
 	if (!rc)
-		rc = set_feeds(tr, b, err);
+		rc = set_feeds(tr, b, 1, err);
 	if (!rc)
 		rc = tfk_exec_run(tr->xt, tr->feeds, step, f, err);
 	if (rc)
@@ -363,7 +387,7 @@ int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 	}
 	tr->loss_sum += loss * (double)b->n;
 	tr->loss_n += (double)b->n;
-	return update_metrics(tr, b, f[tr->n_tfetch - 1], err);
+	return update_metrics(tr, b, 1, f[tr->n_tfetch - 1], err);
 }
 
 int tfk_trainer_eval(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
@@ -375,7 +399,7 @@ int tfk_trainer_eval(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 
 	rc = tfk_trainer_prepare(tr, b, err);
 	if (!rc)
-		rc = set_feeds(tr, b, err);
+		rc = set_feeds(tr, b, 0, err);
 	if (!rc)
 		rc = tfk_exec_run(tr->xe, tr->feeds, 0, f, err);
 	if (rc)
@@ -384,7 +408,7 @@ int tfk_trainer_eval(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 	tr->last_loss = loss;
 	tr->loss_sum += loss * (double)b->n;
 	tr->loss_n += (double)b->n;
-	return update_metrics(tr, b, f[1], err);
+	return update_metrics(tr, b, 0, f[1], err);
 }
 
 double tfk_trainer_last_loss(const struct tfk_trainer *tr)

@@ -365,7 +365,8 @@ static int walk_block(struct table *t, uint64_t off, const uint8_t *data,
 
 static int key_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 {
-	int c = memcmp(a, b, na < nb ? na : nb);
+	size_t m = na < nb ? na : nb;
+	int c = m ? memcmp(a, b, m) : 0;
 
 	if (c)
 		return c;
@@ -525,7 +526,8 @@ static int on_entry(struct table *t, const uint8_t *key, size_t klen,
 	e->key = tfk_malloc(klen + 1);
 	if (!e->key)
 		return tfk_errf(err, TFK_ENOMEM, "%s: out of memory", t->path);
-	memcpy(e->key, key, klen);
+	if (klen)
+		memcpy(e->key, key, klen);
 	e->key[klen] = 0;
 	e->klen = klen;
 	b->n++;

@@ -855,5 +855,12 @@ int main(void)
 	we_write();
 	corruption();
 	alloc_failures();
+	{
+		char cmd[700];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tap_tmpdir());
+		if (system(cmd))
+			tap_diag("could not remove %s", tap_tmpdir());
+	}
 	return tap_done();
 }

@@ -35,7 +35,13 @@ struct tfk_bundle;
 
 /* Open PREFIX.index and check its structure (footer, block CRCs, the
  * header entry). Errors name the file and what is wrong: "PREFIX.index:
- * block at 1234: CRC mismatch". */
+ * block at 1234: crc mismatch". The data files the entries name are
+ * opened too and every entry's byte range checked against its file's
+ * size, so a missing or short data file fails here (TFK_EIO /
+ * TFK_ECORRUPT naming it). Entries this library cannot hold (a dtype
+ * outside enum tfk_dtype, rank over TFK_MAX_RANK, a partitioned
+ * variable's slices) are listed; desc and read refuse them. A
+ * big-endian bundle is refused (TFK_EINVAL). */
 int tfk_bundle_open(struct tfk_bundle **b, const char *prefix,
 		    struct tfk_err *err);
 void tfk_bundle_close(struct tfk_bundle *b);
@@ -43,7 +49,8 @@ void tfk_bundle_close(struct tfk_bundle *b);
 /* Entries in key order (the "" header entry is not listed). */
 int tfk_bundle_n(const struct tfk_bundle *b);
 const char *tfk_bundle_key(const struct tfk_bundle *b, int i);
-/* dtype and shape of entry i without reading its bytes. */
+/* dtype and shape of entry i without reading its bytes: 0, or
+ * TFK_EINVAL for an entry this library cannot hold. */
 int tfk_bundle_desc(const struct tfk_bundle *b, int i, struct tfk_tdesc *d);
 
 /* Read entry `key` into *t (allocated to its dtype and shape), CRC

@@ -116,6 +116,9 @@ int tfk_spec_num(const json_t *obj, const char *key, const char *where,
 			return 0;
 		}
 	}
+	if (isinf(max) && isinf(min))
+		return tfk_errf(err, TFK_EINVAL, "%s.%s: expected a number",
+				where, key);
 	if (isinf(max) && min == 0)
 		return tfk_errf(err, TFK_EINVAL, "%s.%s: expected a number "
 				">= 0", where, key);

@@ -10,11 +10,18 @@
  * Update rules are Keras 2.x / tf.keras (TF 2.11+) optimizers exactly
  * (epsilon placement, bias correction, nesterov form), in float32.
  *
- * Per variable the optimizer keeps its slots (Adam: "m", "v"; SGD with
- * momentum: "momentum"; RMSprop: "rms" and "momentum" when momentum > 0;
- * Adagrad: "accumulator"), float32 tensors of the variable's shape,
- * listed for checkpoints by tfk_optim_slot; `iterations` counts applied
- * steps (the schedule's step).
+ * Per variable the optimizer keeps its slots, named as the TF 2.11+
+ * Keras optimizers name them (Adam/AdamW: "m", "v", and "vhat" with
+ * amsgrad; SGD with momentum > 0: "m"; RMSprop: "velocity", then
+ * "momentum" when momentum > 0 and "average_gradient" when centered;
+ * Adagrad: "accumulator", starting at initial_accumulator_value),
+ * float32 tensors of the variable's shape, listed for checkpoints by
+ * tfk_optim_slot; `iterations` counts applied steps (the schedule's
+ * step). weight_decay (AdamW's default 0.004, null elsewhere) applies
+ * to every optimizer as Keras' base class does: w -= w * wd * lr before
+ * the update. At most one of clipnorm, clipvalue and global_clipnorm.
+ * Unknown config keys, use_ema true and legacy optimizers are refused
+ * with the key's JSON path.
  */
 #ifndef TFK_OPTIM_H
 #define TFK_OPTIM_H
@@ -56,6 +63,13 @@ void tfk_optim_set_lr(struct tfk_optim *o, double lr);
 
 int64_t tfk_optim_iterations(const struct tfk_optim *o);
 void tfk_optim_set_iterations(struct tfk_optim *o, int64_t it);
+
+/* Threads for the update loops of large variables (default 1; the
+ * result does not depend on it). */
+void tfk_optim_set_threads(struct tfk_optim *o, int threads);
+/* Test hook: on != 0 runs the plain C _ref loops (the specification)
+ * instead of the vectorized ones; both give identical bits. */
+void tfk_optim_set_ref(struct tfk_optim *o, int on);
 
 /* Slots, for checkpoints: count after the first apply (0 before), and
  * the k-th: which variable (index into the apply arrays), its slot name

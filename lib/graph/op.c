@@ -23,6 +23,10 @@ extern const struct tfk_op_def tfk_ops_preprocess[];
 extern const struct tfk_kernel tfk_kernels_cpu_preprocess[];
 extern const struct tfk_op_def tfk_ops_categorical[];
 extern const struct tfk_kernel tfk_kernels_cpu_categorical[];
+extern const struct tfk_op_def tfk_ops_reduce[];
+extern const struct tfk_kernel tfk_kernels_cpu_reduce[];
+extern const struct tfk_op_def tfk_ops_shape[];
+extern const struct tfk_kernel tfk_kernels_cpu_shape[];
 
 static int infer_placeholder(struct tfk_infer_ctx *ic)
 {
@@ -96,6 +100,8 @@ static const struct tfk_op_def *const op_families[] = {
 	tfk_ops_matmul,
 	tfk_ops_preprocess,
 	tfk_ops_categorical,
+	tfk_ops_reduce,
+	tfk_ops_shape,
 };
 
 static const struct tfk_kernel *const kernel_families[] = {
@@ -103,6 +109,8 @@ static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_matmul,
 	tfk_kernels_cpu_preprocess,
 	tfk_kernels_cpu_categorical,
+	tfk_kernels_cpu_reduce,
+	tfk_kernels_cpu_shape,
 };
 
 #define N_OP_FAMILIES (int)(sizeof(op_families) / sizeof(op_families[0]))

@@ -29,13 +29,30 @@ enum tfk_binop {
 	TFK_BIN_MUL,		/* Mul */
 	TFK_BIN_DIV,		/* RealDiv (float, double only) */
 	TFK_BIN_MAX,		/* Maximum: NaN if either is NaN, as TF */
-	TFK_BIN_MIN		/* Minimum: likewise */
+	TFK_BIN_MIN,		/* Minimum: likewise */
+	/* float and double only: */
+	TFK_BIN_POW,		/* Pow */
+	TFK_BIN_SQDIFF,		/* SquaredDifference: (x - y)^2 */
+	TFK_BIN_SIGMOID_GRAD,	/* SigmoidGrad(y, dy): dy * y * (1 - y) */
+	TFK_BIN_TANH_GRAD,	/* TanhGrad(y, dy): dy * (1 - y^2) */
+	TFK_BIN_SQRT_GRAD,	/* SqrtGrad(y, dy): dy * 0.5 / y */
+	TFK_BIN_RSQRT_GRAD	/* RsqrtGrad(y, dy): dy * -0.5 * y^3 */
 };
 
 enum tfk_unop {
 	TFK_UN_RELU,		/* max(x, 0); NaN stays NaN */
 	TFK_UN_SIGMOID,		/* 1 / (1 + exp(-x)) */
-	TFK_UN_TANH
+	TFK_UN_TANH,
+	TFK_UN_NEG,		/* Neg */
+	TFK_UN_ABS,		/* Abs */
+	TFK_UN_SQUARE,		/* Square */
+	TFK_UN_SQRT,		/* Sqrt */
+	TFK_UN_RSQRT,		/* Rsqrt: 1 / sqrt(x) */
+	TFK_UN_EXP,		/* Exp */
+	TFK_UN_LOG,		/* Log */
+	TFK_UN_LOG1P,		/* Log1p: log(1 + x) */
+	TFK_UN_SIGN,		/* Sign: -1, 0, 1; NaN stays NaN */
+	TFK_UN_FLOOR		/* Floor */
 };
 
 /*
@@ -113,5 +130,142 @@ void tfk_cpu_dgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		       const double *a, const double *b, double *c);
 void tfk_cpu_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		   const double *a, const double *b, double *c);
+
+/* Pooling, reductions, shape ops, comparisons (engineer POOL) ---------- */
+
+/*
+ * Comparisons of numbers (FLOAT, DOUBLE, INT32, INT64; EQUAL, NOT_EQUAL
+ * also BOOL) and LogicalAnd of BOOLs, with numpy broadcasting, into a
+ * BOOL out (one byte, 0 or 1). NaN compares unequal to everything (IEEE).
+ */
+enum tfk_cmpop {
+	TFK_CMP_GREATER,	/* Greater */
+	TFK_CMP_GREATER_EQUAL,	/* GreaterEqual */
+	TFK_CMP_LESS,		/* Less */
+	TFK_CMP_LESS_EQUAL,	/* LessEqual */
+	TFK_CMP_EQUAL,		/* Equal */
+	TFK_CMP_NOT_EQUAL,	/* NotEqual */
+	TFK_CMP_AND		/* LogicalAnd (BOOL only) */
+};
+int tfk_cpu_compare_ref(enum tfk_cmpop op, const struct tfk_tensor *a,
+			const struct tfk_tensor *b, struct tfk_tensor *out,
+			struct tfk_err *err);
+int tfk_cpu_compare(enum tfk_cmpop op, const struct tfk_tensor *a,
+		    const struct tfk_tensor *b, struct tfk_tensor *out,
+		    struct tfk_err *err);
+
+/* SelectV2: out = cond ? t : e, the three broadcast together (cond
+ * BOOL; t, e, out of one dtype, any fixed-size dtype). */
+int tfk_cpu_select_ref(const struct tfk_tensor *cond,
+		       const struct tfk_tensor *t, const struct tfk_tensor *e,
+		       struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_select(const struct tfk_tensor *cond, const struct tfk_tensor *t,
+		   const struct tfk_tensor *e, struct tfk_tensor *out,
+		   struct tfk_err *err);
+
+/*
+ * Reductions (reduce.c) over the axes with mask bit set (bit i = axis
+ * i); out has x's rank with those dims 1 (keep_dims layout; the same
+ * bytes serve keep_dims false). FLOAT, DOUBLE, INT32, INT64 (MEAN of
+ * integers truncates, as TF). An empty reduction gives the identity
+ * (0, 1, -inf/lowest for MAX, +inf/highest for MIN; MEAN of nothing is
+ * NaN for floats). MAX/MIN propagate NaN.
+ */
+enum tfk_redop {
+	TFK_RED_SUM,
+	TFK_RED_MEAN,
+	TFK_RED_MAX,
+	TFK_RED_MIN,
+	TFK_RED_PROD
+};
+int tfk_cpu_reduce_ref(enum tfk_redop op, const struct tfk_tensor *x,
+		       unsigned mask, struct tfk_tensor *out,
+		       struct tfk_err *err);
+int tfk_cpu_reduce(enum tfk_redop op, const struct tfk_tensor *x,
+		   unsigned mask, struct tfk_tensor *out, struct tfk_err *err);
+/* ArgMax/ArgMin along axis (first index of the extreme, as TF); out is
+ * INT32 or INT64 with x's shape minus that axis. min 0: ArgMax. */
+int tfk_cpu_argmax_ref(const struct tfk_tensor *x, int axis, int min,
+		       struct tfk_tensor *out, struct tfk_err *err);
+
+/*
+ * 2-D pooling, NHWC (pool.c). The geometry is TensorFlow's: VALID
+ * gives oh = (h - kh) / sh + 1; SAME gives oh = ceil(h / sh) with
+ * pad_total = max((oh - 1) * sh + kh - h, 0) and pad_top =
+ * pad_total / 2 (the extra row, if any, at the bottom); likewise for
+ * width. Padded positions never win a max and are not counted by the
+ * average (AvgPool divides by the in-bounds count of each window).
+ */
+struct tfk_pool2d {
+	int64_t n, h, w, c;	/* input */
+	int64_t kh, kw, sh, sw;	/* window and strides */
+	int64_t oh, ow;		/* output */
+	int64_t pad_t, pad_l;	/* rows/cols before the input */
+};
+/* Fill p from the input shape, ksize/strides (4 values, NHWC order,
+ * batch and channel entries 1) and padding ("SAME", "VALID").
+ * 0 or TFK_EINVAL ("ksize [1, 0, 2, 1]: ...", "input 0: rank 3"). */
+int tfk_pool2d_geom(struct tfk_pool2d *p, const int64_t *in_shape,
+		    const int64_t *ksize, const int64_t *strides,
+		    const char *padding, struct tfk_err *err);
+/* x [n,h,w,c] -> y [n,oh,ow,c]; FLOAT or DOUBLE (_ref), FLOAT fast,
+ * other dtypes falling back to the _ref. threads <= 1: inline. */
+int tfk_cpu_max_pool_ref(const struct tfk_pool2d *p,
+			 const struct tfk_tensor *x, struct tfk_tensor *y,
+			 struct tfk_err *err);
+int tfk_cpu_max_pool(const struct tfk_pool2d *p, const struct tfk_tensor *x,
+		     struct tfk_tensor *y, int threads, struct tfk_err *err);
+/* MaxPoolGrad: dx (x's shape) = dy routed to the first maximum of each
+ * window in row-major window order (as TF's CPU kernel), summed where
+ * windows overlap. */
+int tfk_cpu_max_pool_grad_ref(const struct tfk_pool2d *p,
+			      const struct tfk_tensor *x,
+			      const struct tfk_tensor *dy,
+			      struct tfk_tensor *dx, struct tfk_err *err);
+int tfk_cpu_max_pool_grad(const struct tfk_pool2d *p,
+			  const struct tfk_tensor *x,
+			  const struct tfk_tensor *dy, struct tfk_tensor *dx,
+			  int threads, struct tfk_err *err);
+int tfk_cpu_avg_pool_ref(const struct tfk_pool2d *p,
+			 const struct tfk_tensor *x, struct tfk_tensor *y,
+			 struct tfk_err *err);
+int tfk_cpu_avg_pool(const struct tfk_pool2d *p, const struct tfk_tensor *x,
+		     struct tfk_tensor *y, int threads, struct tfk_err *err);
+/* AvgPoolGrad: each dy spread evenly over its window's in-bounds
+ * elements. */
+int tfk_cpu_avg_pool_grad_ref(const struct tfk_pool2d *p,
+			      const struct tfk_tensor *dy,
+			      struct tfk_tensor *dx, struct tfk_err *err);
+int tfk_cpu_avg_pool_grad(const struct tfk_pool2d *p,
+			  const struct tfk_tensor *dy, struct tfk_tensor *dx,
+			  int threads, struct tfk_err *err);
+
+/*
+ * Data movement (shape.c); any fixed-size dtype (not STRING).
+ * Transpose: out.shape[i] = x.shape[perm[i]].
+ * StridedSlice in canonical form: out[i...] = x[begin + i * strides]
+ * per dim (out's shape gives the counts; strides may be negative).
+ * Pad: out[...] = x[... - pads[2d]] inside, value outside (pads holds
+ * rank (before, after) pairs).
+ * Tile: out[i...] = x[i % x.shape ...].
+ * ConcatV2: the n inputs along axis.
+ * BroadcastTo: x broadcast (numpy rules) to out's shape.
+ */
+int tfk_cpu_transpose_ref(const struct tfk_tensor *x, const int *perm,
+			  struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_transpose(const struct tfk_tensor *x, const int *perm,
+		      struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_strided_slice_ref(const struct tfk_tensor *x,
+			      const int64_t *begin, const int64_t *strides,
+			      struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_pad_ref(const struct tfk_tensor *x, const int64_t *pads,
+		    double value, struct tfk_tensor *out,
+		    struct tfk_err *err);
+int tfk_cpu_tile_ref(const struct tfk_tensor *x, struct tfk_tensor *out,
+		     struct tfk_err *err);
+int tfk_cpu_concat_ref(const struct tfk_tensor *const *xs, int n, int axis,
+		       struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_broadcast_to_ref(const struct tfk_tensor *x,
+			     struct tfk_tensor *out, struct tfk_err *err);
 
 #endif

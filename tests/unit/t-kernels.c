@@ -13,6 +13,7 @@
  */
 #include "kernels/cpu.h"
 #include "tap.h"
+#include "gradcheck.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -440,6 +441,118 @@ static void gemm(void)
 	}
 }
 
+/* Gradients by finite differences (gradcheck.h) --------------------------- */
+
+static int build_select(struct tfk_graph *g, const struct tfk_port *x,
+			struct tfk_port *y, struct tfk_err *err, void *ctx)
+{
+	struct tfk_tensor t;
+	struct tfk_port in[3], zero;
+	double z = 0;
+
+	tfk_tensor_init_view(&t, TFK_DT_DOUBLE, 0, NULL, &z, 8,
+			     TFK_OWN_BORROWED, NULL);
+	in[0] = x[0];
+	if (tfk_graph_const(g, NULL, &t, &zero, err))
+		return -1;
+	in[1] = zero;
+	if (tfk_graph_add_node(g, "Greater", NULL, in, 2, NULL, 0, &in[0],
+			       err))
+		return -1;
+	in[1] = x[1];
+	in[2] = x[2];
+	return tfk_graph_add_node(g, "SelectV2", NULL, in, 3, NULL, 0, y, err);
+}
+
+/* 2-input op over x0 [b?, 3, 4] and x1 of shape s1 (rank r1). */
+static void grad2(const char *op, int r1, const int64_t *s1b,
+		  const int64_t *s1, double lo, double hi)
+{
+	struct gc_input in[2] = {
+		{ 3, { -1, 3, 4 }, { 2, 3, 4 }, lo, hi, 0 },
+		{ r1, { 0 }, { 0 }, lo, hi, 0 },
+	};
+	struct gc_op o = { .op = op, .n_x = 2 };
+	char name[96];
+
+	memcpy(in[1].build, s1b, r1 * sizeof(int64_t));
+	memcpy(in[1].run, s1, r1 * sizeof(int64_t));
+	snprintf(name, sizeof(name), "%s [?,3,4] with rank-%d operand", op,
+		 r1);
+	gradcheck(name, in, 2, gc_build_op, &o);
+}
+
+static void grad1(const char *op, double lo, double hi)
+{
+	struct gc_input in[1] = { { 2, { -1, 5 }, { 3, 5 }, lo, hi, 0 } };
+	struct gc_op o = { .op = op, .n_x = 1 };
+
+	gradcheck(op, in, 1, gc_build_op, &o);
+}
+
+static void gradients(void)
+{
+	static const char *const bin[] = { "AddV2", "Sub", "Mul", "RealDiv",
+		"Maximum", "Minimum", "SquaredDifference" };
+	static const char *const un[] = { "Neg", "Square", "Exp", "Sigmoid",
+		"Tanh", "Softmax", "Relu", "Abs", "Identity" };
+	static const char *const pos[] = { "Log", "Sqrt", "Rsqrt", "Log1p" };
+	int64_t same[3] = { -1, 3, 4 }, same_r[3] = { 2, 3, 4 };
+	int64_t row[1] = { 4 }, col[3] = { 1, 3, 1 }, sc[1] = { 0 };
+	int64_t amb[2] = { -1, 4 }, amb_r[2] = { 1, 4 };
+	size_t i;
+
+	for (i = 0; i < sizeof(bin) / sizeof(bin[0]); i++) {
+		double lo = !strcmp(bin[i], "RealDiv") ? 0.5 : 0;
+		double hi = lo ? 2 : 0;
+
+		grad2(bin[i], 3, same, same_r, lo, hi);
+		grad2(bin[i], 1, row, row, lo, hi);	/* bias-like */
+		grad2(bin[i], 3, col, col, lo, hi);	/* size-1 dims */
+		grad2(bin[i], 0, sc, sc, lo, hi);	/* scalar */
+	}
+	/* [?, 4] against [?, 3, 4] whose ? is 1 at run time: BroadcastGradientArgs */
+	grad2("AddV2", 2, amb, amb_r, 0, 0);
+	grad2("Mul", 2, amb, amb_r, 0, 0);
+	grad2("Pow", 3, same, same_r, 0.5, 2);
+	grad2("Pow", 1, row, row, 0.5, 2);
+	for (i = 0; i < sizeof(un) / sizeof(un[0]); i++)
+		grad1(un[i], 0, 0);
+	for (i = 0; i < sizeof(pos) / sizeof(pos[0]); i++)
+		grad1(pos[i], 0.5, 3);
+	{
+		/* Cast float64 -> float32 -> float64 round trip: the float32
+		 * step rounds, so the check is on a float64 -> float64 Cast */
+		struct gc_op o = { .op = "Cast", .n_x = 1, .n_attrs = 1,
+				   .attrs = { TFK_A_TYPE("DstT",
+							 TFK_DT_DOUBLE) } };
+		struct gc_input in[1] = { { 2, { -1, 5 }, { 3, 5 }, 0, 0, 0 } };
+
+		gradcheck("Cast", in, 1, gc_build_op, &o);
+	}
+	{
+		/* Reshape [?, 3, 4] -> [?, 12] (Const shape with -1) */
+		struct gc_op o = { .op = "Reshape", .n_x = 1, .n_consts = 1,
+				   .const_len = { 2 },
+				   .consts = { { -1, 12 } } };
+		struct gc_input in[1] = { { 3, { -1, 3, 4 }, { 2, 3, 4 }, 0, 0,
+					    0 } };
+
+		gradcheck("Reshape", in, 1, gc_build_op, &o);
+	}
+	{
+		/* SelectV2(cond, t, e) with a broadcast e */
+		struct gc_input in[3] = {
+			{ 2, { -1, 4 }, { 3, 4 }, 0, 0, 1 },
+			{ 2, { -1, 4 }, { 3, 4 }, 0, 0, 0 },
+			{ 1, { 4 }, { 4 }, 0, 0, 0 },
+		};
+
+		gradcheck("SelectV2 (cond = x0 > 0)", in, 3, build_select,
+			  NULL);
+	}
+}
+
 int main(void)
 {
 	broadcasting();
@@ -448,5 +561,6 @@ int main(void)
 	cast();
 	softmax_sum_bias();
 	gemm();
+	gradients();
 	return tap_done();
 }

@@ -24,6 +24,7 @@
 #include "kernels/cpu.h"
 #include "graph/graph.h"
 #include "util/alloc.h"
+#include "kernels/cpu/grad-impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -105,7 +106,8 @@ static int check_binary(enum tfk_binop op, const struct tfk_tensor *a,
 				tfk_dtype_name(a->dtype),
 				tfk_dtype_name(b->dtype),
 				tfk_dtype_name(out->dtype));
-	if (!(TFK_DT_BIT(a->dtype) & (op == TFK_BIN_DIV ? FLOATS : NUMBERS)))
+	if (!(TFK_DT_BIT(a->dtype) & (op == TFK_BIN_DIV || op >= TFK_BIN_POW ?
+				      FLOATS : NUMBERS)))
 		return tfk_errf(err, TFK_EINVAL, "binary op on %s",
 				tfk_dtype_name(a->dtype));
 	rc = tfk_shape_broadcast(a->rank, a->shape, b->rank, b->shape, &r,
@@ -134,6 +136,12 @@ static double bin_f(enum tfk_binop op, double x, double y)
 	case TFK_BIN_DIV: return x / y;
 	case TFK_BIN_MAX: return NANMAX(x, y);
 	case TFK_BIN_MIN: return NANMIN(x, y);
+	case TFK_BIN_POW: return pow(x, y);
+	case TFK_BIN_SQDIFF: return (x - y) * (x - y);
+	case TFK_BIN_SIGMOID_GRAD: return y * x * (1 - x);
+	case TFK_BIN_TANH_GRAD: return y * (1 - x * x);
+	case TFK_BIN_SQRT_GRAD: return y * 0.5 / x;
+	case TFK_BIN_RSQRT_GRAD: return y * -0.5 * x * x * x;
 	}
 	return 0;
 }
@@ -146,7 +154,7 @@ static uint64_t bin_i(enum tfk_binop op, int64_t x, int64_t y)
 	case TFK_BIN_MUL: return (uint64_t)x * (uint64_t)y;
 	case TFK_BIN_MAX: return (uint64_t)(x > y ? x : y);
 	case TFK_BIN_MIN: return (uint64_t)(x < y ? x : y);
-	case TFK_BIN_DIV: break;
+	default: break;
 	}
 	return 0;
 }
@@ -238,6 +246,16 @@ int tfk_cpu_binary_ref(enum tfk_binop op, const struct tfk_tensor *a,
 	case TFK_BIN_DIV: ROW(T, x / y); break;				\
 	case TFK_BIN_MAX: ROW(T, NANMAX(x, y)); break;			\
 	case TFK_BIN_MIN: ROW(T, NANMIN(x, y)); break;			\
+	case TFK_BIN_POW: ROW(T, (T)pow(x, y)); break;			\
+	case TFK_BIN_SQDIFF: ROW(T, (T)(((double)x - y) * ((double)x - y))); \
+		break;							\
+	case TFK_BIN_SIGMOID_GRAD: ROW(T, (T)((double)y * x * (1 - (double)x))); \
+		break;							\
+	case TFK_BIN_TANH_GRAD: ROW(T, (T)((double)y * (1 - (double)x * x))); \
+		break;							\
+	case TFK_BIN_SQRT_GRAD: ROW(T, (T)((double)y * 0.5 / x)); break; \
+	case TFK_BIN_RSQRT_GRAD: ROW(T, (T)((double)y * -0.5 * x * x * x)); \
+		break;							\
 	}								\
 } while (0)
 
@@ -248,7 +266,7 @@ int tfk_cpu_binary_ref(enum tfk_binop op, const struct tfk_tensor *a,
 	case TFK_BIN_MUL: ROW(T, (T)((U)x * (U)y)); break;		\
 	case TFK_BIN_MAX: ROW(T, x > y ? x : y); break;			\
 	case TFK_BIN_MIN: ROW(T, x < y ? x : y); break;			\
-	case TFK_BIN_DIV: break;					\
+	default: break;							\
 	}								\
 } while (0)
 
@@ -327,6 +345,16 @@ static double un_f(enum tfk_unop op, double x)
 	case TFK_UN_RELU: return x > 0 ? x : x != x ? x : 0;
 	case TFK_UN_SIGMOID: return 1 / (1 + exp(-x));
 	case TFK_UN_TANH: return tanh(x);
+	case TFK_UN_NEG: return -x;
+	case TFK_UN_ABS: return fabs(x);
+	case TFK_UN_SQUARE: return x * x;
+	case TFK_UN_SQRT: return sqrt(x);
+	case TFK_UN_RSQRT: return 1 / sqrt(x);
+	case TFK_UN_EXP: return exp(x);
+	case TFK_UN_LOG: return log(x);
+	case TFK_UN_LOG1P: return log1p(x);
+	case TFK_UN_SIGN: return x > 0 ? 1 : x < 0 ? -1 : x;
+	case TFK_UN_FLOOR: return floor(x);
 	}
 	return 0;
 }
@@ -367,6 +395,46 @@ static void unary_f32(enum tfk_unop op, int64_t n, const float *x, float *o)
 	case TFK_UN_TANH:
 		for (i = 0; i < n; i++)
 			o[i] = tanhf(x[i]);
+		break;
+	case TFK_UN_NEG:
+		for (i = 0; i < n; i++)
+			o[i] = -x[i];
+		break;
+	case TFK_UN_ABS:
+		for (i = 0; i < n; i++)
+			o[i] = fabsf(x[i]);
+		break;
+	case TFK_UN_SQUARE:
+		for (i = 0; i < n; i++)
+			o[i] = x[i] * x[i];
+		break;
+	case TFK_UN_SQRT:
+		for (i = 0; i < n; i++)
+			o[i] = sqrtf(x[i]);
+		break;
+	case TFK_UN_RSQRT:
+		for (i = 0; i < n; i++)
+			o[i] = 1 / sqrtf(x[i]);
+		break;
+	case TFK_UN_EXP:
+		for (i = 0; i < n; i++)
+			o[i] = expf(x[i]);
+		break;
+	case TFK_UN_LOG:
+		for (i = 0; i < n; i++)
+			o[i] = logf(x[i]);
+		break;
+	case TFK_UN_LOG1P:
+		for (i = 0; i < n; i++)
+			o[i] = log1pf(x[i]);
+		break;
+	case TFK_UN_SIGN:
+		for (i = 0; i < n; i++)
+			o[i] = x[i] > 0 ? 1 : x[i] < 0 ? -1 : x[i];
+		break;
+	case TFK_UN_FLOOR:
+		for (i = 0; i < n; i++)
+			o[i] = floorf(x[i]);
 		break;
 	}
 }
@@ -499,6 +567,238 @@ int tfk_cpu_cast_ref(const struct tfk_tensor *x, struct tfk_tensor *out,
 			/* integer to integer wraps, as C++ static_cast */
 			put_i(out->data, d, i, get_i(x->data, s, i));
 		}
+	}
+	return 0;
+}
+
+/* Comparisons and SelectV2 ---------------------------------------------- */
+
+static int cmp_d(enum tfk_cmpop op, double x, double y)
+{
+	switch (op) {
+	case TFK_CMP_GREATER: return x > y;
+	case TFK_CMP_GREATER_EQUAL: return x >= y;
+	case TFK_CMP_LESS: return x < y;
+	case TFK_CMP_LESS_EQUAL: return x <= y;
+	case TFK_CMP_EQUAL: return x == y;
+	case TFK_CMP_NOT_EQUAL: return x != y;
+	case TFK_CMP_AND: return x && y;
+	}
+	return 0;
+}
+
+static int cmp_i(enum tfk_cmpop op, int64_t x, int64_t y)
+{
+	switch (op) {
+	case TFK_CMP_GREATER: return x > y;
+	case TFK_CMP_GREATER_EQUAL: return x >= y;
+	case TFK_CMP_LESS: return x < y;
+	case TFK_CMP_LESS_EQUAL: return x <= y;
+	case TFK_CMP_EQUAL: return x == y;
+	case TFK_CMP_NOT_EQUAL: return x != y;
+	case TFK_CMP_AND: return x && y;
+	}
+	return 0;
+}
+
+static int check_compare(enum tfk_cmpop op, const struct tfk_tensor *a,
+			 const struct tfk_tensor *b,
+			 const struct tfk_tensor *out, struct tfk_err *err)
+{
+	uint64_t ok = op == TFK_CMP_AND ? TFK_DT_BIT(TFK_DT_BOOL) :
+		op >= TFK_CMP_EQUAL ? NUMBERS | TFK_DT_BIT(TFK_DT_BOOL) :
+		NUMBERS;
+	int64_t shape[TFK_MAX_RANK];
+	int r, rc;
+
+	if (a->dtype != b->dtype || !(TFK_DT_BIT(a->dtype) & ok) ||
+	    out->dtype != TFK_DT_BOOL)
+		return tfk_errf(err, TFK_EINVAL, "comparison of %s and %s "
+				"into %s", tfk_dtype_name(a->dtype),
+				tfk_dtype_name(b->dtype),
+				tfk_dtype_name(out->dtype));
+	rc = tfk_shape_broadcast(a->rank, a->shape, b->rank, b->shape, &r,
+				 shape, err);
+	if (rc)
+		return rc;
+	if (!tfk_shape_equal(r, shape, out->rank, out->shape))
+		return tfk_errf(err, TFK_EINVAL, "comparison: output shape "
+				"is not the broadcast shape");
+	return 0;
+}
+
+/* Offset of output element i in an operand with broadcast strides st. */
+static int64_t boff(const struct tfk_tensor *out, const int64_t *st,
+		    int64_t i)
+{
+	int64_t o = 0;
+	int d;
+
+	for (d = out->rank - 1; d >= 0; d--) {
+		o += (i % out->shape[d]) * st[d];
+		i /= out->shape[d];
+	}
+	return o;
+}
+
+int tfk_cpu_compare_ref(enum tfk_cmpop op, const struct tfk_tensor *a,
+			const struct tfk_tensor *b, struct tfk_tensor *out,
+			struct tfk_err *err)
+{
+	int64_t sa[TFK_MAX_RANK], sb[TFK_MAX_RANK], i, n;
+	uint8_t *o = out->data;
+	int rc = check_compare(op, a, b, out, err);
+
+	if (rc)
+		return rc;
+	bstrides(a, out->rank, sa);
+	bstrides(b, out->rank, sb);
+	n = tfk_tensor_numel(out);
+	for (i = 0; i < n; i++) {
+		int64_t ia = boff(out, sa, i), ib = boff(out, sb, i);
+
+		if (is_float(a->dtype))
+			o[i] = (uint8_t)cmp_d(op, get_f(a->data, a->dtype, ia),
+					      get_f(b->data, b->dtype, ib));
+		else
+			o[i] = (uint8_t)cmp_i(op, get_i(a->data, a->dtype, ia),
+					      get_i(b->data, b->dtype, ib));
+	}
+	return 0;
+}
+
+#define CMP_LOOP(T, EXPR) do {						\
+	const T *pa = a->data, *pb = b->data;				\
+	int64_t j;							\
+	for (j = 0; j < n; j++) {					\
+		T x = pa[j * ia], y = pb[j * ib];			\
+		o[j] = (uint8_t)(EXPR);					\
+	}								\
+} while (0)
+
+#define CMP_OPS(T) do {							\
+	switch (op) {							\
+	case TFK_CMP_GREATER: CMP_LOOP(T, x > y); break;		\
+	case TFK_CMP_GREATER_EQUAL: CMP_LOOP(T, x >= y); break;		\
+	case TFK_CMP_LESS: CMP_LOOP(T, x < y); break;			\
+	case TFK_CMP_LESS_EQUAL: CMP_LOOP(T, x <= y); break;		\
+	case TFK_CMP_EQUAL: CMP_LOOP(T, x == y); break;			\
+	case TFK_CMP_NOT_EQUAL: CMP_LOOP(T, x != y); break;		\
+	case TFK_CMP_AND: CMP_LOOP(T, x && y); break;			\
+	}								\
+} while (0)
+
+/* Fast path: same shapes or a scalar operand (the forms gradients and
+ * metrics use); other broadcasts go to the _ref. */
+int tfk_cpu_compare(enum tfk_cmpop op, const struct tfk_tensor *a,
+		    const struct tfk_tensor *b, struct tfk_tensor *out,
+		    struct tfk_err *err)
+{
+	int64_t n = tfk_tensor_numel(out), ia, ib;
+	uint8_t *o = out->data;
+	int rc = check_compare(op, a, b, out, err);
+
+	if (rc)
+		return rc;
+	ia = tfk_tensor_numel(a) != 1;
+	ib = tfk_tensor_numel(b) != 1;
+	if ((ia && tfk_tensor_numel(a) != n) ||
+	    (ib && tfk_tensor_numel(b) != n))
+		return tfk_cpu_compare_ref(op, a, b, out, err);
+	switch (a->dtype) {
+	case TFK_DT_FLOAT: CMP_OPS(float); break;
+	case TFK_DT_DOUBLE: CMP_OPS(double); break;
+	case TFK_DT_INT32: CMP_OPS(int32_t); break;
+	case TFK_DT_INT64: CMP_OPS(int64_t); break;
+	default: CMP_OPS(uint8_t); break;
+	}
+	return 0;
+}
+
+static int check_select(const struct tfk_tensor *c, const struct tfk_tensor *t,
+			const struct tfk_tensor *e,
+			const struct tfk_tensor *out, struct tfk_err *err)
+{
+	int64_t s1[TFK_MAX_RANK], s2[TFK_MAX_RANK];
+	int r1, r2, rc;
+
+	if (c->dtype != TFK_DT_BOOL || t->dtype != e->dtype ||
+	    t->dtype != out->dtype || !tfk_dtype_size(t->dtype) ||
+	    t->dtype == TFK_DT_STRING)
+		return tfk_errf(err, TFK_EINVAL, "select: condition %s, "
+				"values %s and %s", tfk_dtype_name(c->dtype),
+				tfk_dtype_name(t->dtype),
+				tfk_dtype_name(e->dtype));
+	rc = tfk_shape_broadcast(t->rank, t->shape, e->rank, e->shape, &r1,
+				 s1, err);
+	if (!rc)
+		rc = tfk_shape_broadcast(c->rank, c->shape, r1, s1, &r2, s2,
+					 err);
+	if (rc)
+		return rc;
+	if (!tfk_shape_equal(r2, s2, out->rank, out->shape))
+		return tfk_errf(err, TFK_EINVAL, "select: output shape is "
+				"not the broadcast shape");
+	return 0;
+}
+
+int tfk_cpu_select_ref(const struct tfk_tensor *cond,
+		       const struct tfk_tensor *t, const struct tfk_tensor *e,
+		       struct tfk_tensor *out, struct tfk_err *err)
+{
+	int64_t sc[TFK_MAX_RANK], st[TFK_MAX_RANK], se[TFK_MAX_RANK], i, n;
+	size_t es = tfk_dtype_size(out->dtype);
+	const uint8_t *c = cond->data;
+	int rc = check_select(cond, t, e, out, err);
+
+	if (rc)
+		return rc;
+	bstrides(cond, out->rank, sc);
+	bstrides(t, out->rank, st);
+	bstrides(e, out->rank, se);
+	n = tfk_tensor_numel(out);
+	for (i = 0; i < n; i++) {
+		const char *src = c[boff(out, sc, i)] ?
+			(const char *)t->data + boff(out, st, i) * es :
+			(const char *)e->data + boff(out, se, i) * es;
+
+		memcpy((char *)out->data + i * es, src, es);
+	}
+	return 0;
+}
+
+#define SEL_LOOP(T) do {						\
+	const T *pt = t->data, *pe = e->data;				\
+	T *po = out->data;						\
+	int64_t j;							\
+	for (j = 0; j < n; j++)						\
+		po[j] = c[j * ic] ? pt[j * it] : pe[j * ie];		\
+} while (0)
+
+/* Fast path: each operand the output's size or a single element. */
+int tfk_cpu_select(const struct tfk_tensor *cond, const struct tfk_tensor *t,
+		   const struct tfk_tensor *e, struct tfk_tensor *out,
+		   struct tfk_err *err)
+{
+	int64_t n = tfk_tensor_numel(out), ic, it, ie;
+	const uint8_t *c = cond->data;
+	int rc = check_select(cond, t, e, out, err);
+
+	if (rc)
+		return rc;
+	ic = tfk_tensor_numel(cond) != 1;
+	it = tfk_tensor_numel(t) != 1;
+	ie = tfk_tensor_numel(e) != 1;
+	if ((ic && tfk_tensor_numel(cond) != n) ||
+	    (it && tfk_tensor_numel(t) != n) ||
+	    (ie && tfk_tensor_numel(e) != n))
+		return tfk_cpu_select_ref(cond, t, e, out, err);
+	switch (tfk_dtype_size(out->dtype)) {
+	case 1: SEL_LOOP(uint8_t); break;
+	case 2: SEL_LOOP(uint16_t); break;
+	case 4: SEL_LOOP(uint32_t); break;
+	case 8: SEL_LOOP(uint64_t); break;
+	default: return tfk_cpu_select_ref(cond, t, e, out, err);
 	}
 	return 0;
 }
@@ -761,80 +1061,82 @@ static int infer_reshape(struct tfk_infer_ctx *ic)
 	return 0;
 }
 
-/* Reduction axes of a Sum node as a bit mask over rank r. */
-static int sum_mask(const struct tfk_tensor *axes, int r, unsigned *mask,
-		    struct tfk_err *err)
+/* SelectV2: the three shapes broadcast together. */
+static int infer_select(struct tfk_infer_ctx *ic)
 {
-	int64_t v[TFK_MAX_RANK * 2];
-	int n, i;
+	int64_t s[TFK_MAX_RANK];
+	int r, rc;
 
-	*mask = 0;
-	if (const_ints(axes, v, TFK_MAX_RANK * 2, &n))
-		return tfk_errf(err, TFK_EINVAL, "input 1: axes must be a "
-				"scalar or vector of at most %d",
-				TFK_MAX_RANK * 2);
-	for (i = 0; i < n; i++) {
-		int64_t a = v[i] < 0 ? v[i] + r : v[i];
-
-		if (a < 0 || a >= r)
-			return tfk_errf(err, TFK_EINVAL, "input 1: axis %lld "
-					"out of range for rank %d",
-					(long long)v[i], r);
-		*mask |= 1u << a;
-	}
-	return 0;
-}
-
-static int infer_sum(struct tfk_infer_ctx *ic)
-{
-	const struct tfk_tdesc *x = &ic->in[0];
-	int keep = tfk_node_attr_b(ic->node, "keep_dims", 0), i, r = 0, rc;
-	unsigned mask;
-
-	if (!ic->in_value[1])
-		return tfk_errf(ic->err, TFK_EINVAL, "input 1: reduction "
-				"axes must be a Const");
-	if (x->rank < 0)
-		return tfk_errf(ic->err, TFK_EINVAL, "input 0: rank unknown");
-	rc = sum_mask(ic->in_value[1], x->rank, &mask, ic->err);
-	if (rc)
-		return rc;
-	for (i = 0; i < x->rank; i++) {
-		if (!((mask >> i) & 1))
-			ic->out[0].shape[r++] = x->shape[i];
-		else if (keep)
-			ic->out[0].shape[r++] = 1;
-	}
-	ic->out[0].rank = r;
-	return 0;
+	rc = tfk_shape_broadcast(ic->in[1].rank, ic->in[1].shape,
+				 ic->in[2].rank, ic->in[2].shape, &r, s,
+				 ic->err);
+	if (!rc && r >= 0)
+		rc = tfk_shape_broadcast(ic->in[0].rank, ic->in[0].shape, r,
+					 s, &ic->out[0].rank,
+					 ic->out[0].shape, ic->err);
+	else if (!rc)
+		ic->out[0].rank = -1;
+	return rc ? tfk_err_prefix(ic->err, "inputs 0, 1 and 2") : 0;
 }
 
 /* Kernels ---------------------------------------------------------------- */
 
-static enum tfk_binop binop_of(const struct tfk_node *n)
-{
-	const char *s = n->op->name;
-
-	return !strcmp(s, "AddV2") ? TFK_BIN_ADD :
-		!strcmp(s, "Sub") ? TFK_BIN_SUB :
-		!strcmp(s, "Mul") ? TFK_BIN_MUL :
-		!strcmp(s, "RealDiv") ? TFK_BIN_DIV :
-		!strcmp(s, "Maximum") ? TFK_BIN_MAX : TFK_BIN_MIN;
+#define K_BINARY(fn, OP)						\
+static int fn(struct tfk_kernel_ctx *kc)				\
+{									\
+	return tfk_cpu_binary(OP, kc->in[0], kc->in[1], kc->out[0],	\
+			      kc->err);					\
 }
+K_BINARY(k_add, TFK_BIN_ADD)
+K_BINARY(k_sub, TFK_BIN_SUB)
+K_BINARY(k_mul, TFK_BIN_MUL)
+K_BINARY(k_div, TFK_BIN_DIV)
+K_BINARY(k_max, TFK_BIN_MAX)
+K_BINARY(k_min, TFK_BIN_MIN)
+K_BINARY(k_pow, TFK_BIN_POW)
+K_BINARY(k_sqdiff, TFK_BIN_SQDIFF)
+K_BINARY(k_sigmoid_grad, TFK_BIN_SIGMOID_GRAD)
+K_BINARY(k_tanh_grad, TFK_BIN_TANH_GRAD)
+K_BINARY(k_sqrt_grad, TFK_BIN_SQRT_GRAD)
+K_BINARY(k_rsqrt_grad, TFK_BIN_RSQRT_GRAD)
 
-static int k_binary(struct tfk_kernel_ctx *kc)
-{
-	return tfk_cpu_binary(binop_of(kc->node), kc->in[0], kc->in[1],
-			      kc->out[0], kc->err);
+#define K_UNARY(fn, OP)							\
+static int fn(struct tfk_kernel_ctx *kc)				\
+{									\
+	return tfk_cpu_unary(OP, kc->in[0], kc->out[0], kc->err);	\
 }
+K_UNARY(k_relu, TFK_UN_RELU)
+K_UNARY(k_sigmoid, TFK_UN_SIGMOID)
+K_UNARY(k_tanh, TFK_UN_TANH)
+K_UNARY(k_neg, TFK_UN_NEG)
+K_UNARY(k_abs, TFK_UN_ABS)
+K_UNARY(k_square, TFK_UN_SQUARE)
+K_UNARY(k_sqrt, TFK_UN_SQRT)
+K_UNARY(k_rsqrt, TFK_UN_RSQRT)
+K_UNARY(k_exp, TFK_UN_EXP)
+K_UNARY(k_log, TFK_UN_LOG)
+K_UNARY(k_log1p, TFK_UN_LOG1P)
+K_UNARY(k_sign, TFK_UN_SIGN)
+K_UNARY(k_floor, TFK_UN_FLOOR)
 
-static int k_unary(struct tfk_kernel_ctx *kc)
+#define K_COMPARE(fn, OP)						\
+static int fn(struct tfk_kernel_ctx *kc)				\
+{									\
+	return tfk_cpu_compare(OP, kc->in[0], kc->in[1], kc->out[0],	\
+			       kc->err);				\
+}
+K_COMPARE(k_greater, TFK_CMP_GREATER)
+K_COMPARE(k_greater_equal, TFK_CMP_GREATER_EQUAL)
+K_COMPARE(k_less, TFK_CMP_LESS)
+K_COMPARE(k_less_equal, TFK_CMP_LESS_EQUAL)
+K_COMPARE(k_equal, TFK_CMP_EQUAL)
+K_COMPARE(k_not_equal, TFK_CMP_NOT_EQUAL)
+K_COMPARE(k_logical_and, TFK_CMP_AND)
+
+static int k_select(struct tfk_kernel_ctx *kc)
 {
-	const char *s = kc->node->op->name;
-	enum tfk_unop op = !strcmp(s, "Relu") ? TFK_UN_RELU :
-		!strcmp(s, "Sigmoid") ? TFK_UN_SIGMOID : TFK_UN_TANH;
-
-	return tfk_cpu_unary(op, kc->in[0], kc->out[0], kc->err);
+	return tfk_cpu_select(kc->in[0], kc->in[1], kc->in[2], kc->out[0],
+			      kc->err);
 }
 
 static int k_relu_grad(struct tfk_kernel_ctx *kc)
@@ -883,52 +1185,55 @@ static int k_zeros(struct tfk_kernel_ctx *kc)
 	return 0;
 }
 
-static int k_sum(struct tfk_kernel_ctx *kc)
-{
-	const struct tfk_tensor *x = kc->in[0];
-	struct tfk_tensor view = *kc->out[0];
-	unsigned mask;
-	int i, rc;
-
-	rc = sum_mask(kc->in[1], x->rank, &mask, kc->err);
-	if (rc)
-		return rc;
-	view.rank = x->rank;
-	for (i = 0; i < x->rank; i++)
-		view.shape[i] = (mask >> i) & 1 ? 1 : x->shape[i];
-	return tfk_cpu_sum_ref(x, mask, &view, kc->err);
-}
-
 /* Gradients -------------------------------------------------------------- */
 
-/* dy reduced to the shape of port x (see the top comment). */
+/*
+ * dy reduced to the shape of port x (see the top comment). Static when
+ * the build-time shapes decide it: a dim of x that is 1 where dy's is
+ * not is summed (keep_dims), dims dy has in front are summed away, and
+ * two unknown dims are taken to be the same (the batch dimension). When
+ * x has an unknown dim where dy's is known and > 1 (x may or may not be
+ * broadcast there), or a rank is unknown, it is TF's run-time form:
+ * Reshape(Sum(dy, BroadcastGradientArgs(Shape(x), Shape(dy))[0]),
+ * Shape(x)), whose values the executor folds while planning.
+ */
 static int reduce_like(struct tfk_grad_ctx *gc, struct tfk_port dy,
 		       struct tfk_port x, struct tfk_port *out)
 {
 	const struct tfk_tdesc *tx = tfk_graph_desc(gc->g, x);
 	const struct tfk_tdesc *ty = tfk_graph_desc(gc->g, dy);
 	int32_t axes[TFK_MAX_RANK];
-	struct tfk_port in[2];
+	struct tfk_port in[2], sx, sy;
 	struct tfk_attr keep = TFK_A_BOOL("keep_dims", 0);
-	int lead, n = 0, i, rc;
+	int lead, n = 0, i, rc, dynamic = 0;
 
-	if (tx->rank < 0 || ty->rank < 0)
-		return tfk_errf(gc->err, TFK_EINVAL, "node %s: gradient needs "
-				"known ranks", gc->node->name);
-	if (tfk_shape_equal(tx->rank, tx->shape, ty->rank, ty->shape)) {
+	if (tx->rank >= 0 && ty->rank >= 0 &&
+	    tfk_shape_equal(tx->rank, tx->shape, ty->rank, ty->shape)) {
 		*out = dy;
 		return 0;
 	}
 	lead = ty->rank - tx->rank;
+	dynamic = tx->rank < 0 || ty->rank < 0 || lead < 0;
+	for (i = 0; !dynamic && i < tx->rank; i++)
+		dynamic = tx->shape[i] < 0 && ty->shape[lead + i] > 1;
+	if (dynamic) {
+		rc = gb_1(gc, "Shape", x, &sx);
+		if (!rc)
+			rc = gb_1(gc, "Shape", dy, &sy);
+		if (!rc)
+			rc = gb_2(gc, "BroadcastGradientArgs", sx, sy, &in[1]);
+		in[0] = dy;
+		if (!rc)
+			rc = gb_add(gc, "Sum", in, 2, &keep, 1, &in[0]);
+		return rc ? rc : gb_2(gc, "Reshape", in[0], sx, out);
+	}
 	in[0] = dy;
 	if (lead > 0) {
 		for (i = 0; i < lead; i++)
 			axes[i] = i;
-		rc = tfk_graph_const_i32v(gc->g, gc->prefix, axes, lead,
-					  &in[1], gc->err);
+		rc = gb_ints(gc, axes, lead, &in[1]);
 		if (!rc)
-			rc = tfk_graph_add_node(gc->g, "Sum", gc->prefix, in, 2,
-						&keep, 1, &in[0], gc->err);
+			rc = gb_add(gc, "Sum", in, 2, &keep, 1, &in[0]);
 		if (rc)
 			return rc;
 	}
@@ -937,11 +1242,9 @@ static int reduce_like(struct tfk_grad_ctx *gc, struct tfk_port dy,
 			axes[n++] = i;
 	if (n) {
 		keep.v.b = 1;
-		rc = tfk_graph_const_i32v(gc->g, gc->prefix, axes, n, &in[1],
-					  gc->err);
+		rc = gb_ints(gc, axes, n, &in[1]);
 		if (!rc)
-			rc = tfk_graph_add_node(gc->g, "Sum", gc->prefix, in, 2,
-						&keep, 1, &in[0], gc->err);
+			rc = gb_add(gc, "Sum", in, 2, &keep, 1, &in[0]);
 		if (rc)
 			return rc;
 	}
@@ -949,43 +1252,279 @@ static int reduce_like(struct tfk_grad_ctx *gc, struct tfk_port dy,
 	return 0;
 }
 
+/* Both inputs' gradients from one full-shape gradient each. */
+static int reduce_both(struct tfk_grad_ctx *gc, struct tfk_port d0,
+		       struct tfk_port d1)
+{
+	int rc = reduce_like(gc, d0, gc->node->inputs[0], &gc->dx[0]);
+
+	return rc ? rc : reduce_like(gc, d1, gc->node->inputs[1], &gc->dx[1]);
+}
+
+static int is_float_port(struct tfk_grad_ctx *gc, struct tfk_port p)
+{
+	return is_float(tfk_graph_desc(gc->g, p)->dtype);
+}
+
 static int grad_add(struct tfk_grad_ctx *gc)
 {
-	int rc = reduce_like(gc, gc->dy[0], gc->node->inputs[0], &gc->dx[0]);
+	return reduce_both(gc, gc->dy[0], gc->dy[0]);
+}
 
-	return rc ? rc : reduce_like(gc, gc->dy[0], gc->node->inputs[1],
-				     &gc->dx[1]);
+/* TF's _SubGrad: dy, -dy. */
+static int grad_sub(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port neg;
+	int rc;
+
+	if (!is_float_port(gc, gc->dy[0]))
+		return 0;
+	rc = gb_1(gc, "Neg", gc->dy[0], &neg);
+	return rc ? rc : reduce_both(gc, gc->dy[0], neg);
 }
 
 static int grad_mul(struct tfk_grad_ctx *gc)
 {
-	struct tfk_port in[2], p;
+	struct tfk_port a, b;
 	int rc;
 
-	if (!(TFK_DT_BIT(gc->node->outputs[0].dtype) & FLOATS))
+	if (!is_float_port(gc, gc->dy[0]))
 		return 0;
-	in[0] = gc->dy[0];
-	in[1] = gc->node->inputs[1];
-	rc = tfk_graph_add_node(gc->g, "Mul", gc->prefix, in, 2, NULL, 0, &p,
-				gc->err);
+	rc = gb_2(gc, "Mul", gc->dy[0], gc->node->inputs[1], &a);
 	if (!rc)
-		rc = reduce_like(gc, p, gc->node->inputs[0], &gc->dx[0]);
-	if (rc)
-		return rc;
-	in[0] = gc->node->inputs[0];
-	in[1] = gc->dy[0];
-	rc = tfk_graph_add_node(gc->g, "Mul", gc->prefix, in, 2, NULL, 0, &p,
-				gc->err);
-	return rc ? rc : reduce_like(gc, p, gc->node->inputs[1], &gc->dx[1]);
+		rc = gb_2(gc, "Mul", gc->node->inputs[0], gc->dy[0], &b);
+	return rc ? rc : reduce_both(gc, a, b);
+}
+
+/* TF's _RealDivGrad: dy / y and dy * ((-x / y) / y). */
+static int grad_div(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port x = gc->node->inputs[0], y = gc->node->inputs[1];
+	struct tfk_port a, b;
+	int rc;
+
+	rc = gb_2(gc, "RealDiv", gc->dy[0], y, &a);
+	if (!rc)
+		rc = gb_1(gc, "Neg", x, &b);
+	if (!rc)
+		rc = gb_2(gc, "RealDiv", b, y, &b);
+	if (!rc)
+		rc = gb_2(gc, "RealDiv", b, y, &b);
+	if (!rc)
+		rc = gb_2(gc, "Mul", gc->dy[0], b, &b);
+	return rc ? rc : reduce_both(gc, a, b);
+}
+
+/* TF's _MaximumGrad/_MinimumGrad: dy goes to x where x >= y (x <= y),
+ * else to y (ties go to x). */
+static int grad_maxmin(struct tfk_grad_ctx *gc)
+{
+	const char *cmp = !strcmp(gc->node->op->name, "Maximum") ?
+		"GreaterEqual" : "LessEqual";
+	struct tfk_port mask, zero, in[3], a, b;
+	int rc;
+
+	if (!is_float_port(gc, gc->dy[0]))
+		return 0;
+	rc = gb_2(gc, cmp, gc->node->inputs[0], gc->node->inputs[1], &mask);
+	if (!rc)
+		rc = gb_scalar(gc, gc->node->outputs[0].dtype, 0, &zero);
+	in[0] = mask, in[1] = gc->dy[0], in[2] = zero;
+	if (!rc)
+		rc = gb_add(gc, "SelectV2", in, 3, NULL, 0, &a);
+	in[1] = zero, in[2] = gc->dy[0];
+	if (!rc)
+		rc = gb_add(gc, "SelectV2", in, 3, NULL, 0, &b);
+	return rc ? rc : reduce_both(gc, a, b);
+}
+
+/* TF's _PowGrad: dy * y * x^(y - 1), and dy * z * log(x) where x > 0,
+ * else 0 (z = x^y). */
+static int grad_pow(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port x = gc->node->inputs[0], y = gc->node->inputs[1];
+	struct tfk_port z = { gc->node_id, 0 }, one, zero, mask, a, b, in[3];
+	enum tfk_dtype t = gc->node->outputs[0].dtype;
+	int rc;
+
+	rc = gb_scalar(gc, t, 1, &one);
+	if (!rc)
+		rc = gb_scalar(gc, t, 0, &zero);
+	if (!rc)
+		rc = gb_2(gc, "Sub", y, one, &a);
+	if (!rc)
+		rc = gb_2(gc, "Pow", x, a, &a);
+	if (!rc)
+		rc = gb_2(gc, "Mul", y, a, &a);
+	if (!rc)
+		rc = gb_2(gc, "Mul", gc->dy[0], a, &a);
+	if (!rc)
+		rc = gb_2(gc, "Greater", x, zero, &mask);
+	in[0] = mask, in[1] = x, in[2] = one;
+	if (!rc)
+		rc = gb_add(gc, "SelectV2", in, 3, NULL, 0, &b);
+	if (!rc)
+		rc = gb_1(gc, "Log", b, &b);
+	in[1] = b, in[2] = zero;
+	if (!rc)
+		rc = gb_add(gc, "SelectV2", in, 3, NULL, 0, &b);
+	if (!rc)
+		rc = gb_2(gc, "Mul", z, b, &b);
+	if (!rc)
+		rc = gb_2(gc, "Mul", gc->dy[0], b, &b);
+	return rc ? rc : reduce_both(gc, a, b);
+}
+
+/* TF's _SquaredDifferenceGrad: 2 (x - y) dy, and its negation. */
+static int grad_sqdiff(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port two, a, b;
+	int rc;
+
+	rc = gb_scalar(gc, gc->node->outputs[0].dtype, 2, &two);
+	if (!rc)
+		rc = gb_2(gc, "Sub", gc->node->inputs[0], gc->node->inputs[1],
+			  &a);
+	if (!rc)
+		rc = gb_2(gc, "Mul", a, gc->dy[0], &a);
+	if (!rc)
+		rc = gb_2(gc, "Mul", two, a, &a);
+	if (!rc)
+		rc = gb_1(gc, "Neg", a, &b);
+	return rc ? rc : reduce_both(gc, a, b);
+}
+
+/* TF's _SelectGradV2: dy where cond, else 0 (to t); the rest to e. */
+static int grad_select(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port zero, in[3], a, b;
+	int rc;
+
+	rc = gb_scalar(gc, gc->node->outputs[0].dtype, 0, &zero);
+	in[0] = gc->node->inputs[0], in[1] = gc->dy[0], in[2] = zero;
+	if (!rc)
+		rc = gb_add(gc, "SelectV2", in, 3, NULL, 0, &a);
+	in[1] = zero, in[2] = gc->dy[0];
+	if (!rc)
+		rc = gb_add(gc, "SelectV2", in, 3, NULL, 0, &b);
+	if (!rc)
+		rc = reduce_like(gc, a, gc->node->inputs[1], &gc->dx[1]);
+	return rc ? rc : reduce_like(gc, b, gc->node->inputs[2], &gc->dx[2]);
 }
 
 /* TF's _ReluGrad: ReluGrad(dy, relu output); output > 0 iff input > 0. */
 static int grad_relu(struct tfk_grad_ctx *gc)
 {
-	struct tfk_port in[2] = { gc->dy[0], { gc->node_id, 0 } };
+	return gb_2(gc, "ReluGrad", gc->dy[0], (struct tfk_port){
+		gc->node_id, 0 }, &gc->dx[0]);
+}
 
-	return tfk_graph_add_node(gc->g, "ReluGrad", gc->prefix, in, 2, NULL,
-				  0, &gc->dx[0], gc->err);
+/* Sigmoid, Tanh, Sqrt, Rsqrt: TF's XGrad(y, dy) ops on the output. */
+static int grad_by_output(struct tfk_grad_ctx *gc)
+{
+	const char *s = gc->node->op->name;
+	const char *op = !strcmp(s, "Sigmoid") ? "SigmoidGrad" :
+		!strcmp(s, "Tanh") ? "TanhGrad" :
+		!strcmp(s, "Sqrt") ? "SqrtGrad" : "RsqrtGrad";
+
+	return gb_2(gc, op, (struct tfk_port){ gc->node_id, 0 }, gc->dy[0],
+		    &gc->dx[0]);
+}
+
+static int grad_neg(struct tfk_grad_ctx *gc)
+{
+	return gb_1(gc, "Neg", gc->dy[0], &gc->dx[0]);
+}
+
+/* d x^2 = dy * 2x (TF: dy * (2 * x)) */
+static int grad_square(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port two, a;
+	int rc = gb_scalar(gc, gc->node->outputs[0].dtype, 2, &two);
+
+	if (!rc)
+		rc = gb_2(gc, "Mul", two, gc->node->inputs[0], &a);
+	return rc ? rc : gb_2(gc, "Mul", gc->dy[0], a, &gc->dx[0]);
+}
+
+/* d exp(x) = dy * y */
+static int grad_exp(struct tfk_grad_ctx *gc)
+{
+	return gb_2(gc, "Mul", gc->dy[0], (struct tfk_port){ gc->node_id, 0 },
+		    &gc->dx[0]);
+}
+
+/* d log(x) = dy / x (TF multiplies by Reciprocal(x); one division is
+ * the same value, rounded once) */
+static int grad_log(struct tfk_grad_ctx *gc)
+{
+	return gb_2(gc, "RealDiv", gc->dy[0], gc->node->inputs[0], &gc->dx[0]);
+}
+
+/* d log1p(x) = dy / (1 + x) */
+static int grad_log1p(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port one, a;
+	int rc = gb_scalar(gc, gc->node->outputs[0].dtype, 1, &one);
+
+	if (!rc)
+		rc = gb_2(gc, "AddV2", one, gc->node->inputs[0], &a);
+	return rc ? rc : gb_2(gc, "RealDiv", gc->dy[0], a, &gc->dx[0]);
+}
+
+/* d |x| = dy * sign(x) */
+static int grad_abs(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port s;
+	int rc = gb_1(gc, "Sign", gc->node->inputs[0], &s);
+
+	return rc ? rc : gb_2(gc, "Mul", gc->dy[0], s, &gc->dx[0]);
+}
+
+/* Sign: zero gradient (TF's _SignGrad) */
+static int grad_sign(struct tfk_grad_ctx *gc)
+{
+	return gb_1(gc, "ZerosLike", gc->node->inputs[0], &gc->dx[0]);
+}
+
+/* TF's _SoftmaxGrad: (dy - sum(dy * y, -1, keepdims)) * y */
+static int grad_softmax(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port y = { gc->node_id, 0 }, in[2], a;
+	struct tfk_attr keep = TFK_A_BOOL("keep_dims", 1);
+	int32_t last = -1;
+	int rc;
+
+	rc = gb_2(gc, "Mul", gc->dy[0], y, &in[0]);
+	if (!rc)
+		rc = gb_ints(gc, &last, 1, &in[1]);
+	if (!rc)
+		rc = gb_add(gc, "Sum", in, 2, &keep, 1, &a);
+	if (!rc)
+		rc = gb_2(gc, "Sub", gc->dy[0], a, &a);
+	return rc ? rc : gb_2(gc, "Mul", a, y, &gc->dx[0]);
+}
+
+/* TF's _CastGrad: cast dy back, between float types only. */
+static int grad_cast(struct tfk_grad_ctx *gc)
+{
+	enum tfk_dtype s = tfk_node_attr_type(gc->node, "SrcT", 0);
+	enum tfk_dtype d = tfk_node_attr_type(gc->node, "DstT", 0);
+	struct tfk_attr at = TFK_A_TYPE("DstT", s);
+
+	if (!is_float(s) || !is_float(d))
+		return 0;
+	return gb_add(gc, "Cast", &gc->dy[0], 1, &at, 1, &gc->dx[0]);
+}
+
+/* Reshape: dy reshaped to x's shape (a Const when x has at most one
+ * unknown dim, else Shape(x)). */
+static int grad_reshape(struct tfk_grad_ctx *gc)
+{
+	struct tfk_port s;
+	int rc = gb_shape(gc, gc->node->inputs[0], &s);
+
+	return rc ? rc : gb_2(gc, "Reshape", gc->dy[0], s, &gc->dx[0]);
 }
 
 /* BiasAdd: dx = dy, dbias = dy summed over all but the last axis (TF
@@ -994,50 +1533,6 @@ static int grad_bias_add(struct tfk_grad_ctx *gc)
 {
 	gc->dx[0] = gc->dy[0];
 	return reduce_like(gc, gc->dy[0], gc->node->inputs[1], &gc->dx[1]);
-}
-
-/* Sum: dy (reshaped to keep_dims layout) broadcast back over x's shape
- * by adding it to ZerosLike(x) - TF reshapes and Tiles; the broadcast
- * add is the same values without a shape input known only at run time. */
-static int grad_sum(struct tfk_grad_ctx *gc)
-{
-	struct tfk_port x = gc->node->inputs[0], in[2], kept = gc->dy[0];
-	const struct tfk_tdesc *tx = tfk_graph_desc(gc->g, x);
-	const struct tfk_tensor *axes = tfk_graph_const_value(
-		gc->g, gc->node->inputs[1]);
-	int32_t shape[TFK_MAX_RANK];
-	unsigned mask;
-	int i, rc, unk = 0;
-
-	if (!axes || tx->rank < 0)
-		return tfk_errf(gc->err, TFK_EINVAL, "node %s: gradient needs "
-				"Const axes and a known rank", gc->node->name);
-	rc = sum_mask(axes, tx->rank, &mask, gc->err);
-	if (rc)
-		return rc;
-	if (!tfk_node_attr_b(gc->node, "keep_dims", 0)) {
-		for (i = 0; i < tx->rank; i++) {
-			shape[i] = (mask >> i) & 1 ? 1 : (int32_t)tx->shape[i];
-			unk += shape[i] < 0;
-		}
-		if (unk > 1)
-			return tfk_errf(gc->err, TFK_EINVAL, "node %s: "
-					"gradient needs at most one unknown "
-					"dim", gc->node->name);
-		rc = tfk_graph_const_i32v(gc->g, gc->prefix, shape, tx->rank,
-					  &in[1], gc->err);
-		in[0] = gc->dy[0];
-		if (!rc)
-			rc = tfk_graph_add_node(gc->g, "Reshape", gc->prefix,
-						in, 2, NULL, 0, &kept, gc->err);
-		if (rc)
-			return rc;
-	}
-	rc = tfk_graph_add_node(gc->g, "ZerosLike", gc->prefix, &x, 1, NULL,
-				0, &in[0], gc->err);
-	in[1] = kept;
-	return rc ? rc : tfk_graph_add_node(gc->g, "AddV2", gc->prefix, in, 2,
-					    NULL, 0, &gc->dx[0], gc->err);
 }
 
 static int grad_identity(struct tfk_grad_ctx *gc)
@@ -1057,6 +1552,22 @@ static int grad_identity(struct tfk_grad_ctx *gc)
 	.infer = infer_binary,						\
 	.grad = g,							\
 }
+#define COMPARE(nm, allowed) {						\
+	.name = nm,							\
+	.inputs = { { "x", .type_attr = "T" }, { "y", .type_attr = "T" } }, \
+	.outputs = { { "z", TFK_DT_BOOL } },				\
+	.attrs = { T_ATTR(allowed) },					\
+	.infer = infer_binary,						\
+}
+#define EQUALITY(nm) {							\
+	.name = nm,							\
+	.inputs = { { "x", .type_attr = "T" }, { "y", .type_attr = "T" } }, \
+	.outputs = { { "z", TFK_DT_BOOL } },				\
+	.attrs = { T_ATTR(NUMBERS | TFK_DT_BIT(TFK_DT_BOOL)),		\
+		   { "incompatible_shape_error", TFK_ATTR_BOOL, 1,	\
+		     { .b = 1 } } },					\
+	.infer = infer_binary,						\
+}
 #define UNARY(nm, g) {							\
 	.name = nm,							\
 	.inputs = { { "x", .type_attr = "T" } },			\
@@ -1064,17 +1575,66 @@ static int grad_identity(struct tfk_grad_ctx *gc)
 	.attrs = { T_ATTR(FLOATS) },					\
 	.grad = g,							\
 }
+/* TF's XGrad(y, dy) ops: inputs "y" and "dy", output "z" */
+#define OUT_GRAD(nm) {							\
+	.name = nm,							\
+	.inputs = { { "y", .type_attr = "T" }, { "dy", .type_attr = "T" } }, \
+	.outputs = { { "z", .type_attr = "T" } },			\
+	.attrs = { T_ATTR(FLOATS) },					\
+	.infer = infer_same2,						\
+}
 
 const struct tfk_op_def tfk_ops_elementwise[] = {
 	BINARY("AddV2", NUMBERS, grad_add),
-	BINARY("Sub", NUMBERS, NULL),
+	BINARY("Sub", NUMBERS, grad_sub),
 	BINARY("Mul", NUMBERS, grad_mul),
-	BINARY("RealDiv", FLOATS, NULL),
-	BINARY("Maximum", NUMBERS, NULL),
-	BINARY("Minimum", NUMBERS, NULL),
+	BINARY("RealDiv", FLOATS, grad_div),
+	BINARY("Maximum", NUMBERS, grad_maxmin),
+	BINARY("Minimum", NUMBERS, grad_maxmin),
+	BINARY("Pow", FLOATS, grad_pow),
+	BINARY("SquaredDifference", FLOATS, grad_sqdiff),
 	UNARY("Relu", grad_relu),
-	UNARY("Sigmoid", NULL),
-	UNARY("Tanh", NULL),
+	UNARY("Sigmoid", grad_by_output),
+	UNARY("Tanh", grad_by_output),
+	UNARY("Neg", grad_neg),
+	UNARY("Abs", grad_abs),
+	UNARY("Square", grad_square),
+	UNARY("Sqrt", grad_by_output),
+	UNARY("Rsqrt", grad_by_output),
+	UNARY("Exp", grad_exp),
+	UNARY("Log", grad_log),
+	UNARY("Log1p", grad_log1p),
+	UNARY("Sign", grad_sign),
+	UNARY("Floor", NULL),
+	OUT_GRAD("SigmoidGrad"),
+	OUT_GRAD("TanhGrad"),
+	OUT_GRAD("SqrtGrad"),
+	OUT_GRAD("RsqrtGrad"),
+	COMPARE("Greater", NUMBERS),
+	COMPARE("GreaterEqual", NUMBERS),
+	COMPARE("Less", NUMBERS),
+	COMPARE("LessEqual", NUMBERS),
+	EQUALITY("Equal"),
+	EQUALITY("NotEqual"),
+	{
+		.name = "LogicalAnd",
+		.inputs = { { "x", TFK_DT_BOOL }, { "y", TFK_DT_BOOL } },
+		.outputs = { { "z", TFK_DT_BOOL } },
+		.infer = infer_binary,
+	},
+	{
+		.name = "SelectV2",
+		.inputs = { { "condition", TFK_DT_BOOL },
+			    { "t", .type_attr = "T" },
+			    { "e", .type_attr = "T" } },
+		.outputs = { { "output", .type_attr = "T" } },
+		.attrs = { T_ATTR(NUMBERS | TFK_DT_BIT(TFK_DT_BOOL) |
+				  TFK_DT_BIT(TFK_DT_INT8) |
+				  TFK_DT_BIT(TFK_DT_UINT8) |
+				  TFK_DT_BIT(TFK_DT_INT16)) },
+		.infer = infer_select,
+		.grad = grad_select,
+	},
 	{
 		.name = "ReluGrad",
 		.inputs = { { "gradients", .type_attr = "T" },
@@ -1099,6 +1659,7 @@ const struct tfk_op_def tfk_ops_elementwise[] = {
 			{ "DstT", TFK_ATTR_TYPE, 0, { 0 }, CASTABLE },
 			{ "Truncate", TFK_ATTR_BOOL, 1, { .b = 0 } },
 		},
+		.grad = grad_cast,
 	},
 	{
 		.name = "BiasAdd",
@@ -1119,6 +1680,7 @@ const struct tfk_op_def tfk_ops_elementwise[] = {
 		.outputs = { { "softmax", .type_attr = "T" } },
 		.attrs = { T_ATTR(FLOATS) },
 		.infer = infer_softmax,
+		.grad = grad_softmax,
 	},
 	{
 		.name = "Reshape",
@@ -1131,20 +1693,7 @@ const struct tfk_op_def tfk_ops_elementwise[] = {
 			  { .type = TFK_DT_INT32 }, INDEX },
 		},
 		.infer = infer_reshape,
-	},
-	{
-		.name = "Sum",
-		.inputs = { { "input", .type_attr = "T" },
-			    { "reduction_indices", .type_attr = "Tidx" } },
-		.outputs = { { "output", .type_attr = "T" } },
-		.attrs = {
-			{ "keep_dims", TFK_ATTR_BOOL, 1, { .b = 0 } },
-			T_ATTR(NUMBERS),
-			{ "Tidx", TFK_ATTR_TYPE, 1,
-			  { .type = TFK_DT_INT32 }, INDEX },
-		},
-		.infer = infer_sum,
-		.grad = grad_sum,
+		.grad = grad_reshape,
 	},
 	{
 		.name = "ZerosLike",
@@ -1159,22 +1708,45 @@ const struct tfk_op_def tfk_ops_elementwise[] = {
 };
 
 const struct tfk_kernel tfk_kernels_cpu_elementwise[] = {
-	{ "AddV2", "cpu", NULL, k_binary, NULL },
-	{ "Sub", "cpu", NULL, k_binary, NULL },
-	{ "Mul", "cpu", NULL, k_binary, NULL },
-	{ "RealDiv", "cpu", NULL, k_binary, NULL },
-	{ "Maximum", "cpu", NULL, k_binary, NULL },
-	{ "Minimum", "cpu", NULL, k_binary, NULL },
-	{ "Relu", "cpu", NULL, k_unary, NULL },
-	{ "Sigmoid", "cpu", NULL, k_unary, NULL },
-	{ "Tanh", "cpu", NULL, k_unary, NULL },
+	{ "AddV2", "cpu", NULL, k_add, NULL },
+	{ "Sub", "cpu", NULL, k_sub, NULL },
+	{ "Mul", "cpu", NULL, k_mul, NULL },
+	{ "RealDiv", "cpu", NULL, k_div, NULL },
+	{ "Maximum", "cpu", NULL, k_max, NULL },
+	{ "Minimum", "cpu", NULL, k_min, NULL },
+	{ "Pow", "cpu", NULL, k_pow, NULL },
+	{ "SquaredDifference", "cpu", NULL, k_sqdiff, NULL },
+	{ "Relu", "cpu", NULL, k_relu, NULL },
+	{ "Sigmoid", "cpu", NULL, k_sigmoid, NULL },
+	{ "Tanh", "cpu", NULL, k_tanh, NULL },
+	{ "Neg", "cpu", NULL, k_neg, NULL },
+	{ "Abs", "cpu", NULL, k_abs, NULL },
+	{ "Square", "cpu", NULL, k_square, NULL },
+	{ "Sqrt", "cpu", NULL, k_sqrt, NULL },
+	{ "Rsqrt", "cpu", NULL, k_rsqrt, NULL },
+	{ "Exp", "cpu", NULL, k_exp, NULL },
+	{ "Log", "cpu", NULL, k_log, NULL },
+	{ "Log1p", "cpu", NULL, k_log1p, NULL },
+	{ "Sign", "cpu", NULL, k_sign, NULL },
+	{ "Floor", "cpu", NULL, k_floor, NULL },
+	{ "SigmoidGrad", "cpu", NULL, k_sigmoid_grad, NULL },
+	{ "TanhGrad", "cpu", NULL, k_tanh_grad, NULL },
+	{ "SqrtGrad", "cpu", NULL, k_sqrt_grad, NULL },
+	{ "RsqrtGrad", "cpu", NULL, k_rsqrt_grad, NULL },
+	{ "Greater", "cpu", NULL, k_greater, NULL },
+	{ "GreaterEqual", "cpu", NULL, k_greater_equal, NULL },
+	{ "Less", "cpu", NULL, k_less, NULL },
+	{ "LessEqual", "cpu", NULL, k_less_equal, NULL },
+	{ "Equal", "cpu", NULL, k_equal, NULL },
+	{ "NotEqual", "cpu", NULL, k_not_equal, NULL },
+	{ "LogicalAnd", "cpu", NULL, k_logical_and, NULL },
+	{ "SelectV2", "cpu", NULL, k_select, NULL },
 	{ "ReluGrad", "cpu", NULL, k_relu_grad, NULL },
 	{ "Identity", "cpu", NULL, k_copy, NULL },
 	{ "Cast", "cpu", s_cast, k_cast, NULL },
 	{ "BiasAdd", "cpu", NULL, k_bias_add, NULL },
 	{ "Softmax", "cpu", NULL, k_softmax, NULL },
 	{ "Reshape", "cpu", NULL, k_copy, NULL },
-	{ "Sum", "cpu", NULL, k_sum, NULL },
 	{ "ZerosLike", "cpu", NULL, k_zeros, NULL },
 	{ NULL, NULL, NULL, NULL, NULL }
 };

@@ -23,6 +23,12 @@ extern const struct tfk_op_def tfk_ops_preprocess[];
 extern const struct tfk_kernel tfk_kernels_cpu_preprocess[];
 extern const struct tfk_op_def tfk_ops_categorical[];
 extern const struct tfk_kernel tfk_kernels_cpu_categorical[];
+extern const struct tfk_op_def tfk_ops_nn[];
+extern const struct tfk_kernel tfk_kernels_cpu_nn[];
+extern const struct tfk_op_def tfk_ops_random[];
+extern const struct tfk_kernel tfk_kernels_cpu_random[];
+extern const struct tfk_op_def tfk_ops_gather[];
+extern const struct tfk_kernel tfk_kernels_cpu_gather[];
 extern const struct tfk_op_def tfk_ops_reduce[];
 extern const struct tfk_kernel tfk_kernels_cpu_reduce[];
 extern const struct tfk_op_def tfk_ops_shape[];
@@ -100,6 +106,9 @@ static const struct tfk_op_def *const op_families[] = {
 	tfk_ops_matmul,
 	tfk_ops_preprocess,
 	tfk_ops_categorical,
+	tfk_ops_nn,
+	tfk_ops_random,
+	tfk_ops_gather,
 	tfk_ops_reduce,
 	tfk_ops_shape,
 };
@@ -109,6 +118,9 @@ static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_matmul,
 	tfk_kernels_cpu_preprocess,
 	tfk_kernels_cpu_categorical,
+	tfk_kernels_cpu_nn,
+	tfk_kernels_cpu_random,
+	tfk_kernels_cpu_gather,
 	tfk_kernels_cpu_reduce,
 	tfk_kernels_cpu_shape,
 };

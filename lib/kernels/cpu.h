@@ -268,4 +268,167 @@ int tfk_cpu_concat_ref(const struct tfk_tensor *const *xs, int n, int axis,
 int tfk_cpu_broadcast_to_ref(const struct tfk_tensor *x,
 			     struct tfk_tensor *out, struct tfk_err *err);
 
+/* NN ops (nn.c) -------------------------------------------------------- */
+
+enum tfk_act {
+	TFK_ACT_RELU6,		/* min(max(x, 0), 6) */
+	TFK_ACT_ELU,		/* x < 0 ? exp(x) - 1 : x */
+	TFK_ACT_SELU,		/* scale * (x < 0 ? alpha (exp(x) - 1) : x) */
+	TFK_ACT_LEAKY_RELU,	/* x > 0 ? x : alpha * x */
+	TFK_ACT_SOFTPLUS,	/* log(1 + exp(x)), TF's cut-offs at
+				 * log(eps) + 2 */
+	TFK_ACT_ERF
+};
+
+/* out = f(x), FLOAT or DOUBLE, same shape; alpha is LeakyRelu's. */
+int tfk_cpu_act_ref(enum tfk_act op, float alpha, const struct tfk_tensor *x,
+		    struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_act(enum tfk_act op, float alpha, const struct tfk_tensor *x,
+		struct tfk_tensor *out, struct tfk_err *err);
+/*
+ * TF's <Op>Grad: out = backprops from gradients dy and v, where v is
+ * the forward output for Relu6, Elu, Selu (as TF's gradients pass it)
+ * and the features for LeakyRelu, Softplus. Erf: TFK_EINVAL (no grad
+ * op; its gradient is built from Exp, Square, Neg, Mul).
+ */
+int tfk_cpu_act_grad_ref(enum tfk_act op, float alpha,
+			 const struct tfk_tensor *dy,
+			 const struct tfk_tensor *v, struct tfk_tensor *out,
+			 struct tfk_err *err);
+int tfk_cpu_act_grad(enum tfk_act op, float alpha,
+		     const struct tfk_tensor *dy, const struct tfk_tensor *v,
+		     struct tfk_tensor *out, struct tfk_err *err);
+
+/* LogSoftmax along the last axis: x - max - log(sum(exp(x - max))). */
+int tfk_cpu_log_softmax_ref(const struct tfk_tensor *x,
+			    struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_log_softmax(const struct tfk_tensor *x, struct tfk_tensor *out,
+			struct tfk_err *err);
+
+/*
+ * SoftmaxCrossEntropyWithLogits: features and labels [b, c] -> loss[b]
+ * = sum_j labels * (logsumexp - features), backprop [b, c] = softmax -
+ * labels. The sparse form takes int32/int64 labels [b] in [0, c) (else
+ * TFK_EINVAL "row R: received a label value of L which is outside the
+ * valid range of [0, C)"), backprop = softmax - onehot.
+ */
+int tfk_cpu_xent_ref(const struct tfk_tensor *features,
+		     const struct tfk_tensor *labels, struct tfk_tensor *loss,
+		     struct tfk_tensor *backprop, struct tfk_err *err);
+int tfk_cpu_xent(const struct tfk_tensor *features,
+		 const struct tfk_tensor *labels, struct tfk_tensor *loss,
+		 struct tfk_tensor *backprop, struct tfk_err *err);
+int tfk_cpu_sparse_xent_ref(const struct tfk_tensor *features,
+			    const struct tfk_tensor *labels,
+			    struct tfk_tensor *loss,
+			    struct tfk_tensor *backprop, struct tfk_err *err);
+int tfk_cpu_sparse_xent(const struct tfk_tensor *features,
+			const struct tfk_tensor *labels,
+			struct tfk_tensor *loss, struct tfk_tensor *backprop,
+			struct tfk_err *err);
+
+/* FusedBatchNormV3's attrs. */
+struct tfk_bn {
+	float epsilon;
+	float avg_factor;	/* exponential_avg_factor */
+	int is_training;
+};
+
+/*
+ * FusedBatchNormV3 on a channels-last x (rank 2..5, c = last dim),
+ * scale/offset/mean/var [c], all of x's dtype (FLOAT or DOUBLE).
+ * Training: y normalizes with the batch mean and the biased batch
+ * variance; batch_mean = mean, batch_var = the unbiased (n / (n - 1))
+ * variance, each blended as (1 - f) * input + f * batch when avg_factor
+ * f != 1 (mean/var are then read, else they may be NULL or empty);
+ * rs1/rs2 = batch mean and biased variance (what the grad needs).
+ * Inference: y with mean/var; batch_mean/var and rs1/rs2 copy them.
+ * The fast form threads over row chunks (threads <= 0: 1) and uses
+ * work[tfk_cpu_batch_norm_work(c, threads)] doubles (NULL: allocates).
+ */
+int tfk_cpu_batch_norm_ref(const struct tfk_bn *p, const struct tfk_tensor *x,
+			   const struct tfk_tensor *scale,
+			   const struct tfk_tensor *offset,
+			   const struct tfk_tensor *mean,
+			   const struct tfk_tensor *var, struct tfk_tensor *y,
+			   struct tfk_tensor *batch_mean,
+			   struct tfk_tensor *batch_var,
+			   struct tfk_tensor *rs1, struct tfk_tensor *rs2,
+			   struct tfk_err *err);
+int tfk_cpu_batch_norm(const struct tfk_bn *p, const struct tfk_tensor *x,
+		       const struct tfk_tensor *scale,
+		       const struct tfk_tensor *offset,
+		       const struct tfk_tensor *mean,
+		       const struct tfk_tensor *var, struct tfk_tensor *y,
+		       struct tfk_tensor *batch_mean,
+		       struct tfk_tensor *batch_var, struct tfk_tensor *rs1,
+		       struct tfk_tensor *rs2, int threads, double *work,
+		       struct tfk_err *err);
+size_t tfk_cpu_batch_norm_work(int64_t channels, int threads);
+/*
+ * FusedBatchNormGradV3: rs1/rs2 are the mean and variance the forward
+ * normalized with (batch stats in training, population in inference).
+ * dscale = sum(dy * xhat), doffset = sum(dy); training dx = scale *
+ * rsqrt(var + eps) * (dy - mean(dy) - xhat * mean(dy * xhat)),
+ * inference dx = dy * scale * rsqrt(var + eps).
+ */
+int tfk_cpu_batch_norm_grad_ref(const struct tfk_bn *p,
+				const struct tfk_tensor *dy,
+				const struct tfk_tensor *x,
+				const struct tfk_tensor *scale,
+				const struct tfk_tensor *rs1,
+				const struct tfk_tensor *rs2,
+				struct tfk_tensor *dx,
+				struct tfk_tensor *dscale,
+				struct tfk_tensor *doffset,
+				struct tfk_err *err);
+int tfk_cpu_batch_norm_grad(const struct tfk_bn *p,
+			    const struct tfk_tensor *dy,
+			    const struct tfk_tensor *x,
+			    const struct tfk_tensor *scale,
+			    const struct tfk_tensor *rs1,
+			    const struct tfk_tensor *rs2,
+			    struct tfk_tensor *dx, struct tfk_tensor *dscale,
+			    struct tfk_tensor *doffset, int threads,
+			    double *work, struct tfk_err *err);
+
+/* Random (random.c): element i from tfk_rng_u64(key, i) (normal: pair
+ * i / 2 from counters 2 (i / 2) and 2 (i / 2) + 1, Box-Muller), so the
+ * values depend on key and index only, never on threads. */
+/* Uniform [0, 1): float (u >> 40) * 2^-24, double (u >> 11) * 2^-53. */
+int tfk_cpu_random_uniform_ref(uint64_t key, struct tfk_tensor *out,
+			       struct tfk_err *err);
+int tfk_cpu_random_uniform(uint64_t key, struct tfk_tensor *out, int threads,
+			   struct tfk_err *err);
+int tfk_cpu_random_normal_ref(uint64_t key, struct tfk_tensor *out,
+			      struct tfk_err *err);
+int tfk_cpu_random_normal(uint64_t key, struct tfk_tensor *out, int threads,
+			  struct tfk_err *err);
+
+/* Gather (gather.c) */
+/*
+ * GatherV2 (batch_dims 0): out = params[:axis] x indices x
+ * params[axis+1:], any fixed-size dtype or STRING (pairs copied).
+ * Index outside [0, params.shape[axis]): TFK_EINVAL "indices[2,1] = 12
+ * is not in [0, 10)".
+ */
+int tfk_cpu_gather_ref(const struct tfk_tensor *params,
+		       const struct tfk_tensor *indices, int axis,
+		       struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_gather(const struct tfk_tensor *params,
+		   const struct tfk_tensor *indices, int axis,
+		   struct tfk_tensor *out, struct tfk_err *err);
+/*
+ * UnsortedSegmentSum: out [num_segments, data.shape[ids.rank:]...] =
+ * sums of data's slices by segment id; negative ids are dropped (as
+ * TF); an id >= num_segments is TFK_EINVAL "segment_ids[3] = 7 is out
+ * of range [0, 5)". FLOAT, DOUBLE, INT32, INT64.
+ */
+int tfk_cpu_segment_sum_ref(const struct tfk_tensor *data,
+			    const struct tfk_tensor *ids,
+			    struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_segment_sum(const struct tfk_tensor *data,
+			const struct tfk_tensor *ids, struct tfk_tensor *out,
+			struct tfk_err *err);
+
 #endif

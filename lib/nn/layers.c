@@ -570,6 +570,7 @@ static int apply_dense(struct kctx *c, struct klayer *l,
 /* Activation, ReLU, LeakyReLU, Softmax, ELU */
 static int parse_activation(struct kctx *c, struct klayer *l)
 {
+	l->axis = -1;
 	if (!cget(l, "activation"))
 		return kcfg_bad(c, l, "activation", "expected an activation "
 				"name");

@@ -44,6 +44,8 @@ struct layer {
 	float fill_value, a_lo, a_hi, b_lo, b_hi;
 	int n_a, n_b;		/* Rescaling scale/offset, Norm mean/var */
 	float *a, *b;		/* (Discretization: a = boundaries) */
+	float *idf;		/* tf_idf: idf_weights, n_idf of them */
+	int n_idf;
 	/* categorical layers */
 	const char *omode;	/* output_mode */
 	long num, num_oov, max_tokens, depth;
@@ -333,8 +335,15 @@ static int get_mode(struct ctx *x, struct layer *l, const char *def,
 	    !strcmp(l->omode, "one_hot") || !strcmp(l->omode, "multi_hot") ||
 	    !strcmp(l->omode, "count"))
 		return 0;
+	/* Keras: tf_idf only for the IndexLookup layers */
+	if (!strcmp(l->omode, "tf_idf") && (l->kind == L_SLOOK ||
+	    l->kind == L_ILOOK || l->kind == L_TEXTVEC))
+		return 0;
+	if (l->kind == L_SLOOK || l->kind == L_ILOOK || l->kind == L_TEXTVEC)
+		return bad(x, l->path, "output_mode", "expected int, one_hot, "
+			   "multi_hot, count or tf_idf");
 	return bad(x, l->path, "output_mode", int_ok ? "expected int, "
-		   "one_hot, multi_hot or count (tf_idf is not supported)" :
+		   "one_hot, multi_hot or count" :
 		   "expected one_hot, multi_hot or count");
 }
 
@@ -375,6 +384,32 @@ static void lookup_opts(const struct layer *l, struct tfk_lookup_opts *o)
 	o->oov = l->oov;
 	o->oov_len = strlen(l->oov);
 	o->oov_int = strtoll(l->oov, NULL, 10);
+}
+
+/*
+ * idf_weights of a lookup or TextVectorization (Keras' rules): required
+ * with a vocabulary in tf_idf mode, one weight per vocabulary entry;
+ * not allowed in other modes nor without a vocabulary (adapt learns
+ * them). Checked against the vocabulary by tfk_lookup_set_vocab.
+ */
+static int parse_idf(struct ctx *x, struct layer *l, int have_vocab)
+{
+	json_t *j = json_object_get(l->cfg, "idf_weights");
+	int given = j && !json_is_null(j), rc;
+
+	if (strcmp(l->omode, "tf_idf"))
+		return given ? bad(x, l->path, "idf_weights", "only for "
+				   "output_mode tf_idf") : 0;
+	if (!have_vocab)
+		return given ? bad(x, l->path, "idf_weights", "only with a "
+				   "vocabulary (--adapt learns both)") : 0;
+	if (!given || !json_is_array(j))
+		return bad(x, l->path, "idf_weights", "expected a list of "
+			   "numbers, one per vocabulary entry (tf_idf)");
+	rc = get_floats(x, l, "idf_weights", &l->idf, &l->n_idf);
+	if (rc)
+		return rc;
+	return 0;
 }
 
 /* Hashing, Discretization, CategoryEncoding, String/IntegerLookup. */
@@ -485,11 +520,9 @@ static int parse_categorical(struct ctx *x, struct layer *l)
 		l->oov = ints ? "-1" : "[UNK]";
 	if (!l->has_mask)
 		l->mask = "";
-	j = json_object_get(l->cfg, "idf_weights");
-	if (j && !json_is_null(j))
-		return bad(x, l->path, "idf_weights", "tf_idf is not "
-			   "supported");
 	j = json_object_get(l->cfg, "vocabulary");
+	if ((rc = parse_idf(x, l, j && !json_is_null(j))))
+		return rc;
 	if (!j || json_is_null(j)) {
 		/* learned by tfk-map --adapt; check the options now */
 		lookup_opts(l, &o);
@@ -530,8 +563,8 @@ static int parse_categorical(struct ctx *x, struct layer *l)
 	lookup_opts(l, &o);
 	rc = tfk_lookup_init(&lk, &o, x->err);
 	if (!rc) {
-		rc = tfk_lookup_set_vocab(&lk, tok, len, vals, n, NULL, 0,
-					  x->err);
+		rc = tfk_lookup_set_vocab(&lk, tok, len, vals, n, l->idf,
+					  (size_t)l->n_idf, x->err);
 		l->depth = tfk_lookup_depth(&lk);
 		tfk_lookup_release(&lk);
 	}
@@ -574,7 +607,8 @@ static int textvec_depth(struct ctx *x, struct layer *l, json_t *j)
 		tok[i] = json_string_value(e);
 		len[i] = json_string_length(e);
 	}
-	rc = tfk_lookup_set_vocab(&tv.lk, tok, len, NULL, n, NULL, 0, x->err);
+	rc = tfk_lookup_set_vocab(&tv.lk, tok, len, NULL, n, l->idf,
+				  (size_t)l->n_idf, x->err);
 	if (rc)
 		tfk_err_prefix(x->err, "%s: %s.config.vocabulary", x->file,
 			       l->path);
@@ -657,11 +691,9 @@ static int parse_textvec(struct ctx *x, struct layer *l)
 	if (o->mode != TFK_LOOKUP_INT && v >= 0)
 		return bad(x, l->path, "output_sequence_length", "only in "
 			   "int mode");
-	j = json_object_get(l->cfg, "idf_weights");
-	if (j && !json_is_null(j))
-		return bad(x, l->path, "idf_weights", "tf_idf is not "
-			   "supported");
 	j = json_object_get(l->cfg, "vocabulary");
+	if ((rc = parse_idf(x, l, j && !json_is_null(j))))
+		return rc;
 	if (!j || json_is_null(j)) {
 		l->vocab = NULL;
 		return 0;
@@ -1094,6 +1126,7 @@ void tfk_prep_free(struct tfk_prep *p)
 		for (j = 0; j < p->c[i].n_layers; j++) {
 			tfk_free(p->c[i].layers[j].a);
 			tfk_free(p->c[i].layers[j].b);
+			tfk_free(p->c[i].layers[j].idf);
 		}
 		tfk_free(p->c[i].layers);
 	}
@@ -1232,6 +1265,10 @@ static int add_textvec(struct tfk_graph *g, const struct layer *l,
 	at[na++] = TFK_A_INT("output_sequence_length",
 			     o->output_sequence_length);
 	at[na++] = TFK_A_INT("depth", l->depth > 0 ? l->depth : 1);
+	if (l->n_idf)
+		at[na++] = (struct tfk_attr){ "idf_weights", { .kind =
+			TFK_ATTR_LIST_FLOAT, .list = { .n = l->n_idf,
+			.f = l->idf } } };
 	rc = tfk_graph_add_node(g, "TextVectorization", NULL, x, 1, at, na,
 				x, err);
 	tfk_tensor_release(&voc);
@@ -1345,6 +1382,10 @@ static int add_categorical(struct tfk_graph *g, const struct layer *l,
 		at[na++] = TFK_A_STR("output_mode", l->omode);
 		at[na++] = TFK_A_INT("max_tokens", l->max_tokens);
 		at[na++] = TFK_A_INT("depth", l->depth);
+		if (l->n_idf)
+			at[na++] = (struct tfk_attr){ "idf_weights", { .kind =
+				TFK_ATTR_LIST_FLOAT, .list = { .n = l->n_idf,
+				.f = l->idf } } };
 		rc = tfk_graph_add_node(g, l->kind == L_SLOOK ?
 					"StringLookup" : "IntegerLookup", NULL,
 					x, 1, at, na, x, err);
@@ -1564,8 +1605,43 @@ int tfk_prep_next_adapt(const struct tfk_prep *p, int *chain, int *layer)
 	return 0;
 }
 
+/* tf_idf: store the learned weights as "idf_weights", one per entry of
+ * get_vocabulary() (the special slots' mean in front, as Keras pads
+ * them), and keep them for building. */
+static int set_idf(const struct tfk_prep *p, struct layer *l,
+		   const struct tfk_lookup *lk, struct tfk_err *err)
+{
+	long i, n = tfk_lookup_size(lk);
+	json_t *arr = json_array();
+	float *w = tfk_malloc((size_t)(n ? n : 1) * sizeof(*w));
+
+	(void)p;
+	if (!arr || !w) {
+		json_decref(arr);
+		tfk_free(w);
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		w[i] = tfk_lookup_idf(lk, i);
+		if (json_array_append_new(arr, json_real((double)w[i]))) {
+			json_decref(arr);
+			tfk_free(w);
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		}
+	}
+	if (json_object_set_new(l->cfg, "idf_weights", arr)) {
+		tfk_free(w);
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	}
+	tfk_free(l->idf);
+	l->idf = w;
+	l->n_idf = (int)n;
+	return 0;
+}
+
 /* Store a learned vocabulary as the layer's "vocabulary" config, as
- * Keras' get_vocabulary() lists it: strings, or integers (ints). */
+ * Keras' get_vocabulary() lists it: strings, or integers (ints); in
+ * tf_idf mode its "idf_weights" too. */
 static int set_vocabulary(const struct tfk_prep *p, struct layer *l,
 			  const struct tfk_lookup *lk, int ints,
 			  struct tfk_err *err)
@@ -1596,7 +1672,7 @@ static int set_vocabulary(const struct tfk_prep *p, struct layer *l,
 	if (json_object_set_new(l->cfg, "vocabulary", arr))
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	l->vocab = arr;
-	return 0;
+	return lk->o.mode == TFK_LOOKUP_TF_IDF ? set_idf(p, l, lk, err) : 0;
 }
 
 struct tfk_prep_tadapt {
@@ -1929,7 +2005,7 @@ int tfk_prep_layer_add(struct tfk_graph *g, const struct json_t *obj,
 	const char *sep = strstr(path, ": ");
 	struct ctx cx = { file, err };
 	struct layer l;
-	json_t *cfg = json_object_get(obj, "config");
+	json_t *cfg = json_object_get(obj, "config"), *view;
 	int rc;
 
 	memset(&l, 0, sizeof(l));
@@ -1938,7 +2014,13 @@ int tfk_prep_layer_add(struct tfk_graph *g, const struct json_t *obj,
 	snprintf(l.path, sizeof(l.path), "%s", sep ? sep + 2 : path);
 	if (!json_is_object(cfg))
 		return bad(&cx, l.path, NULL, "expected a \"config\" object");
-	rc = parse_layer(&cx, &l, (json_t *)obj, 1);
+	/* the layer without the model's keys (inbound_nodes, name) */
+	view = json_pack("{s:O, s:O}", "class_name",
+			 json_object_get(obj, "class_name"), "config", cfg);
+	if (!view)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	rc = parse_layer(&cx, &l, view, 1);
+	json_decref(view);
 	if (!rc && l.kind != L_RESCALE && l.kind != L_NORM)
 		rc = bad(&cx, l.path, NULL, "only Rescaling and Normalization "
 			 "work inside a model; image layers run in tfk-map");

@@ -31,8 +31,10 @@
  * (kernels/cpu/categorical.c), lookups with their vocabulary as a tensor
  * attr. Lookups without a vocabulary and Discretization without
  * bin_boundaries are learned by tfk-map --adapt (building them before is
- * an error); tf_idf, invert, sparse and pad_to_max_tokens are refused; TextVectorization -> the op of that
- * name (int mode needs output_sequence_length). Bytes features without "shape" or DecodeImage
+ * an error); invert, sparse and pad_to_max_tokens are refused; tf_idf
+ * (lookups and TextVectorization) needs idf_weights with a given
+ * vocabulary, and --adapt learns both; TextVectorization -> the op of
+ * that name (int mode needs output_sequence_length). Bytes features without "shape" or DecodeImage
  * are string tensors [n] (one element per value), for the lookups and
  * Hashing.
  *
@@ -112,7 +114,9 @@ int tfk_prep_next_adapt(const struct tfk_prep *p, int *chain, int *layer);
  * feature's bytes): _new, then _add for each document (each bytes value
  * of each record), then _finish writes the vocabulary Keras would learn
  * (get_vocabulary(): "", "[UNK]", then tokens by frequency) into the
- * layer's config as "vocabulary". Errors: TFK_EINVAL, TFK_ENOMEM.
+ * layer's config as "vocabulary", and in tf_idf mode Keras' weights as
+ * "idf_weights" (one per vocabulary entry). Errors: TFK_EINVAL,
+ * TFK_ENOMEM.
  */
 struct tfk_prep_tadapt;
 int tfk_prep_tadapt_new(struct tfk_prep *p, int chain, int layer,
@@ -145,8 +149,9 @@ int tfk_prep_set_norm(struct tfk_prep *p, int chain, int layer,
  * or _add_int each value, _end_doc after each record (a document, for
  * document counts), _finish runs tfk_lookup_adapt (Keras' order,
  * max_tokens, mask and OOV tokens dropped) and writes get_vocabulary()
- * (special tokens first) into the config as "vocabulary". TFK_EINVAL
- * when nothing was learned.
+ * (special tokens first) into the config as "vocabulary" (tf_idf: and
+ * "idf_weights", as TextVectorization). TFK_EINVAL when nothing was
+ * learned.
  */
 struct tfk_prep_ladapt;
 int tfk_prep_ladapt_new(struct tfk_prep *p, int chain, int layer,

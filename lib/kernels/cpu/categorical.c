@@ -12,8 +12,11 @@
  *
  * Shapes: a record's values are a scalar or a vector [n]. Hashing,
  * Bucketize and int-mode lookups keep the shape; one_hot gives
- * [n, depth] ([depth] for a scalar), multi_hot and count one row
- * [depth], as Keras on one sample.
+ * [n, depth] ([depth] for a scalar), multi_hot, count and tf_idf one
+ * row [depth], as Keras on one sample. tf_idf multiplies the counts by
+ * the float list attr idf_weights (one per vocabulary entry, or per
+ * learned token with the special slots getting their mean, as Keras'
+ * set_vocabulary).
  */
 #include "kernels/cpu.h"
 #include "data/discretize.h"
@@ -66,10 +69,10 @@ static int infer_dense(struct tfk_infer_ctx *ic, int64_t depth)
 		return 0;
 	}
 	if (strcmp(mode, "one_hot") && strcmp(mode, "multi_hot") &&
-	    strcmp(mode, "count"))
+	    strcmp(mode, "count") && strcmp(mode, "tf_idf"))
 		return tfk_errf(ic->err, TFK_EINVAL, "output_mode '%s': "
-				"expected int, one_hot, multi_hot or count",
-				mode);
+				"expected int, one_hot, multi_hot, count or "
+				"tf_idf", mode);
 	ic->out[0].rank = 1;
 	ic->out[0].shape[0] = depth;
 	return 0;
@@ -82,6 +85,9 @@ static int infer_catenc(struct tfk_infer_ctx *ic)
 	if (n < 1 || n > 1 << 24)
 		return tfk_errf(ic->err, TFK_EINVAL, "num_tokens must be in "
 				"1..16777216");
+	if (!strcmp(attr_s(ic->node, "output_mode"), "tf_idf"))
+		return tfk_errf(ic->err, TFK_EINVAL, "output_mode 'tf_idf': "
+				"expected one_hot, multi_hot or count");
 	if (!strcmp(attr_s(ic->node, "output_mode"), "int"))
 		return tfk_errf(ic->err, TFK_EINVAL, "output_mode 'int': "
 				"expected one_hot, multi_hot or count");
@@ -183,6 +189,15 @@ static int k_catenc(struct tfk_kernel_ctx *kc)
 	return rc;
 }
 
+/* tf_idf weights of a node (attr idf_weights; none: NULL, 0). */
+static const float *idf_attr(const struct tfk_node *nd, size_t *n)
+{
+	const struct tfk_attr_value *v = tfk_node_attr(nd, "idf_weights");
+
+	*n = v && v->list.n > 0 ? (size_t)v->list.n : 0;
+	return *n ? v->list.f : NULL;
+}
+
 /* The lookup of a node, built from its attrs on the first run. */
 static int lookup_state(struct tfk_kernel_ctx *kc, struct tfk_lookup **out)
 {
@@ -240,8 +255,13 @@ static int lookup_state(struct tfk_kernel_ctx *kc, struct tfk_lookup **out)
 			len[i] = s.len;
 		}
 	}
-	rc = tfk_lookup_set_vocab(l, tok, len, is_int ? voc->data : NULL,
-				  (size_t)n, NULL, 0, kc->err);
+	{
+		size_t n_idf;
+		const float *idf = idf_attr(nd, &n_idf);
+
+		rc = tfk_lookup_set_vocab(l, tok, len, is_int ? voc->data :
+					  NULL, (size_t)n, idf, n_idf, kc->err);
+	}
 out:
 	tfk_free(tok);
 	tfk_free(len);
@@ -383,8 +403,11 @@ static int textvec_state(struct tfk_kernel_ctx *kc, struct tfk_textvec **out)
 			tok[i] = st.ptr ? st.ptr : "";
 			len[i] = st.len;
 		}
+		size_t n_idf;
+		const float *idf = idf_attr(nd, &n_idf);
+
 		rc = tfk_lookup_set_vocab(&tv->lk, tok, len, NULL, (size_t)n,
-					  NULL, 0, kc->err);
+					  idf, n_idf, kc->err);
 	}
 	tfk_free(tok);
 	tfk_free(len);
@@ -457,6 +480,7 @@ static int k_textvec(struct tfk_kernel_ctx *kc)
 		A_S("mask_token", ""), A_S("oov_token", "[UNK]"),	\
 		A_S("output_mode", "int"), A_I("max_tokens", 0),	\
 		{ "depth", TFK_ATTR_INT, 0, { 0 } },			\
+		{ "idf_weights", TFK_ATTR_LIST_FLOAT, 1, { 0 } },	\
 	},								\
 	.flags = TFK_OP_STATEFUL,					\
 	.infer = infer_lookup,						\
@@ -512,6 +536,7 @@ const struct tfk_op_def tfk_ops_categorical[] = {
 			{ "ngrams", TFK_ATTR_LIST_INT, 1, { 0 } },
 			A_S("output_mode", "int"), A_I("max_tokens", 0),
 			A_I("output_sequence_length", -1), A_I("depth", 1),
+			{ "idf_weights", TFK_ATTR_LIST_FLOAT, 1, { 0 } },
 		},
 		.flags = TFK_OP_STATEFUL,
 		.infer = infer_textvec,

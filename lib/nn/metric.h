@@ -5,12 +5,21 @@
  * "acc", "sparse_categorical_accuracy", "categorical_accuracy",
  * "binary_accuracy", "precision", "recall", "auc", "mae", "mse", and
  * Keras' long spellings) or an object {"class_name": "AUC", "config":
- * {...}}. "accuracy" is resolved as Keras resolves it from the loss and
- * the output shape: sparse_categorical_accuracy for a sparse
- * crossentropy, binary_accuracy for binary crossentropy or an output of
- * last dimension 1, else categorical_accuracy. Results equal Keras'
+ * {...}}. "accuracy" is resolved as Keras' compile_utils resolves it,
+ * from the shapes: binary_accuracy for an output of last dimension 1,
+ * else sparse_categorical_accuracy when y_true has a lower rank than
+ * y_pred (or a last dimension 1), else categorical_accuracy (so a
+ * multi-label binary crossentropy output gets categorical_accuracy, as
+ * in Keras). out_last and a sparse/categorical crossentropy loss decide
+ * it at creation; otherwise the first update does. Results equal Keras'
  * (float32 state, the same thresholds: AUC with 200 thresholds,
  * interpolated as Keras' default summation_method).
+ *
+ * Supported configs: BinaryAccuracy threshold; Precision/Recall one
+ * threshold, top_k, class_id; AUC num_thresholds, curve ROC/PR,
+ * summation_method interpolation/minoring/majoring, from_logits (not
+ * multi_label, explicit thresholds or label_weights: refused with the
+ * key's path); every class: name, dtype float32.
  */
 #ifndef TFK_METRIC_H
 #define TFK_METRIC_H
@@ -30,9 +39,10 @@ int tfk_metric_new(const json_t *v, const char *path, const char *loss,
 		   struct tfk_err *err);
 void tfk_metric_free(struct tfk_metric *m);
 
-/* History key as Keras names it: "accuracy" when asked for "accuracy"
- * or "acc" (the name given), else the metric's name ("precision",
- * "auc", "mae", "sparse_categorical_accuracy"). */
+/* History key as Keras names it: a function name is its own key (the
+ * name given: "accuracy", "acc", "mae", "mean_squared_error"); a class
+ * (by object, or by its name "AUC", "Precision", "auc") has its config
+ * name or Keras' default ("auc", "precision", "mean_absolute_error"). */
 const char *tfk_metric_name(const struct tfk_metric *m);
 
 /*

@@ -33,6 +33,8 @@ extern const struct tfk_op_def tfk_ops_reduce[];
 extern const struct tfk_kernel tfk_kernels_cpu_reduce[];
 extern const struct tfk_op_def tfk_ops_shape[];
 extern const struct tfk_kernel tfk_kernels_cpu_shape[];
+extern const struct tfk_op_def tfk_ops_pool[];
+extern const struct tfk_kernel tfk_kernels_cpu_pool[];
 
 static int infer_placeholder(struct tfk_infer_ctx *ic)
 {
@@ -111,6 +113,7 @@ static const struct tfk_op_def *const op_families[] = {
 	tfk_ops_gather,
 	tfk_ops_reduce,
 	tfk_ops_shape,
+	tfk_ops_pool,
 };
 
 static const struct tfk_kernel *const kernel_families[] = {
@@ -123,6 +126,7 @@ static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_gather,
 	tfk_kernels_cpu_reduce,
 	tfk_kernels_cpu_shape,
+	tfk_kernels_cpu_pool,
 };
 
 #define N_OP_FAMILIES (int)(sizeof(op_families) / sizeof(op_families[0]))

@@ -1,0 +1,1031 @@
+/*
+ * tfk-train: train a Keras model from a spec file on TFRecord data, as
+ * model.compile(...) + model.fit(...) would.
+ *
+ * The spec (tfk-spec(5)) holds the model.to_json() config and the
+ * compile/fit settings; records come from files or stdin, so the tool
+ * ends a pipeline (tfk-idx | tfk-shuffle | tfk-train). Training data is
+ * read into memory once (compact: uint8 pixels stay bytes) and each
+ * epoch draws a new permutation from the seed, as fit(shuffle=True)
+ * does for arrays; with fit.steps_per_epoch and stdin the records are
+ * streamed instead, batch by batch, for endless pipes.
+ *
+ * Differences from Keras, each deliberate:
+ *  - randomness only from --seed (default 0): initial weights, the
+ *    shuffle of epoch e and every Dropout mask are functions of (seed,
+ *    epoch or step), so --resume after a kill reproduces the
+ *    uninterrupted run bit for bit at --threads 1;
+ *  - a checkpoint after every epoch in --out (ckpt.h: tensor bundle +
+ *    JSON state + TF's checkpoint pointer, the last five kept, as
+ *    tf.train.CheckpointManager); earlier ones stay intact when a run
+ *    fails;
+ *  - a non-finite loss stops the run with its step number (Keras'
+ *    TerminateOnNaN, on by default here) or, with --nan-policy skip,
+ *    skips that update;
+ *  - monitors naming keys the run cannot log are errors up front, not
+ *    per-epoch warnings.
+ * Progress goes to stderr in Keras' format: a bar with ETA on a
+ * terminal, one line per epoch otherwise; --json prints the History
+ * on stdout.
+ */
+#include "nn/callback.h"
+#include "nn/ckpt.h"
+#include "nn/feed.h"
+#include "nn/metric.h"
+#include "nn/model.h"
+#include "nn/optim.h"
+#include "nn/spec.h"
+#include "nn/train.h"
+#include "io/record.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/cli.h"
+#include "util/progress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void openblas_set_num_threads(int n);
+
+static struct tfk_strlist train_files, val_files, sets;
+static const char *out_dir, *logdir, *nan_policy = "stop";
+static uint64_t seed;
+static long threads;
+static int resume, json_out, quiet, force_progress, histograms;
+
+static int opt_seed(const char *arg, void *value)
+{
+	char *end;
+
+	errno = 0;
+	*(uint64_t *)value = strtoull(arg, &end, 0);
+	return errno || end == arg || *end || *arg == '-' ? -1 : 0;
+}
+
+static const struct tfk_opt opts[] = {
+	TFK_OPT_LIST(0, "train", &train_files, "FILE",
+		     "training records (repeatable; FILEs after SPEC too; "
+		     "default: stdin)"),
+	TFK_OPT_LIST(0, "val", &val_files, "FILE",
+		     "validation records (repeatable), evaluated after each "
+		     "epoch"),
+	TFK_OPT_STR('o', "out", &out_dir, "DIR",
+		    "checkpoint directory (required)"),
+	TFK_OPT_STR(0, "logdir", &logdir, "DIR",
+		    "TensorBoard logs in DIR/train and DIR/validation"),
+	TFK_OPT_CALL('s', "seed", &seed, "S",
+		     "seed of weights, shuffles and dropout (default: 0)",
+		     opt_seed),
+	TFK_OPT_LIST(0, "set", &sets, "PATH=VALUE",
+		     "override a spec value, e.g. fit.batch_size=64 "
+		     "(repeatable)"),
+	TFK_OPT_FLAG(0, "resume", &resume,
+		     "continue from the latest checkpoint in --out"),
+	TFK_OPT_LONG('j', "threads", &threads, "N",
+		     "kernel threads (default: all CPUs)"),
+	TFK_OPT_FLAG(0, "json", &json_out,
+		     "print the history as JSON on stdout"),
+	TFK_OPT_STR(0, "nan-policy", &nan_policy, "stop|skip",
+		    "on a non-finite loss: stop with an error (default) or "
+		    "skip the update"),
+	TFK_OPT_FLAG('q', "quiet", &quiet, "no progress output"),
+	TFK_OPT_FLAG(0, "progress", &force_progress,
+		     "progress bar even when stderr is not a terminal"),
+	TFK_OPT_FLAG(0, "histograms", &histograms,
+		     "weight histograms in the TensorBoard logs each epoch"),
+	TFK_OPT_END
+};
+
+static const struct tfk_cmd cmd = {
+	"tfk-train",
+	"[options] SPEC.json [FILE...]",
+	"train a Keras model (spec: model.to_json() + compile/fit) on "
+	"TFRecord data",
+	"tfk-idx train-images train-labels | tfk-train mlp.spec.json "
+	"--out run1 --val test.tfrecord",
+};
+
+#define KEEP 5			/* checkpoints kept, as CheckpointManager */
+
+struct run {
+	struct tfk_spec *spec;
+	struct tfk_fit fit;
+	struct tfk_compile comp;
+	struct tfk_loss_spec ls;
+	struct tfk_model *m;
+	struct tfk_optim *opt;
+	struct tfk_trainer *tr;
+	struct tfk_feed *feed, *vfeed;
+	struct tfk_callbacks *cbs;
+	struct tfk_cb_env env;
+	struct tfk_hparam *hp;
+	int stream;		/* batches straight from stdin */
+	struct tfk_rec_reader *in;
+	int in_eof;
+	size_t n_train;		/* rows [0, n_train) train */
+	size_t val_start, n_val;	/* validation rows of feed or vfeed */
+	uint32_t *perm;
+	int64_t epoch;		/* the epoch running (0-based) */
+	int64_t epochs_done;
+	json_t *history;	/* {"loss": [...], ...} */
+	json_t *epochs;		/* [0, 1, ...] */
+	char last_ckpt[4200];
+	int bar;		/* redrawn progress bar on stderr */
+	long skipped;
+};
+
+static struct tfk_err err;
+
+/* Output --------------------------------------------------------------- */
+
+static void note(void *ctx, const char *msg)
+{
+	(void)ctx;
+	if (!quiet)
+		fprintf(stderr, "%s\n", msg);
+}
+
+/* Keras' Progbar number format. */
+static void add_logs(struct tfk_buf *b, const struct tfk_logs *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		double v = l->val[i];
+
+		tfk_buf_addf(b, " - %s: ", l->key[i]);
+		if (fabs(v) > 1e-3 || v == 0 || !isfinite(v))
+			tfk_buf_addf(b, "%.4f", v);
+		else
+			tfk_buf_addf(b, "%.4e", v);
+	}
+}
+
+static void add_time(struct tfk_buf *b, double s, long steps)
+{
+	double per = steps ? s / (double)steps : 0;
+
+	if (s >= 1)
+		tfk_buf_addf(b, " - %.0fs", s);
+	else
+		tfk_buf_addf(b, " - %.0fms", s * 1e3);
+	if (per >= 1)
+		tfk_buf_addf(b, " %.0fs/step", per);
+	else if (per >= 1e-3)
+		tfk_buf_addf(b, " %.0fms/step", per * 1e3);
+	else
+		tfk_buf_addf(b, " %.0fus/step", per * 1e6);
+}
+
+static void draw_bar(long done, long total, double t0,
+		     const struct tfk_logs *l, int final)
+{
+	struct tfk_buf b;
+	double now = tfk_now(), dt = now - t0;
+	int w = 30, k;
+	char bar[31];
+
+	tfk_buf_init(&b);
+	if (total > 0) {
+		int d = snprintf(NULL, 0, "%ld", total);
+
+		k = (int)((double)w * (double)done / (double)total);
+		if (k > w)
+			k = w;
+		for (int i = 0; i < w; i++)
+			bar[i] = i < k ? '=' : (i == k && !final ? '>' : '.');
+		if (final || k == w)
+			memset(bar, '=', (size_t)w);
+		bar[w] = '\0';
+		tfk_buf_addf(&b, "\r%*ld/%ld [%s]", d, done, total, bar);
+	} else {
+		tfk_buf_addf(&b, "\r%ld", done);
+	}
+	if (final) {
+		add_time(&b, dt, done);
+	} else if (total > 0 && done > 0) {
+		double eta = dt / (double)done * (double)(total - done);
+
+		tfk_buf_addf(&b, " - ETA: %.0fs", eta);
+	}
+	add_logs(&b, l);
+	tfk_buf_adds(&b, final ? "\033[K\n" : "\033[K");
+	if (!b.oom)
+		fwrite(b.data, 1, b.len, stderr);
+	tfk_buf_release(&b);
+}
+
+/* Data ------------------------------------------------------------------ */
+
+/* Fisher-Yates from a counter-based key: epoch e's order depends only
+ * on (seed, e), so a resumed run shuffles as the uninterrupted one. */
+static void permute(uint32_t *p, size_t n, uint64_t key)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint32_t)i;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(tfk_rng_u64(key, i) % i);
+		uint32_t t = p[i - 1];
+
+		p[i - 1] = p[j];
+		p[j] = t;
+	}
+}
+
+static int load_files(struct tfk_feed *f, struct tfk_strlist *files,
+		      const char *what)
+{
+	for (size_t i = 0; i < files->n; i++) {
+		size_t before = tfk_feed_rows(f);
+		int rc = tfk_feed_add_file(f, files->v[i], &err);
+
+		if (rc == TFK_ENOMEM)
+			tfk_err_prefix(&err, "%s data does not fit in memory "
+				       "(stream it from stdin with "
+				       "fit.steps_per_epoch)", what);
+		if (rc)
+			return rc;
+		(void)before;
+	}
+	return 0;
+}
+
+/* Streaming: the next batch of up to bs rows from stdin into the feed
+ * (rows [0, n)); 0 rows at the end of the input. */
+static int stream_fill(struct run *r, size_t bs, size_t *n)
+{
+	struct tfk_rec rec;
+	int rc;
+
+	while (!r->in_eof && tfk_feed_rows(r->feed) < bs) {
+		rc = tfk_rec_next(r->in, &rec, &err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			r->in_eof = 1;
+			break;
+		}
+		rc = tfk_feed_add(r->feed, rec.data, rec.len,
+				  tfk_rec_path(r->in), rec.index, &err);
+		if (rc)
+			return rc;
+	}
+	*n = tfk_feed_rows(r->feed) < bs ? tfk_feed_rows(r->feed) : bs;
+	return 0;
+}
+
+/* Checkpoints ------------------------------------------------------------ */
+
+static json_t *state_json(struct run *r)
+{
+	json_t *s = json_object(), *spec;
+	char *text = tfk_spec_dump(r->spec, 0);
+	char sd[32];
+
+	if (!s || !text) {
+		json_decref(s);
+		tfk_free(text);
+		return NULL;
+	}
+	spec = json_loads(text, 0, NULL);
+	tfk_free(text);
+	snprintf(sd, sizeof(sd), "%" PRIu64, seed);
+	json_object_set_new(s, "format", json_string("tfk-train 1"));
+	json_object_set_new(s, "epoch", json_integer(r->epochs_done));
+	json_object_set_new(s, "iterations",
+			    json_integer(tfk_optim_iterations(r->opt)));
+	json_object_set_new(s, "learning_rate", r->env.lr_set ?
+			    json_real(r->env.lr) : json_null());
+	json_object_set_new(s, "seed", json_string(sd));
+	json_object_set_new(s, "callbacks", tfk_callbacks_state(r->cbs));
+	json_object_set_new(s, "epochs", json_copy(r->epochs));
+	json_object_set_new(s, "history", json_copy(r->history));
+	json_object_set_new(s, "spec", spec ? spec : json_null());
+	return s;
+}
+
+static int mkdirs(const char *path)
+{
+	char *p = tfk_strdup(path);
+	int rc = 0;
+
+	if (!p)
+		return -1;
+	for (char *s = p + 1; *s && !rc; s++)
+		if (*s == '/') {
+			*s = '\0';
+			if (mkdir(p, 0777) && errno != EEXIST)
+				rc = -1;
+			*s = '/';
+		}
+	if (!rc && mkdir(p, 0777) && errno != EEXIST)
+		rc = -1;
+	tfk_free(p);
+	return rc;
+}
+
+static int save_prefix(struct run *r, const char *prefix, struct tfk_err *e)
+{
+	json_t *st = state_json(r);
+	char *dir = tfk_strdup(prefix), *slash;
+	int rc;
+
+	if (!st || !dir) {
+		json_decref(st);
+		tfk_free(dir);
+		return tfk_errf(e, TFK_ENOMEM, "out of memory");
+	}
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdirs(dir)) {
+			rc = tfk_errf(e, TFK_EIO, "%s: %s", dir,
+				      strerror(errno));
+			json_decref(st);
+			tfk_free(dir);
+			return rc;
+		}
+	}
+	tfk_free(dir);
+	rc = tfk_ckpt_write(prefix, r->m->g, r->opt, tfk_trainer_opt_vars(r->tr),
+			    st, e);
+	json_decref(st);
+	return rc;
+}
+
+static int cb_save(void *ctx, const char *prefix, struct tfk_err *e)
+{
+	return save_prefix(ctx, prefix, e);
+}
+
+static int checkpoint(struct run *r)
+{
+	char prefix[4200], name[64], names[KEEP][64];
+	const char *all[KEEP];
+	int64_t e = r->epochs_done, first = e - KEEP + 1, k;
+	int n = 0, rc;
+
+	snprintf(name, sizeof(name), "ckpt-%" PRId64, e);
+	snprintf(prefix, sizeof(prefix), "%s/%s", out_dir, name);
+	rc = save_prefix(r, prefix, &err);
+	if (rc)
+		return rc;
+	if (first < 1)
+		first = 1;
+	for (k = first; k <= e; k++) {
+		char p[4200];
+
+		snprintf(names[n], sizeof(names[n]), "ckpt-%" PRId64, k);
+		snprintf(p, sizeof(p), "%s/%s.index", out_dir, names[n]);
+		if (k == e || !access(p, F_OK)) {
+			all[n] = names[n];
+			n++;
+		}
+	}
+	rc = tfk_ckpt_set_latest(out_dir, name, all, n, &err);
+	if (rc)
+		return rc;
+	if (first > 1) {
+		snprintf(prefix, sizeof(prefix), "%s/ckpt-%" PRId64, out_dir,
+			 first - 1);
+		tfk_ckpt_remove(prefix);
+	}
+	snprintf(r->last_ckpt, sizeof(r->last_ckpt), "%s/%s", out_dir, name);
+	return 0;
+}
+
+/* Resume ----------------------------------------------------------------- */
+
+static int restore(struct run *r, int64_t *start)
+{
+	char prefix[4200];
+	json_t *st = NULL, *v;
+	int rc;
+
+	*start = 0;
+	rc = tfk_ckpt_latest(out_dir, prefix, sizeof(prefix), &err);
+	if (rc == TFK_ENOTFOUND) {
+		if (!quiet)
+			tfk_cli_warn("%s: no checkpoint to resume; starting "
+				     "at epoch 1", out_dir);
+		return 0;
+	}
+	if (!rc)
+		rc = tfk_ckpt_read_state(prefix, &st, &err);
+	if (rc)
+		return rc;
+	v = json_object_get(st, "epoch");
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    !json_is_integer(json_object_get(st, "iterations")) ||
+	    !json_is_object(json_object_get(st, "history")) ||
+	    !json_is_array(json_object_get(st, "epochs"))) {
+		json_decref(st);
+		return tfk_errf(&err, TFK_ECORRUPT, "%s.json: not a tfk-train "
+				"checkpoint state", prefix);
+	}
+	rc = tfk_ckpt_restore(prefix, r->m->g, r->opt,
+			      tfk_trainer_n_opt(r->tr),
+			      tfk_trainer_opt_vars(r->tr), &err);
+	if (!rc)
+		rc = tfk_callbacks_restore(r->cbs, json_object_get(st,
+							"callbacks"), &err);
+	if (rc) {
+		json_decref(st);
+		return rc;
+	}
+	*start = json_integer_value(v);
+	r->epochs_done = *start;
+	tfk_optim_set_iterations(r->opt, json_integer_value(
+		json_object_get(st, "iterations")));
+	v = json_object_get(st, "learning_rate");
+	if (json_is_number(v)) {
+		r->env.lr_set = 1;
+		r->env.lr = json_number_value(v);
+		tfk_optim_set_lr(r->opt, r->env.lr);
+	}
+	json_decref(r->history);
+	json_decref(r->epochs);
+	r->history = json_incref(json_object_get(st, "history"));
+	r->epochs = json_incref(json_object_get(st, "epochs"));
+	snprintf(r->last_ckpt, sizeof(r->last_ckpt), "%s", prefix);
+	r->env.resumed = 1;
+	json_decref(st);
+	return 0;
+}
+
+/* The loop ------------------------------------------------------------- */
+
+static void hist_add(struct run *r, const struct tfk_logs *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		json_t *a = json_object_get(r->history, l->key[i]);
+
+		if (!a) {
+			a = json_array();
+			json_object_set_new(r->history, l->key[i], a);
+		}
+		json_array_append_new(a, json_real(l->val[i]));
+	}
+	json_array_append_new(r->epochs, json_integer(r->epoch));
+}
+
+/* Keras logs are float32 values widened to Python floats. */
+static double f32(double v)
+{
+	return (double)(float)v;
+}
+
+static void trainer_logs(struct run *r, struct tfk_logs *l, const char *pfx)
+{
+	char k[80];
+
+	snprintf(k, sizeof(k), "%sloss", pfx);
+	tfk_logs_set(l, k, f32(tfk_trainer_loss(r->tr)));
+	for (int i = 0; i < tfk_trainer_n_metrics(r->tr); i++) {
+		snprintf(k, sizeof(k), "%s%s", pfx,
+			 tfk_trainer_metric_name(r->tr, i));
+		tfk_logs_set(l, k, f32(tfk_trainer_metric(r->tr, i)));
+	}
+}
+
+static int validate(struct run *r, struct tfk_logs *l)
+{
+	struct tfk_feed *f = r->vfeed ? r->vfeed : r->feed;
+	size_t bs = (size_t)(r->fit.validation_batch_size ?
+			     r->fit.validation_batch_size :
+			     r->fit.batch_size);
+	size_t steps = (r->n_val + bs - 1) / bs, s;
+	struct tfk_feed_batch b;
+	int rc;
+
+	if (r->fit.validation_steps && (size_t)r->fit.validation_steps < steps)
+		steps = (size_t)r->fit.validation_steps;
+	tfk_trainer_reset(r->tr);
+	for (s = 0; s < steps; s++) {
+		size_t start = s * bs, n = r->n_val - start < bs ?
+			r->n_val - start : bs;
+
+		rc = tfk_feed_batch(f, NULL, r->val_start + start, n, &b, &err);
+		if (!rc)
+			rc = tfk_trainer_eval(r->tr, &b, &err);
+		if (rc) {
+			tfk_err_prefix(&err, "validation batch %zu", s + 1);
+			return rc;
+		}
+	}
+	trainer_logs(r, l, "val_");
+	return 0;
+}
+
+static int run_epoch(struct run *r, struct tfk_logs *l)
+{
+	size_t bs = (size_t)r->fit.batch_size;
+	long steps, s;
+	double t0 = tfk_now(), last = 0;
+	struct tfk_feed_batch b;
+	struct tfk_logs bl;
+	int rc;
+
+	if (r->stream)
+		steps = r->fit.steps_per_epoch;
+	else {
+		steps = (long)((r->n_train + bs - 1) / bs);
+		if (r->fit.steps_per_epoch && r->fit.steps_per_epoch < steps)
+			steps = r->fit.steps_per_epoch;
+		if (r->fit.shuffle)
+			permute(r->perm, r->n_train,
+				tfk_rng_u64(seed ^ 0x73687566666c65ull,
+					    (uint64_t)r->epoch));
+	}
+	tfk_trainer_reset(r->tr);
+	for (s = 0; s < steps; s++) {
+		uint64_t step = (uint64_t)tfk_optim_iterations(r->opt);
+		size_t n;
+
+		if (r->stream) {
+			rc = stream_fill(r, bs, &n);
+			if (rc)
+				return rc;
+			if (!n) {
+				tfk_cli_warn("your input ran out of data after "
+					     "%ld steps of epoch %" PRId64
+					     "; training stopped",
+					     s, r->epoch + 1);
+				r->env.stop = 1;
+				break;
+			}
+			rc = tfk_feed_batch(r->feed, NULL, 0, n, &b, &err);
+		} else {
+			size_t start = (size_t)s * bs;
+
+			n = r->n_train - start < bs ? r->n_train - start : bs;
+			rc = tfk_feed_batch(r->feed, r->fit.shuffle ? r->perm :
+					    NULL, start, n, &b, &err);
+		}
+		if (!rc)
+			rc = tfk_trainer_step(r->tr, &b, step, &err);
+		if (r->stream && rc >= 0)
+			tfk_feed_shift(r->feed, n);
+		if (rc == 1) {
+			r->skipped++;
+			continue;
+		}
+		if (rc) {
+			int nan = !strncmp(err.msg, "loss is ", 8);
+
+			tfk_err_prefix(&err, "step %" PRIu64 " (epoch %" PRId64
+				       ", batch %ld)", step + 1,
+				       r->epoch + 1, s + 1);
+			if (nan) {
+				char m[TFK_ERR_MSG_MAX];
+
+				snprintf(m, sizeof(m), "%s", err.msg);
+				tfk_errf(&err, rc, "%s; --nan-policy skip "
+					 "skips such steps", m);
+			}
+			return rc;
+		}
+		{
+			tfk_logs_clear(&bl);
+			trainer_logs(r, &bl, "");
+			rc = tfk_callbacks_batch_end(r->cbs, &r->env,
+						     (int64_t)step + 1, &bl,
+						     &err);
+			if (rc)
+				return rc;
+			if (r->bar && tfk_now() - last >= 0.1) {
+				last = tfk_now();
+				draw_bar(s + 1, steps, t0, &bl, 0);
+			}
+		}
+	}
+	trainer_logs(r, l, "");
+	if (r->n_val && (r->epoch + 1) % r->fit.validation_freq == 0) {
+		rc = validate(r, l);
+		if (rc)
+			return rc;
+	}
+	/* the final line */
+	if (!quiet) {
+		if (r->bar) {
+			draw_bar(s, steps, t0, l, 1);
+		} else {
+			struct tfk_buf o;
+
+			tfk_buf_init(&o);
+			tfk_buf_addf(&o, "Epoch %" PRId64 "/%ld - %ld/%ld",
+				     r->epoch + 1, r->fit.epochs, s, steps);
+			add_time(&o, tfk_now() - t0, s);
+			add_logs(&o, l);
+			tfk_buf_addc(&o, '\n');
+			if (!o.oom)
+				fwrite(o.data, 1, o.len, stderr);
+			tfk_buf_release(&o);
+		}
+	}
+	return 0;
+}
+
+static int log_keys(struct run *r, const char ***keys)
+{
+	int nm = tfk_trainer_n_metrics(r->tr), n = 0, pass;
+	const char **k = tfk_calloc((size_t)(2 * nm + 2), sizeof(char *));
+	static char buf[2 * 64 + 2][80];
+
+	if (!k)
+		return -1;
+	for (pass = 0; pass < (r->n_val ? 2 : 1); pass++) {
+		const char *p = pass ? "val_" : "";
+
+		snprintf(buf[n], sizeof(buf[n]), "%sloss", p);
+		k[n] = buf[n];
+		n++;
+		for (int i = 0; i < nm && n < 2 * 64 + 2; i++) {
+			snprintf(buf[n], sizeof(buf[n]), "%s%s", p,
+				 tfk_trainer_metric_name(r->tr, i));
+			k[n] = buf[n];
+			n++;
+		}
+	}
+	*keys = k;
+	return n;
+}
+
+static int fit(struct run *r)
+{
+	struct tfk_logs l;
+	const char **keys = NULL;
+	int64_t start = 0;
+	int nk, rc;
+
+	if (resume) {
+		rc = restore(r, &start);
+		if (rc)
+			return rc;
+	}
+	nk = log_keys(r, &keys);
+	if (nk < 0)
+		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
+	rc = tfk_callbacks_train_begin(r->cbs, &r->env, keys, nk, &err);
+	tfk_free(keys);
+	if (rc)
+		return rc;
+	if (start >= r->fit.epochs && !quiet)
+		tfk_cli_warn("%s: already trained %" PRId64 " of %ld epochs",
+			     out_dir, start, r->fit.epochs);
+	for (r->epoch = start; r->epoch < r->fit.epochs && !r->env.stop;
+	     r->epoch++) {
+		long skipped = r->skipped;
+
+		if (!quiet && r->bar)
+			fprintf(stderr, "Epoch %" PRId64 "/%ld\n", r->epoch + 1,
+				r->fit.epochs);
+		rc = tfk_callbacks_epoch_begin(r->cbs, &r->env, r->epoch,
+					       &err);
+		if (!rc) {
+			tfk_logs_clear(&l);
+			rc = run_epoch(r, &l);
+		}
+		if (rc)
+			return rc;
+		if (r->skipped > skipped && !quiet)
+			tfk_cli_warn("epoch %" PRId64 ": %ld steps skipped "
+				     "(non-finite loss)", r->epoch + 1,
+				     r->skipped - skipped);
+		r->epochs_done = r->epoch + 1;
+		rc = tfk_callbacks_epoch_end(r->cbs, &r->env, r->epoch, &l,
+					     &err);
+		if (rc)
+			return rc;
+		hist_add(r, &l);
+		rc = checkpoint(r);
+		if (rc)
+			return rc;
+	}
+	return tfk_callbacks_train_end(r->cbs, &r->env, &err);
+}
+
+static void print_history(struct run *r)
+{
+	struct tfk_buf b;
+	const char *k;
+	json_t *a;
+	char s[40];
+	size_t i, j = 0;
+
+	tfk_buf_init(&b);
+	tfk_buf_adds(&b, "{\"epoch\":[");
+	for (i = 0; i < json_array_size(r->epochs); i++)
+		tfk_buf_addf(&b, "%s%lld", i ? "," : "", (long long)
+			     json_integer_value(json_array_get(r->epochs, i)));
+	tfk_buf_adds(&b, "],\"history\":{");
+	json_object_foreach(r->history, k, a) {
+		tfk_buf_addf(&b, "%s", j++ ? "," : "");
+		tfk_buf_add_json_str(&b, k, strlen(k));
+		tfk_buf_adds(&b, ":[");
+		for (i = 0; i < json_array_size(a); i++) {
+			double v = json_number_value(json_array_get(a, i));
+
+			tfk_buf_adds(&b, i ? "," : "");
+			tfk_buf_adds(&b, isfinite(v) ? tfk_py_repr(v, s) :
+				     "null");
+		}
+		tfk_buf_addc(&b, ']');
+	}
+	tfk_buf_addf(&b, "},\"steps\":%" PRId64 ",\"checkpoint\":",
+		     tfk_optim_iterations(r->opt));
+	if (r->last_ckpt[0])
+		tfk_buf_add_json_str(&b, r->last_ckpt, strlen(r->last_ckpt));
+	else
+		tfk_buf_adds(&b, "null");
+	tfk_buf_adds(&b, "}\n");
+	if (!b.oom)
+		fwrite(b.data, 1, b.len, stdout);
+	tfk_buf_release(&b);
+}
+
+/* Set-up ------------------------------------------------------------------ */
+
+static int hparams(struct run *r)
+{
+	int n = tfk_spec_n_sets(r->spec);
+
+	if (!n)
+		return 0;
+	r->hp = tfk_calloc((size_t)n, sizeof(*r->hp));
+	if (!r->hp)
+		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++) {
+		const json_t *v;
+
+		r->hp[i].name = tfk_spec_set_at(r->spec, i, &v);
+		if (json_is_number(v))
+			r->hp[i].num = json_number_value(v);
+		else if (json_is_string(v))
+			r->hp[i].str = json_string_value(v);
+		else
+			r->hp[i].str = json_is_true(v) ? "true" :
+				json_is_false(v) ? "false" : "null";
+	}
+	r->env.hparams = r->hp;
+	r->env.n_hparams = n;
+	return 0;
+}
+
+static int check_out(void)
+{
+	char probe[4200];
+	int fd;
+	struct stat st;
+
+	if (mkdirs(out_dir))
+		return tfk_errf(&err, TFK_EIO, "%s: cannot create directory: "
+				"%s", out_dir, strerror(errno));
+	if (stat(out_dir, &st) || !S_ISDIR(st.st_mode))
+		return tfk_errf(&err, TFK_EIO, "%s: not a directory", out_dir);
+	snprintf(probe, sizeof(probe), "%s/.tfk-train-probe-%ld", out_dir,
+		 (long)getpid());
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return tfk_errf(&err, TFK_EIO, "%s: not writable: %s", out_dir,
+				strerror(errno));
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+static int setup(struct run *r, const char *spec_path)
+{
+	struct tfk_feed_opts fo = { 0 };
+	struct tfk_schema schema;
+	struct tfk_train_opts to = { 0 };
+	char path[300];
+	int rc, has_schema = 0;
+	const char *first;
+
+	rc = tfk_spec_load(&r->spec, spec_path, &err);
+	for (size_t i = 0; !rc && i < sets.n; i++)
+		rc = tfk_spec_set(r->spec, sets.v[i], &err);
+	if (!rc)
+		rc = tfk_spec_fit(r->spec, &r->fit, &err);
+	if (!rc)
+		rc = tfk_spec_compile(r->spec, &r->comp, &err);
+	if (!rc)
+		rc = tfk_loss_parse(r->comp.loss, r->comp.loss_path, &r->ls,
+				    &err);
+	if (!rc) {
+		snprintf(path, sizeof(path), "%s: model",
+			 tfk_spec_name(r->spec));
+		rc = tfk_keras_build(json_object_get(tfk_spec_json(r->spec),
+						     "model"), path, seed,
+				     &r->m, &err);
+	}
+	if (!rc)
+		rc = tfk_optim_new(r->comp.optimizer, r->comp.optimizer_path,
+				   &r->opt, &err);
+	if (!rc) {
+		to.seed = tfk_rng_u64(seed, 0x6578656375746f72ull);
+		to.threads = (int)threads;
+		to.nan_skip = !strcmp(nan_policy, "skip");
+		rc = tfk_trainer_new(&r->tr, r->m, &r->ls, r->comp.metrics,
+				     r->comp.metrics_path, r->opt, &to, &err);
+	}
+	if (!rc) {
+		snprintf(path, sizeof(path), "%s: fit.callbacks",
+			 tfk_spec_name(r->spec));
+		rc = tfk_callbacks_new(r->fit.callbacks, path, &r->cbs, &err);
+	}
+	if (!rc && logdir)
+		rc = tfk_callbacks_logdir(r->cbs, logdir, histograms, &err);
+	if (!rc && histograms && !logdir)
+		tfk_cli_usage_error("--histograms needs --logdir");
+	if (!rc)
+		rc = hparams(r);
+	if (!rc)
+		rc = check_out();
+	if (rc)
+		return rc;
+	r->env.g = r->m->g;
+	r->env.opt = r->opt;
+	r->env.save = cb_save;
+	r->env.note = note;
+	r->env.ctx = r;
+
+	/* Data. */
+	first = train_files.n ? train_files.v[0] : "-";
+	tfk_schema_init(&schema);
+	rc = tfk_feed_find_schema(first, &schema, &err);
+	if (rc < 0)
+		return rc;
+	has_schema = rc == 1;
+	fo.loss = &r->ls;
+	fo.class_weight = r->fit.class_weight;
+	fo.n_class_weight = r->fit.n_class_weight;
+	fo.schema = has_schema ? &schema : NULL;
+	rc = tfk_feed_new(&r->feed, r->spec, r->m, &fo, &err);
+	if (!rc && val_files.n) {
+		fo.class_weight = NULL;
+		fo.n_class_weight = 0;
+		rc = tfk_feed_new(&r->vfeed, r->spec, r->m, &fo, &err);
+	}
+	if (has_schema)
+		tfk_schema_release(&schema);
+	if (rc)
+		return rc;
+	r->stream = r->fit.steps_per_epoch && !strcmp(first, "-") &&
+		train_files.n <= 1;
+	if (r->stream) {
+		if (r->fit.validation_split > 0)
+			return tfk_errf(&err, TFK_EINVAL, "%s: "
+					"fit.validation_split needs the data "
+					"in memory; give --val FILE when "
+					"streaming", tfk_spec_name(r->spec));
+		rc = tfk_rec_open(&r->in, "-", TFK_COMP_AUTO, 0, &err);
+		if (rc)
+			return rc;
+	} else {
+		size_t rows;
+
+		rc = load_files(r->feed, &train_files, "training");
+		if (rc)
+			return rc;
+		rows = tfk_feed_rows(r->feed);
+		if (!rows)
+			return tfk_errf(&err, TFK_EINVAL, "%s: no training "
+					"records", train_files.n == 1 ?
+					train_files.v[0] : train_files.n ?
+					"training files" : "<stdin>");
+		r->n_train = rows;
+		if (r->fit.validation_split > 0) {
+			size_t at = (size_t)floor((double)rows *
+						  (1 - r->fit.validation_split));
+
+			if (at == 0 || at == rows)
+				return tfk_errf(&err, TFK_EINVAL, "%zu "
+						"training records cannot be "
+						"split by fit.validation_split "
+						"%g", rows,
+						r->fit.validation_split);
+			r->n_train = at;
+			r->val_start = at;
+			r->n_val = rows - at;
+		}
+		if (r->n_train > UINT32_MAX)
+			return tfk_errf(&err, TFK_EINVAL, "more than 2^32 "
+					"training rows");
+		r->perm = tfk_calloc(r->n_train, sizeof(uint32_t));
+		if (!r->perm)
+			return tfk_errf(&err, TFK_ENOMEM, "out of memory");
+	}
+	if (r->vfeed) {
+		if (r->fit.validation_split > 0)
+			tfk_cli_warn("--val given: fit.validation_split "
+				     "ignored");
+		r->val_start = 0;
+		rc = load_files(r->vfeed, &val_files, "validation");
+		if (rc)
+			return rc;
+		r->n_val = tfk_feed_rows(r->vfeed);
+		if (!r->n_val)
+			return tfk_errf(&err, TFK_EINVAL, "%s: no validation "
+					"records", val_files.v[0]);
+	}
+	/* Build the graph now: a resume restores optimizer slots before
+	 * the first step, and errors show before any work. */
+	{
+		struct tfk_feed_batch b;
+
+		if (r->stream) {
+			size_t n;
+
+			rc = stream_fill(r, (size_t)r->fit.batch_size, &n);
+			if (!rc && !n)
+				return tfk_errf(&err, TFK_EINVAL, "<stdin>: no "
+						"training records");
+			if (!rc)
+				rc = tfk_feed_batch(r->feed, NULL, 0, n, &b,
+						    &err);
+		} else {
+			rc = tfk_feed_batch(r->feed, NULL, 0, 1, &b, &err);
+		}
+		if (!rc)
+			rc = tfk_trainer_prepare(r->tr, &b, &err);
+		if (rc)
+			return rc;
+	}
+	r->history = json_object();
+	r->epochs = json_array();
+	if (!r->history || !r->epochs)
+		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
+	r->bar = !quiet && tfk_progress_wanted(force_progress, quiet);
+	return 0;
+}
+
+static void teardown(struct run *r)
+{
+	tfk_rec_close(r->in);
+	tfk_feed_free(r->feed);
+	tfk_feed_free(r->vfeed);
+	tfk_callbacks_free(r->cbs);
+	tfk_trainer_free(r->tr);
+	tfk_optim_free(r->opt);
+	tfk_model_free(r->m);
+	tfk_fit_release(&r->fit);
+	tfk_spec_free(r->spec);
+	tfk_free(r->perm);
+	tfk_free(r->hp);
+	json_decref(r->history);
+	json_decref(r->epochs);
+}
+
+int main(int argc, char **argv)
+{
+	struct run r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	argc = tfk_cli_parse(argc, argv, &cmd, opts);
+	if (argc < 1)
+		tfk_cli_usage_error("no SPEC given");
+	if (!out_dir)
+		tfk_cli_usage_error("--out DIR is required");
+	if (strcmp(nan_policy, "stop") && strcmp(nan_policy, "skip"))
+		tfk_cli_usage_error("--nan-policy: expected stop or skip, "
+				    "got '%s'", nan_policy);
+	if (threads < 0 || threads > 1024)
+		tfk_cli_usage_error("--threads: expected 1 to 1024");
+	if (!threads) {
+		threads = sysconf(_SC_NPROCESSORS_ONLN);
+		if (threads < 1)
+			threads = 1;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char **v = realloc(train_files.v, (train_files.n + 1) *
+					 sizeof(*v));
+
+		if (!v) {
+			tfk_errf(&err, TFK_ENOMEM, "out of memory");
+			return tfk_cli_fail(&err);
+		}
+		v[train_files.n++] = argv[i];
+		train_files.v = v;
+	}
+	openblas_set_num_threads((int)threads);
+	rc = setup(&r, argv[0]);
+	if (!rc)
+		rc = fit(&r);
+	if (!rc && json_out)
+		print_history(&r);
+	teardown(&r);
+	if (rc)
+		return tfk_cli_fail(&err);
+	if (r.skipped && !quiet)
+		tfk_cli_warn("%ld steps skipped in all (non-finite loss)",
+			     r.skipped);
+	return 0;
+}

@@ -431,4 +431,98 @@ int tfk_cpu_segment_sum(const struct tfk_tensor *data,
 			const struct tfk_tensor *ids, struct tfk_tensor *out,
 			struct tfk_err *err);
 
+/* Convolution (conv.c, engineer CONV) --------------------------------- */
+
+enum { TFK_CONV_VALID, TFK_CONV_SAME, TFK_CONV_EXPLICIT };
+
+/* The attrs of a Conv2D-family node, checked: strides and dilations in
+ * NHWC order (batch and depth entries 1), padding TFK_CONV_*, pads the 8
+ * explicit_paddings (before/after per NHWC dim; 0 unless EXPLICIT). */
+struct tfk_conv2d_attrs {
+	int64_t strides[4], dilations[4], pads[8];
+	int padding;
+};
+
+/*
+ * Geometry of a 2-D convolution, NHWC, TensorFlow's rules: effective
+ * filter size ek = (k - 1) * d + 1; VALID: o = (i - ek + s) / s; SAME:
+ * o = ceil(i / s), pad_total = max((o - 1) * s + ek - i, 0), pad before
+ * = pad_total / 2 (the extra one after); EXPLICIT: o = (i + before +
+ * after - ek + s) / s. Output pixel (oy, ox), tap (ky, kx) reads input
+ * (oy * sh - pt + ky * dh, ox * sw - pl + kx * dw), zero outside.
+ * Conv2D: filter [kh, kw, kc, o], groups = c / kc, output channel j
+ * reads input channels [j / (o / groups) * kc, + kc). Depthwise: filter
+ * [kh, kw, c, mult], o = c * mult, output channel j reads input channel
+ * j / mult (kc 1, groups c).
+ */
+struct tfk_conv2d {
+	int64_t n, h, w, c;	/* input */
+	int64_t kh, kw, kc, o;	/* filter and output channels */
+	int64_t groups, mult;
+	int depthwise;
+	int64_t sh, sw, dh, dw;	/* strides, dilations */
+	int64_t oh, ow;		/* output */
+	int64_t pt, pb, pl, pr;	/* padding: top, bottom, left, right */
+};
+
+/*
+ * Fill g from the input shape [n, h, w, c], the filter shape and the
+ * attrs. Unknown dims (-1, while a graph is built) give -1 for what
+ * depends on them. 0 or TFK_EINVAL ("input 1: filter in channels 3 do
+ * not divide the input's 8", "input 0: height 3 is smaller than the
+ * filter's effective height 5 (3 with padding)").
+ */
+int tfk_conv2d_geom(struct tfk_conv2d *g, const int64_t *in,
+		    const int64_t *filter, int depthwise,
+		    const struct tfk_conv2d_attrs *a, struct tfk_err *err);
+
+/* Scratch the fast kernels keep between calls (grows, never shrinks):
+ * zero-initialize, release with tfk_conv_ws_release. */
+struct tfk_conv_ws {
+	void *p;
+	size_t cap;
+};
+void tfk_conv_ws_release(struct tfk_conv_ws *ws);
+
+/*
+ * y [n, oh, ow, o] = conv(x [n, h, w, c], f); FLOAT or DOUBLE (the _ref
+ * accumulates in double). The fast versions take FLOAT Conv2D (others go
+ * to the _ref), split rows over `threads` (results do not depend on it)
+ * and may fail only with TFK_ENOMEM growing ws.
+ */
+int tfk_cpu_conv2d_ref(const struct tfk_conv2d *g, const struct tfk_tensor *x,
+		       const struct tfk_tensor *f, struct tfk_tensor *y,
+		       struct tfk_err *err);
+int tfk_cpu_conv2d(const struct tfk_conv2d *g, const struct tfk_tensor *x,
+		   const struct tfk_tensor *f, struct tfk_tensor *y,
+		   int threads, struct tfk_conv_ws *ws, struct tfk_err *err);
+/* dx [n, h, w, c] = d(sum(y * dy)) / dx (Conv2DBackpropInput). */
+int tfk_cpu_conv2d_bp_input_ref(const struct tfk_conv2d *g,
+				const struct tfk_tensor *f,
+				const struct tfk_tensor *dy,
+				struct tfk_tensor *dx, struct tfk_err *err);
+int tfk_cpu_conv2d_bp_input(const struct tfk_conv2d *g,
+			    const struct tfk_tensor *f,
+			    const struct tfk_tensor *dy, struct tfk_tensor *dx,
+			    int threads, struct tfk_conv_ws *ws,
+			    struct tfk_err *err);
+/* df (f's shape) = d(sum(y * dy)) / df (Conv2DBackpropFilter). */
+int tfk_cpu_conv2d_bp_filter_ref(const struct tfk_conv2d *g,
+				 const struct tfk_tensor *x,
+				 const struct tfk_tensor *dy,
+				 struct tfk_tensor *df, struct tfk_err *err);
+int tfk_cpu_conv2d_bp_filter(const struct tfk_conv2d *g,
+			     const struct tfk_tensor *x,
+			     const struct tfk_tensor *dy,
+			     struct tfk_tensor *df, int threads,
+			     struct tfk_conv_ws *ws, struct tfk_err *err);
+/*
+ * The instruction set of the fast conv loops: want NULL returns the
+ * current one ("c", "avx2", "avx512"; the best the CPU has, by
+ * default); a name selects it when the CPU has it (returns it) or
+ * changes nothing (returns NULL). For tests and benchmarks; not
+ * thread-safe against running kernels.
+ */
+const char *tfk_cpu_conv_isa(const char *want);
+
 #endif

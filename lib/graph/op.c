@@ -35,6 +35,8 @@ extern const struct tfk_op_def tfk_ops_shape[];
 extern const struct tfk_kernel tfk_kernels_cpu_shape[];
 extern const struct tfk_op_def tfk_ops_pool[];
 extern const struct tfk_kernel tfk_kernels_cpu_pool[];
+extern const struct tfk_op_def tfk_ops_conv[];
+extern const struct tfk_kernel tfk_kernels_cpu_conv[];
 
 static int infer_placeholder(struct tfk_infer_ctx *ic)
 {
@@ -114,6 +116,7 @@ static const struct tfk_op_def *const op_families[] = {
 	tfk_ops_reduce,
 	tfk_ops_shape,
 	tfk_ops_pool,
+	tfk_ops_conv,
 };
 
 static const struct tfk_kernel *const kernel_families[] = {
@@ -127,6 +130,7 @@ static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_reduce,
 	tfk_kernels_cpu_shape,
 	tfk_kernels_cpu_pool,
+	tfk_kernels_cpu_conv,
 };
 
 #define N_OP_FAMILIES (int)(sizeof(op_families) / sizeof(op_families[0]))

@@ -99,13 +99,15 @@ struct worker {
 struct slot {
 	int rc;
 	struct tfk_err err;
-	size_t len;		/* of the record in ring[i % window] */
+	size_t len;		/* of the framed record in ring[i % window] */
 };
 
 /* Output records, one buffer per item in flight: tfk_pool_run keeps at
  * most `window` items between work and deliver, so item i may use
  * ring[i % window], and the buffers are reused instead of a malloc and
- * free per record (large frees are munmaps, costly across threads). */
+ * free per record (large frees are munmaps, costly across threads).
+ * Workers store records framed (TFRecord header and CRCs computed), so
+ * the ordered deliver step, the one serial part, only writes. */
 struct ringbuf {
 	uint8_t *p;
 	size_t cap;
@@ -121,13 +123,16 @@ static struct worker *workers;
 static struct worker *free_list;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct {
+/* The records being mapped (chunk) and, with -j 2 or more, the next
+ * ones, read by a helper thread meanwhile (ahead). */
+struct chunk {
 	uint8_t *data;
 	size_t len, cap;
 	struct item it[CHUNK];
 	size_t n;
 	uint64_t first;		/* global index of it[0] */
-} chunk;
+};
+static struct chunk chunk, ahead;
 
 static struct tfk_rec_writer *w;
 static uint64_t n_out;
@@ -386,16 +391,18 @@ static int map_one(struct worker *wk, const struct item *it, uint64_t step,
 	rc = tfk_exb_finish(&wk->b, &p, &len, &s->err);
 	if (rc)
 		return rc;
-	if (rb->cap < len) {
-		uint8_t *nb = realloc(rb->p, len);
+	if (rb->cap < len + TFK_REC_HEADER + TFK_REC_FOOTER) {
+		size_t cap = len + TFK_REC_HEADER + TFK_REC_FOOTER;
+		uint8_t *nb = realloc(rb->p, cap);
 
 		if (!nb)
 			return tfk_errf(&s->err, TFK_ENOMEM, "out of memory");
 		rb->p = nb;
-		rb->cap = len;
+		rb->cap = cap;
 	}
-	memcpy(rb->p, p, len);
-	s->len = len;
+	memcpy(rb->p + TFK_REC_HEADER, p, len);
+	tfk_rec_frame(rb->p, rb->p + TFK_REC_HEADER + len, p, len);
+	s->len = len + TFK_REC_HEADER + TFK_REC_FOOTER;
 	return 0;
 }
 
@@ -427,7 +434,8 @@ static int deliver(void *ctx, size_t i, void *vslot)
 		*err = s->err;
 		where(err, &chunk.it[i]);
 	} else {
-		rc = tfk_recw_write(w, ring[i % window].p, s->len, err);
+		rc = tfk_recw_write_framed(w, ring[i % window].p, s->len,
+					   err);
 		n_out++;
 	}
 	return rc;
@@ -603,17 +611,19 @@ struct reader {
 	uint64_t next;		/* global index of the next record */
 };
 
-/* Fill chunk with up to CHUNK records. Returns the count (0 at the end)
- * or a negative error. */
-static long fill_chunk(struct reader *rd, struct tfk_err *err)
+/* Fill c with up to CHUNK records (c->n of them; 0 at the end).
+ * Returns 0, or a negative error with c->n the records read before it,
+ * which tfk-map still maps and writes before reporting it. */
+static int fill_chunk_into(struct chunk *c, struct reader *rd,
+			   struct tfk_err *err)
 {
 	struct tfk_rec rec;
 	int rc;
 
-	chunk.len = 0;
-	chunk.n = 0;
-	chunk.first = rd->next;
-	while (chunk.n < CHUNK) {
+	c->len = 0;
+	c->n = 0;
+	c->first = rd->next;
+	while (c->n < CHUNK) {
 		if (!rd->r) {
 			if (rd->fi >= rd->n_files)
 				break;
@@ -630,31 +640,39 @@ static long fill_chunk(struct reader *rd, struct tfk_err *err)
 			rd->r = NULL;
 			continue;
 		}
-		if (chunk.len + rec.len > chunk.cap) {
-			size_t nc = chunk.cap ? chunk.cap : 1 << 20;
+		if (c->len + rec.len > c->cap) {
+			size_t nc = c->cap ? c->cap : 1 << 20;
 			uint8_t *nb;
 
-			while (nc < chunk.len + rec.len)
+			while (nc < c->len + rec.len)
 				nc *= 2;
-			nb = realloc(chunk.data, nc);
+			nb = realloc(c->data, nc);
 			if (!nb)
 				return tfk_errf(err, TFK_ENOMEM, "out of "
 						"memory");
-			chunk.data = nb;
-			chunk.cap = nc;
+			c->data = nb;
+			c->cap = nc;
 		}
-		memcpy(chunk.data + chunk.len, rec.data, rec.len);
-		chunk.it[chunk.n].off = chunk.len;
-		chunk.it[chunk.n].len = rec.len;
-		chunk.it[chunk.n].path = strcmp(rd->files[rd->fi - 1], "-") ?
+		memcpy(c->data + c->len, rec.data, rec.len);
+		c->it[c->n].off = c->len;
+		c->it[c->n].len = rec.len;
+		c->it[c->n].path = strcmp(rd->files[rd->fi - 1], "-") ?
 			rd->files[rd->fi - 1] : "<stdin>";
-		chunk.it[chunk.n].index = rec.index;
-		chunk.it[chunk.n].byte = rec.off;
-		chunk.len += rec.len;
-		chunk.n++;
+		c->it[c->n].index = rec.index;
+		c->it[c->n].byte = rec.off;
+		c->len += rec.len;
+		c->n++;
 		rd->next++;
 	}
-	return (long)chunk.n;
+	return 0;
+}
+
+/* For --adapt: the count, or a negative error. */
+static long fill_chunk(struct reader *rd, struct tfk_err *err)
+{
+	int rc = fill_chunk_into(&chunk, rd, err);
+
+	return rc ? rc : (long)chunk.n;
 }
 
 static void reader_close(struct reader *rd)
@@ -663,21 +681,64 @@ static void reader_close(struct reader *rd)
 	rd->r = NULL;
 }
 
+/* The read-ahead thread: the next chunk while the pool maps this one. */
+struct prefetch {
+	pthread_t th;
+	struct reader *rd;
+	int rc;
+	struct tfk_err err;
+};
+
+static void *prefetch_main(void *arg)
+{
+	struct prefetch *pf = arg;
+
+	pf->rc = fill_chunk_into(&ahead, pf->rd, &pf->err);
+	return NULL;
+}
+
+/*
+ * Map chunk after chunk. With -j 2 or more the next chunk is read (and
+ * its CRCs checked) on a helper thread while the pool maps the current
+ * one: reading was the serial part that kept two threads from scaling.
+ * A read error (a corrupt or cut record) is reported after every
+ * record before it is written, whatever -j. -j 1 stays on one thread.
+ */
 static int run_map(struct reader *rd, struct tfk_err *err)
 {
-	long n;
-	int rc = 0;
+	struct prefetch pf;
+	struct tfk_err rerr;
+	int rrc = fill_chunk_into(&chunk, rd, &rerr), rc, ahead_on;
 
-	while ((n = fill_chunk(rd, err)) > 0) {
+	while (chunk.n > 0) {
 		if (!graph && (rc = setup(&chunk.it[0], -1, 0, err)))
 			return rc;
-		rc = tfk_pool_run((size_t)n, (int)jobs, window,
+		pf.rd = rd;
+		ahead_on = !rrc && jobs > 1 &&
+			!pthread_create(&pf.th, NULL, prefetch_main, &pf);
+		rc = tfk_pool_run(chunk.n, (int)jobs, window,
 				  sizeof(struct slot),
 				  work, deliver, NULL, err);
+		if (ahead_on) {
+			struct chunk t;
+
+			pthread_join(pf.th, NULL);
+			t = chunk;
+			chunk = ahead;
+			ahead = t;
+			rrc = pf.rc;
+			rerr = pf.err;
+		} else if (!rc && !rrc) {
+			rrc = fill_chunk_into(&chunk, rd, &rerr);
+		} else {
+			chunk.n = 0;	/* a read error: stop after this */
+		}
 		if (rc)
 			return rc;
 	}
-	return n < 0 ? (int)n : 0;
+	if (rrc)
+		*err = rerr;
+	return rrc;
 }
 
 /* Adapt: Welford over every element, per channel of the last axis. */
@@ -1100,6 +1161,7 @@ done:
 	teardown();
 	workers_release();
 	free(chunk.data);
+	free(ahead.data);
 	tfk_prep_free(prep);
 	return rc ? tfk_cli_fail(&err) : 0;
 }

@@ -1366,14 +1366,15 @@ static const int64_t ones4[4] = { 1, 1, 1, 1 };
 
 #define FLOATS (TFK_DT_BIT(TFK_DT_FLOAT) | TFK_DT_BIT(TFK_DT_DOUBLE))
 #define A_T { "T", TFK_ATTR_TYPE, 0, { 0 }, FLOATS }
-#define A_STRIDES { "strides", TFK_ATTR_LIST_INT }
-#define A_CUDNN { "use_cudnn_on_gpu", TFK_ATTR_BOOL, 1, { .b = 1 } }
-#define A_PADDING { "padding", TFK_ATTR_STRING }
+#define A_STRIDES { "strides", TFK_ATTR_LIST_INT, 0, { 0 }, 0 }
+#define A_CUDNN { "use_cudnn_on_gpu", TFK_ATTR_BOOL, 1, { .b = 1 }, 0 }
+#define A_PADDING { "padding", TFK_ATTR_STRING, 0, { 0 }, 0 }
 #define A_EXPLICIT { "explicit_paddings", TFK_ATTR_LIST_INT, 1, \
-		     { .list = { 0, NULL, NULL, NULL } } }
-#define A_FORMAT { "data_format", TFK_ATTR_STRING, 1, { .s = { "NHWC", 4 } } }
+		     { .list = { 0, NULL, NULL, NULL } }, 0 }
+#define A_FORMAT { "data_format", TFK_ATTR_STRING, 1, \
+		   { .s = { "NHWC", 4 } }, 0 }
 #define A_DILATIONS { "dilations", TFK_ATTR_LIST_INT, 1, \
-		      { .list = { 4, ones4, NULL, NULL } } }
+		      { .list = { 4, ones4, NULL, NULL } }, 0 }
 #define CONV_ATTRS { A_T, A_STRIDES, A_CUDNN, A_PADDING, A_EXPLICIT, \
 		     A_FORMAT, A_DILATIONS }
 #define DW_ATTRS { A_T, A_STRIDES, A_PADDING, A_EXPLICIT, A_FORMAT, \
@@ -1390,7 +1391,7 @@ static const int64_t ones4[4] = { 1, 1, 1, 1 };
 }
 #define BP_INPUT(nm, at) {						\
 	.name = nm,							\
-	.inputs = { { "input_sizes", TFK_DT_INT32 },			\
+	.inputs = { { "input_sizes", TFK_DT_INT32, NULL, NULL },			\
 		    { "filter", .type_attr = "T" },			\
 		    { "out_backprop", .type_attr = "T" } },		\
 	.outputs = { { "output", .type_attr = "T" } },			\
@@ -1401,7 +1402,7 @@ static const int64_t ones4[4] = { 1, 1, 1, 1 };
 #define BP_FILTER(nm, at) {						\
 	.name = nm,							\
 	.inputs = { { "input", .type_attr = "T" },			\
-		    { "filter_sizes", TFK_DT_INT32 },			\
+		    { "filter_sizes", TFK_DT_INT32, NULL, NULL },			\
 		    { "out_backprop", .type_attr = "T" } },		\
 	.outputs = { { "output", .type_attr = "T" } },			\
 	.attrs = at,							\

@@ -236,7 +236,7 @@ int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
  */
 
 #define PF_MAX_CHUNKS 64
-#define PF_SPIN 20000		/* polls before sleeping: ~50-100 us */
+#define PF_SPIN 4000		/* polls before sleeping: ~100 us (pause ~25 ns on Zen 5) */
 #define PF_CLOSED 0xffffffffu
 
 typedef void (*pf_fn)(void *ctx, int64_t begin, int64_t end, int worker);

@@ -631,82 +631,155 @@ size_t tfk_cpu_batch_norm_work(int64_t channels, int threads)
 		threads = 1;
 	if (threads > 64)
 		threads = 64;
-	return (size_t)channels * (2 * (size_t)threads + 4);
+	/* m, v, a, b; partials [chunk][2 * ch]; 4 float vectors */
+	return (size_t)channels * (2 * (size_t)threads + 6);
 }
 
-/* One parallel pass over row chunks of a float [rows, ch] tensor. */
+/*
+ * One parallel pass over row chunks of a float [rows, ch] tensor. The
+ * per-channel terms are float vectors (mf mean, af/bf affine or grad
+ * coefficients, cf mean of dy); sums run in float over blocks of BN_BLK
+ * rows (error ~BN_BLK eps) and are added into double per block, so a
+ * long reduction keeps double accuracy while the inner loops stay 4
+ * floats wide (GCC vector extensions: SSE on any x86-64, NEON on arm64;
+ * -O2 does not vectorize loops of unknown length on its own).
+ */
 struct bn_job {
 	int pass;
 	int64_t ch;
 	const float *x, *dy;
 	float *y;
-	const double *mean, *inv;	/* per channel */
-	const double *a, *b;		/* per-channel affine / grad terms */
+	const float *mf, *af, *bf, *cf;
 	double *part;			/* [chunk][2 * ch] partial sums */
 };
+
+#define BN_BLK 32
+#define BN_TILE 64
+
+typedef float v4f __attribute__((vector_size(16)));
+
+static inline v4f ld4(const float *p)
+{
+	v4f v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void st4(float *p, v4f v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* Sums of pass 0 (x), 1 ((x - m)^2) or 3 (dy, dy * (x - m)) over rows
+ * [lo, hi) into s (and s2). */
+static void bn_sums(const struct bn_job *j, int64_t lo, int64_t hi,
+		    double *restrict s, double *restrict s2)
+{
+	const int64_t ch = j->ch;
+	const float *restrict x = j->x, *restrict dy = j->dy;
+	const float *restrict mf = j->mf;
+	v4f a[BN_TILE / 4], b[BN_TILE / 4];
+	int64_t c0, r0, r, c, n, n4;
+
+	for (c = 0; c < ch; c++)
+		s[c] = s2[c] = 0;
+	for (c0 = 0; c0 < ch; c0 += BN_TILE) {
+		n = ch - c0 < BN_TILE ? ch - c0 : BN_TILE;
+		n4 = n / 4;
+		for (r0 = lo; r0 < hi; r0 += BN_BLK) {
+			int64_t r1 = r0 + BN_BLK < hi ? r0 + BN_BLK : hi;
+			float ta[4] = { 0 }, tb[4] = { 0 };
+
+			memset(a, 0, sizeof(a));
+			memset(b, 0, sizeof(b));
+			for (r = r0; r < r1; r++) {
+				const float *p = x + r * ch + c0;
+				const float *g = dy ? dy + r * ch + c0 : NULL;
+				const float *m = mf + c0;
+
+				switch (j->pass) {
+				case 0:
+					for (c = 0; c < n4; c++)
+						a[c] += ld4(p + 4 * c);
+					break;
+				case 1:
+					for (c = 0; c < n4; c++) {
+						v4f d = ld4(p + 4 * c) -
+							ld4(m + 4 * c);
+
+						a[c] += d * d;
+					}
+					break;
+				default:
+					for (c = 0; c < n4; c++) {
+						v4f q = ld4(g + 4 * c);
+
+						a[c] += q;
+						b[c] += q * (ld4(p + 4 * c) -
+							     ld4(m + 4 * c));
+					}
+					break;
+				}
+				for (c = 4 * n4; c < n; c++) {
+					float d = p[c] - m[c];
+
+					if (j->pass == 0) {
+						ta[c - 4 * n4] += p[c];
+					} else if (j->pass == 1) {
+						ta[c - 4 * n4] += d * d;
+					} else {
+						ta[c - 4 * n4] += g[c];
+						tb[c - 4 * n4] += g[c] * d;
+					}
+				}
+			}
+			for (c = 0; c < 4 * n4; c++) {
+				s[c0 + c] += a[c / 4][c % 4];
+				s2[c0 + c] += b[c / 4][c % 4];
+			}
+			for (c = 4 * n4; c < n; c++) {
+				s[c0 + c] += ta[c - 4 * n4];
+				s2[c0 + c] += tb[c - 4 * n4];
+			}
+		}
+	}
+}
 
 static void bn_chunk(void *ctx, int64_t lo, int64_t hi, int k)
 {
 	struct bn_job *j = ctx;
-	int64_t ch = j->ch, r, c;
-	double *s = j->part + (size_t)k * 2 * ch, *s2 = s + ch;
+	const int64_t ch = j->ch, n4 = ch / 4;
+	double *s = j->part + (size_t)k * 2 * ch;
+	const float *restrict mf = j->mf, *restrict af = j->af;
+	const float *restrict bf = j->bf, *restrict cf = j->cf;
+	int64_t r, c;
 
-	switch (j->pass) {
-	case 0:	/* sum x */
-		for (c = 0; c < ch; c++)
-			s[c] = 0;
-		for (r = lo; r < hi; r++) {
-			const float *p = j->x + r * ch;
+	if (j->pass != 2 && j->pass != 4) {
+		bn_sums(j, lo, hi, s, s + ch);
+		return;
+	}
+	for (r = lo; r < hi; r++) {
+		const float *p = j->x + r * ch;
+		const float *g = j->dy ? j->dy + r * ch : NULL;
+		float *o = j->y + r * ch;
 
-			for (c = 0; c < ch; c++)
-				s[c] += p[c];
+		if (j->pass == 2) {	/* y = (x - mean) a + offset */
+			for (c = 0; c < n4; c++)
+				st4(o + 4 * c, (ld4(p + 4 * c) - ld4(mf + 4 * c)) *
+				    ld4(af + 4 * c) + ld4(bf + 4 * c));
+			for (c = 4 * n4; c < ch; c++)
+				o[c] = (p[c] - mf[c]) * af[c] + bf[c];
+		} else {	/* dx = a (dy - mdy) - (x - mean) b */
+			for (c = 0; c < n4; c++)
+				st4(o + 4 * c, ld4(af + 4 * c) *
+				    (ld4(g + 4 * c) - ld4(cf + 4 * c)) -
+				    (ld4(p + 4 * c) - ld4(mf + 4 * c)) *
+				    ld4(bf + 4 * c));
+			for (c = 4 * n4; c < ch; c++)
+				o[c] = af[c] * (g[c] - cf[c]) -
+					(p[c] - mf[c]) * bf[c];
 		}
-		break;
-	case 1:	/* sum (x - mean)^2 */
-		for (c = 0; c < ch; c++)
-			s[c] = 0;
-		for (r = lo; r < hi; r++) {
-			const float *p = j->x + r * ch;
-
-			for (c = 0; c < ch; c++) {
-				double d = p[c] - j->mean[c];
-
-				s[c] += d * d;
-			}
-		}
-		break;
-	case 2:	/* y = x * a + b */
-		for (r = lo; r < hi; r++) {
-			const float *p = j->x + r * ch;
-			float *o = j->y + r * ch;
-
-			for (c = 0; c < ch; c++)
-				o[c] = (float)(p[c] * j->a[c] + j->b[c]);
-		}
-		break;
-	case 3:	/* sum dy, sum dy * (x - mean) */
-		for (c = 0; c < ch; c++)
-			s[c] = s2[c] = 0;
-		for (r = lo; r < hi; r++) {
-			const float *p = j->x + r * ch, *g = j->dy + r * ch;
-
-			for (c = 0; c < ch; c++) {
-				s[c] += g[c];
-				s2[c] += g[c] * (p[c] - j->mean[c]);
-			}
-		}
-		break;
-	case 4:	/* dx = dy * a[c] + (x - mean) * b[c] + a[c] * -mdy[c]
-		 * folded: dx = a (dy - mdy) - (x - mean) b */
-		for (r = lo; r < hi; r++) {
-			const float *p = j->x + r * ch, *g = j->dy + r * ch;
-			float *o = j->y + r * ch;
-
-			for (c = 0; c < ch; c++)
-				o[c] = (float)(j->a[c] * (g[c] - j->inv[c]) -
-					       (p[c] - j->mean[c]) * j->b[c]);
-		}
-		break;
 	}
 }
 
@@ -758,6 +831,7 @@ int tfk_cpu_batch_norm(const struct tfk_bn *p, const struct tfk_tensor *x,
 	int need_stats = !p->is_training || p->avg_factor != 1;
 	int64_t rows, ch, c;
 	double *own = NULL, *m, *v, *a, *b;
+	float *mf, *af, *bf;
 	struct bn_job j;
 	int rc;
 
@@ -788,13 +862,17 @@ int tfk_cpu_batch_norm(const struct tfk_bn *p, const struct tfk_tensor *x,
 	j.x = x->data;
 	j.y = y->data;
 	j.part = b + ch;
-	j.mean = m;
+	mf = (float *)(j.part + 2 * (size_t)threads * ch);
+	af = mf + ch, bf = af + ch;
+	j.mf = mf, j.af = af, j.bf = bf;
 	if (p->is_training) {
 		j.pass = 0;
 		tfk_parallel_for(threads, rows, bn_chunk, &j);
 		bn_combine(&j, rows, threads, m, NULL);
-		for (c = 0; c < ch; c++)
+		for (c = 0; c < ch; c++) {
 			m[c] /= rows;
+			mf[c] = (float)m[c];
+		}
 		j.pass = 1;
 		tfk_parallel_for(threads, rows, bn_chunk, &j);
 		bn_combine(&j, rows, threads, v, NULL);
@@ -811,7 +889,6 @@ int tfk_cpu_batch_norm(const struct tfk_bn *p, const struct tfk_tensor *x,
 		double bm = m[c], bv = v[c];
 
 		a[c] = inv * ((const float *)scale->data)[c];
-		b[c] = ((const float *)offset->data)[c] - m[c] * a[c];
 		if (p->is_training) {
 			bv *= bessel(rows);
 			if (p->avg_factor != 1) {
@@ -827,10 +904,11 @@ int tfk_cpu_batch_norm(const struct tfk_bn *p, const struct tfk_tensor *x,
 		((float *)batch_var->data)[c] = (float)bv;
 		((float *)rs1->data)[c] = (float)m[c];
 		((float *)rs2->data)[c] = (float)v[c];
+		af[c] = (float)a[c];
+		bf[c] = ((const float *)offset->data)[c];
+		mf[c] = (float)m[c];
 	}
 	j.pass = 2;
-	j.a = a;
-	j.b = b;
 	tfk_parallel_for(threads, rows, bn_chunk, &j);
 	tfk_free(own);
 	return 0;
@@ -896,6 +974,7 @@ int tfk_cpu_batch_norm_grad(const struct tfk_bn *p,
 	const struct tfk_tensor *vec[5] = { scale, rs1, rs2, dscale, doffset };
 	int64_t rows, ch, c;
 	double *own = NULL, *m, *inv, *a, *b, *sg, *sgx;
+	float *mf, *af, *bf, *cf;
 	struct bn_job j;
 	int rc = check_bn(x, 5, vec, &rows, &ch, err);
 
@@ -925,10 +1004,14 @@ int tfk_cpu_batch_norm_grad(const struct tfk_bn *p,
 	j.x = x->data;
 	j.dy = dy->data;
 	j.y = dx->data;
-	j.mean = m;
 	j.part = b + ch;
-	for (c = 0; c < ch; c++)
+	mf = (float *)(j.part + 2 * (size_t)threads * ch);
+	af = mf + ch, bf = af + ch, cf = bf + ch;
+	j.mf = mf, j.af = af, j.bf = bf, j.cf = cf;
+	for (c = 0; c < ch; c++) {
 		m[c] = ((const float *)rs1->data)[c];
+		mf[c] = (float)m[c];
+	}
 	j.pass = 3;
 	tfk_parallel_for(threads, rows, bn_chunk, &j);
 	bn_combine(&j, rows, threads, sg, sgx);
@@ -950,11 +1033,11 @@ int tfk_cpu_batch_norm_grad(const struct tfk_bn *p,
 			inv[c] = 0;
 			b[c] = 0;
 		}
+		af[c] = (float)a[c];
+		bf[c] = (float)b[c];
+		cf[c] = (float)inv[c];
 	}
 	j.pass = 4;
-	j.a = a;
-	j.b = b;
-	j.inv = inv;
 	tfk_parallel_for(threads, rows, bn_chunk, &j);
 	tfk_free(own);
 	return 0;

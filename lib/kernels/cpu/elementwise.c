@@ -1,7 +1,9 @@
 /*
- * elementwise.c - elementwise ops with numpy broadcasting, activations,
- * Cast, BiasAdd, Softmax, and the data movement (Identity, Reshape) and
- * reduction (Sum, ZerosLike) the gradients of broadcasting ops need.
+ * elementwise.c - elementwise ops with numpy broadcasting (arithmetic,
+ * Pow, SquaredDifference, comparisons, LogicalAnd, SelectV2), unary
+ * math and activations and TF's XGrad ops for them (SigmoidGrad,
+ * TanhGrad, SqrtGrad, RsqrtGrad, ReluGrad), Cast, BiasAdd, Softmax,
+ * Identity, Reshape and ZerosLike, with gradients as TF's math_grad.py.
  *
  * Broadcasting: the _ref computes every output index's coordinates and
  * each operand's offset from them (div/mod per dim per element: slow
@@ -16,10 +18,17 @@
  * arithmetic is done in unsigned types because signed overflow is
  * undefined in C.
  *
+ * The float fast paths of the new binary ops (Pow, SquaredDifference,
+ * the XGrads) compute in double and round once, as the _ref does, so
+ * fast == _ref bit for bit for every binary op; comparisons and
+ * SelectV2 have fast loops for same-shape and scalar operands only.
+ *
  * Gradients of broadcasting ops reduce dy back to the input's shape with
  * Sum: leading axes the input lacks (keep_dims false), then axes where
  * the input has 1 (keep_dims true) - TF's BroadcastGradientArgs done at
- * build time, as the shapes are static but for the batch dimension.
+ * build time, as the shapes are static but for the batch dimension; when
+ * a build-time shape leaves it open, the run-time form (see
+ * reduce_like).
  */
 #include "kernels/cpu.h"
 #include "graph/graph.h"

@@ -8,7 +8,9 @@
  *
  * Records are read in chunks and mapped on -j threads by tfk_pool_run
  * (ordered), each thread with its own executor, example decoder and
- * image decoder. A record's random draws come from the executor's key
+ * image decoder; with -j 2 or more a helper thread reads the next chunk
+ * meanwhile, and workers hand over framed records, so the only serial
+ * step left is the ordered write. A record's random draws come from the executor's key
  * for (seed, step = the record's position in the whole input), so -j
  * and chunking never change the output. The graph is built when the
  * first record arrives: the feature kinds decide the placeholder dtypes

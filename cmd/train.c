@@ -829,6 +829,7 @@ static int setup(struct run *r, const char *spec_path)
 		rc = tfk_optim_new(r->comp.optimizer, r->comp.optimizer_path,
 				   &r->opt, &err);
 	if (!rc) {
+		tfk_optim_set_threads(r->opt, (int)threads);
 		to.seed = tfk_rng_u64(seed, 0x6578656375746f72ull);
 		to.threads = (int)threads;
 		to.nan_skip = !strcmp(nan_policy, "skip");

@@ -356,12 +356,13 @@ static int check_loss(double l, struct tfk_err *err)
 int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 		     uint64_t step, struct tfk_err *err)
 {
-	const struct tfk_tensor **f = tr->grads;
+	const struct tfk_tensor **f;
 	struct tfk_model *m = tr->m;
 	double loss;
 	int rc, i;
 
 	rc = tfk_trainer_prepare(tr, b, err);
+	f = tr->grads;
 	if (!rc)
 		rc = set_feeds(tr, b, 1, err);
 	if (!rc)
@@ -451,4 +452,14 @@ int tfk_trainer_n_opt(const struct tfk_trainer *tr)
 const int *tfk_trainer_opt_vars(const struct tfk_trainer *tr)
 {
 	return tr->opt_vars;
+}
+
+void tfk_trainer_exec_stats(const struct tfk_trainer *tr, int train,
+			    struct tfk_exec_stats *s)
+{
+	const struct tfk_exec *x = train ? tr->xt : tr->xe;
+
+	memset(s, 0, sizeof(*s));
+	if (x)
+		tfk_exec_stats(x, s);
 }

@@ -29,6 +29,7 @@
 #ifndef TFK_TRAIN_H
 #define TFK_TRAIN_H
 
+#include "graph/exec.h"
 #include "nn/feed.h"
 #include "nn/model.h"
 #include "nn/optim.h"
@@ -50,7 +51,8 @@ struct tfk_trainer;
  * with loss ls, the metrics of `metrics` (a JSON array of metric
  * entries, may be NULL; metrics_path names it: "[i]" is appended) and
  * optimizer opt (borrowed). The graph is built at the first step or
- * eval. 0, TFK_EINVAL (a bad metric; a model with several outputs),
+ * eval; one trainer per model (its placeholders are added to m->g).
+ * 0, TFK_EINVAL (a bad metric; a model with several outputs),
  * TFK_ENOMEM; *tr NULL on failure.
  */
 int tfk_trainer_new(struct tfk_trainer **tr, struct tfk_model *m,
@@ -98,5 +100,10 @@ double tfk_trainer_metric(const struct tfk_trainer *tr, int i);
  * indices (valid after prepare), for checkpoints (ckpt.h opt_var). */
 int tfk_trainer_n_opt(const struct tfk_trainer *tr);
 const int *tfk_trainer_opt_vars(const struct tfk_trainer *tr);
+
+/* The statistics of the train (train 1) or eval executor (zeros before
+ * prepare): a run of same-shaped batches makes no new plan. */
+void tfk_trainer_exec_stats(const struct tfk_trainer *tr, int train,
+			    struct tfk_exec_stats *s);
 
 #endif

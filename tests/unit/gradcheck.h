@@ -67,6 +67,7 @@ static double gc_loss(struct tfk_exec *ex, const struct tfk_tensor *feeds)
  * Prints one TAP line named name; returns the worst relative error
  * (or 1 on failure to build or run).
  */
+__attribute__((unused))
 static double gradcheck(const char *name, const struct gc_input *in, int n_in,
 			gc_build_fn build, void *ctx)
 {
@@ -244,6 +245,7 @@ struct gc_op {
 	int out_index;
 };
 
+__attribute__((unused))
 static int gc_build_op(struct tfk_graph *g, const struct tfk_port *x,
 		       struct tfk_port *y, struct tfk_err *err, void *ctx)
 {
@@ -262,6 +264,225 @@ static int gc_build_op(struct tfk_graph *g, const struct tfk_port *x,
 		return -1;
 	y->index = o->out_index;
 	return 0;
+}
+
+/*
+ * numpy oracle for single ops (tests/py/np_ref.py): each case builds
+ * op(x [, y] [, int32 Const]) on Const inputs of random values in
+ * [lo, hi), runs it in float32 and in float64, and compares with numpy's
+ * float64 result of expr: |ours - numpy| / max(|numpy|, 1) <= 2e-6 in
+ * float32 (one rounding of inputs and of the result, plus libm's ulp),
+ * 1e-12 in float64. Bool and integer outputs must be equal. One TAP
+ * line per case with the worst error of the two dtypes.
+ */
+struct np_case {
+	const char *name, *op, *expr;
+	int rx;
+	int64_t sx[4];
+	int ry;				/* -1: no y */
+	int64_t sy[4];
+	int n_consts;			/* 0 or 1: an int32 vector/scalar */
+	int clen;			/* 0: scalar */
+	int32_t c[8];
+	int n_attrs;
+	struct tfk_attr attrs[2];
+	double lo, hi;
+	int out_index;
+};
+
+static void gc_shape_str(int r, const int64_t *s, char *buf, size_t n)
+{
+	size_t o = 0;
+	int i;
+
+	if (!r) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	for (i = 0; i < r; i++)
+		o += snprintf(buf + o, n - o, "%s%lld", i ? "x" : "",
+			      (long long)s[i]);
+}
+
+static double gc_get(const struct tfk_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case TFK_DT_FLOAT: return ((const float *)t->data)[i];
+	case TFK_DT_DOUBLE: return ((const double *)t->data)[i];
+	case TFK_DT_INT32: return ((const int32_t *)t->data)[i];
+	case TFK_DT_INT64: return (double)((const int64_t *)t->data)[i];
+	default: return ((const uint8_t *)t->data)[i];
+	}
+}
+
+static double *gc_values(int r, const int64_t *s, double lo, double hi,
+			 int64_t *n)
+{
+	double *v;
+	int64_t i;
+
+	*n = 1;
+	for (i = 0; i < r; i++)
+		*n *= s[i];
+	v = malloc(*n * sizeof(double) + 8);
+	for (i = 0; i < *n; i++)	/* float32-representable values */
+		v[i] = (float)(lo + (hi - lo) * gc_urand());
+	return v;
+}
+
+static struct tfk_port gc_const_of(struct tfk_graph *g, enum tfk_dtype dt,
+				   int r, const int64_t *s, const double *v,
+				   int64_t n)
+{
+	struct tfk_tensor t;
+	struct tfk_port p = { -1, 0 };
+	int64_t i;
+
+	tfk_tensor_init(&t, dt, r, s, NULL);
+	for (i = 0; i < n; i++) {
+		if (dt == TFK_DT_FLOAT)
+			((float *)t.data)[i] = (float)v[i];
+		else
+			((double *)t.data)[i] = v[i];
+	}
+	tfk_graph_const(g, NULL, &t, &p, NULL);
+	tfk_tensor_release(&t);
+	return p;
+}
+
+__attribute__((unused))
+static void np_check(const struct np_case *cs, int n_cases)
+{
+	const char *dir = tap_tmpdir();
+	char path[512], cmd[1024], sx[64], sy[64], *man = NULL;
+	size_t mlen = 0;
+	double **xv = calloc(n_cases, sizeof(*xv));
+	double **yv = calloc(n_cases, sizeof(*yv));
+	int64_t *nx = calloc(n_cases, sizeof(*nx));
+	int64_t *ny = calloc(n_cases, sizeof(*ny));
+	int i, d, rc;
+
+	for (i = 0; i < n_cases; i++) {
+		const struct np_case *c = &cs[i];
+		char line[512];
+		int len;
+
+		xv[i] = gc_values(c->rx, c->sx, c->lo, c->hi, &nx[i]);
+		snprintf(path, sizeof(path), "%s/%s.x", dir, c->name);
+		tap_write_file(path, xv[i], nx[i] * 8);
+		gc_shape_str(c->rx, c->sx, sx, sizeof(sx));
+		sy[0] = 0;
+		if (c->ry >= 0) {
+			yv[i] = gc_values(c->ry, c->sy, c->lo, c->hi, &ny[i]);
+			snprintf(path, sizeof(path), "%s/%s.y", dir, c->name);
+			tap_write_file(path, yv[i], ny[i] * 8);
+			sy[0] = ',';
+			gc_shape_str(c->ry, c->sy, sy + 1, sizeof(sy) - 1);
+		}
+		len = snprintf(line, sizeof(line), "%s %s%s %s\n", c->name, sx,
+			       sy, c->expr);
+		man = realloc(man, mlen + len + 1);
+		memcpy(man + mlen, line, len + 1);
+		mlen += len;
+	}
+	snprintf(path, sizeof(path), "%s/manifest", dir);
+	tap_write_file(path, man, mlen);
+	free(man);
+	snprintf(cmd, sizeof(cmd), "%s %s %s",
+		 getenv("PYTHON") && *getenv("PYTHON") ? getenv("PYTHON") :
+		 "/usr/bin/python3", tap_source("tests/py/np_ref.py"), dir);
+	rc = system(cmd);
+	ok(rc == 0, "numpy oracle ran (%d cases)", n_cases);
+	for (i = 0; rc == 0 && i < n_cases; i++) {
+		const struct np_case *c = &cs[i];
+		double worst = 0, *want;
+		size_t nw;
+		int bad = 0;
+
+		snprintf(path, sizeof(path), "%s/%s.want", dir, c->name);
+		want = tap_read_file(path, &nw);
+		for (d = 0; d < 2; d++) {
+			enum tfk_dtype dt = d ? TFK_DT_DOUBLE : TFK_DT_FLOAT;
+			struct tfk_graph *g;
+			struct tfk_err err = { 0, "" };
+			struct tfk_port in[3], y;
+			const struct tfk_tensor *out[1];
+			const char *fetch[1] = { "y" };
+			struct tfk_exec *ex = NULL;
+			char yn[32];
+			int k = 0;
+			int64_t j;
+
+			tfk_graph_new(&g, &err);
+			in[k++] = gc_const_of(g, dt, c->rx, c->sx, xv[i],
+					      nx[i]);
+			if (c->ry >= 0)
+				in[k++] = gc_const_of(g, dt, c->ry, c->sy,
+						      yv[i], ny[i]);
+			if (c->n_consts) {
+				struct tfk_tensor t;
+				int64_t cl = c->clen;
+
+				tfk_tensor_init_view(&t, TFK_DT_INT32,
+						     c->clen ? 1 : 0, &cl,
+						     (void *)c->c, (c->clen ?
+						     c->clen : 1) * 4,
+						     TFK_OWN_BORROWED, NULL);
+				tfk_graph_const(g, NULL, &t, &in[k++], &err);
+			}
+			snprintf(yn, sizeof(yn), "y:%d", c->out_index);
+			fetch[0] = yn;
+			if (tfk_graph_add_node(g, c->op, "y", in, k, c->attrs,
+					       c->n_attrs, &y, &err) ||
+			    tfk_exec_new(&ex, g, NULL, 0, fetch, 1, NULL,
+					 &err) ||
+			    tfk_exec_run(ex, NULL, 0, out, &err)) {
+				tap_diag("%s: %s", c->name, err.msg);
+				bad++;
+			} else if (!want || (size_t)tfk_tensor_numel(out[0]) *
+				   8 != nw) {
+				tap_diag("%s: %lld values, numpy %zu",
+					 c->name,
+					 (long long)tfk_tensor_numel(out[0]),
+					 nw / 8);
+				bad++;
+			} else {
+				int exact = out[0]->dtype != TFK_DT_FLOAT &&
+					out[0]->dtype != TFK_DT_DOUBLE;
+				double tol = d ? 1e-12 : 2e-6;
+
+				for (j = 0; j < tfk_tensor_numel(out[0]); j++) {
+					double a = gc_get(out[0], j), b = want[j];
+					double e = a == b || (a != a && b != b) ?
+						0 : fabs(a - b) /
+						(fabs(b) > 1 ? fabs(b) : 1);
+
+					if (!(e <= worst))
+						worst = e;
+					if (!(e <= (exact ? 0 : tol)) &&
+					    bad++ < 2)
+						tap_diag("%s %s [%lld]: %.9g, "
+							 "numpy %.9g", c->name,
+							 d ? "float64" :
+							 "float32",
+							 (long long)j, a, b);
+				}
+			}
+			tfk_exec_free(ex);
+			tfk_graph_free(g);
+		}
+		ok(!bad, "%s == numpy %s (max err %.2g)", c->name, c->expr,
+		   worst);
+		free(want);
+	}
+	for (i = 0; i < n_cases; i++) {
+		free(xv[i]);
+		free(yv[i]);
+	}
+	free(xv);
+	free(yv);
+	free(nx);
+	free(ny);
 }
 
 #endif

@@ -1,11 +1,16 @@
 /*
  * t-shapeops.c - shape functions and data movement ops: Shape, Size,
- * Rank, BroadcastGradientArgs, ExpandDims, Squeeze (values, shape
- * inference with unknown dims and data-less planning, errors) and
- * their gradients by finite differences.
+ * Rank, ExpandDims, Squeeze (values, shape inference with unknown dims
+ * and data-less planning, errors); Transpose, ConcatV2, Pack, Tile,
+ * Pad, Slice, StridedSlice (begin/end/ellipsis/new-axis/shrink masks,
+ * negative strides, clamping), BroadcastTo against numpy
+ * (tests/py/np_ref.py, the expression being the op's Python-slicing or
+ * numpy meaning); Fill and error cases by hand; gradients of all of
+ * them, Unpack, SplitV (as ConcatV2's) and BroadcastGradientArgs
+ * (inside AddV2's) by finite differences with an unknown batch dim.
  *
- * Data movement is exact: outputs compared bit for bit with numpy's
- * (values written by numpy from the same inputs) or hand values.
+ * Data movement is exact: outputs compared bit for bit with numpy's.
+ * Finite differences: <= 1e-6 (gradcheck.h).
  */
 #include "kernels/cpu.h"
 #include "graph/exec.h"
@@ -267,7 +272,7 @@ static void vs_numpy(void)
 	tap_write_file(path, man, mlen);
 	snprintf(cmd, sizeof(cmd), "%s %s %s",
 		 getenv("PYTHON") && *getenv("PYTHON") ? getenv("PYTHON") :
-		 "/usr/bin/python3", tap_source("tests/py/shapeops_ref.py"),
+		 "/usr/bin/python3", tap_source("tests/py/np_ref.py"),
 		 dir);
 	rc = system(cmd);
 	if (!ok(rc == 0, "numpy oracle ran (%d cases)", N_MV))

@@ -1,0 +1,651 @@
+/*
+ * tfk-model: inspect (show) and run (run) a TensorFlow SavedModel, as
+ * saved_model_cli does, without TensorFlow.
+ *
+ * `show` prints, byte for byte, the text of TensorFlow's
+ * tensorflow/python/tools/saved_model_cli.py: the tag-sets; the
+ * SignatureDef keys of a tag-set; a signature's inputs and outputs
+ * (dtype, shape as a tuple, tensor name) and method name; and with
+ * --all every signature of every MetaGraphDef. Differences, all where
+ * saved_model_cli's output is not a function of the file:
+ *  - the op sets that --all and --list_ops print are Python sets, whose
+ *    order changes from run to run (string hashing is randomized); here
+ *    they are sorted;
+ *  - --all's "Concrete Functions" section needs TensorFlow to rebuild
+ *    the Python objects of a TF2 model and is not printed;
+ *  - a dtype number the DataType enum lacks makes saved_model_cli fail
+ *    with a KeyError; here the number is printed.
+ * Additions: --json (the same facts as one JSON object) and --ops (each
+ * op type the graph uses, and "yes"/"no": whether tfkit's op registry
+ * can run it on the CPU).
+ *
+ * `run` lives in lib/model/smrun.c (tfk_model_run_main); this file only
+ * dispatches to it. The two subcommands have separate option tables, so
+ * each one's --help lists its own options; the top-level --help lists
+ * the commands (scripts/check-man reads both).
+ */
+#include "graph/graph.h"
+#include "graph/op.h"
+#include "model/savedmodel.h"
+#include "util/alloc.h"
+#include "util/cli.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct tfk_cmd top_cmd = {
+	"tfk-model",
+	"COMMAND [options]",
+	"inspect and run TensorFlow SavedModels, as saved_model_cli does",
+	"tfk-model show --dir model --all",
+};
+
+static const struct tfk_opt no_opts[] = { TFK_OPT_END };
+
+static void top_help(void)
+{
+	printf("usage: tfk-model %s\n%s\n\n", top_cmd.usage, top_cmd.summary);
+	printf("Commands:\n"
+	       "  show  tag-sets, signatures (inputs, outputs, method) and "
+	       "ops of a SavedModel\n"
+	       "  run   run a signature on inputs given as literals, .npy "
+	       "files or tf.Examples\n\n");
+	printf("Options:\n");
+	printf("  %-28s %s\n", "-h, --help", "show this help and exit");
+	printf("  %-28s %s\n", "    --version", "show the version and exit");
+	printf("\nRun 'tfk-model COMMAND --help' for a command's options.\n");
+	printf("\nExample:\n  %s\n", top_cmd.example);
+	printf("\nSee tfk-model(1).\n");
+}
+
+/* show ----------------------------------------------------------------- */
+
+static const char *dir;
+static const char *tag_set;
+static const char *signature_def;
+static int all, json, ops, list_ops;
+
+static const struct tfk_opt show_opts[] = {
+	TFK_OPT_STR(0, "dir", &dir, "DIR", "the SavedModel directory "
+		    "(holding saved_model.pb)"),
+	TFK_OPT_FLAG(0, "all", &all, "every tag-set, signature and op"),
+	TFK_OPT_STR(0, "tag_set", &tag_set, "TAGS", "the MetaGraphDef whose "
+		    "tags are TAGS (comma-separated, e.g. serve or "
+		    "train,serve)"),
+	TFK_OPT_STR(0, "signature_def", &signature_def, "KEY",
+		    "show this signature's inputs and outputs (needs "
+		    "--tag_set)"),
+	TFK_OPT_FLAG(0, "list_ops", &list_ops, "print the op set of "
+		     "--tag_set's graph, as saved_model_cli --list_ops"),
+	TFK_OPT_FLAG(0, "ops", &ops, "list the op types of the graph and its "
+		     "functions, each with yes/no: runnable by tfkit on the "
+		     "CPU"),
+	TFK_OPT_FLAG(0, "json", &json, "print one JSON object instead of "
+		     "text"),
+	TFK_OPT_END
+};
+
+static const struct tfk_cmd show_cmd = {
+	"tfk-model",
+	"show --dir DIR [--all] [--tag_set TAGS [--signature_def KEY]] "
+	"[--list_ops] [--ops] [--json]",
+	"print the tag-sets, signatures and ops of a SavedModel, as "
+	"saved_model_cli show",
+	"tfk-model show --dir model --tag_set serve --signature_def "
+	"serving_default",
+};
+
+/* Python's repr() of a str: quotes chosen as Python chooses them,
+ * backslash escapes for the quote, backslash and control bytes; other
+ * bytes (UTF-8 included) as they are. */
+static void py_repr(FILE *f, const char *s)
+{
+	int q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
+	const unsigned char *p;
+
+	fputc(q, f);
+	for (p = (const unsigned char *)s; *p; p++) {
+		if (*p == q || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\r')
+			fputs("\\r", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc(q, f);
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Python's comparison of two lists of str. */
+static int cmp_tag_lists(const struct tfk_meta_graph *a,
+			 const struct tfk_meta_graph *b)
+{
+	int i, c;
+
+	for (i = 0; i < a->n_tags && i < b->n_tags; i++)
+		if ((c = strcmp(a->tags[i], b->tags[i])))
+			return c;
+	return (a->n_tags > b->n_tags) - (a->n_tags < b->n_tags);
+}
+
+static int cmp_mg_ptr(const void *a, const void *b)
+{
+	return cmp_tag_lists(*(const struct tfk_meta_graph *const *)a,
+			     *(const struct tfk_meta_graph *const *)b);
+}
+
+/* The meta graphs sorted by their tag lists (Python's sorted() is
+ * stable: equal lists keep file order, and qsort is not, so ties are
+ * broken by address, which is file order). */
+static int cmp_mg_stable(const void *a, const void *b)
+{
+	const struct tfk_meta_graph *x = *(const struct tfk_meta_graph *const *)a;
+	const struct tfk_meta_graph *y = *(const struct tfk_meta_graph *const *)b;
+	int c = cmp_mg_ptr(a, b);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+static const struct tfk_meta_graph **sorted_meta_graphs(
+	const struct tfk_savedmodel *sm)
+{
+	const struct tfk_meta_graph **v;
+	int i;
+
+	v = tfk_calloc(sm->n_meta_graphs + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (i = 0; i < sm->n_meta_graphs; i++)
+		v[i] = &sm->meta_graphs[i];
+	qsort(v, sm->n_meta_graphs, sizeof(*v), cmp_mg_stable);
+	return v;
+}
+
+static int oom(void)
+{
+	tfk_cli_warn("out of memory");
+	return 1;
+}
+
+static int show_tag_sets(const struct tfk_savedmodel *sm)
+{
+	const struct tfk_meta_graph **v = sorted_meta_graphs(sm);
+	const char **tags;
+	int i, j;
+
+	if (!v)
+		return oom();
+	printf("The given SavedModel contains the following tag-sets:\n");
+	for (i = 0; i < sm->n_meta_graphs; i++) {
+		char *joined;
+		size_t len = 1;
+
+		tags = tfk_calloc(v[i]->n_tags + 1, sizeof(*tags));
+		for (j = 0; j < v[i]->n_tags; j++)
+			len += strlen(v[i]->tags[j]) + 2;
+		joined = tfk_malloc(len);
+		if (!tags || !joined) {
+			tfk_free(tags);
+			tfk_free(joined);
+			tfk_free(v);
+			return oom();
+		}
+		memcpy(tags, v[i]->tags, v[i]->n_tags * sizeof(*tags));
+		qsort(tags, v[i]->n_tags, sizeof(*tags), cmp_cstr);
+		joined[0] = '\0';
+		for (j = 0; j < v[i]->n_tags; j++) {
+			if (j)
+				strcat(joined, ", ");
+			strcat(joined, tags[j]);
+		}
+		py_repr(stdout, joined);
+		putchar('\n');
+		tfk_free(joined);
+		tfk_free(tags);
+	}
+	tfk_free(v);
+	return 0;
+}
+
+static const char *dtype_text(int t, char *buf, size_t n)
+{
+	const char *s = tfk_savedmodel_dtype_name(t);
+
+	if (s)
+		return s;
+	snprintf(buf, n, "%d", t);
+	return buf;
+}
+
+static void print_tensor_info(const struct tfk_tensor_info *ti, int indent)
+{
+	char buf[32];
+	int i;
+
+	printf("%*s    dtype: %s\n", 2 * indent, "",
+	       dtype_text(ti->dtype, buf, sizeof(buf)));
+	printf("%*s    shape: ", 2 * indent, "");
+	if (ti->unknown_rank) {
+		printf("unknown_rank\n");
+	} else {
+		putchar('(');
+		for (i = 0; i < ti->rank; i++)
+			printf("%s%lld", i ? ", " : "",
+			       (long long)ti->dims[i]);
+		printf(")\n");
+	}
+	printf("%*s    name: %s\n", 2 * indent, "", ti->name);
+}
+
+static void show_inputs_outputs(const struct tfk_signature *s, int indent)
+{
+	int i;
+
+	printf("%*sThe given SavedModel SignatureDef contains the following "
+	       "input(s):\n", 2 * indent, "");
+	for (i = 0; i < s->n_inputs; i++) {
+		printf("%*s  inputs['%s'] tensor_info:\n", 2 * indent, "",
+		       s->inputs[i].key);
+		print_tensor_info(&s->inputs[i], indent + 1);
+	}
+	printf("%*sThe given SavedModel SignatureDef contains the following "
+	       "output(s):\n", 2 * indent, "");
+	for (i = 0; i < s->n_outputs; i++) {
+		printf("%*s  outputs['%s'] tensor_info:\n", 2 * indent, "",
+		       s->outputs[i].key);
+		print_tensor_info(&s->outputs[i], indent + 1);
+	}
+	printf("%*sMethod name is: %s\n", 2 * indent, "", s->method_name);
+}
+
+/* "The MetaGraph with tag set ['serve'] contains the following ops:
+ * {'Add', 'Const'}" -- Python's print of a list and a set. */
+static int show_op_set(const struct tfk_meta_graph *mg)
+{
+	struct tfk_err err;
+	const char **names;
+	int i, n = tfk_savedmodel_ops(mg, &names, &err);
+
+	if (n < 0)
+		return tfk_cli_fail(&err);
+	printf("The MetaGraph with tag set [");
+	for (i = 0; i < mg->n_tags; i++) {
+		if (i)
+			printf(", ");
+		py_repr(stdout, mg->tags[i]);
+	}
+	printf("] contains the following ops: ");
+	if (!n)
+		printf("set()");
+	else
+		putchar('{');
+	for (i = 0; i < n; i++) {
+		if (i)
+			printf(", ");
+		py_repr(stdout, names[i]);
+	}
+	printf(n ? "}\n" : "\n");
+	tfk_free(names);
+	return 0;
+}
+
+/* Can tfkit run op `name` on the CPU: a registered source op (fed,
+ * constant or variable: the executor gives its value) or an op with a
+ * cpu kernel. No registered kernel narrows by node attrs today
+ * (supports is NULL throughout), so a node with no attrs stands for
+ * every node of the op. */
+static int op_runnable(const char *name)
+{
+	const struct tfk_op_def *def = tfk_op_find(name);
+	struct tfk_node n;
+
+	if (!def)
+		return 0;
+	if (def->flags & TFK_OP_SOURCE)
+		return 1;
+	memset(&n, 0, sizeof(n));
+	n.name = name;
+	n.op = def;
+	n.variable = -1;
+	return tfk_kernel_find(&n, "cpu") != NULL;
+}
+
+static int show_ops_table(const struct tfk_meta_graph *mg)
+{
+	struct tfk_err err;
+	const char **names;
+	int i, w = 0, n = tfk_savedmodel_ops(mg, &names, &err);
+
+	if (n < 0)
+		return tfk_cli_fail(&err);
+	for (i = 0; i < n; i++)
+		if ((int)strlen(names[i]) > w)
+			w = (int)strlen(names[i]);
+	for (i = 0; i < n; i++)
+		printf("%-*s  %s\n", w, names[i],
+		       op_runnable(names[i]) ? "yes" : "no");
+	tfk_free(names);
+	return 0;
+}
+
+static int show_all(const struct tfk_savedmodel *sm)
+{
+	const struct tfk_meta_graph **v = sorted_meta_graphs(sm);
+	int i, j, rc = 0;
+
+	if (!v)
+		return oom();
+	for (i = 0; i < sm->n_meta_graphs && !rc; i++) {
+		const struct tfk_meta_graph *mg = v[i];
+
+		printf("\nMetaGraphDef with tag-set: '");
+		for (j = 0; j < mg->n_tags; j++)
+			printf("%s%s", j ? ", " : "", mg->tags[j]);
+		printf("' contains the following SignatureDefs:\n");
+		for (j = 0; j < mg->n_signatures; j++) {
+			printf("\nsignature_def['%s']:\n",
+			       mg->signatures[j].key);
+			show_inputs_outputs(&mg->signatures[j], 1);
+		}
+		rc = show_op_set(mg);
+	}
+	tfk_free(v);
+	return rc;
+}
+
+/* JSON ------------------------------------------------------------------ */
+
+static json_t *tinfo_json(const struct tfk_tensor_info *ti)
+{
+	const char *dn = tfk_savedmodel_dtype_name(ti->dtype);
+	json_t *o = json_object(), *shape;
+	int i;
+
+	if (!o)
+		return NULL;
+	if (ti->unknown_rank) {
+		shape = json_null();
+	} else {
+		shape = json_array();
+		for (i = 0; shape && i < ti->rank; i++)
+			json_array_append_new(shape,
+					      json_integer(ti->dims[i]));
+	}
+	json_object_set_new(o, "name", json_string(ti->name));
+	json_object_set_new(o, "dtype", dn ? json_string(dn)
+					   : json_integer(ti->dtype));
+	json_object_set_new(o, "shape", shape);
+	json_object_set_new(o, "has_shape", json_boolean(ti->has_shape));
+	if (ti->encoding != TFK_TINFO_NAME)
+		json_object_set_new(o, "encoding", json_string(
+			ti->encoding == TFK_TINFO_COO_SPARSE ? "coo_sparse" :
+			ti->encoding == TFK_TINFO_COMPOSITE ?
+			"composite_tensor" : "none"));
+	return o;
+}
+
+static json_t *sig_json(const struct tfk_signature *s)
+{
+	json_t *o = json_object(), *in = json_object(), *out = json_object();
+	int i;
+
+	for (i = 0; i < s->n_inputs; i++)
+		json_object_set_new(in, s->inputs[i].key,
+				    tinfo_json(&s->inputs[i]));
+	for (i = 0; i < s->n_outputs; i++)
+		json_object_set_new(out, s->outputs[i].key,
+				    tinfo_json(&s->outputs[i]));
+	json_object_set_new(o, "method_name", json_string(s->method_name));
+	json_object_set_new(o, "inputs", in);
+	json_object_set_new(o, "outputs", out);
+	return o;
+}
+
+static int mg_json(json_t *arr, const struct tfk_meta_graph *mg,
+		   const struct tfk_signature *only)
+{
+	json_t *o = json_object(), *tags = json_array(), *sigs = json_object();
+	json_t *opl = json_array();
+	struct tfk_err err;
+	const char **names;
+	int i, n;
+
+	for (i = 0; i < mg->n_tags; i++)
+		json_array_append_new(tags, json_string(mg->tags[i]));
+	for (i = 0; i < mg->n_signatures; i++)
+		if (!only || only == &mg->signatures[i])
+			json_object_set_new(sigs, mg->signatures[i].key,
+					    sig_json(&mg->signatures[i]));
+	n = tfk_savedmodel_ops(mg, &names, &err);
+	if (n < 0) {
+		json_decref(o);
+		json_decref(tags);
+		json_decref(sigs);
+		json_decref(opl);
+		return tfk_cli_fail(&err);
+	}
+	for (i = 0; i < n; i++) {
+		json_t *e = json_object();
+
+		json_object_set_new(e, "op", json_string(names[i]));
+		json_object_set_new(e, "runnable",
+				    json_boolean(op_runnable(names[i])));
+		json_array_append_new(opl, e);
+	}
+	tfk_free(names);
+	json_object_set_new(o, "tags", tags);
+	json_object_set_new(o, "tensorflow_version",
+			    json_string(mg->tensorflow_version));
+	json_object_set_new(o, "tf2_object_graph",
+			    json_boolean(mg->object_graph != NULL));
+	json_object_set_new(o, "tf1_saver",
+			    json_boolean(mg->saver_def != NULL));
+	json_object_set_new(o, "nodes",
+			    json_integer((json_int_t)mg->graph_def->n_node));
+	json_object_set_new(o, "functions", json_integer(
+		mg->graph_def->library ?
+		(json_int_t)mg->graph_def->library->n_function : 0));
+	json_object_set_new(o, "signature_defs", sigs);
+	json_object_set_new(o, "ops", opl);
+	json_array_append_new(arr, o);
+	return 0;
+}
+
+static int show_json(const struct tfk_savedmodel *sm,
+		     const struct tfk_meta_graph *only_mg,
+		     const struct tfk_signature *only_sig)
+{
+	json_t *o = json_object(), *arr = json_array();
+	char *text;
+	int i, rc = 0;
+
+	json_object_set_new(o, "dir", json_string(sm->dir));
+	json_object_set_new(o, "saved_model_schema_version",
+			    json_integer(sm->schema_version));
+	json_object_set_new(o, "variables", json_boolean(sm->has_variables));
+	for (i = 0; i < sm->n_meta_graphs && !rc; i++)
+		if (!only_mg || only_mg == &sm->meta_graphs[i])
+			rc = mg_json(arr, &sm->meta_graphs[i], only_sig);
+	json_object_set_new(o, "meta_graphs", arr);
+	if (rc) {
+		json_decref(o);
+		return rc;
+	}
+	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT |
+			  JSON_ENSURE_ASCII);
+	json_decref(o);
+	if (!text)
+		return oom();
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}
+
+/* Normalize --tag_set as saved_model_cli does: items stripped, empty
+ * ones dropped, at least one left. Returns a heap copy "a,b". */
+static char *clean_tag_set(const char *s)
+{
+	char *out = tfk_malloc(strlen(s) + 1), *w = out;
+	const char *p = s;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		const char *e = strchr(p, ','), *a, *b;
+
+		e = e ? e : p + strlen(p);
+		for (a = p; a < e && (*a == ' ' || *a == '\t'); a++)
+			;
+		for (b = e; b > a && (b[-1] == ' ' || b[-1] == '\t'); b--)
+			;
+		if (b > a) {
+			if (w > out)
+				*w++ = ',';
+			memcpy(w, a, (size_t)(b - a));
+			w += b - a;
+		}
+		p = *e ? e + 1 : e;
+	}
+	*w = '\0';
+	return out;
+}
+
+static int show_main(int argc, char **argv)
+{
+	struct tfk_savedmodel *sm;
+	const struct tfk_meta_graph *mg = NULL;
+	const struct tfk_signature *sig = NULL;
+	struct tfk_err err;
+	char *tags = NULL;
+	int rc = 0, n;
+
+	n = tfk_cli_parse(argc, argv, &show_cmd, show_opts);
+	if (n > 0)
+		tfk_cli_usage_error("unexpected argument '%s'", argv[0]);
+	if (!dir)
+		tfk_cli_usage_error("show needs --dir DIR");
+	if (signature_def && !tag_set && !json)
+		tfk_cli_usage_error("--signature_def needs --tag_set");
+	if (tag_set) {
+		tags = clean_tag_set(tag_set);
+		if (!tags)
+			return oom();
+		if (!tags[0]) {
+			tfk_free(tags);
+			tfk_cli_usage_error("--tag_set must contain at least "
+					    "one non-empty item");
+		}
+	}
+	if (tfk_savedmodel_open(&sm, dir, &err)) {
+		tfk_free(tags);
+		return tfk_cli_fail(&err);
+	}
+	if (tags) {
+		int k = tfk_savedmodel_find_tags(sm, tags, &err);
+
+		if (k < 0) {
+			tfk_err_prefix(&err, "%s", dir);
+			rc = tfk_cli_fail(&err);
+			goto out;
+		}
+		mg = &sm->meta_graphs[k];
+	} else if ((ops || (json && signature_def)) &&
+		   sm->n_meta_graphs == 1) {
+		mg = &sm->meta_graphs[0];
+	} else if (ops || (json && signature_def)) {
+		int i, j;
+
+		fprintf(stderr, "%s: %s: %d MetaGraphDefs: choose one with "
+			"--tag_set:", tfk_cli_name(), dir, sm->n_meta_graphs);
+		for (i = 0; i < sm->n_meta_graphs; i++) {
+			fprintf(stderr, "%s '", i ? "," : "");
+			for (j = 0; j < sm->meta_graphs[i].n_tags; j++)
+				fprintf(stderr, "%s%s", j ? ", " : "",
+					sm->meta_graphs[i].tags[j]);
+			fputc('\'', stderr);
+		}
+		fputc('\n', stderr);
+		rc = 1;
+		goto out;
+	}
+	if (signature_def) {
+		sig = tfk_savedmodel_signature(mg, signature_def, &err);
+		if (!sig) {
+			tfk_err_prefix(&err, "%s: tag-set %s", dir,
+				       tags ? tags : "(the only one)");
+			rc = tfk_cli_fail(&err);
+			goto out;
+		}
+	}
+	if (json) {
+		rc = show_json(sm, mg, sig);
+	} else if (ops) {
+		rc = show_ops_table(mg);
+	} else if (all) {
+		rc = show_all(sm);
+	} else if (!mg) {
+		if (list_ops)
+			printf("--list_ops must be paired with a tag-set or "
+			       "with --all.\n");
+		rc = show_tag_sets(sm);
+	} else {
+		if (list_ops)
+			rc = show_op_set(mg);
+		if (rc) {
+			;
+		} else if (sig) {
+			show_inputs_outputs(sig, 0);
+		} else {
+			int i;
+
+			printf("The given SavedModel MetaGraphDef contains "
+			       "SignatureDefs with the following keys:\n");
+			for (i = 0; i < mg->n_signatures; i++)
+				printf("SignatureDef key: \"%s\"\n",
+				       mg->signatures[i].key);
+		}
+	}
+out:
+	tfk_savedmodel_close(sm);
+	tfk_free(tags);
+	if (fflush(stdout) && !rc) {
+		tfk_cli_warn("stdout: write error");
+		rc = 1;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	char *argv0[2] = { argv[0], NULL };
+
+	/* Registers the tool name for messages and sets up signals. */
+	tfk_cli_parse(1, argv0, &top_cmd, no_opts);
+	if (argc < 2)
+		tfk_cli_usage_error("a command is needed: show or run");
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		top_help();
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("tfk-model (tfkit) %s\n", TFK_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "show"))
+		return show_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "run"))
+		return tfk_model_run_main(argc - 1, argv + 1);
+	tfk_cli_usage_error("unknown command '%s' (show or run)", argv[1]);
+}

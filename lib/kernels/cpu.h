@@ -147,6 +147,15 @@ enum tfk_cmpop {
 	TFK_CMP_NOT_EQUAL,	/* NotEqual */
 	TFK_CMP_AND		/* LogicalAnd (BOOL only) */
 };
+/* Fast float32 twins of ReluGrad, BiasAdd and Softmax (elementwise.c);
+ * Softmax computes in float (exp(x - max) / sum), the _ref in double. */
+int tfk_cpu_relu_grad(const struct tfk_tensor *dy, const struct tfk_tensor *x,
+		      struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_bias_add(const struct tfk_tensor *x, const struct tfk_tensor *bias,
+		     struct tfk_tensor *out, struct tfk_err *err);
+int tfk_cpu_softmax(const struct tfk_tensor *x, struct tfk_tensor *out,
+		    struct tfk_err *err);
+
 int tfk_cpu_compare_ref(enum tfk_cmpop op, const struct tfk_tensor *a,
 			const struct tfk_tensor *b, struct tfk_tensor *out,
 			struct tfk_err *err);

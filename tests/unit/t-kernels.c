@@ -11,7 +11,9 @@
  * |a_il b_lj| (the summation-order error bound for k <= 300 in float);
  * dgemm likewise with 1e-13.
  *
- * The other unary ops: Neg, Abs, Square, Sqrt, Sign, Floor exact (one
+ * Fast ReluGrad and BiasAdd == _ref exactly; Softmax in float vs the
+ * double _ref: absolute error <= 1e-6 (measured printed). The other
+ * unary ops: Neg, Abs, Square, Sqrt, Sign, Floor exact (one
  * rounding either way); Rsqrt, Exp, Log, Log1p fast vs _ref <= 1e-6
  * relative (measured 1.5e-7). Every binary op, Pow, SquaredDifference
  * and the XGrad ops included, is bit for bit. Against numpy (float64,
@@ -459,6 +461,45 @@ static void gemm(void)
 	}
 }
 
+/* ReluGrad, BiasAdd exact; Softmax in float vs the _ref in double */
+static void fast_nn(void)
+{
+	int64_t s[2] = { 33, 10 }, sb[1] = { 10 }, j, n = 330;
+	struct tfk_tensor x, dy, b, o1, o2;
+	struct tfk_err err = { 0, "" };
+	double worst = 0;
+
+	mk(&x, TFK_DT_FLOAT, 2, s);
+	mk(&dy, TFK_DT_FLOAT, 2, s);
+	mk(&b, TFK_DT_FLOAT, 1, sb);
+	((float *)x.data)[3] = 0;
+	tfk_tensor_init(&o1, TFK_DT_FLOAT, 2, s, NULL);
+	tfk_tensor_init(&o2, TFK_DT_FLOAT, 2, s, NULL);
+	tfk_cpu_relu_grad_ref(&dy, &x, &o1, &err);
+	tfk_cpu_relu_grad(&dy, &x, &o2, &err);
+	is_mem(o2.data, o2.nbytes, o1.data, o1.nbytes, "fast ReluGrad == "
+	       "_ref");
+	tfk_cpu_bias_add_ref(&x, &b, &o1, &err);
+	tfk_cpu_bias_add(&x, &b, &o2, &err);
+	is_mem(o2.data, o2.nbytes, o1.data, o1.nbytes, "fast BiasAdd == "
+	       "_ref");
+	((float *)x.data)[0] = 80;	/* exp would overflow unshifted */
+	tfk_cpu_softmax_ref(&x, &o1, &err);
+	tfk_cpu_softmax(&x, &o2, &err);
+	for (j = 0; j < n; j++) {
+		double e = fabs(((float *)o1.data)[j] - ((float *)o2.data)[j]);
+
+		worst = e > worst ? e : worst;
+	}
+	ok(worst <= 1e-6, "fast Softmax vs _ref: max abs err %.2g <= 1e-6",
+	   worst);
+	tfk_tensor_release(&x);
+	tfk_tensor_release(&dy);
+	tfk_tensor_release(&b);
+	tfk_tensor_release(&o1);
+	tfk_tensor_release(&o2);
+}
+
 /* numpy oracle for the unary, binary and comparison ops (gradcheck.h) */
 #define NP_UN(nm, ex, l, h) { .name = nm, .op = nm, .expr = ex, .rx = 2, \
 	.sx = { 5, 7 }, .ry = -1, .lo = l, .hi = h }
@@ -676,6 +717,7 @@ int main(void)
 	cast();
 	softmax_sum_bias();
 	gemm();
+	fast_nn();
 	gradients();
 	vs_numpy();
 	logic_select();

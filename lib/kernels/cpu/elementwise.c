@@ -923,6 +923,74 @@ int tfk_cpu_sum_ref(const struct tfk_tensor *x, unsigned mask,
 	return 0;
 }
 
+/* Fast ReluGrad, BiasAdd, Softmax (float32; others go to the _ref) ------- */
+
+int tfk_cpu_relu_grad(const struct tfk_tensor *dy, const struct tfk_tensor *x,
+		      struct tfk_tensor *out, struct tfk_err *err)
+{
+	int64_t i, n = tfk_tensor_numel(x);
+	const float *g = dy->data, *f = x->data;
+	float *o = out->data;
+	int rc = check_unary(x, out, err);
+
+	if (!rc)
+		rc = check_unary(dy, out, err);
+	if (rc || x->dtype != TFK_DT_FLOAT)
+		return rc ? rc : tfk_cpu_relu_grad_ref(dy, x, out, err);
+	for (i = 0; i < n; i++)
+		o[i] = f[i] > 0 ? g[i] : 0;
+	return 0;
+}
+
+int tfk_cpu_bias_add(const struct tfk_tensor *x, const struct tfk_tensor *bias,
+		     struct tfk_tensor *out, struct tfk_err *err)
+{
+	int64_t r, j, c, rows;
+
+	if (x->dtype != TFK_DT_FLOAT || x->rank < 1 || bias->rank != 1 ||
+	    bias->dtype != x->dtype || bias->shape[0] != x->shape[x->rank - 1])
+		return tfk_cpu_bias_add_ref(x, bias, out, err);
+	c = bias->shape[0];
+	rows = c ? tfk_tensor_numel(x) / c : 0;
+	for (r = 0; r < rows; r++) {
+		const float *xr = (const float *)x->data + r * c;
+		const float *b = bias->data;
+		float *o = (float *)out->data + r * c;
+
+		for (j = 0; j < c; j++)
+			o[j] = xr[j] + b[j];
+	}
+	return 0;
+}
+
+/* per row in float: max, exp(x - max) into out, sum, scale by 1 / sum */
+int tfk_cpu_softmax(const struct tfk_tensor *x, struct tfk_tensor *out,
+		    struct tfk_err *err)
+{
+	int64_t r, j, c, rows;
+	int rc = check_unary(x, out, err);
+
+	if (rc || x->dtype != TFK_DT_FLOAT || x->rank < 1)
+		return rc ? rc : tfk_cpu_softmax_ref(x, out, err);
+	c = x->shape[x->rank - 1];
+	rows = c ? tfk_tensor_numel(x) / c : 0;
+	for (r = 0; r < rows; r++) {
+		const float *xr = (const float *)x->data + r * c;
+		float *o = (float *)out->data + r * c, m = xr[0], s = 0, inv;
+
+		for (j = 1; j < c; j++)
+			m = xr[j] > m ? xr[j] : m;
+		for (j = 0; j < c; j++) {
+			o[j] = expf(xr[j] - m);
+			s += o[j];
+		}
+		inv = 1 / s;
+		for (j = 0; j < c; j++)
+			o[j] *= inv;
+	}
+	return 0;
+}
+
 /* Shape inference -------------------------------------------------------- */
 
 static int infer_binary(struct tfk_infer_ctx *ic)
@@ -1150,8 +1218,7 @@ static int k_select(struct tfk_kernel_ctx *kc)
 
 static int k_relu_grad(struct tfk_kernel_ctx *kc)
 {
-	return tfk_cpu_relu_grad_ref(kc->in[0], kc->in[1], kc->out[0],
-				     kc->err);
+	return tfk_cpu_relu_grad(kc->in[0], kc->in[1], kc->out[0], kc->err);
 }
 
 static int k_cast(struct tfk_kernel_ctx *kc)
@@ -1167,12 +1234,12 @@ static int s_cast(const struct tfk_node *n)
 
 static int k_bias_add(struct tfk_kernel_ctx *kc)
 {
-	return tfk_cpu_bias_add_ref(kc->in[0], kc->in[1], kc->out[0], kc->err);
+	return tfk_cpu_bias_add(kc->in[0], kc->in[1], kc->out[0], kc->err);
 }
 
 static int k_softmax(struct tfk_kernel_ctx *kc)
 {
-	return tfk_cpu_softmax_ref(kc->in[0], kc->out[0], kc->err);
+	return tfk_cpu_softmax(kc->in[0], kc->out[0], kc->err);
 }
 
 /* Identity and Reshape: a copy (strings: the {ptr, len} pairs, pointing

@@ -595,10 +595,58 @@ static void alloc_failures(void)
 	tfk_graph_free(g);
 }
 
+/*
+ * Shape-valued inputs folded while planning: Reshape(y, Shape(x)) where
+ * the batch of x is unknown until the run. The plan must give the
+ * reshape its run-time shape, for several batch sizes in turn.
+ */
+static void folded_shapes(void)
+{
+	struct tfk_graph *g;
+	struct tfk_err err = { 0, "" };
+	int64_t xs[2] = { -1, 6 }, ys[3] = { -1, 2, 3 };
+	struct tfk_port x, y, shp, none = { -1, 0 }, r;
+	const char *feeds[] = { "x", "y" }, *fetch[] = { "r" };
+	const struct tfk_tensor *out;
+	struct tfk_tensor in[2];
+	struct tfk_exec *ex;
+	int b, i, good;
+
+	tfk_graph_new(&g, &err);
+	tfk_graph_placeholder(g, "x", TFK_DT_FLOAT, 2, xs, &x, &err);
+	tfk_graph_placeholder(g, "y", TFK_DT_FLOAT, 3, ys, &y, &err);
+	shp = add(g, "Shape", "shape", x, none, 1, NULL, 0);
+	r = add(g, "Reshape", "r", y, shp, 2, NULL, 0);
+	ok(r.node >= 0, "Reshape(y, Shape(x)) builds with an unknown batch");
+	is_int(tfk_graph_desc(g, r)->rank, 2, "rank known while building");
+	ok(!tfk_exec_new(&ex, g, feeds, 2, fetch, 1, NULL, &err), "exec: %s",
+	   err.msg);
+	for (b = 1; b <= 3; b += 2) {
+		xs[0] = b;
+		ys[0] = b;
+		tfk_tensor_init(&in[0], TFK_DT_FLOAT, 2, xs, &err);
+		tfk_tensor_init(&in[1], TFK_DT_FLOAT, 3, ys, &err);
+		for (i = 0; i < b * 6; i++)
+			((float *)in[1].data)[i] = (float)i;
+		ok(!tfk_exec_run(ex, in, 0, &out, &err), "batch %d: %s", b,
+		   err.msg);
+		good = out->rank == 2 && out->shape[0] == b &&
+		       out->shape[1] == 6;
+		for (i = 0; good && i < b * 6; i++)
+			good = ((float *)out->data)[i] == (float)i;
+		ok(good, "batch %d: output [%d, 6] with y's values", b, b);
+		tfk_tensor_release(&in[0]);
+		tfk_tensor_release(&in[1]);
+	}
+	tfk_exec_free(ex);
+	tfk_graph_free(g);
+}
+
 int main(void)
 {
 	forward();
 	plan_and_prune();
+	folded_shapes();
 	gradients_mlp();
 	gradients_matmul();
 	alloc_failures();

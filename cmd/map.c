@@ -613,10 +613,10 @@ struct reader {
 	uint64_t next;		/* global index of the next record */
 };
 
-/* Fill c with up to CHUNK records (c->n of them; 0 at the end).
- * Returns 0, or a negative error with c->n the records read before it,
- * which tfk-map still maps and writes before reporting it. */
-static int fill_chunk_into(struct chunk *c, struct reader *rd,
+/* Fill c with up to max (<= CHUNK) records (c->n of them; 0 at the
+ * end). Returns 0, or a negative error with c->n the records read
+ * before it, which tfk-map still maps and writes before reporting it. */
+static int fill_chunk_into(struct chunk *c, struct reader *rd, size_t max,
 			   struct tfk_err *err)
 {
 	struct tfk_rec rec;
@@ -625,7 +625,7 @@ static int fill_chunk_into(struct chunk *c, struct reader *rd,
 	c->len = 0;
 	c->n = 0;
 	c->first = rd->next;
-	while (c->n < CHUNK) {
+	while (c->n < max) {
 		if (!rd->r) {
 			if (rd->fi >= rd->n_files)
 				break;
@@ -672,7 +672,7 @@ static int fill_chunk_into(struct chunk *c, struct reader *rd,
 /* For --adapt: the count, or a negative error. */
 static long fill_chunk(struct reader *rd, struct tfk_err *err)
 {
-	int rc = fill_chunk_into(&chunk, rd, err);
+	int rc = fill_chunk_into(&chunk, rd, CHUNK, err);
 
 	return rc ? rc : (long)chunk.n;
 }
@@ -687,6 +687,7 @@ static void reader_close(struct reader *rd)
 struct prefetch {
 	pthread_t th;
 	struct reader *rd;
+	size_t max;
 	int rc;
 	struct tfk_err err;
 };
@@ -695,7 +696,7 @@ static void *prefetch_main(void *arg)
 {
 	struct prefetch *pf = arg;
 
-	pf->rc = fill_chunk_into(&ahead, pf->rd, &pf->err);
+	pf->rc = fill_chunk_into(&ahead, pf->rd, pf->max, &pf->err);
 	return NULL;
 }
 
@@ -703,19 +704,25 @@ static void *prefetch_main(void *arg)
  * Map chunk after chunk. With -j 2 or more the next chunk is read (and
  * its CRCs checked) on a helper thread while the pool maps the current
  * one: reading was the serial part that kept two threads from scaling.
- * A read error (a corrupt or cut record) is reported after every
- * record before it is written, whatever -j. -j 1 stays on one thread.
+ * The first chunks are small (32, then 128 records) so that mapping
+ * starts before a whole chunk has been read, the one read nothing
+ * overlaps. A read error (a corrupt or cut record) is reported after
+ * every record before it is written, whatever -j. -j 1 stays on one
+ * thread.
  */
 static int run_map(struct reader *rd, struct tfk_err *err)
 {
 	struct prefetch pf;
 	struct tfk_err rerr;
-	int rrc = fill_chunk_into(&chunk, rd, &rerr), rc, ahead_on;
+	size_t max = jobs > 1 ? CHUNK / 8 : CHUNK;
+	int rrc = fill_chunk_into(&chunk, rd, max, &rerr), rc, ahead_on;
 
 	while (chunk.n > 0) {
 		if (!graph && (rc = setup(&chunk.it[0], -1, 0, err)))
 			return rc;
+		max = max * 4 < CHUNK ? max * 4 : CHUNK;
 		pf.rd = rd;
+		pf.max = max;
 		ahead_on = !rrc && jobs > 1 &&
 			!pthread_create(&pf.th, NULL, prefetch_main, &pf);
 		rc = tfk_pool_run(chunk.n, (int)jobs, window,
@@ -731,7 +738,7 @@ static int run_map(struct reader *rd, struct tfk_err *err)
 			rrc = pf.rc;
 			rerr = pf.err;
 		} else if (!rc && !rrc) {
-			rrc = fill_chunk_into(&chunk, rd, &rerr);
+			rrc = fill_chunk_into(&chunk, rd, max, &rerr);
 		} else {
 			chunk.n = 0;	/* a read error: stop after this */
 		}

@@ -814,6 +814,22 @@ static void alloc_failures(void)
 	   " or the new one when only the index rename was left)");
 	is_int(count_files(dir, "model"), 2, "exactly two files at the end");
 
+	/* no earlier bundle: a failed write leaves no file at all */
+	bad = 0;
+	mkdir(tap_tmp("fresh"), 0755);
+	for (k = 0; k < 100000; k++) {
+		tfk_alloc_fail_after(k);
+		rc = tfk_bundle_write(tap_tmp("fresh/m"), s->n, s->keys, s->tp,
+				      &err);
+		tfk_alloc_fail_after(-1);
+		if (!rc)
+			break;
+		if (rc != TFK_ENOMEM || count_files(tap_tmp("fresh"), "m") != 0)
+			bad++;
+	}
+	is_int(rc, 0, "fresh write succeeds after %ld failing allocations", k);
+	is_int(bad, 0, "each failed fresh write: ENOMEM and no file at all");
+
 	/* open and read under failing allocations */
 	bad = 0;
 	for (k = 0; k < 100000; k++) {

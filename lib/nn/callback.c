@@ -685,7 +685,15 @@ int tfk_callbacks_new(const json_t *list, const char *path,
 			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
 			break;
 		}
-		rc = parse_one(cb, conf ? conf : json_object(), err);
+		if (conf) {
+			rc = parse_one(cb, conf, err);
+		} else {
+			json_t *empty = json_object();
+
+			rc = empty ? parse_one(cb, empty, err) :
+				tfk_errf(err, TFK_ENOMEM, "out of memory");
+			json_decref(empty);
+		}
 		if (rc)
 			break;
 	}

@@ -159,4 +159,41 @@ const char *tfk_savedmodel_dtype_name(int t);
  */
 int tfk_model_run_main(int argc, char **argv);
 
+/* Writing (lib/model/smwrite.c) ------------------------------------------ */
+
+struct tfk_model;
+
+/*
+ * Export the inference branch of m (nn/model.h: m->outputs[i].infer) as
+ * a SavedModel in dir (created if missing; files already there other
+ * than those below are left alone):
+ *   dir/variables/variables.{index,data-00000-of-00001}  every model
+ *       variable under its name ("dense/kernel"), the TF1 checkpoint keys;
+ *   dir/assets.extra/tfkit_spec.json  spec_json verbatim (the training
+ *       spec), when spec_json is not NULL;
+ *   dir/saved_model.pb  schema version 1, one MetaGraphDef tagged
+ *       "serve" (TF 2.14.0's GraphDef producer version 1569): the
+ *       inputs as Placeholders named after the InputLayers, variables
+ *       as VarHandleOp + ReadVariableOp, the ops under their graph
+ *       names with TensorFlow's attrs, one Identity per output; the
+ *       SignatureDef "serving_default" (tensorflow/serving/predict;
+ *       inputs keyed by input name, outputs by output layer name, with
+ *       dtype and shape, -1 batch), "__saved_model_init_op" (a NoOp),
+ *       and TF1's sharded V2 SaverDef ("saver_filename:0",
+ *       "save/Identity:0", "save/restore_all") over SaveV2 / RestoreV2 +
+ *       AssignVariableOp nodes.
+ * Every file is written under a temporary name and renamed, variables
+ * first and saved_model.pb last. An op with no TensorFlow equivalent
+ * fails before any file is written: TFK_EINVAL "node NAME: op X has no
+ * TensorFlow equivalent; cannot export it". Also TFK_EIO naming the
+ * file, TFK_ENOMEM.
+ */
+int tfk_savedmodel_write(const char *dir, const struct tfk_model *m,
+			 const char *spec_json, struct tfk_err *err);
+
+/* The saved_model.pb bytes tfk_savedmodel_write would write, into
+ * *data (tfk_free it) and *n. Same errors, no files. */
+int tfk_savedmodel_pack(const struct tfk_model *m, void **data, size_t *n,
+			struct tfk_err *err);
+
 #endif

@@ -1,0 +1,1333 @@
+/*
+ * smwrite.c - export a model's inference branch as a SavedModel (see
+ * savedmodel.h, "Writing").
+ *
+ * The GraphDef is the TF1 form that tf.compat.v1.saved_model.Builder
+ * writes for resource variables, because it is the one form that every
+ * TensorFlow loader (C++ LoadSavedModel, TF Serving, Python's
+ * tf.saved_model.load through load_v1_in_v2) and our own importer read
+ * without a function library: flat nodes, restored by running the
+ * SaverDef's restore op with the variables prefix fed to its filename
+ * tensor. The TF2 object-graph form (functions, _CHECKPOINTABLE_OBJECT_
+ * GRAPH, "a/.ATTRIBUTES/VARIABLE_VALUE" keys) was rejected: it needs
+ * the trackable object graph and a traced function per signature for no
+ * gain to a loader, and its checkpoint keys would not match the
+ * training checkpoints' plain variable names.
+ *
+ * Nodes, in this order:
+ *   the model's inference nodes, pruned to what m->outputs[i].infer
+ *     need, under their own names, with each VariableV2 replaced by
+ *     VarHandleOp NAME (dtype, shape, container "", shared_name NAME)
+ *     and ReadVariableOp NAME/Read/ReadVariableOp, which the consumers
+ *     read;
+ *   Identity, Identity_1, ...: one per output, the signature's tensors;
+ *   NoOp: the __saved_model_init_op (nothing to initialise: restore
+ *     assigns every variable);
+ *   saver_filename and save/...: TF1's sharded V2 Saver graph
+ *     (saver.py _AddShardedSaveOpsForV2 / _AddShardedRestoreOps) with
+ *     checkpoint keys = variable names, restore by AssignVariableOp
+ *     from RestoreV2:k through save/Identity_k+1, as TF names them.
+ * Attributes are TensorFlow's: every op we may emit is listed in
+ * tf_ops[] with TF's attr names (from TF's op registrations); a node
+ * attr TF does not know, or a required TF attr the node lacks, fails
+ * the export rather than writing a graph TF would refuse. Ops of ours
+ * with no TF equivalent (the preprocessing and augmentation ops,
+ * Hashing, lookups, ...) are refused by name.
+ *
+ * The protobuf tree is built with protobuf-c from the formats/ protos on a
+ * private allocation list freed in one go; packing it gives the bytes.
+ * Files: variables/ first (tfk_bundle_write, atomic), then
+ * assets.extra/tfkit_spec.json, then saved_model.pb last through
+ * tfk_out (temporary + rename), so a saved_model.pb never appears
+ * before the variables it restores.
+ */
+#include "model/savedmodel.h"
+
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "io/out.h"
+#include "model/bundle.h"
+#include "nn/model.h"
+#include "util/alloc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* TensorFlow version this GraphDef is written as: TF 2.14.0's
+ * TF_GRAPH_DEF_VERSION 1569 and min consumer 12, the values
+ * tf.saved_model.save of TF 2.14.0 wrote into the
+ * half_plus_two_tf2_cpu fixture (its meta_info_def carries "2.14.0"
+ * and git version "unknown", copied as written). */
+#define TF_VERSION "2.14.0"
+#define TF_GIT_VERSION "unknown"
+#define TF_PRODUCER 1569
+#define TF_MIN_CONSUMER 12
+
+/*
+ * TensorFlow's attrs of each op we export (REGISTER_OP in
+ * tensorflow/core/ops/{math,nn,array,state,io,string}_ops.cc). A name
+ * with a leading '!' has no default in TF: the node must carry it.
+ * Attrs TF has and we do not set are left for TF to default.
+ */
+struct tf_op {
+	const char *name;
+	const char *attrs;
+};
+
+static const struct tf_op tf_ops[] = {
+	{ "Abs", "!T" }, { "Add", "!T" }, { "AddV2", "!T" },
+	{ "ArgMax", "!T Tidx output_type" }, { "ArgMin", "!T Tidx output_type" },
+	{ "AvgPool", "!ksize !strides !padding data_format !T" },
+	{ "BiasAdd", "!T data_format" },
+	{ "BroadcastTo", "!T Tidx" },
+	{ "Bucketize", "!T !boundaries" },
+	{ "Cast", "!SrcT !DstT Truncate" },
+	{ "ConcatV2", "!N !T Tidx" },
+	{ "Conv2D", "!T !strides use_cudnn_on_gpu !padding explicit_paddings "
+	  "data_format dilations" },
+	{ "DepthwiseConv2dNative", "!T !strides !padding explicit_paddings "
+	  "data_format dilations" },
+	{ "Elu", "!T" },
+	{ "Equal", "!T incompatible_shape_error" },
+	{ "Erf", "!T" }, { "Exp", "!T" }, { "ExpandDims", "!T Tdim" },
+	{ "Fill", "!T index_type" }, { "Floor", "!T" },
+	{ "FusedBatchNormV3", "!T !U epsilon exponential_avg_factor "
+	  "data_format is_training" },
+	{ "GatherV2", "batch_dims !Tparams !Tindices !Taxis" },
+	{ "Greater", "!T" }, { "GreaterEqual", "!T" },
+	{ "Identity", "!T" },
+	{ "LeakyRelu", "alpha T" },
+	{ "Less", "!T" }, { "LessEqual", "!T" },
+	{ "Log", "!T" }, { "Log1p", "!T" }, { "LogSoftmax", "!T" },
+	{ "LogicalAnd", "" },
+	{ "MatMul", "transpose_a transpose_b !T" },
+	{ "Max", "keep_dims !T Tidx" }, { "Maximum", "!T" },
+	{ "MaxPool", "T !ksize !strides !padding explicit_paddings "
+	  "data_format" },
+	{ "Mean", "keep_dims !T Tidx" }, { "Min", "keep_dims !T Tidx" },
+	{ "Minimum", "!T" }, { "Mul", "!T" }, { "Neg", "!T" },
+	{ "NotEqual", "!T incompatible_shape_error" },
+	{ "Pack", "!N !T axis" },
+	{ "Pad", "!T Tpaddings" }, { "PadV2", "!T Tpaddings" },
+	{ "Pow", "!T" }, { "PreventGradient", "!T message" },
+	{ "Prod", "keep_dims !T Tidx" },
+	{ "Rank", "!T" }, { "RealDiv", "!T" },
+	{ "Relu", "!T" }, { "Relu6", "!T" },
+	{ "Reshape", "!T Tshape" },
+	{ "ResizeArea", "!T align_corners" },
+	{ "ResizeBicubic", "!T align_corners half_pixel_centers" },
+	{ "ResizeBilinear", "!T align_corners half_pixel_centers" },
+	{ "ResizeNearestNeighbor", "!T align_corners half_pixel_centers" },
+	{ "Rsqrt", "!T" },
+	{ "SelectV2", "!T" }, { "Selu", "!T" },
+	{ "Shape", "!T out_type" },
+	{ "Sigmoid", "!T" }, { "Sign", "!T" }, { "Size", "!T out_type" },
+	{ "Slice", "!T !Index" },
+	{ "Softmax", "!T" }, { "Softplus", "!T" },
+	{ "SplitV", "!num_split !T Tlen" },
+	{ "Sqrt", "!T" }, { "Square", "!T" }, { "SquaredDifference", "!T" },
+	{ "Squeeze", "!T squeeze_dims" },
+	{ "StopGradient", "!T" },
+	{ "StridedSlice", "!T !Index begin_mask end_mask ellipsis_mask "
+	  "new_axis_mask shrink_axis_mask" },
+	{ "Sub", "!T" }, { "Sum", "keep_dims !T Tidx" },
+	{ "Tanh", "!T" }, { "Tile", "!T Tmultiples" },
+	{ "Transpose", "!T Tperm" },
+	{ "Unpack", "!num !T axis" },
+	{ "UnsortedSegmentSum", "!T !Tindices Tnumsegments" },
+	{ "ZerosLike", "!T" },
+	{ NULL, NULL }
+};
+
+static const struct tf_op *tf_op_find(const char *name)
+{
+	for (const struct tf_op *o = tf_ops; o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
+/* Is attr name in the space-separated list (with '!' marks)? */
+static int attr_listed(const char *list, const char *name, int *required)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	while (*p) {
+		int req = 0;
+		size_t len;
+
+		while (*p == ' ')
+			p++;
+		if (*p == '!') {
+			req = 1;
+			p++;
+		}
+		len = strcspn(p, " ");
+		if (len == n && !memcmp(p, name, n)) {
+			if (required)
+				*required = req;
+			return 1;
+		}
+		p += len;
+	}
+	return 0;
+}
+
+/* Allocation list ------------------------------------------------------- */
+
+struct pool {
+	void **p;
+	size_t n, cap;
+	int oom;
+};
+
+static void *pz(struct pool *pl, size_t n)
+{
+	void *p;
+
+	if (pl->oom)
+		return NULL;
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap ? pl->cap * 2 : 256;
+		void **q = tfk_realloc(pl->p, cap * sizeof(*q));
+
+		if (!q) {
+			pl->oom = 1;
+			return NULL;
+		}
+		pl->p = q;
+		pl->cap = cap;
+	}
+	p = tfk_calloc(1, n ? n : 1);
+	if (!p) {
+		pl->oom = 1;
+		return NULL;
+	}
+	pl->p[pl->n++] = p;
+	return p;
+}
+
+static char *pstr(struct pool *pl, const char *s)
+{
+	size_t n;
+	char *p;
+
+	if (!s) {
+		pl->oom = 1;
+		return NULL;
+	}
+	n = strlen(s) + 1;
+	p = pz(pl, n);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+static char *pstrf(struct pool *pl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static char *pstrf(struct pool *pl, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[1024];
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		pl->oom = 1;	/* a name this long is refused as OOM-like */
+		return NULL;
+	}
+	return pstr(pl, buf);
+}
+
+static void pool_free(struct pool *pl)
+{
+	for (size_t i = 0; i < pl->n; i++)
+		tfk_free(pl->p[i]);
+	tfk_free(pl->p);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/* Growable pointer arrays (NodeDef list, attr list). */
+struct vec {
+	void **v;
+	size_t n, cap;
+};
+
+static int vec_push(struct pool *pl, struct vec *a, void *x)
+{
+	if (!x)
+		return -1;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 8;
+		void **q = pz(pl, cap * sizeof(*q));
+
+		if (!q)
+			return -1;
+		if (a->n)
+			memcpy(q, a->v, a->n * sizeof(*q));
+		a->v = q;
+		a->cap = cap;
+	}
+	a->v[a->n++] = x;
+	return 0;
+}
+
+/* Protobuf builders ------------------------------------------------------ */
+
+static Tensorflow__TensorShapeProto *mk_shape(struct pool *pl, int rank,
+					      const int64_t *dims)
+{
+	Tensorflow__TensorShapeProto *s = pz(pl, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	tensorflow__tensor_shape_proto__init(s);
+	if (rank < 0) {
+		s->unknown_rank = 1;
+		return s;
+	}
+	if (rank == 0)
+		return s;
+	s->dim = pz(pl, (size_t)rank * sizeof(*s->dim));
+	if (!s->dim)
+		return NULL;
+	s->n_dim = (size_t)rank;
+	for (int i = 0; i < rank; i++) {
+		Tensorflow__TensorShapeProto__Dim *d = pz(pl, sizeof(*d));
+
+		if (!d)
+			return NULL;
+		tensorflow__tensor_shape_proto__dim__init(d);
+		d->size = dims[i];
+		s->dim[i] = d;
+	}
+	return s;
+}
+
+/* A TensorProto of t: numeric bytes as tensor_content (little-endian
+ * raw, as TF writes non-scalar constants), strings as string_val. */
+static Tensorflow__TensorProto *mk_tensor(struct pool *pl,
+					  const struct tfk_tensor *t)
+{
+	Tensorflow__TensorProto *tp = pz(pl, sizeof(*tp));
+	int64_t n = tfk_tensor_numel(t);
+
+	if (!tp)
+		return NULL;
+	tensorflow__tensor_proto__init(tp);
+	tp->dtype = (Tensorflow__DataType)t->dtype;
+	tp->tensor_shape = mk_shape(pl, t->rank, t->shape);
+	if (!tp->tensor_shape)
+		return NULL;
+	if (t->dtype == TFK_DT_STRING) {
+		tp->string_val = pz(pl, (size_t)n * sizeof(*tp->string_val));
+		if (!tp->string_val)
+			return NULL;
+		tp->n_string_val = (size_t)n;
+		for (int64_t i = 0; i < n; i++) {
+			struct tfk_str s = tfk_tensor_str(t, i);
+			uint8_t *b = pz(pl, s.len);
+
+			if (!b)
+				return NULL;
+			if (s.len)
+				memcpy(b, s.ptr, s.len);
+			tp->string_val[i].data = b;
+			tp->string_val[i].len = s.len;
+		}
+		return tp;
+	}
+	if (t->nbytes) {
+		uint8_t *b = pz(pl, t->nbytes);
+
+		if (!b)
+			return NULL;
+		memcpy(b, t->data, t->nbytes);
+		tp->tensor_content.data = b;
+		tp->tensor_content.len = t->nbytes;
+	}
+	return tp;
+}
+
+/* A scalar or vector string tensor. */
+static Tensorflow__TensorProto *mk_str_tensor(struct pool *pl, int rank,
+					      const char *const *s, size_t n)
+{
+	Tensorflow__TensorProto *tp = pz(pl, sizeof(*tp));
+	int64_t dim = (int64_t)n;
+
+	if (!tp)
+		return NULL;
+	tensorflow__tensor_proto__init(tp);
+	tp->dtype = TENSORFLOW__DATA_TYPE__DT_STRING;
+	tp->tensor_shape = mk_shape(pl, rank, &dim);
+	tp->string_val = pz(pl, (n ? n : 1) * sizeof(*tp->string_val));
+	if (!tp->tensor_shape || !tp->string_val)
+		return NULL;
+	tp->n_string_val = n;
+	for (size_t i = 0; i < n; i++) {
+		tp->string_val[i].data = (uint8_t *)pstr(pl, s[i]);
+		tp->string_val[i].len = strlen(s[i]);
+		if (!tp->string_val[i].data)
+			return NULL;
+	}
+	return tp;
+}
+
+static Tensorflow__TensorProto *mk_i32_scalar(struct pool *pl, int32_t v)
+{
+	Tensorflow__TensorProto *tp = pz(pl, sizeof(*tp));
+
+	if (!tp)
+		return NULL;
+	tensorflow__tensor_proto__init(tp);
+	tp->dtype = TENSORFLOW__DATA_TYPE__DT_INT32;
+	tp->tensor_shape = mk_shape(pl, 0, NULL);
+	tp->int_val = pz(pl, sizeof(int32_t));
+	if (!tp->tensor_shape || !tp->int_val)
+		return NULL;
+	tp->int_val[0] = v;
+	tp->n_int_val = 1;
+	return tp;
+}
+
+struct nb {
+	Tensorflow__NodeDef *nd;
+	struct vec in, attr;
+};
+
+static int nb_begin(struct pool *pl, struct nb *b, const char *name,
+		    const char *op)
+{
+	memset(b, 0, sizeof(*b));
+	b->nd = pz(pl, sizeof(*b->nd));
+	if (!b->nd)
+		return -1;
+	tensorflow__node_def__init(b->nd);
+	b->nd->name = pstr(pl, name);
+	b->nd->op = pstr(pl, op);
+	return b->nd->name && b->nd->op ? 0 : -1;
+}
+
+static int nb_in(struct pool *pl, struct nb *b, const char *in)
+{
+	return vec_push(pl, &b->in, pstr(pl, in));
+}
+
+static Tensorflow__AttrValue *nb_attr(struct pool *pl, struct nb *b,
+				      const char *key)
+{
+	Tensorflow__NodeDef__AttrEntry *e = pz(pl, sizeof(*e));
+	Tensorflow__AttrValue *v = pz(pl, sizeof(*v));
+
+	if (!e || !v)
+		return NULL;
+	tensorflow__node_def__attr_entry__init(e);
+	tensorflow__attr_value__init(v);
+	e->key = pstr(pl, key);
+	e->value = v;
+	if (!e->key || vec_push(pl, &b->attr, e))
+		return NULL;
+	return v;
+}
+
+static int nb_type(struct pool *pl, struct nb *b, const char *key, int t)
+{
+	Tensorflow__AttrValue *v = nb_attr(pl, b, key);
+
+	if (!v)
+		return -1;
+	v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
+	v->type = (Tensorflow__DataType)t;
+	return 0;
+}
+
+static int nb_int(struct pool *pl, struct nb *b, const char *key, int64_t i)
+{
+	Tensorflow__AttrValue *v = nb_attr(pl, b, key);
+
+	if (!v)
+		return -1;
+	v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
+	v->i = i;
+	return 0;
+}
+
+static int nb_bool(struct pool *pl, struct nb *b, const char *key, int x)
+{
+	Tensorflow__AttrValue *v = nb_attr(pl, b, key);
+
+	if (!v)
+		return -1;
+	v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_B;
+	v->b = x != 0;
+	return 0;
+}
+
+static int nb_str(struct pool *pl, struct nb *b, const char *key,
+		  const void *s, size_t n)
+{
+	Tensorflow__AttrValue *v = nb_attr(pl, b, key);
+	uint8_t *p = pz(pl, n);
+
+	if (!v || !p)
+		return -1;
+	if (n)
+		memcpy(p, s, n);
+	v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
+	v->s.data = p;
+	v->s.len = n;
+	return 0;
+}
+
+static int nb_shape(struct pool *pl, struct nb *b, const char *key,
+		    int rank, const int64_t *dims)
+{
+	Tensorflow__AttrValue *v = nb_attr(pl, b, key);
+
+	if (!v)
+		return -1;
+	v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_SHAPE;
+	v->shape = mk_shape(pl, rank, dims);
+	return v->shape ? 0 : -1;
+}
+
+static int nb_tensor(struct pool *pl, struct nb *b, const char *key,
+		     Tensorflow__TensorProto *tp)
+{
+	Tensorflow__AttrValue *v = nb_attr(pl, b, key);
+
+	if (!v || !tp)
+		return -1;
+	v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
+	v->tensor = tp;
+	return 0;
+}
+
+static Tensorflow__AttrValue__ListValue *nb_list(struct pool *pl,
+						 struct nb *b,
+						 const char *key)
+{
+	Tensorflow__AttrValue *v = nb_attr(pl, b, key);
+	Tensorflow__AttrValue__ListValue *l = pz(pl, sizeof(*l));
+
+	if (!v || !l)
+		return NULL;
+	tensorflow__attr_value__list_value__init(l);
+	v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+	v->list = l;
+	return l;
+}
+
+static int nb_types(struct pool *pl, struct nb *b, const char *key,
+		    const enum tfk_dtype *t, size_t n)
+{
+	Tensorflow__AttrValue__ListValue *l = nb_list(pl, b, key);
+
+	if (!l)
+		return -1;
+	l->type = pz(pl, (n ? n : 1) * sizeof(*l->type));
+	if (!l->type)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		l->type[i] = (Tensorflow__DataType)t[i];
+	l->n_type = n;
+	return 0;
+}
+
+static int nb_end(struct pool *pl, struct nb *b, struct vec *nodes)
+{
+	if (pl->oom || !b->nd)
+		return -1;
+	b->nd->input = (char **)b->in.v;
+	b->nd->n_input = b->in.n;
+	b->nd->attr = (Tensorflow__NodeDef__AttrEntry **)b->attr.v;
+	b->nd->n_attr = b->attr.n;
+	return vec_push(pl, nodes, b->nd);
+}
+
+/* One node attribute of ours as an AttrValue. */
+static int put_attr(struct pool *pl, struct nb *b, const struct tfk_attr *a)
+{
+	const struct tfk_attr_value *v = &a->v;
+	Tensorflow__AttrValue__ListValue *l;
+	int n = v->list.n;
+
+	switch (v->kind) {
+	case TFK_ATTR_INT:
+		return nb_int(pl, b, a->name, v->i);
+	case TFK_ATTR_FLOAT: {
+		Tensorflow__AttrValue *x = nb_attr(pl, b, a->name);
+
+		if (!x)
+			return -1;
+		x->value_case = TENSORFLOW__ATTR_VALUE__VALUE_F;
+		x->f = v->f;
+		return 0;
+	}
+	case TFK_ATTR_BOOL:
+		return nb_bool(pl, b, a->name, v->b);
+	case TFK_ATTR_STRING:
+		return nb_str(pl, b, a->name, v->s.p, v->s.len);
+	case TFK_ATTR_TYPE:
+		return nb_type(pl, b, a->name, v->type);
+	case TFK_ATTR_SHAPE:
+		return nb_shape(pl, b, a->name, v->shape.rank, v->shape.dims);
+	case TFK_ATTR_TENSOR:
+		return nb_tensor(pl, b, a->name, mk_tensor(pl, v->tensor));
+	case TFK_ATTR_LIST_INT:
+		l = nb_list(pl, b, a->name);
+		if (!l || !(l->i = pz(pl, (size_t)(n ? n : 1) * sizeof(*l->i))))
+			return -1;
+		if (n)
+			memcpy(l->i, v->list.i, (size_t)n * sizeof(*l->i));
+		l->n_i = (size_t)n;
+		return 0;
+	case TFK_ATTR_LIST_FLOAT:
+		l = nb_list(pl, b, a->name);
+		if (!l || !(l->f = pz(pl, (size_t)(n ? n : 1) * sizeof(*l->f))))
+			return -1;
+		if (n)
+			memcpy(l->f, v->list.f, (size_t)n * sizeof(*l->f));
+		l->n_f = (size_t)n;
+		return 0;
+	case TFK_ATTR_LIST_TYPE:
+		return nb_types(pl, b, a->name, v->list.type, (size_t)n);
+	default:
+		return -1;
+	}
+}
+
+/* Export ------------------------------------------------------------------ */
+
+struct exp {
+	struct pool pl;
+	const struct tfk_model *m;
+	const struct tfk_graph *g;
+	int n;			/* graph nodes */
+	char *need;		/* [n] node is exported */
+	char *is_var;		/* [n] model variable node */
+	char **out0;		/* [n] "name" of output 0 as consumers read it
+				 * (the Read of a variable) */
+	struct vec nodes;
+	struct tfk_err *err;
+};
+
+static int oom(struct exp *x)
+{
+	return tfk_errf(x->err, TFK_ENOMEM, "out of memory");
+}
+
+/* The input string for port p: "name", "name:k", or the variable's
+ * read. */
+static char *port_name(struct exp *x, struct tfk_port p)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, p.node);
+
+	if (p.index == 0)
+		return x->out0[p.node] ? x->out0[p.node] : pstr(&x->pl,
+								n->name);
+	return pstrf(&x->pl, "%s:%d", n->name, p.index);
+}
+
+/* Check node i can be written as TF's op, before anything is built. */
+static int check_node(struct exp *x, int i)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, i);
+	const char *op = n->op->name;
+	const struct tf_op *t;
+	int req;
+
+	if (!strcmp(op, "Placeholder") || !strcmp(op, "Const"))
+		return 0;
+	if (!strcmp(op, "VariableV2")) {
+		if (!x->is_var[i])
+			return tfk_errf(x->err, TFK_EINVAL, "node %s: variable "
+					"is not one of the model's", n->name);
+		return 0;
+	}
+	t = tf_op_find(op);
+	if (!t)
+		return tfk_errf(x->err, TFK_EINVAL, "node %s: op %s has no "
+				"TensorFlow equivalent; cannot export it",
+				n->name, op);
+	for (int k = 0; k < n->n_attrs; k++)
+		if (!attr_listed(t->attrs, n->attrs[k].name, NULL))
+			return tfk_errf(x->err, TFK_EINVAL, "node %s: attr '%s' "
+					"of op %s is not TensorFlow's; cannot "
+					"export it", n->name, n->attrs[k].name,
+					op);
+	/* Every TF-required attr must be among the node's. */
+	for (const char *p = t->attrs; *p;) {
+		char name[64];
+		size_t len;
+
+		while (*p == ' ')
+			p++;
+		req = *p == '!';
+		p += req;
+		len = strcspn(p, " ");
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		p += strcspn(p, " ");
+		if (req && len && !tfk_node_attr(n, name))
+			return tfk_errf(x->err, TFK_EINVAL, "node %s: op %s "
+					"needs attr '%s'", n->name, op, name);
+	}
+	return 0;
+}
+
+static int emit_variable(struct exp *x, int i)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, i);
+	const struct tfk_tdesc *d = &n->outputs[0];
+	struct pool *pl = &x->pl;
+	struct nb b;
+	char *read;
+
+	if (nb_begin(pl, &b, n->name, "VarHandleOp") ||
+	    nb_str(pl, &b, "container", "", 0) ||
+	    nb_type(pl, &b, "dtype", d->dtype) ||
+	    nb_shape(pl, &b, "shape", d->rank, d->shape) ||
+	    nb_str(pl, &b, "shared_name", n->name, strlen(n->name)) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	read = pstrf(pl, "%s/Read/ReadVariableOp", n->name);
+	if (!read || nb_begin(pl, &b, read, "ReadVariableOp") ||
+	    nb_in(pl, &b, n->name) ||
+	    nb_type(pl, &b, "dtype", d->dtype) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	x->out0[i] = read;
+	return 0;
+}
+
+static int emit_node(struct exp *x, int i)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, i);
+	const char *op = n->op->name;
+	struct pool *pl = &x->pl;
+	struct nb b;
+
+	if (x->is_var[i])
+		return emit_variable(x, i);
+	if (nb_begin(pl, &b, n->name, op))
+		return oom(x);
+	for (int k = 0; k < n->n_inputs; k++)
+		if (vec_push(pl, &b.in, port_name(x, n->inputs[k])))
+			return oom(x);
+	if (!strcmp(op, "Const")) {
+		const struct tfk_tensor *v =
+			tfk_graph_const_value(x->g, (struct tfk_port){ i, 0 });
+
+		if (!v)
+			return tfk_errf(x->err, TFK_EINVAL, "node %s: Const "
+					"without a value", n->name);
+		if (nb_type(pl, &b, "dtype", v->dtype) ||
+		    nb_tensor(pl, &b, "value", mk_tensor(pl, v)))
+			return oom(x);
+	} else {
+		for (int k = 0; k < n->n_attrs; k++)
+			if (put_attr(pl, &b, &n->attrs[k]))
+				return oom(x);
+	}
+	if (nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	return 0;
+}
+
+static Tensorflow__TensorInfo *mk_tinfo(struct pool *pl, const char *name,
+					int dtype, int rank,
+					const int64_t *dims)
+{
+	Tensorflow__TensorInfo *ti = pz(pl, sizeof(*ti));
+
+	if (!ti)
+		return NULL;
+	tensorflow__tensor_info__init(ti);
+	ti->encoding_case = TENSORFLOW__TENSOR_INFO__ENCODING_NAME;
+	ti->name = pstr(pl, name);
+	ti->dtype = (Tensorflow__DataType)dtype;
+	ti->tensor_shape = mk_shape(pl, rank, dims);
+	return ti->name && ti->tensor_shape ? ti : NULL;
+}
+
+/* Variables in key order (the order of the bundle and of TF1's saver,
+ * which sorts by name). */
+struct var_ref {
+	const char *name;
+	const struct tfk_tensor *t;
+};
+
+static int var_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct var_ref *)a)->name,
+		      ((const struct var_ref *)b)->name);
+}
+
+static int collect_vars(const struct tfk_model *m, struct var_ref **out,
+			struct tfk_err *err)
+{
+	struct var_ref *v = tfk_calloc((size_t)(m->n_vars ? m->n_vars : 1),
+				       sizeof(*v));
+
+	if (!v)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (int i = 0; i < m->n_vars; i++)
+		v[i].t = tfk_graph_var_at(m->g, m->vars[i].var, &v[i].name);
+	qsort(v, (size_t)m->n_vars, sizeof(*v), var_cmp);
+	*out = v;
+	return 0;
+}
+
+/* TF1's sharded V2 saver, reading and restoring vars[0..nv). */
+static int emit_saver(struct exp *x, const struct var_ref *vars, int nv,
+		      Tensorflow__SaverDef **sdef)
+{
+	struct pool *pl = &x->pl;
+	struct nb b;
+	const char **names = pz(pl, (size_t)(nv ? nv : 1) * sizeof(char *));
+	const char **empty = pz(pl, (size_t)(nv ? nv : 1) * sizeof(char *));
+	enum tfk_dtype *dt = pz(pl, (size_t)(nv ? nv : 1) * sizeof(*dt));
+	const char *part[] = { "_temp/part" };
+	struct vec assigns = { 0 };
+	Tensorflow__SaverDef *s;
+
+	if (!names || !empty || !dt)
+		return oom(x);
+	for (int k = 0; k < nv; k++) {
+		names[k] = vars[k].name;
+		empty[k] = "";
+		dt[k] = vars[k].t->dtype;
+	}
+	/* The filename fed by loaders (SaverDef.filename_tensor_name). */
+	if (nb_begin(pl, &b, "saver_filename", "Placeholder") ||
+	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
+	    nb_shape(pl, &b, "shape", 0, NULL) || nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	/* Save: write a temporary shard, then merge it into the prefix. */
+	if (nb_begin(pl, &b, "save/StringJoin/inputs_1", "Const") ||
+	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
+	    nb_tensor(pl, &b, "value", mk_str_tensor(pl, 0, part, 1)) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/StringJoin", "StringJoin") ||
+	    nb_in(pl, &b, "saver_filename") ||
+	    nb_in(pl, &b, "save/StringJoin/inputs_1") ||
+	    nb_int(pl, &b, "N", 2) || nb_str(pl, &b, "separator", "", 0) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/num_shards", "Const") ||
+	    nb_type(pl, &b, "dtype", TFK_DT_INT32) ||
+	    nb_tensor(pl, &b, "value", mk_i32_scalar(pl, 1)) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/ShardedFilename/shard", "Const") ||
+	    nb_type(pl, &b, "dtype", TFK_DT_INT32) ||
+	    nb_tensor(pl, &b, "value", mk_i32_scalar(pl, 0)) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/ShardedFilename", "ShardedFilename") ||
+	    nb_in(pl, &b, "save/StringJoin") ||
+	    nb_in(pl, &b, "save/ShardedFilename/shard") ||
+	    nb_in(pl, &b, "save/num_shards") || nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/SaveV2/tensor_names", "Const") ||
+	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
+	    nb_tensor(pl, &b, "value", mk_str_tensor(pl, 1, names,
+						     (size_t)nv)) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/SaveV2/shape_and_slices", "Const") ||
+	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
+	    nb_tensor(pl, &b, "value", mk_str_tensor(pl, 1, empty,
+						     (size_t)nv)) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/SaveV2", "SaveV2") ||
+	    nb_in(pl, &b, "save/ShardedFilename") ||
+	    nb_in(pl, &b, "save/SaveV2/tensor_names") ||
+	    nb_in(pl, &b, "save/SaveV2/shape_and_slices"))
+		return oom(x);
+	for (int k = 0; k < nv; k++)
+		if (vec_push(pl, &b.in, pstrf(pl, "%s/Read/ReadVariableOp",
+					      vars[k].name)))
+			return oom(x);
+	if (nb_types(pl, &b, "dtypes", dt, (size_t)nv) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/control_dependency", "Identity") ||
+	    nb_in(pl, &b, "save/ShardedFilename") ||
+	    nb_in(pl, &b, "^save/SaveV2") ||
+	    nb_type(pl, &b, "T", TFK_DT_STRING) || nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/MergeV2Checkpoints/checkpoint_prefixes",
+		     "Pack") ||
+	    nb_in(pl, &b, "save/ShardedFilename") ||
+	    nb_in(pl, &b, "^save/control_dependency") ||
+	    nb_int(pl, &b, "N", 1) || nb_type(pl, &b, "T", TFK_DT_STRING) ||
+	    nb_int(pl, &b, "axis", 0) || nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/MergeV2Checkpoints", "MergeV2Checkpoints") ||
+	    nb_in(pl, &b, "save/MergeV2Checkpoints/checkpoint_prefixes") ||
+	    nb_in(pl, &b, "saver_filename") ||
+	    nb_bool(pl, &b, "delete_old_dirs", 1) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/Identity", "Identity") ||
+	    nb_in(pl, &b, "saver_filename") ||
+	    nb_in(pl, &b, "^save/MergeV2Checkpoints") ||
+	    nb_in(pl, &b, "^save/control_dependency") ||
+	    nb_type(pl, &b, "T", TFK_DT_STRING) || nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	/* Restore: RestoreV2 by key, assigned to each variable. */
+	if (nb_begin(pl, &b, "save/RestoreV2/tensor_names", "Const") ||
+	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
+	    nb_tensor(pl, &b, "value", mk_str_tensor(pl, 1, names,
+						     (size_t)nv)) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/RestoreV2/shape_and_slices", "Const") ||
+	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
+	    nb_tensor(pl, &b, "value", mk_str_tensor(pl, 1, empty,
+						     (size_t)nv)) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/RestoreV2", "RestoreV2") ||
+	    nb_in(pl, &b, "saver_filename") ||
+	    nb_in(pl, &b, "save/RestoreV2/tensor_names") ||
+	    nb_in(pl, &b, "save/RestoreV2/shape_and_slices") ||
+	    nb_types(pl, &b, "dtypes", dt, (size_t)nv) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	for (int k = 0; k < nv; k++) {
+		char *id = pstrf(pl, "save/Identity_%d", k + 1);
+		char *as = k ? pstrf(pl, "save/AssignVariableOp_%d", k) :
+			pstr(pl, "save/AssignVariableOp");
+
+		if (!id || !as || nb_begin(pl, &b, id, "Identity") ||
+		    nb_in(pl, &b, k ? pstrf(pl, "save/RestoreV2:%d", k) :
+			  "save/RestoreV2") ||
+		    nb_type(pl, &b, "T", dt[k]) || nb_end(pl, &b, &x->nodes))
+			return oom(x);
+		if (nb_begin(pl, &b, as, "AssignVariableOp") ||
+		    nb_in(pl, &b, vars[k].name) || nb_in(pl, &b, id) ||
+		    nb_type(pl, &b, "dtype", dt[k]) ||
+		    nb_end(pl, &b, &x->nodes) ||
+		    vec_push(pl, &assigns, pstrf(pl, "^%s", as)))
+			return oom(x);
+	}
+	if (nb_begin(pl, &b, "save/restore_shard", "NoOp"))
+		return oom(x);
+	b.in = assigns;
+	if (nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (nb_begin(pl, &b, "save/restore_all", "NoOp") ||
+	    nb_in(pl, &b, "^save/restore_shard") || nb_end(pl, &b, &x->nodes))
+		return oom(x);
+
+	s = pz(pl, sizeof(*s));
+	if (!s)
+		return oom(x);
+	tensorflow__saver_def__init(s);
+	s->filename_tensor_name = "saver_filename:0";
+	s->save_tensor_name = "save/Identity:0";
+	s->restore_op_name = "save/restore_all";
+	s->max_to_keep = 5;	/* tf.compat.v1.train.Saver's defaults */
+	s->sharded = 1;
+	s->keep_checkpoint_every_n_hours = 10000.0f;
+	s->version = TENSORFLOW__SAVER_DEF__CHECKPOINT_FORMAT_VERSION__V2;
+	*sdef = s;
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Node names must be unique in a GraphDef. */
+static int check_unique(struct exp *x)
+{
+	size_t n = x->nodes.n;
+	const char **v = tfk_calloc(n ? n : 1, sizeof(*v));
+	int rc = 0;
+
+	if (!v)
+		return oom(x);
+	for (size_t i = 0; i < n; i++)
+		v[i] = ((Tensorflow__NodeDef *)x->nodes.v[i])->name;
+	qsort(v, n, sizeof(*v), name_cmp);
+	for (size_t i = 1; i < n && !rc; i++)
+		if (!strcmp(v[i], v[i - 1]))
+			rc = tfk_errf(x->err, TFK_EINVAL, "node name '%s' "
+				      "twice in the exported graph", v[i]);
+	tfk_free(v);
+	return rc;
+}
+
+/* A node name not used yet, "base" or "base_k". */
+static char *fresh_name(struct exp *x, const char *base)
+{
+	for (int k = 0;; k++) {
+		char *s = k ? pstrf(&x->pl, "%s_%d", base, k) :
+			pstr(&x->pl, base);
+		int used = 0;
+
+		if (!s)
+			return NULL;
+		for (size_t i = 0; i < x->nodes.n && !used; i++)
+			used = !strcmp(((Tensorflow__NodeDef *)
+					x->nodes.v[i])->name, s);
+		for (int i = 0; i < x->n && !used; i++)
+			used = x->need[i] && !strcmp(
+				tfk_graph_node(x->g, i)->name, s);
+		if (!used)
+			return s;
+	}
+}
+
+static int build(struct exp *x, Tensorflow__SavedModel **out)
+{
+	const struct tfk_model *m = x->m;
+	struct pool *pl = &x->pl;
+	struct var_ref *vars = NULL;
+	Tensorflow__SavedModel *sm;
+	Tensorflow__MetaGraphDef *mg;
+	Tensorflow__MetaGraphDef__MetaInfoDef *mi;
+	Tensorflow__GraphDef *gd;
+	Tensorflow__VersionDef *ver;
+	Tensorflow__SignatureDef *sig, *init;
+	Tensorflow__MetaGraphDef__SignatureDefEntry **se;
+	Tensorflow__SaverDef *sdef = NULL;
+	struct nb b;
+	int rc;
+
+	x->n = tfk_graph_n_nodes(x->g);
+	x->need = pz(pl, (size_t)x->n);
+	x->is_var = pz(pl, (size_t)x->n);
+	x->out0 = pz(pl, (size_t)x->n * sizeof(char *));
+	if (!x->need || !x->is_var || !x->out0)
+		return oom(x);
+	for (int i = 0; i < m->n_vars; i++) {
+		const char *name;
+		struct tfk_port p;
+
+		tfk_graph_var_at(m->g, m->vars[i].var, &name);
+		if (tfk_graph_find(x->g, name, &p, x->err))
+			return TFK_EINVAL;
+		x->is_var[p.node] = 1;
+		x->need[p.node] = 1;
+	}
+	for (int i = 0; i < m->n_inputs; i++) {
+		struct tfk_port p;
+
+		if (tfk_graph_find(x->g, m->inputs[i].name, &p, x->err))
+			return TFK_EINVAL;
+		x->need[p.node] = 1;
+	}
+	for (int i = 0; i < m->n_outputs; i++) {
+		int node = m->outputs[i].infer.node;
+
+		if (node < 0 || node >= x->n)
+			return tfk_errf(x->err, TFK_EINVAL, "output %s: no "
+					"inference port", m->outputs[i].name);
+		x->need[node] = 1;
+	}
+	for (int i = x->n - 1; i >= 0; i--) {
+		const struct tfk_node *n = tfk_graph_node(x->g, i);
+
+		if (!x->need[i])
+			continue;
+		for (int k = 0; k < n->n_inputs; k++)
+			x->need[n->inputs[k].node] = 1;
+	}
+	for (int i = 0; i < x->n; i++)
+		if (x->need[i] && (rc = check_node(x, i)))
+			return rc;
+	for (int i = 0; i < x->n; i++)
+		if (x->need[i] && (rc = emit_node(x, i)))
+			return rc;
+
+	sig = pz(pl, sizeof(*sig));
+	init = pz(pl, sizeof(*init));
+	if (!sig || !init)
+		return oom(x);
+	tensorflow__signature_def__init(sig);
+	tensorflow__signature_def__init(init);
+	sig->method_name = "tensorflow/serving/predict";
+	sig->inputs = pz(pl, (size_t)(m->n_inputs + 1) * sizeof(void *));
+	sig->outputs = pz(pl, (size_t)(m->n_outputs + 1) * sizeof(void *));
+	if (!sig->inputs || !sig->outputs)
+		return oom(x);
+	for (int i = 0; i < m->n_inputs; i++) {
+		const struct tfk_model_input *in = &m->inputs[i];
+		Tensorflow__SignatureDef__InputsEntry *e = pz(pl, sizeof(*e));
+		char *tn = pstrf(pl, "%s:0", in->name);
+
+		if (!e || !tn)
+			return oom(x);
+		tensorflow__signature_def__inputs_entry__init(e);
+		e->key = pstr(pl, in->name);
+		e->value = mk_tinfo(pl, tn, in->dtype, in->rank, in->shape);
+		if (!e->key || !e->value)
+			return oom(x);
+		sig->inputs[sig->n_inputs++] = e;
+	}
+	for (int i = 0; i < m->n_outputs; i++) {
+		const struct tfk_model_output *o = &m->outputs[i];
+		const struct tfk_tdesc *d = tfk_graph_desc(x->g, o->infer);
+		Tensorflow__SignatureDef__OutputsEntry *e = pz(pl, sizeof(*e));
+		char *id = fresh_name(x, "Identity"), *key = pstr(pl, o->name);
+
+		if (!e || !id || !key)
+			return oom(x);
+		/* Keys are unique: a second output of one layer gets
+		 * "name_1", as Keras uniquifies. */
+		for (int k = 1;; k++) {
+			int dup = 0;
+
+			for (size_t j = 0; j < sig->n_outputs && !dup; j++)
+				dup = !strcmp(sig->outputs[j]->key, key);
+			if (!dup)
+				break;
+			key = pstrf(pl, "%s_%d", o->name, k);
+			if (!key)
+				return oom(x);
+		}
+		if (nb_begin(pl, &b, id, "Identity") ||
+		    vec_push(pl, &b.in, port_name(x, o->infer)) ||
+		    nb_type(pl, &b, "T", d->dtype) ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+		tensorflow__signature_def__outputs_entry__init(e);
+		e->key = key;
+		e->value = mk_tinfo(pl, pstrf(pl, "%s:0", id), d->dtype,
+				    d->rank, d->shape);
+		if (!e->value)
+			return oom(x);
+		sig->outputs[sig->n_outputs++] = e;
+	}
+	/* __saved_model_init_op: a NoOp, as TF 2 writes it when there is
+	 * nothing to initialise (loader.cc GetInitOp reads the signature's
+	 * output name and runs it after the restore). */
+	{
+		Tensorflow__SignatureDef__OutputsEntry *e = pz(pl, sizeof(*e));
+		char *noop = fresh_name(x, "NoOp");
+
+		init->outputs = pz(pl, sizeof(void *));
+		if (!e || !noop || !init->outputs ||
+		    nb_begin(pl, &b, noop, "NoOp") ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+		tensorflow__signature_def__outputs_entry__init(e);
+		e->key = "__saved_model_init_op";
+		e->value = mk_tinfo(pl, noop, 0, -1, NULL);
+		if (!e->value)
+			return oom(x);
+		init->outputs[0] = e;
+		init->n_outputs = 1;
+	}
+	rc = collect_vars(m, &vars, x->err);
+	if (rc)
+		return rc;
+	/* No variables, no saver (TF1's Saver refuses an empty list, and
+	 * loaders skip the restore without a SaverDef). */
+	rc = m->n_vars ? emit_saver(x, vars, m->n_vars, &sdef) : 0;
+	tfk_free(vars);
+	if (rc)
+		return rc;
+	rc = check_unique(x);
+	if (rc)
+		return rc;
+
+	gd = pz(pl, sizeof(*gd));
+	ver = pz(pl, sizeof(*ver));
+	mi = pz(pl, sizeof(*mi));
+	mg = pz(pl, sizeof(*mg));
+	sm = pz(pl, sizeof(*sm));
+	se = pz(pl, 2 * sizeof(*se));
+	if (!gd || !ver || !mi || !mg || !sm || !se)
+		return oom(x);
+	tensorflow__graph_def__init(gd);
+	tensorflow__version_def__init(ver);
+	ver->producer = TF_PRODUCER;
+	ver->min_consumer = TF_MIN_CONSUMER;
+	gd->versions = ver;
+	gd->node = (Tensorflow__NodeDef **)x->nodes.v;
+	gd->n_node = x->nodes.n;
+	tensorflow__meta_graph_def__meta_info_def__init(mi);
+	mi->tags = pz(pl, sizeof(char *));
+	if (!mi->tags)
+		return oom(x);
+	mi->tags[0] = "serve";
+	mi->n_tags = 1;
+	mi->tensorflow_version = TF_VERSION;
+	mi->tensorflow_git_version = TF_GIT_VERSION;
+	tensorflow__meta_graph_def__init(mg);
+	mg->meta_info_def = mi;
+	mg->graph_def = gd;
+	mg->saver_def = sdef;
+	for (int k = 0; k < 2; k++) {
+		se[k] = pz(pl, sizeof(**se));
+		if (!se[k])
+			return oom(x);
+		tensorflow__meta_graph_def__signature_def_entry__init(se[k]);
+	}
+	se[0]->key = "__saved_model_init_op";
+	se[0]->value = init;
+	se[1]->key = "serving_default";
+	se[1]->value = sig;
+	mg->signature_def = se;
+	mg->n_signature_def = 2;
+	tensorflow__saved_model__init(sm);
+	sm->saved_model_schema_version = 1;
+	sm->meta_graphs = pz(pl, sizeof(*sm->meta_graphs));
+	if (!sm->meta_graphs)
+		return oom(x);
+	sm->meta_graphs[0] = mg;
+	sm->n_meta_graphs = 1;
+	if (pl->oom)
+		return oom(x);
+	*out = sm;
+	return 0;
+}
+
+int tfk_savedmodel_pack(const struct tfk_model *m, void **data, size_t *n,
+			struct tfk_err *err)
+{
+	struct exp x;
+	Tensorflow__SavedModel *sm = NULL;
+	int rc;
+
+	*data = NULL;
+	*n = 0;
+	memset(&x, 0, sizeof(x));
+	x.m = m;
+	x.g = m->g;
+	x.err = err;
+	rc = build(&x, &sm);
+	if (!rc) {
+		size_t len = tensorflow__saved_model__get_packed_size(sm);
+		uint8_t *p = tfk_malloc(len ? len : 1);
+
+		if (!p) {
+			rc = oom(&x);
+		} else {
+			tensorflow__saved_model__pack(sm, p);
+			*data = p;
+			*n = len;
+		}
+	}
+	pool_free(&x.pl);
+	return rc;
+}
+
+static int mkdir_p(const char *dir, struct tfk_err *err)
+{
+	char *p = tfk_strdup(dir);
+	int rc = 0;
+
+	if (!p)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (char *s = p + 1;; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0777) && errno != EEXIST) {
+			rc = tfk_errf(err, TFK_EIO, "%s: cannot create "
+				      "directory: %s", p, strerror(errno));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	tfk_free(p);
+	return rc;
+}
+
+static int write_file(const char *path, const void *p, size_t n,
+		      struct tfk_err *err)
+{
+	struct tfk_out *o;
+	int rc = tfk_out_open(&o, path, TFK_COMP_NONE, err);
+
+	if (rc)
+		return rc;
+	rc = tfk_out_write(o, p, n, err);
+	if (rc) {
+		tfk_out_discard(o);
+		return rc;
+	}
+	return tfk_out_close(o, err);
+}
+
+int tfk_savedmodel_write(const char *dir, const struct tfk_model *m,
+			 const char *spec_json, struct tfk_err *err)
+{
+	struct var_ref *vars = NULL;
+	const char **keys = NULL;
+	const struct tfk_tensor **ts = NULL;
+	void *pb = NULL;
+	size_t n = 0, len = strlen(dir) + 64;
+	char *path = tfk_malloc(len);
+	int rc;
+
+	if (!path)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	/* Build first: a model we cannot export writes nothing. */
+	rc = tfk_savedmodel_pack(m, &pb, &n, err);
+	if (!rc)
+		rc = collect_vars(m, &vars, err);
+	if (!rc && m->n_vars) {
+		keys = tfk_calloc((size_t)m->n_vars, sizeof(*keys));
+		ts = tfk_calloc((size_t)m->n_vars, sizeof(*ts));
+		if (!keys || !ts)
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+		for (int i = 0; !rc && i < m->n_vars; i++) {
+			keys[i] = vars[i].name;
+			ts[i] = vars[i].t;
+		}
+		snprintf(path, len, "%s/variables", dir);
+		if (!rc)
+			rc = mkdir_p(path, err);
+		snprintf(path, len, "%s/variables/variables", dir);
+		if (!rc)
+			rc = tfk_bundle_write(path, m->n_vars, keys, ts, err);
+	} else if (!rc) {
+		rc = mkdir_p(dir, err);
+	}
+	if (!rc && spec_json) {
+		snprintf(path, len, "%s/assets.extra", dir);
+		rc = mkdir_p(path, err);
+		snprintf(path, len, "%s/assets.extra/tfkit_spec.json", dir);
+		if (!rc)
+			rc = write_file(path, spec_json, strlen(spec_json),
+					err);
+	}
+	if (!rc) {
+		snprintf(path, len, "%s/saved_model.pb", dir);
+		rc = write_file(path, pb, n, err);
+	}
+	tfk_free(keys);
+	tfk_free(ts);
+	tfk_free(vars);
+	tfk_free(pb);
+	tfk_free(path);
+	return rc;
+}

@@ -1345,9 +1345,10 @@ int tfk_optim_apply(struct tfk_optim *o, int n, struct tfk_tensor *const *vars,
 			jb.s[1] = mo;
 			jb.s[2] = ag;
 		}
-		/* a chunk costs ~2 us to hand out: only worth it for big
-		 * variables */
-		if (o->threads > 1 && m >= 65536) {
+		/* a hand-out costs microseconds and the loop is memory
+		 * bound: split only when every thread gets >= 64k floats
+		 * (the issue's MLP kernel, 100k, stays on one thread) */
+		if (o->threads > 1 && m / o->threads >= 65536) {
 			tfk_parallel_for(o->threads, m, run_chunk, &jb);
 		} else {
 			run_chunk(&jb, 0, m, 0);

@@ -4,10 +4,11 @@
  * The file is read whole and unpacked by protobuf-c from the protos in
  * formats/ (TensorFlow's field numbers), with allocations through the
  * tfk_malloc hook so tests can fail them. protobuf-c says only "failed"
- * for bad bytes, so before unpacking, the wire structure of the
- * SavedModel and of each MetaGraphDef's top-level fields is walked once
- * to give the byte offset and the reason (truncated length, bad wire
- * type, a known field with the wrong wire type) that the error message
+ * for bad bytes, so before unpacking, the wire structure is walked once,
+ * driven by protobuf-c's own message descriptors (every nested message
+ * of every known field), to give the byte offset, the message and field,
+ * and the reason (truncated length, a known field with the wrong wire
+ * type, a broken packed run, nesting past 100) that the error message
  * promises; the walk is linear and cheap next to the unpack.
  *
  * The index built on top (tag lists, signatures and tensor infos sorted
@@ -27,11 +28,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* protobuf-c allocations through the test hook. */
+/* protobuf-c allocations through the test hook. data, when not NULL,
+ * is an int set to 1 when an allocation fails: protobuf-c reports that
+ * and bad bytes alike (NULL), and only this tells them apart. */
 static void *pb_alloc(void *data, size_t n)
 {
-	(void)data;
-	return tfk_malloc(n ? n : 1);
+	void *p = tfk_malloc(n ? n : 1);
+
+	if (!p && data)
+		*(int *)data = 1;
+	return p;
 }
 
 static void pb_free(void *data, void *p)
@@ -64,92 +70,137 @@ static int wire_varint(const uint8_t *p, size_t n, size_t *off, uint64_t *v)
 	return -1;
 }
 
-/* Expected wire type of field f of a message, or -1 for "any" (unknown
- * fields are legal). */
-typedef int (*wire_want_fn)(uint64_t f);
+/* Nesting deeper than this is refused (protobuf's own default limit). */
+#define WIRE_MAX_DEPTH 100
 
-static int want_saved_model(uint64_t f)
+/* The wire type a field of type t is written with when not packed. */
+static int wire_type_of(ProtobufCType t)
 {
-	return f == 1 ? 0 : f == 2 ? 2 : -1;
+	switch (t) {
+	case PROTOBUF_C_TYPE_SFIXED64:
+	case PROTOBUF_C_TYPE_FIXED64:
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return 1;
+	case PROTOBUF_C_TYPE_SFIXED32:
+	case PROTOBUF_C_TYPE_FIXED32:
+	case PROTOBUF_C_TYPE_FLOAT:
+		return 5;
+	case PROTOBUF_C_TYPE_STRING:
+	case PROTOBUF_C_TYPE_BYTES:
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return 2;
+	default:
+		return 0;
+	}
 }
 
-static int want_meta_graph(uint64_t f)
+/* A packed run of scalars of wire type wt in p[off..end). */
+static int wire_packed_ok(const uint8_t *p, size_t off, size_t end, int wt)
 {
-	return f >= 1 && f <= 7 ? 2 : -1;
+	uint64_t v;
+
+	if (wt == 1 || wt == 5)
+		return (end - off) % (wt == 1 ? 8u : 4u) == 0;
+	while (off < end)
+		if (wire_varint(p, end, &off, &v))
+			return 0;
+	return 1;
 }
 
 /*
- * Walk the fields of the message p[start..end) (offsets into the file).
- * For each field f that `sub` names, the embedded message is walked with
- * sub_want. Returns 0 or TFK_ECORRUPT with "at byte OFF: ...".
+ * Walk the message p[start..end) (offsets into the whole file) whose
+ * type is d: every key, varint and length must be whole and inside the
+ * message, every known field must have its type's wire type (a repeated
+ * scalar may also be packed, and then its run must be whole), and known
+ * message fields are walked in turn. Unknown fields are legal (newer
+ * TensorFlow writes fields our protos leave out) and skipped. Returns 0
+ * or TFK_ECORRUPT "at byte OFF: Type.field: what".
  */
 static int wire_walk(const uint8_t *p, size_t start, size_t end,
-		     wire_want_fn want, uint64_t sub, wire_want_fn sub_want,
-		     const char *what, struct tfk_err *err)
+		     const ProtobufCMessageDescriptor *d, int depth,
+		     struct tfk_err *err)
 {
 	size_t off = start;
 
+	if (depth > WIRE_MAX_DEPTH)
+		return tfk_errf(err, TFK_ECORRUPT, "at byte %zu: %s: nested "
+				"more than %d deep", start, d->short_name,
+				WIRE_MAX_DEPTH);
 	while (off < end) {
+		const ProtobufCFieldDescriptor *f;
 		size_t at = off;
 		uint64_t key, len, v;
-		int wt, w;
+		char fname[96];
+		int wt;
 
 		if (wire_varint(p, end, &off, &key))
 			return tfk_errf(err, TFK_ECORRUPT, "at byte %zu: %s: "
-					"field key runs past the end", at, what);
+					"field key runs past the end of the "
+					"message", at, d->short_name);
 		wt = (int)(key & 7);
 		if ((key >> 3) == 0 || (key >> 3) > 0x1fffffff)
 			return tfk_errf(err, TFK_ECORRUPT, "at byte %zu: %s: "
 					"invalid field number %" PRIu64, at,
-					what, key >> 3);
-		w = want(key >> 3);
-		if (w >= 0 && w != wt)
+					d->short_name, key >> 3);
+		f = protobuf_c_message_descriptor_get_field(d,
+							    (unsigned)(key >> 3));
+		if (f)
+			snprintf(fname, sizeof(fname), "%s.%s", d->short_name,
+				 f->name);
+		else
+			snprintf(fname, sizeof(fname), "%s field %" PRIu64,
+				 d->short_name, key >> 3);
+		if (f && wt != wire_type_of(f->type) &&
+		    !(wt == 2 && f->label == PROTOBUF_C_LABEL_REPEATED &&
+		      wire_type_of(f->type) != 2))
 			return tfk_errf(err, TFK_ECORRUPT, "at byte %zu: %s: "
-					"field %" PRIu64 " has wire type %d, "
-					"expected %d", at, what, key >> 3, wt,
-					w);
+					"wire type %d, expected %d", at, fname,
+					wt, wire_type_of(f->type));
 		switch (wt) {
 		case 0:
 			if (wire_varint(p, end, &off, &v))
 				return tfk_errf(err, TFK_ECORRUPT, "at byte "
-						"%zu: %s: field %" PRIu64
-						": truncated varint", at, what,
-						key >> 3);
+						"%zu: %s: truncated varint",
+						at, fname);
 			break;
 		case 1:
 		case 5:
 			if (end - off < (wt == 1 ? 8u : 4u))
 				return tfk_errf(err, TFK_ECORRUPT, "at byte "
-						"%zu: %s: field %" PRIu64
-						": truncated", at, what,
-						key >> 3);
+						"%zu: %s: truncated", at,
+						fname);
 			off += wt == 1 ? 8 : 4;
 			break;
 		case 2:
 			if (wire_varint(p, end, &off, &len))
 				return tfk_errf(err, TFK_ECORRUPT, "at byte "
-						"%zu: %s: field %" PRIu64
-						": truncated length", at, what,
-						key >> 3);
+						"%zu: %s: truncated length", at,
+						fname);
 			if (len > end - off)
 				return tfk_errf(err, TFK_ECORRUPT, "at byte "
-						"%zu: %s: field %" PRIu64
-						": length %" PRIu64 " runs past "
-						"the end (%zu bytes left)", at,
-						what, key >> 3, len, end - off);
-			if (sub && (key >> 3) == sub) {
-				int rc = wire_walk(p, off, off + len, sub_want,
-						   0, NULL, "MetaGraphDef",
+						"%zu: %s: length %" PRIu64
+						" runs past the end (%zu bytes "
+						"left)", at, fname, len,
+						end - off);
+			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+				int rc = wire_walk(p, off, off + len,
+						   f->descriptor, depth + 1,
 						   err);
 				if (rc)
 					return rc;
+			} else if (f && wire_type_of(f->type) != 2 &&
+				   !wire_packed_ok(p, off, off + len,
+						   wire_type_of(f->type))) {
+				return tfk_errf(err, TFK_ECORRUPT, "at byte "
+						"%zu: %s: bad packed values",
+						at, fname);
 			}
 			off += len;
 			break;
 		default:
 			return tfk_errf(err, TFK_ECORRUPT, "at byte %zu: %s: "
-					"field %" PRIu64 ": unsupported wire "
-					"type %d", at, what, key >> 3, wt);
+					"unsupported wire type %d", at, fname,
+					wt);
 		}
 	}
 	return 0;
@@ -411,19 +462,28 @@ int tfk_savedmodel_parse(struct tfk_savedmodel **out, const void *data,
 	*out = NULL;
 	if (!name)
 		name = "saved_model.pb";
-	rc = wire_walk(data, 0, n, want_saved_model, 2, want_meta_graph,
-		       "SavedModel", err);
+	rc = wire_walk(data, 0, n, &tensorflow__saved_model__descriptor, 0,
+		       err);
 	if (rc)
 		return tfk_err_prefix(err, "%s", name);
 	sm = tfk_calloc(1, sizeof(*sm));
 	if (!sm)
 		return tfk_errf(err, TFK_ENOMEM, "%s: out of memory", name);
-	sm->proto = tensorflow__saved_model__unpack(&pb_allocator, n, data);
+	{
+		int oom = 0;
+		ProtobufCAllocator a = { pb_alloc, pb_free, &oom };
+
+		sm->proto = tensorflow__saved_model__unpack(&a, n, data);
+		if (!sm->proto && oom) {
+			tfk_savedmodel_close(sm);
+			return tfk_errf(err, TFK_ENOMEM, "%s: out of memory",
+					name);
+		}
+	}
 	if (!sm->proto) {
 		tfk_savedmodel_close(sm);
-		/* The walk passed, so the damage is deeper (a nested
-		 * message, a bad enum or string) -- or memory ran out,
-		 * which protobuf-c does not tell apart. */
+		/* The walk passed, so the damage is deeper: inside a
+		 * nested message of a MetaGraphDef. */
 		return tfk_errf(err, TFK_ECORRUPT, "%s: not a valid "
 				"SavedModel (protobuf parse failed inside a "
 				"MetaGraphDef)", name);

@@ -199,7 +199,7 @@ testerr "empty saved_model.pb" 'mkdir -p z && : >z/saved_model.pb && tfk-model s
 	"z/saved_model.pb: empty file"
 testerr "truncated saved_model.pb: the byte offset of the cut field" \
 	'mkdir -p tr && head -c 1000 "$TF1/saved_model.pb" >tr/saved_model.pb && tfk-model show --dir tr' 1 \
-	"tr/saved_model.pb: at byte 2: SavedModel: field 2: length 12102 runs past the end (995 bytes left)"
+	"tr/saved_model.pb: at byte 2: SavedModel.meta_graphs: length 12102 runs past the end (995 bytes left)"
 testerr "truncated inside a MetaGraphDef: its field is named" \
 	'mkdir -p tr2 && "$PYTHON" -c "
 import sys
@@ -209,13 +209,40 @@ n = (d[3] & 0x7f) | d[4] << 7
 mg = d[5:5 + n][:n - 100]   # the MetaGraphDef cut, its length fixed up
 m = len(mg)
 sys.stdout.buffer.write(d[:3] + bytes([m & 0x7f | 0x80, m >> 7]) + mg)" "$MAT/saved_model.pb" >tr2/saved_model.pb && tfk-model show --dir tr2' 1 \
-	"tr2/saved_model.pb: at byte 733: MetaGraphDef: field 5: length 121 runs past the end (21 bytes left)"
+	"tr2/saved_model.pb: at byte 733: MetaGraphDef.signature_def: length 121 runs past the end (21 bytes left)"
 testerr "garbage bytes" \
 	'mkdir -p g && printf "\377\377\377\377garbage" >g/saved_model.pb && tfk-model show --dir g' 1 \
 	"g/saved_model.pb: at byte 0: SavedModel: "
 testerr "a known field with the wrong wire type" \
 	'mkdir -p w && printf "\010\001\025abcd" >w/saved_model.pb && tfk-model show --dir w' 1 \
-	"w/saved_model.pb: at byte 2: SavedModel: field 2 has wire type 5, expected 2"
+	"w/saved_model.pb: at byte 2: SavedModel.meta_graphs: wire type 5, expected 2"
+testerr "deep inside: a NodeDef op written as a varint" \
+	'mkdir -p w2 && printf "\022\011\022\007\012\005\012\001a\020\005" >w2/saved_model.pb && tfk-model show --dir w2' 1 \
+	"w2/saved_model.pb: at byte 9: NodeDef.op: wire type 0, expected 2"
+testerr "a broken packed run (TensorProto.float_val of 3 bytes)" \
+	'"$PYTHON" -c "
+import sys
+def ld(f, b): return bytes([f << 3 | 2, len(b)]) + b
+t = ld(5, b\"abc\")                        # TensorProto.float_val, packed
+av = ld(8, t)                               # AttrValue.tensor
+entry = ld(1, b\"value\") + ld(2, av)        # NodeDef.attr entry
+node = ld(1, b\"c\") + ld(2, b\"Const\") + ld(5, entry)
+sys.stdout.buffer.write(ld(2, ld(2, ld(1, node))))" >p.pb && mkdir -p pk && mv p.pb pk/saved_model.pb && tfk-model show --dir pk' 1 \
+	"pk/saved_model.pb: at byte 29: TensorProto.float_val: bad packed values"
+testerr "nesting deeper than 100 is refused, not recursed into" \
+	'"$PYTHON" -c "
+import sys
+def ld(f, b):
+    n, v = len(b), b\"\"
+    while n >= 0x80: v += bytes([n & 0x7f | 0x80]); n >>= 7
+    return bytes([f << 3 | 2]) + v + bytes([n]) + b
+# AttrValue.list.func[0].attr[\"a\"] = AttrValue ... 200 levels deep
+a = b\"\"
+for i in range(200):
+    a = ld(1, ld(9, ld(2, ld(1, b\"a\") + ld(2, a))))
+node = ld(1, b\"n\") + ld(2, b\"X\") + ld(5, ld(1, b\"k\") + ld(2, a))
+sys.stdout.buffer.write(ld(2, ld(2, ld(1, node))))" >d.pb && mkdir -p dp && mv d.pb dp/saved_model.pb && tfk-model show --dir dp' 1 \
+	"nested more than 100 deep"
 testerr "unknown tag-set: lists what exists" 'tfk-model show --dir "$RUST" --tag_set serve' 1 \
 	"could not be found in the SavedModel; tag-sets are: 'train, serve'"
 testerr "unknown signature: lists what exists" \

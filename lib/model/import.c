@@ -1,0 +1,1635 @@
+/*
+ * import.c - GraphDef + function library -> tfk_graph (see import.h).
+ *
+ * Approach: a depth-first walk from the signature's output tensors.
+ * Resolving a tensor resolves its node first (memoized per scope), so
+ * nodes are added to the graph after their inputs: the walk is the
+ * topological sort and the pruning at once, and nodes nothing needs
+ * (savers, initializers, training ops) are never looked at -- which is
+ * why a training graph with ops we lack still runs its serving
+ * signature. A scope is the top-level graph or one inlined call of a
+ * FunctionDef; a call's arguments are resolved lazily in the caller's
+ * scope, so an argument the callee does not use costs nothing.
+ *
+ * Rejected: importing the whole GraphDef and pruning in the executor
+ * (fails on the first unsupported op anywhere, e.g. SaveV2), and
+ * running TF's restore ops (needs string/file ops and in-graph
+ * assignment; reading the bundle directly is simpler and exact).
+ *
+ * Values: every output of a resolved node is a struct val: a port of
+ * the tfk_graph, marked as a resource when it stands for a resource
+ * handle (a VarHandleOp: then the port is the variable's VariableV2
+ * node, and ReadVariableOp passes it through).
+ */
+#include "model/import.h"
+
+#include "formats/trackable_object_graph.pb-c.h"
+#include "graph/op.h"
+#include "model/bundle.h"
+#include "util/alloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 4000		/* nested resolutions (stack frames) */
+#define DT_REF_OFFSET 100	/* DT_FLOAT_REF = 101 (types.proto) */
+
+/* String -> int map (open addressing, FNV-1a). Keys are borrowed. */
+struct smap {
+	const char **keys;
+	int *vals;
+	size_t mask;
+	size_t n;
+};
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static int smap_init(struct smap *m, size_t want)
+{
+	size_t cap = 16;
+
+	while (cap < want * 2 + 2)
+		cap *= 2;
+	m->keys = tfk_calloc(cap, sizeof(*m->keys));
+	m->vals = tfk_calloc(cap, sizeof(*m->vals));
+	m->mask = cap - 1;
+	m->n = 0;
+	return m->keys && m->vals ? 0 : -1;
+}
+
+static void smap_release(struct smap *m)
+{
+	tfk_free(m->keys);
+	tfk_free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Find key (n bytes): its value, or -1. */
+static int smap_getn(const struct smap *m, const char *k, size_t n)
+{
+	size_t i;
+
+	if (!m->keys)
+		return -1;
+	for (i = hash_str(k, n) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
+		if (!strncmp(m->keys[i], k, n) && !m->keys[i][n])
+			return m->vals[i];
+	return -1;
+}
+
+static int smap_get(const struct smap *m, const char *k)
+{
+	return smap_getn(m, k, strlen(k));
+}
+
+/* Insert (first wins). Capacity was sized by smap_init. */
+static void smap_put(struct smap *m, const char *k, int v)
+{
+	size_t i;
+
+	if (m->n * 2 + 2 > m->mask + 1)
+		return;
+	for (i = hash_str(k, strlen(k)) & m->mask; m->keys[i];
+	     i = (i + 1) & m->mask)
+		if (!strcmp(m->keys[i], k))
+			return;
+	m->keys[i] = k;
+	m->vals[i] = v;
+	m->n++;
+}
+
+/* Importer state ---------------------------------------------------- */
+
+struct val {
+	struct tfk_port port;
+	int resource;
+};
+
+struct memo {
+	int state;		/* 0 new, 1 resolving, 2 done */
+	int n_out;
+	struct val *vals;
+	unsigned char *have;	/* per output (lazy ops) */
+	struct scope *callee;	/* call nodes: the inlined scope */
+};
+
+struct scope {
+	struct scope *caller;	/* NULL: the top-level graph */
+	const Tensorflow__NodeDef *call;	/* the call node in caller */
+	const Tensorflow__FunctionDef *fn;
+	Tensorflow__NodeDef **nodes;
+	size_t n_nodes;
+	struct smap index;
+	struct memo *memo;
+	char *prefix;		/* "" or "CALL/" */
+	struct val *args;	/* fn inputs, resolved lazily */
+	unsigned char *args_have;
+	struct scope *next_alloc;	/* list of all scopes, to free */
+};
+
+struct imp {
+	const struct tfk_meta_graph *mg;
+	const Tensorflow__GraphDef *gd;
+	struct tfk_graph *g;
+	struct scope *top;
+	struct scope *scopes;
+	struct smap funcs;	/* library function name -> index */
+	struct smap feeds;	/* "node:idx" -> feed index */
+	struct tfk_import *out;
+	/* variable name (top-level node) -> checkpoint key */
+	struct smap varkeys;
+	char **keystore;	/* owned strings of varkeys */
+	int n_keystore, cap_keystore;
+	const char *var_prefix;
+	struct tfk_bundle *bundle;
+	int bundle_tried;
+	Tensorflow__TrackableObjectGraph *tog;
+	int depth;
+	struct tfk_err *err;
+};
+
+static char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = tfk_malloc(n);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+static char *xstrndup(const char *s, size_t n)
+{
+	char *p = tfk_malloc(n + 1);
+
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = 0;
+	}
+	return p;
+}
+
+static int oom(struct imp *im)
+{
+	return tfk_errf(im->err, TFK_ENOMEM, "out of memory");
+}
+
+/* Keep s (owned) for the import's lifetime; NULL on failure (s freed). */
+static char *keep(struct imp *im, char *s)
+{
+	if (!s)
+		return NULL;
+	if (im->n_keystore == im->cap_keystore) {
+		int cap = im->cap_keystore ? im->cap_keystore * 2 : 32;
+		char **p = tfk_realloc(im->keystore, cap * sizeof(*p));
+
+		if (!p) {
+			tfk_free(s);
+			return NULL;
+		}
+		im->keystore = p;
+		im->cap_keystore = cap;
+	}
+	im->keystore[im->n_keystore++] = s;
+	return s;
+}
+
+static const Tensorflow__AttrValue *node_attr(const Tensorflow__NodeDef *n,
+					      const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_attr; i++)
+		if (!strcmp(n->attr[i]->key, name))
+			return n->attr[i]->value;
+	return NULL;
+}
+
+static int64_t attr_i(const Tensorflow__NodeDef *n, const char *name,
+		      int64_t def)
+{
+	const Tensorflow__AttrValue *a = node_attr(n, name);
+
+	return a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I ?
+		a->i : def;
+}
+
+static int strip_ref(int t)
+{
+	return t > DT_REF_OFFSET ? t - DT_REF_OFFSET : t;
+}
+
+static int dtype_ok(int t)
+{
+	return t > 0 && t < 64 && tfk_dtype_size((enum tfk_dtype)t) > 0;
+}
+
+static int is_control(const char *s)
+{
+	return s[0] == '^';
+}
+
+/* The k-th data (non-control) input of n, or NULL. */
+static const char *data_input(const Tensorflow__NodeDef *n, int k)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_input; i++)
+		if (!is_control(n->input[i]) && k-- == 0)
+			return n->input[i];
+	return NULL;
+}
+
+static int n_data_inputs(const Tensorflow__NodeDef *n)
+{
+	size_t i;
+	int c = 0;
+
+	for (i = 0; i < n->n_input; i++)
+		c += !is_control(n->input[i]);
+	return c;
+}
+
+/* Scopes ---------------------------------------------------------------- */
+
+static struct scope *scope_new(struct imp *im, Tensorflow__NodeDef **nodes,
+			       size_t n, const char *prefix)
+{
+	struct scope *s = tfk_calloc(1, sizeof(*s));
+	size_t i;
+
+	if (!s)
+		return NULL;
+	s->next_alloc = im->scopes;
+	im->scopes = s;
+	s->nodes = nodes;
+	s->n_nodes = n;
+	s->prefix = xstrdup(prefix);
+	s->memo = tfk_calloc(n ? n : 1, sizeof(*s->memo));
+	if (!s->prefix || !s->memo || smap_init(&s->index, n))
+		return NULL;
+	for (i = 0; i < n; i++)
+		smap_put(&s->index, nodes[i]->name, (int)i);
+	return s;
+}
+
+static void scope_free(struct scope *s)
+{
+	size_t i;
+
+	for (i = 0; s->memo && i < s->n_nodes; i++) {
+		tfk_free(s->memo[i].vals);
+		tfk_free(s->memo[i].have);
+	}
+	tfk_free(s->memo);
+	smap_release(&s->index);
+	tfk_free(s->prefix);
+	tfk_free(s->args);
+	tfk_free(s->args_have);
+	tfk_free(s);
+}
+
+static const Tensorflow__FunctionDef *find_func(struct imp *im,
+						const char *name)
+{
+	int i = smap_get(&im->funcs, name);
+
+	return i < 0 ? NULL : im->gd->library->function[i];
+}
+
+/* The function a node calls, or NULL when it is not a call. */
+static const Tensorflow__FunctionDef *called_func(struct imp *im,
+						  const Tensorflow__NodeDef *n)
+{
+	const Tensorflow__AttrValue *f;
+
+	if (!strcmp(n->op, "StatefulPartitionedCall") ||
+	    !strcmp(n->op, "PartitionedCall")) {
+		f = node_attr(n, "f");
+		if (f && f->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC &&
+		    f->func)
+			return find_func(im, f->func->name);
+		return NULL;
+	}
+	return find_func(im, n->op);
+}
+
+/* Name of a node in the tfk graph. */
+static char *full_name(const struct scope *s, const char *node)
+{
+	size_t a = strlen(s->prefix), b = strlen(node);
+	char *p = tfk_malloc(a + b + 1);
+
+	if (p) {
+		memcpy(p, s->prefix, a);
+		memcpy(p + a, node, b + 1);
+	}
+	return p;
+}
+
+/* Attr and tensor conversion ------------------------------------------- */
+
+static int shape_from_proto(const Tensorflow__TensorShapeProto *sp,
+			    int *rank, int64_t *dims, struct tfk_err *err)
+{
+	size_t i;
+
+	if (!sp || sp->unknown_rank) {
+		*rank = sp ? -1 : 0;
+		return 0;
+	}
+	if (sp->n_dim > TFK_MAX_RANK)
+		return tfk_errf(err, TFK_EINVAL, "rank %zu is more than %d",
+				sp->n_dim, TFK_MAX_RANK);
+	*rank = (int)sp->n_dim;
+	for (i = 0; i < sp->n_dim; i++)
+		dims[i] = sp->dim[i]->size < 0 ? -1 : sp->dim[i]->size;
+	return 0;
+}
+
+/* TensorProto -> heap tensor *t (released by the caller). */
+static int tensor_from_proto(const Tensorflow__TensorProto *tp,
+			     struct tfk_tensor *t, struct tfk_err *err)
+{
+	int dt = strip_ref(tp->dtype), rank, rc;
+	int64_t dims[TFK_MAX_RANK], n, i;
+	size_t nv = 0, esz;
+	char *d;
+
+	memset(t, 0, sizeof(*t));
+	if (!dtype_ok(dt))
+		return tfk_errf(err, TFK_EINVAL, "tensor of DataType %d not "
+				"supported", tp->dtype);
+	rc = shape_from_proto(tp->tensor_shape, &rank, dims, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < rank; i++)
+		if (rank < 0 || dims[i] < 0)
+			return tfk_errf(err, TFK_EINVAL, "tensor with unknown "
+					"shape");
+	if (rank < 0)
+		return tfk_errf(err, TFK_EINVAL, "tensor with unknown shape");
+	rc = tfk_tensor_init(t, (enum tfk_dtype)dt, rank, dims, err);
+	if (rc)
+		return rc;
+	n = tfk_tensor_numel(t);
+	esz = tfk_dtype_size(t->dtype);
+	d = t->data;
+	if (dt == TFK_DT_STRING) {
+		if (tp->n_string_val > (size_t)n)
+			goto too_many;
+		for (i = 0; i < n && tp->n_string_val; i++) {
+			const ProtobufCBinaryData *b = &tp->string_val[
+				i < (int64_t)tp->n_string_val ? i :
+				(int64_t)tp->n_string_val - 1];
+
+			rc = tfk_tensor_set_str(t, i, b->data, b->len, err);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	if (tp->tensor_content.len) {
+		if (tp->tensor_content.len != t->nbytes)
+			return tfk_errf(err, TFK_EINVAL, "tensor_content has "
+					"%zu bytes, shape needs %zu",
+					tp->tensor_content.len, t->nbytes);
+		memcpy(d, tp->tensor_content.data, t->nbytes);
+		return 0;
+	}
+#define FILL(field, ctype, conv)					\
+	do {								\
+		nv = tp->n_##field;					\
+		if (nv > (size_t)n)					\
+			goto too_many;					\
+		for (i = 0; i < n && nv; i++) {				\
+			ctype v = conv(tp->field[i < (int64_t)nv ? i :	\
+					       (int64_t)nv - 1]);	\
+			memcpy(d + i * esz, &v, esz);			\
+		}							\
+	} while (0)
+#define AS_IS(x) (x)
+	switch (dt) {
+	case TFK_DT_FLOAT: FILL(float_val, float, AS_IS); break;
+	case TFK_DT_DOUBLE: FILL(double_val, double, AS_IS); break;
+	case TFK_DT_INT32: FILL(int_val, int32_t, AS_IS); break;
+	case TFK_DT_INT16: FILL(int_val, int16_t, (int16_t)); break;
+	case TFK_DT_INT8: FILL(int_val, int8_t, (int8_t)); break;
+	case TFK_DT_UINT8: FILL(int_val, uint8_t, (uint8_t)); break;
+	case TFK_DT_INT64: FILL(int64_val, int64_t, AS_IS); break;
+	case TFK_DT_BOOL: FILL(bool_val, uint8_t, !!); break;
+	case TFK_DT_HALF: FILL(half_val, uint16_t, (uint16_t)); break;
+	default:
+		return tfk_errf(err, TFK_EINVAL, "tensor of %s not supported",
+				tfk_dtype_name(t->dtype));
+	}
+#undef FILL
+#undef AS_IS
+	return 0;
+too_many:
+	return tfk_errf(err, TFK_EINVAL, "tensor has more values than its "
+			"shape holds");
+}
+
+/* Attrs TF sets that change nothing here, when the op schema lacks them. */
+static int ignorable_attr(const char *name, const Tensorflow__AttrValue *v)
+{
+	static const char *const hints[] = {
+		"grad_a", "grad_b", "use_cudnn_on_gpu", "Truncate", NULL
+	};
+	int i;
+
+	if (name[0] == '_')
+		return 1;
+	for (i = 0; hints[i]; i++)
+		if (!strcmp(name, hints[i]))
+			return 1;
+	if (!strcmp(name, "data_format") &&
+	    v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_S &&
+	    v->s.len == 4 && !memcmp(v->s.data, "NHWC", 4))
+		return 1;
+	return 0;
+}
+
+/* Converted attrs of one node, with what they own. */
+struct attrs {
+	struct tfk_attr *a;
+	int n;
+	struct tfk_tensor *tensors;	/* n entries, released after add */
+	enum tfk_dtype **types;		/* LIST_TYPE arrays */
+};
+
+static void attrs_release(struct attrs *as)
+{
+	int i;
+
+	for (i = 0; i < as->n; i++) {
+		tfk_tensor_release(&as->tensors[i]);
+		tfk_free(as->types[i]);
+	}
+	tfk_free(as->a);
+	tfk_free(as->tensors);
+	tfk_free(as->types);
+	memset(as, 0, sizeof(*as));
+}
+
+static int attrs_convert(struct imp *im, const Tensorflow__NodeDef *n,
+			 const char *fname, const struct tfk_op_def *def,
+			 struct attrs *as)
+{
+	size_t i;
+	int rc;
+
+	memset(as, 0, sizeof(*as));
+	as->a = tfk_calloc(n->n_attr + 1, sizeof(*as->a));
+	as->tensors = tfk_calloc(n->n_attr + 1, sizeof(*as->tensors));
+	as->types = tfk_calloc(n->n_attr + 1, sizeof(*as->types));
+	if (!as->a || !as->tensors || !as->types)
+		return oom(im);
+	for (i = 0; i < n->n_attr; i++) {
+		const char *name = n->attr[i]->key;
+		const Tensorflow__AttrValue *v = n->attr[i]->value;
+		const struct tfk_attr_def *ad = tfk_op_attr_def(def, name);
+		struct tfk_attr *a = &as->a[as->n];
+		int vc = v ? (int)v->value_case : 0;
+		size_t k;
+
+		if (!v || (!ad && ignorable_attr(name, v)))
+			continue;
+		if (!ad)
+			return tfk_errf(im->err, TFK_EINVAL, "node %s: attr "
+					"'%s' of op %s is not supported",
+					fname, name, n->op);
+		a->name = ad->name;
+		a->v.kind = ad->kind;
+#define NEED(c) if (vc != TENSORFLOW__ATTR_VALUE__VALUE_##c) goto mistyped
+		switch (ad->kind) {
+		case TFK_ATTR_INT:
+			NEED(I);
+			a->v.i = v->i;
+			break;
+		case TFK_ATTR_FLOAT:
+			NEED(F);
+			a->v.f = v->f;
+			break;
+		case TFK_ATTR_BOOL:
+			NEED(B);
+			a->v.b = !!v->b;
+			break;
+		case TFK_ATTR_STRING:
+			NEED(S);
+			a->v.s.p = (const char *)v->s.data;
+			a->v.s.len = v->s.len;
+			if (!a->v.s.p)
+				a->v.s.p = "";
+			break;
+		case TFK_ATTR_TYPE:
+			NEED(TYPE);
+			if (!dtype_ok(strip_ref(v->type)))
+				return tfk_errf(im->err, TFK_EINVAL, "node "
+						"%s: attr %s: DataType %d not "
+						"supported", fname, name,
+						v->type);
+			a->v.type = (enum tfk_dtype)strip_ref(v->type);
+			break;
+		case TFK_ATTR_SHAPE:
+			NEED(SHAPE);
+			rc = shape_from_proto(v->shape, &a->v.shape.rank,
+					      a->v.shape.dims, im->err);
+			if (rc)
+				return tfk_err_prefix(im->err, "node %s: attr "
+						      "%s", fname, name);
+			break;
+		case TFK_ATTR_TENSOR:
+			NEED(TENSOR);
+			rc = tensor_from_proto(v->tensor, &as->tensors[as->n],
+					       im->err);
+			if (rc)
+				return tfk_err_prefix(im->err, "node %s: attr "
+						      "%s", fname, name);
+			a->v.tensor = &as->tensors[as->n];
+			break;
+		case TFK_ATTR_LIST_INT:
+			NEED(LIST);
+			a->v.list.n = (int)v->list->n_i;
+			a->v.list.i = v->list->i;
+			break;
+		case TFK_ATTR_LIST_FLOAT:
+			NEED(LIST);
+			a->v.list.n = (int)v->list->n_f;
+			a->v.list.f = v->list->f;
+			break;
+		case TFK_ATTR_LIST_TYPE:
+			NEED(LIST);
+			as->types[as->n] = tfk_calloc(v->list->n_type + 1,
+						      sizeof(enum tfk_dtype));
+			if (!as->types[as->n])
+				return oom(im);
+			for (k = 0; k < v->list->n_type; k++)
+				as->types[as->n][k] = (enum tfk_dtype)
+					strip_ref(v->list->type[k]);
+			a->v.list.n = (int)v->list->n_type;
+			a->v.list.type = as->types[as->n];
+			break;
+		default:
+			goto mistyped;
+		}
+#undef NEED
+		as->n++;
+		continue;
+mistyped:
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: attr %s: "
+				"expected %s", fname, name,
+				tfk_attr_kind_name(ad->kind));
+	}
+	return 0;
+}
+
+/* Variables -------------------------------------------------------------- */
+
+/* Split "node:idx" (top level) into node length and idx. */
+static size_t split_top(const char *s, int *idx)
+{
+	const char *c = strrchr(s, ':');
+	char *end;
+	long v;
+
+	*idx = 0;
+	if (!c || !c[1])
+		return strlen(s);
+	v = strtol(c + 1, &end, 10);
+	if (*end || v < 0 || v > 1000000)
+		return strlen(s);
+	*idx = (int)v;
+	return (size_t)(c - s);
+}
+
+/* Inside a function: "node:arg:idx" -> node length, out arg, idx;
+ * "arg" (a function input) -> returns 0 with *arg = NULL. */
+static size_t split_fn(const char *s, const char **arg, size_t *arg_len,
+		       int *idx)
+{
+	const char *c1 = strchr(s, ':'), *c2;
+
+	*idx = 0;
+	*arg = NULL;
+	*arg_len = 0;
+	if (!c1)
+		return 0;
+	c2 = strchr(c1 + 1, ':');
+	*arg = c1 + 1;
+	*arg_len = c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1);
+	if (c2)
+		*idx = atoi(c2 + 1);
+	return (size_t)(c1 - s);
+}
+
+/* Follow Identity nodes from input string s in (nodes, index, fn?):
+ * the producing node and output index (top level: idx; function:
+ * the out arg's idx). Returns the node or NULL; *arg_name set when the
+ * trail ends at a function input. */
+static const Tensorflow__NodeDef *trace(const struct smap *index,
+					Tensorflow__NodeDef **nodes, int in_fn,
+					const char *s, int *idx,
+					const char **arg_name)
+{
+	int hops;
+
+	*arg_name = NULL;
+	for (hops = 0; hops < 64; hops++) {
+		const Tensorflow__NodeDef *n;
+		size_t len;
+		int i;
+
+		if (in_fn) {
+			const char *a;
+			size_t al;
+
+			len = split_fn(s, &a, &al, idx);
+			if (!a) {
+				*arg_name = s;
+				return NULL;
+			}
+		} else {
+			len = split_top(s, idx);
+		}
+		i = smap_getn(index, s, len);
+		if (i < 0)
+			return NULL;
+		n = nodes[i];
+		if (strcmp(n->op, "Identity") || !data_input(n, 0))
+			return n;
+		s = data_input(n, 0);
+	}
+	return NULL;
+}
+
+/* For each Assign/AssignVariableOp in nodes fed by RestoreV2:k whose
+ * tensor_names is a Const: call found(var input string, key). */
+static int scan_restores(struct imp *im, Tensorflow__NodeDef **nodes,
+			 size_t n, const struct smap *index, int in_fn,
+			 int (*found)(struct imp *, const char *var,
+				      const char *arg, const char *key,
+				      void *ctx), void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const Tensorflow__NodeDef *a = nodes[i], *r, *names, *v;
+		const Tensorflow__AttrValue *tv;
+		const char *arg, *varg;
+		int k, dummy, rc;
+		char *key;
+
+		if (strcmp(a->op, "Assign") && strcmp(a->op, "AssignVariableOp"))
+			continue;
+		if (!data_input(a, 0) || !data_input(a, 1))
+			continue;
+		r = trace(index, nodes, in_fn, data_input(a, 1), &k, &arg);
+		if (!r || (strcmp(r->op, "RestoreV2") && strcmp(r->op,
+								 "Restore")))
+			continue;
+		if (!data_input(r, 1))
+			continue;
+		names = trace(index, nodes, in_fn, data_input(r, 1), &dummy,
+			      &arg);
+		if (!names || strcmp(names->op, "Const"))
+			continue;
+		tv = node_attr(names, "value");
+		if (!tv || tv->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR
+		    || !tv->tensor || k < 0 ||
+		    (size_t)k >= tv->tensor->n_string_val)
+			continue;
+		v = trace(index, nodes, in_fn, data_input(a, 0), &dummy, &varg);
+		key = keep(im, xstrndup((const char *)
+					tv->tensor->string_val[k].data,
+					tv->tensor->string_val[k].len));
+		if (!key)
+			return oom(im);
+		rc = found(im, v ? v->name : NULL, varg, key, ctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int found_top(struct imp *im, const char *var, const char *arg,
+		     const char *key, void *ctx)
+{
+	(void)arg;
+	(void)key;
+	(void)ctx;
+	if (var)	/* the key was kept last: index n_keystore - 1 */
+		smap_put(&im->varkeys, var, im->n_keystore);
+	return 0;
+}
+
+struct fn_scan {
+	const Tensorflow__FunctionDef *fn;
+	int *arg_key;		/* per input arg: keystore index + 1, or 0 */
+};
+
+static int found_fn(struct imp *im, const char *var, const char *arg,
+		    const char *key, void *ctx)
+{
+	struct fn_scan *fs = ctx;
+	const Tensorflow__OpDef *sig = fs->fn->signature;
+	size_t i;
+
+	(void)var;
+	(void)key;
+	if (!arg || !sig)
+		return 0;
+	for (i = 0; i < sig->n_input_arg; i++)
+		if (!strcmp(sig->input_arg[i]->name, arg))
+			fs->arg_key[i] = im->n_keystore;
+	return 0;
+}
+
+/* Map top-level variable node names to checkpoint keys by the restore
+ * path. varkeys values are keystore index + 1 (0: unset). */
+static int build_varkeys(struct imp *im)
+{
+	const Tensorflow__GraphDef *gd = im->gd;
+	size_t f, i;
+	int rc;
+
+	if (smap_init(&im->varkeys, gd->n_node + 1))
+		return oom(im);
+	rc = scan_restores(im, gd->node, gd->n_node, &im->top->index, 0,
+			   found_top, NULL);
+	if (rc)
+		return rc;
+	if (!gd->library)
+		return 0;
+	for (f = 0; f < gd->library->n_function; f++) {
+		const Tensorflow__FunctionDef *fn = gd->library->function[f];
+		struct fn_scan fs = { fn, NULL };
+		struct smap idx;
+		size_t a, n_args;
+
+		if (!fn->signature)
+			continue;
+		n_args = fn->signature->n_input_arg;
+		fs.arg_key = tfk_calloc(n_args + 1, sizeof(int));
+		if (!fs.arg_key || smap_init(&idx, fn->n_node_def)) {
+			tfk_free(fs.arg_key);
+			return oom(im);
+		}
+		for (i = 0; i < fn->n_node_def; i++)
+			smap_put(&idx, fn->node_def[i]->name, (int)i);
+		rc = scan_restores(im, fn->node_def, fn->n_node_def, &idx, 1,
+				   found_fn, &fs);
+		smap_release(&idx);
+		for (a = 0; !rc && a < n_args; a++) {
+			if (!fs.arg_key[a])
+				continue;
+			/* every top-level call of fn: its input a */
+			for (i = 0; i < gd->n_node; i++) {
+				const Tensorflow__NodeDef *c = gd->node[i], *v;
+				const char *in, *an;
+				int k;
+
+				if (called_func(im, c) != fn)
+					continue;
+				in = data_input(c, (int)a);
+				if (!in)
+					continue;
+				v = trace(&im->top->index, gd->node, 0, in,
+					  &k, &an);
+				if (v)
+					smap_put(&im->varkeys, v->name,
+						 fs.arg_key[a]);
+			}
+		}
+		tfk_free(fs.arg_key);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int open_bundle(struct imp *im)
+{
+	if (im->bundle)
+		return 0;
+	if (!im->var_prefix)
+		return tfk_errf(im->err, TFK_EIO, "the model has variables "
+				"but no variables/ directory");
+	return tfk_bundle_open(&im->bundle, im->var_prefix, im->err);
+}
+
+/* checkpoint_key of the object graph attribute whose full_name is
+ * name, or NULL. */
+static const char *tog_key(struct imp *im, const char *name)
+{
+	size_t i, j;
+
+	if (!im->tog && !im->bundle_tried) {
+		struct tfk_tensor t;
+		struct tfk_err e;
+
+		im->bundle_tried = 1;
+		tfk_err_clear(&e);
+		memset(&t, 0, sizeof(t));
+		if (!tfk_bundle_read(im->bundle, "_CHECKPOINTABLE_OBJECT_GRAPH",
+				     &t, &e) && t.dtype == TFK_DT_STRING &&
+		    tfk_tensor_numel(&t) == 1) {
+			struct tfk_str s = tfk_tensor_str(&t, 0);
+
+			im->tog = tensorflow__trackable_object_graph__unpack(
+				NULL, s.len, (const uint8_t *)s.ptr);
+		}
+		tfk_tensor_release(&t);
+	}
+	if (!im->tog)
+		return NULL;
+	for (i = 0; i < im->tog->n_nodes; i++) {
+		const Tensorflow__TrackableObjectGraph__TrackableObject *o =
+			im->tog->nodes[i];
+
+		for (j = 0; j < o->n_attributes; j++)
+			if (o->attributes[j]->full_name &&
+			    !strcmp(o->attributes[j]->full_name, name) &&
+			    o->attributes[j]->checkpoint_key)
+				return o->attributes[j]->checkpoint_key;
+	}
+	return NULL;
+}
+
+static int bundle_has(struct imp *im, const char *key)
+{
+	int i;
+
+	for (i = 0; i < tfk_bundle_n(im->bundle); i++)
+		if (!strcmp(tfk_bundle_key(im->bundle, i), key))
+			return 1;
+	return 0;
+}
+
+/* A VariableV2 node for variable node n (top-level name `name`). */
+static int make_variable(struct imp *im, const struct scope *s,
+			 const Tensorflow__NodeDef *n, const char *fname,
+			 struct val *out)
+{
+	const Tensorflow__AttrValue *dt = node_attr(n, "dtype");
+	const Tensorflow__AttrValue *sh = node_attr(n, "shape");
+	const Tensorflow__AttrValue *sn = node_attr(n, "shared_name");
+	const char *key = NULL;
+	char shared[256], a[96], b[96];
+	struct tfk_tensor t;
+	int rank = -1, rc, k;
+	int64_t dims[TFK_MAX_RANK];
+
+	rc = open_bundle(im);
+	if (rc)
+		return tfk_err_prefix(im->err, "variable '%s'", fname);
+	shared[0] = 0;
+	if (sn && sn->value_case == TENSORFLOW__ATTR_VALUE__VALUE_S &&
+	    sn->s.len && sn->s.len < sizeof(shared)) {
+		memcpy(shared, sn->s.data, sn->s.len);
+		shared[sn->s.len] = 0;
+	}
+	if (!s->caller) {
+		k = smap_get(&im->varkeys, n->name);
+		if (k > 0)
+			key = im->keystore[k - 1];
+	}
+	if (!key)
+		key = tog_key(im, shared[0] ? shared : n->name);
+	if (!key && bundle_has(im, shared[0] ? shared : n->name))
+		key = shared[0] ? shared : n->name;
+	if (!key)
+		return tfk_errf(im->err, TFK_EINVAL, "variable '%s': no "
+				"checkpoint value (key '%s')", fname,
+				shared[0] ? shared : n->name);
+	rc = tfk_bundle_read(im->bundle, key, &t, im->err);
+	if (rc)
+		return tfk_err_prefix(im->err, "variable '%s'", fname);
+	if (sh && sh->value_case == TENSORFLOW__ATTR_VALUE__VALUE_SHAPE &&
+	    shape_from_proto(sh->shape, &rank, dims, im->err) == 0 &&
+	    rank >= 0) {
+		int ok = rank == t.rank, i;
+
+		for (i = 0; ok && i < rank; i++)
+			ok = dims[i] < 0 || dims[i] == t.shape[i];
+		if (!ok)
+			goto mismatch;
+	}
+	if (dt && dt->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE &&
+	    strip_ref(dt->type) != (int)t.dtype)
+		goto mismatch;
+	rc = tfk_graph_variable(im->g, fname, &t, &out->port, im->err);
+	tfk_tensor_release(&t);
+	if (rc)
+		return rc;
+	im->out->n_variables++;
+	return 0;
+mismatch:
+	rc = tfk_errf(im->err, TFK_EINVAL, "variable '%s': checkpoint key "
+		      "'%s' has %s %s, the graph %s %s", fname, key,
+		      tfk_dtype_name(t.dtype),
+		      tfk_shape_str(t.rank, t.shape, a, sizeof(a)),
+		      dt ? tfk_dtype_name((enum tfk_dtype)strip_ref(dt->type))
+		      : "?", tfk_shape_str(rank, dims, b, sizeof(b)));
+	tfk_tensor_release(&t);
+	return rc;
+}
+
+/* Resolution ---------------------------------------------------------- */
+
+static int resolve(struct imp *im, struct scope *s, const char *in,
+		   struct val *out);
+static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
+		       struct val *out);
+
+/* Offset of output arg `arg` of node n among its flat outputs. */
+static int out_arg_offset(struct imp *im, const Tensorflow__NodeDef *n,
+			  const char *arg, size_t len, int *off)
+{
+	const struct tfk_op_def *def = tfk_op_find(n->op);
+	int64_t ns;
+	int i, o = 0;
+
+#define IS(x) (len == strlen(x) && !memcmp(arg, x, len))
+	*off = 0;
+	if (!strcmp(n->op, "ParseExample") || !strcmp(n->op,
+						      "ParseExampleV2")) {
+		ns = attr_i(n, n->op[12] ? "num_sparse" : "Nsparse", 0);
+		if (IS("sparse_indices"))
+			*off = 0;
+		else if (IS("sparse_values"))
+			*off = (int)ns;
+		else if (IS("sparse_shapes"))
+			*off = (int)(2 * ns);
+		else if (IS("dense_values"))
+			*off = (int)(3 * ns);
+		else
+			return tfk_errf(im->err, TFK_EINVAL, "node %s: output "
+					"%.*s not supported", n->name,
+					(int)len, arg);
+		return 0;
+	}
+	if (!def || tfk_op_n_outputs(def) <= 1)
+		return 0;
+	for (i = 0; i < tfk_op_n_outputs(def); i++) {
+		const struct tfk_arg_def *a = &def->outputs[i];
+
+		if (IS(a->name)) {
+			*off = o;
+			return 0;
+		}
+		o += a->number_attr ? (int)attr_i(n, a->number_attr, 0) : 1;
+	}
+#undef IS
+	return tfk_errf(im->err, TFK_EINVAL, "node %s: op %s has no output "
+			"%.*s", n->name, n->op, (int)len, arg);
+}
+
+static int fn_arg_index(const Tensorflow__FunctionDef *fn, const char *name)
+{
+	size_t i;
+
+	for (i = 0; fn->signature && i < fn->signature->n_input_arg; i++)
+		if (!strcmp(fn->signature->input_arg[i]->name, name))
+			return (int)i;
+	return -1;
+}
+
+static int resolve(struct imp *im, struct scope *s, const char *in,
+		   struct val *out)
+{
+	int idx, ni, rc;
+	size_t len;
+
+	if (!s->caller) {
+		char key[512];
+
+		len = split_top(in, &idx);
+		if (len < 400) {
+			snprintf(key, sizeof(key), "%.*s:%d", (int)len, in, idx);
+			ni = smap_get(&im->feeds, key);
+			if (ni >= 0) {
+				rc = tfk_graph_find(im->g,
+						    im->out->feeds[ni].node,
+						    &out->port, im->err);
+				out->resource = 0;
+				return rc;
+			}
+		}
+		ni = smap_getn(&s->index, in, len);
+		if (ni < 0)
+			return tfk_errf(im->err, TFK_ENOTFOUND, "no node "
+					"'%.*s' in the graph", (int)len, in);
+		return resolve_out(im, s, ni, idx, out);
+	} else {
+		const char *arg;
+		size_t arg_len;
+		int off;
+
+		len = split_fn(in, &arg, &arg_len, &idx);
+		if (!arg) {
+			int a = fn_arg_index(s->fn, in);
+
+			if (a < 0)
+				return tfk_errf(im->err, TFK_ENOTFOUND,
+						"function %s: no input '%s'",
+						s->fn->signature->name, in);
+			if (!s->args_have[a]) {
+				const char *ci = data_input(s->call, a);
+
+				if (!ci)
+					return tfk_errf(im->err, TFK_EINVAL,
+							"node %s: no input %d",
+							s->call->name, a);
+				rc = resolve(im, s->caller, ci, &s->args[a]);
+				if (rc)
+					return rc;
+				s->args_have[a] = 1;
+			}
+			*out = s->args[a];
+			return 0;
+		}
+		ni = smap_getn(&s->index, in, len);
+		if (ni < 0)
+			return tfk_errf(im->err, TFK_ENOTFOUND, "function %s: "
+					"no node '%.*s'",
+					s->fn->signature->name, (int)len, in);
+		rc = out_arg_offset(im, s->nodes[ni], arg, arg_len, &off);
+		if (rc)
+			return rc;
+		return resolve_out(im, s, ni, off + idx, out);
+	}
+}
+
+/* A string Const's element j (as a new string) from port p. */
+static char *const_str(struct imp *im, struct tfk_port p, int64_t j)
+{
+	const struct tfk_tensor *t = tfk_graph_const_value(im->g, p);
+	struct tfk_str s;
+
+	if (!t || t->dtype != TFK_DT_STRING || j >= tfk_tensor_numel(t))
+		return NULL;
+	s = tfk_tensor_str(t, j);
+	return xstrndup(s.ptr ? s.ptr : "", s.len);
+}
+
+/* Dense output j of a ParseExample(V2) node -> a _ParseExampleDense. */
+static int lower_parse(struct imp *im, struct scope *s,
+		       const Tensorflow__NodeDef *n, const char *fname, int j,
+		       struct val *out)
+{
+	int v2 = !strcmp(n->op, "ParseExampleV2");
+	int64_t ns = attr_i(n, v2 ? "num_sparse" : "Nsparse", 0), nd;
+	const Tensorflow__AttrValue *td = node_attr(n, "Tdense");
+	const Tensorflow__AttrValue *ds = node_attr(n, "dense_shapes");
+	struct tfk_port in[2];
+	struct tfk_attr at[3];
+	struct val v;
+	char *key, *name;
+	int rc, kidx, didx, rank;
+	int64_t dims[TFK_MAX_RANK];
+
+	if (ns)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: sparse "
+				"features are not supported", fname);
+	if (v2) {
+		const Tensorflow__AttrValue *rk = node_attr(n,
+							    "ragged_value_types");
+
+		if (rk && rk->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST
+		    && rk->list->n_type)
+			return tfk_errf(im->err, TFK_EINVAL, "node %s: ragged "
+					"features are not supported", fname);
+	}
+	if (!td || td->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST ||
+	    !ds || ds->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: no Tdense or "
+				"dense_shapes", fname);
+	nd = (int64_t)td->list->n_type;
+	j -= (int)(3 * ns);
+	if (j < 0 || j >= nd || (size_t)nd != ds->list->n_shape)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: output %d not "
+				"supported (dense features only)", fname,
+				j + (int)(3 * ns));
+	/* V1: serialized, names, sparse_keys[ns], dense_keys[nd],
+	 * dense_defaults[nd]; V2: serialized, names, sparse_keys,
+	 * dense_keys, ragged_keys, dense_defaults[nd] */
+	kidx = v2 ? 3 : 2 + (int)ns + j;
+	didx = v2 ? 5 + j : 2 + (int)ns + (int)nd + j;
+	rc = resolve(im, s, data_input(n, kidx) ? data_input(n, kidx) : "",
+		     &v);
+	if (rc)
+		return tfk_err_prefix(im->err, "node %s: dense_keys", fname);
+	key = const_str(im, v.port, v2 ? j : 0);
+	if (!key)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: dense key %d is "
+				"not a constant string", fname, j);
+	rc = resolve(im, s, data_input(n, 0) ? data_input(n, 0) : "", &v);
+	if (!rc) {
+		in[0] = v.port;
+		rc = resolve(im, s, data_input(n, didx) ? data_input(n, didx)
+			     : "", &v);
+		in[1] = v.port;
+	}
+	if (!rc)
+		rc = shape_from_proto(ds->list->shape[j], &rank, dims,
+				      im->err);
+	name = tfk_malloc(strlen(fname) + 32);
+	if (!rc && !name)
+		rc = oom(im);
+	if (!rc) {
+		sprintf(name, "%s/dense_%d", fname, j);
+		at[0] = TFK_A_STR("key", key);
+		at[1] = TFK_A_TYPE("Tdense", (enum tfk_dtype)
+				   strip_ref(td->list->type[j]));
+		memset(&at[2], 0, sizeof(at[2]));
+		at[2].name = "dense_shape";
+		at[2].v.kind = TFK_ATTR_SHAPE;
+		at[2].v.shape.rank = rank;
+		memcpy(at[2].v.shape.dims, dims, sizeof(dims));
+		rc = tfk_graph_add_node(im->g, "_ParseExampleDense", name, in,
+					2, at, 3, &out->port, im->err);
+	}
+	tfk_free(name);
+	tfk_free(key);
+	out->resource = 0;
+	return rc;
+}
+
+/* Ops a GraphDef may not name: internal lowerings and the sources the
+ * importer makes itself. */
+static int op_is_internal(const char *op)
+{
+	return op[0] == '_' || !strcmp(op, "VariableV2");
+}
+
+/* Add node ni of s as a registry op (all outputs). */
+static int add_generic(struct imp *im, struct scope *s, int ni,
+		       const char *fname, struct memo *m)
+{
+	const Tensorflow__NodeDef *n = s->nodes[ni];
+	const struct tfk_op_def *def = tfk_op_find(n->op);
+	const struct tfk_node *node;
+	struct tfk_port *in = NULL, p;
+	struct attrs as;
+	int nin = n_data_inputs(n), i, rc = 0;
+
+	if (!def || op_is_internal(n->op))
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: op %s is not "
+				"supported", fname, n->op);
+	in = tfk_calloc(nin + 1, sizeof(*in));
+	if (!in)
+		return oom(im);
+	for (i = 0; i < nin && !rc; i++) {
+		struct val v;
+
+		rc = resolve(im, s, data_input(n, i), &v);
+		if (!rc && v.resource)
+			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: op %s "
+				      "on a resource handle is not supported",
+				      fname, n->op);
+		in[i] = v.port;
+	}
+	if (rc) {
+		tfk_free(in);
+		return rc;
+	}
+	rc = attrs_convert(im, n, fname, def, &as);
+	if (!rc)
+		rc = tfk_graph_add_node(im->g, n->op, fname, in, nin, as.a,
+					as.n, &p, im->err);
+	attrs_release(&as);
+	tfk_free(in);
+	if (rc)
+		return rc;
+	node = tfk_graph_node(im->g, p.node);
+	if (!(def->flags & TFK_OP_SOURCE) && !tfk_kernel_find(node, "cpu"))
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: op %s has no "
+				"cpu kernel for these attrs", fname, n->op);
+	m->n_out = node->n_outputs;
+	m->vals = tfk_calloc(m->n_out + 1, sizeof(*m->vals));
+	m->have = tfk_calloc(m->n_out + 1, 1);
+	if (!m->vals || !m->have)
+		return oom(im);
+	for (i = 0; i < m->n_out; i++) {
+		m->vals[i].port.node = p.node;
+		m->vals[i].port.index = i;
+		m->have[i] = 1;
+	}
+	return 0;
+}
+
+static int lazy_slots(struct imp *im, struct memo *m, int n)
+{
+	if (m->vals)
+		return 0;
+	m->n_out = n;
+	m->vals = tfk_calloc(n + 1, sizeof(*m->vals));
+	m->have = tfk_calloc(n + 1, 1);
+	return m->vals && m->have ? 0 : oom(im);
+}
+
+/* Output k of node ni of scope s. */
+static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
+		       struct val *out)
+{
+	const Tensorflow__NodeDef *n = s->nodes[ni];
+	struct memo *m = &s->memo[ni];
+	const Tensorflow__FunctionDef *fn;
+	char *fname = NULL;
+	int rc = 0;
+
+	if (m->state == 2 && k < m->n_out && m->have[k]) {
+		*out = m->vals[k];
+		return 0;
+	}
+	if (m->state == 1 && !m->callee)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s%s: cycle in the "
+				"graph", s->prefix, n->name);
+	if (++im->depth > MAX_DEPTH) {
+		im->depth--;
+		return tfk_errf(im->err, TFK_EINVAL, "node %s%s: graph nested "
+				"deeper than %d", s->prefix, n->name,
+				MAX_DEPTH);
+	}
+	fname = full_name(s, n->name);
+	if (!fname) {
+		rc = oom(im);
+		goto done;
+	}
+	fn = called_func(im, n);
+	if (fn) {
+		/* one inlined scope per call node; outputs on demand */
+		const Tensorflow__OpDef *sig = fn->signature;
+		const char *ret = NULL, *oname;
+		size_t j;
+
+		if (!sig) {
+			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: function "
+				      "without signature", fname);
+			goto done;
+		}
+		rc = lazy_slots(im, m, (int)sig->n_output_arg);
+		if (rc)
+			goto done;
+		if (!m->callee) {
+			char *pre = tfk_malloc(strlen(fname) + 2);
+			struct scope *c;
+
+			if (!pre) {
+				rc = oom(im);
+				goto done;
+			}
+			sprintf(pre, "%s/", fname);
+			c = scope_new(im, fn->node_def, fn->n_node_def, pre);
+			tfk_free(pre);
+			if (!c) {
+				rc = oom(im);
+				goto done;
+			}
+			c->caller = s;
+			c->call = n;
+			c->fn = fn;
+			c->args = tfk_calloc(sig->n_input_arg + 1,
+					     sizeof(*c->args));
+			c->args_have = tfk_calloc(sig->n_input_arg + 1, 1);
+			if (!c->args || !c->args_have) {
+				rc = oom(im);
+				goto done;
+			}
+			m->callee = c;
+		}
+		if (k < 0 || (size_t)k >= sig->n_output_arg) {
+			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: no output "
+				      "%d", fname, k);
+			goto done;
+		}
+		oname = sig->output_arg[k]->name;
+		for (j = 0; j < fn->n_ret; j++)
+			if (!strcmp(fn->ret[j]->key, oname))
+				ret = fn->ret[j]->value;
+		if (!ret) {
+			rc = tfk_errf(im->err, TFK_EINVAL, "function %s: no "
+				      "ret for output %s", sig->name, oname);
+			goto done;
+		}
+		m->state = 1;
+		rc = resolve(im, m->callee, ret, &m->vals[k]);
+		if (!rc) {
+			m->have[k] = 1;
+			m->state = 2;
+		}
+		goto done;
+	}
+	if (m->state == 2 || m->state == 1) {
+		/* lazily lowered multi-output nodes */
+		if (m->state == 1) {
+			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: cycle in "
+				      "the graph", fname);
+			goto done;
+		}
+	}
+	m->state = 1;
+	if (!strcmp(n->op, "Identity") || !strcmp(n->op, "ReadVariableOp") ||
+	    !strcmp(n->op, "Snapshot")) {
+		rc = lazy_slots(im, m, 1);
+		if (!rc)
+			rc = resolve(im, s, data_input(n, 0) ?
+				     data_input(n, 0) : "", &m->vals[0]);
+		if (!rc) {
+			if (!strcmp(n->op, "ReadVariableOp"))
+				m->vals[0].resource = 0;
+			m->have[0] = 1;
+		}
+	} else if (!strcmp(n->op, "IdentityN")) {
+		rc = lazy_slots(im, m, n_data_inputs(n));
+		if (!rc && (k < 0 || k >= m->n_out))
+			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: no output "
+				      "%d", fname, k);
+		if (!rc)
+			rc = resolve(im, s, data_input(n, k), &m->vals[k]);
+		if (!rc)
+			m->have[k] = 1;
+	} else if (!strcmp(n->op, "VariableV2") || !strcmp(n->op, "Variable")
+		   || !strcmp(n->op, "VarHandleOp")) {
+		rc = lazy_slots(im, m, 1);
+		if (!rc)
+			rc = make_variable(im, s, n, fname, &m->vals[0]);
+		if (!rc) {
+			m->vals[0].resource = !strcmp(n->op, "VarHandleOp");
+			m->have[0] = 1;
+		}
+	} else if (!strcmp(n->op, "ParseExample") ||
+		   !strcmp(n->op, "ParseExampleV2")) {
+		rc = lazy_slots(im, m, k + 1 > 64 ? k + 1 : 64);
+		if (!rc && (k < 0 || k >= m->n_out))
+			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: no output "
+				      "%d", fname, k);
+		if (!rc)
+			rc = lower_parse(im, s, n, fname, k, &m->vals[k]);
+		if (!rc)
+			m->have[k] = 1;
+	} else if (!strcmp(n->op, "Placeholder") && s->caller) {
+		rc = tfk_errf(im->err, TFK_EINVAL, "node %s: Placeholder in a "
+			      "function", fname);
+	} else {
+		rc = add_generic(im, s, ni, fname, m);
+	}
+	if (!rc) {
+		m->state = 2;
+		if (k < 0 || k >= m->n_out || !m->have[k])
+			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: op %s has "
+				      "no output %d", fname, n->op, k);
+		else
+			*out = m->vals[k];
+	} else if (m->state == 1) {
+		m->state = m->vals ? 2 : 0;
+	}
+done:
+	if (!rc && fn)
+		*out = m->vals[k];
+	tfk_free(fname);
+	im->depth--;
+	return rc;
+}
+
+/* Public ---------------------------------------------------------------- */
+
+void tfk_import_free(struct tfk_import *imp)
+{
+	int i;
+
+	if (!imp)
+		return;
+	tfk_graph_free(imp->g);
+	for (i = 0; i < imp->n_feeds; i++) {
+		tfk_free((char *)imp->feeds[i].key);
+		tfk_free((char *)imp->feeds[i].tensor);
+		tfk_free((char *)imp->feeds[i].node);
+	}
+	for (i = 0; i < imp->n_fetches; i++) {
+		tfk_free((char *)imp->fetches[i].key);
+		tfk_free((char *)imp->fetches[i].tensor);
+	}
+	tfk_free(imp->feeds);
+	tfk_free(imp->fetches);
+	tfk_free(imp);
+}
+
+/* Placeholders for the signature's inputs. */
+static int make_feeds(struct imp *im, const struct tfk_signature *sig)
+{
+	struct tfk_import *o = im->out;
+	int i, rc;
+
+	o->feeds = tfk_calloc(sig->n_inputs + 1, sizeof(*o->feeds));
+	if (!o->feeds || smap_init(&im->feeds, sig->n_inputs + 1))
+		return oom(im);
+	for (i = 0; i < sig->n_inputs; i++) {
+		const struct tfk_tensor_info *ti = &sig->inputs[i];
+		struct tfk_import_feed *f = &o->feeds[i];
+		const Tensorflow__NodeDef *n;
+		struct tfk_port p;
+		char *key;
+		size_t len;
+		int idx, ni, d;
+
+		f->key = xstrdup(ti->key);
+		f->tensor = xstrdup(ti->name);
+		o->n_feeds = i + 1;
+		if (!f->key || !f->tensor)
+			return oom(im);
+		if (ti->encoding != TFK_TINFO_NAME)
+			return tfk_errf(im->err, TFK_EINVAL, "input '%s': "
+					"sparse and composite inputs are not "
+					"supported", ti->key);
+		d = strip_ref(ti->dtype);
+		if (!dtype_ok(d))
+			return tfk_errf(im->err, TFK_EINVAL, "input '%s': "
+					"DataType %d not supported", ti->key,
+					ti->dtype);
+		f->dtype = (enum tfk_dtype)d;
+		len = split_top(ti->name, &idx);
+		ni = smap_getn(&im->top->index, ti->name, len);
+		if (ni < 0)
+			return tfk_errf(im->err, TFK_ENOTFOUND, "input '%s': "
+					"tensor '%s' not in the graph",
+					ti->key, ti->name);
+		n = im->gd->node[ni];
+		f->rank = -1;
+		if (ti->has_shape && !ti->unknown_rank) {
+			if (ti->rank > TFK_MAX_RANK)
+				return tfk_errf(im->err, TFK_EINVAL, "input "
+						"'%s': rank %d", ti->key,
+						ti->rank);
+			f->rank = ti->rank;
+			memcpy(f->shape, ti->dims, ti->rank * sizeof(int64_t));
+		}
+		if (idx == 0)
+			f->node = xstrdup(n->name);
+		else {
+			char *p2 = tfk_malloc(len + 24);
+
+			if (p2)
+				sprintf(p2, "%.*s/output_%d", (int)len,
+					ti->name, idx);
+			f->node = p2;
+		}
+		key = tfk_malloc(len + 24);
+		if (!f->node || !keep(im, key))
+			return oom(im);
+		sprintf(key, "%.*s:%d", (int)len, ti->name, idx);
+		if (smap_get(&im->feeds, key) >= 0)
+			return tfk_errf(im->err, TFK_EINVAL, "input '%s': "
+					"tensor '%s' is fed twice", ti->key,
+					ti->name);
+		smap_put(&im->feeds, key, i);
+		rc = tfk_graph_placeholder(im->g, f->node, f->dtype, f->rank,
+					   f->shape, &p, im->err);
+		if (rc)
+			return tfk_err_prefix(im->err, "input '%s'", ti->key);
+	}
+	return 0;
+}
+
+static int make_fetches(struct imp *im, const struct tfk_signature *sig)
+{
+	struct tfk_import *o = im->out;
+	int i, rc;
+
+	o->fetches = tfk_calloc(sig->n_outputs + 1, sizeof(*o->fetches));
+	if (!o->fetches)
+		return oom(im);
+	for (i = 0; i < sig->n_outputs; i++) {
+		const struct tfk_tensor_info *ti = &sig->outputs[i];
+		struct tfk_import_fetch *f = &o->fetches[i];
+		const struct tfk_tdesc *d;
+		struct val v;
+
+		f->key = xstrdup(ti->key);
+		f->tensor = xstrdup(ti->name);
+		o->n_fetches = i + 1;
+		if (!f->key || !f->tensor)
+			return oom(im);
+		if (ti->encoding != TFK_TINFO_NAME)
+			return tfk_errf(im->err, TFK_EINVAL, "output '%s': "
+					"sparse and composite outputs are not "
+					"supported", ti->key);
+		rc = resolve(im, im->top, ti->name, &v);
+		if (rc)
+			return tfk_err_prefix(im->err, "output '%s'", ti->key);
+		if (v.resource)
+			return tfk_errf(im->err, TFK_EINVAL, "output '%s': a "
+					"resource handle", ti->key);
+		d = tfk_graph_desc(im->g, v.port);
+		f->dtype = d ? d->dtype : TFK_DT_INVALID;
+		rc = tfk_graph_set_output(im->g, ti->key, v.port, im->err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int tfk_import_signature(struct tfk_import **imp,
+			 const struct tfk_meta_graph *mg,
+			 const struct tfk_signature *sig,
+			 const char *var_prefix, struct tfk_err *err)
+{
+	struct imp im;
+	size_t i;
+	int rc;
+
+	*imp = NULL;
+	memset(&im, 0, sizeof(im));
+	im.mg = mg;
+	im.gd = mg->graph_def;
+	im.var_prefix = var_prefix;
+	im.err = err;
+	im.out = tfk_calloc(1, sizeof(*im.out));
+	if (!im.out)
+		return oom(&im);
+	rc = tfk_graph_new(&im.out->g, err);
+	if (rc)
+		goto out;
+	im.g = im.out->g;
+	im.top = scope_new(&im, im.gd->node, im.gd->n_node, "");
+	if (!im.top) {
+		rc = oom(&im);
+		goto out;
+	}
+	if (smap_init(&im.funcs, im.gd->library ?
+		      im.gd->library->n_function : 0)) {
+		rc = oom(&im);
+		goto out;
+	}
+	for (i = 0; im.gd->library && i < im.gd->library->n_function; i++) {
+		const Tensorflow__FunctionDef *f = im.gd->library->function[i];
+
+		if (f->signature && f->signature->name)
+			smap_put(&im.funcs, f->signature->name, (int)i);
+	}
+	rc = build_varkeys(&im);
+	if (!rc)
+		rc = make_feeds(&im, sig);
+	if (!rc)
+		rc = make_fetches(&im, sig);
+out:
+	while (im.scopes) {
+		struct scope *s = im.scopes;
+
+		im.scopes = s->next_alloc;
+		scope_free(s);
+	}
+	smap_release(&im.funcs);
+	smap_release(&im.feeds);
+	smap_release(&im.varkeys);
+	for (i = 0; i < (size_t)im.n_keystore; i++)
+		tfk_free(im.keystore[i]);
+	tfk_free(im.keystore);
+	tfk_bundle_close(im.bundle);
+	if (im.tog)
+		tensorflow__trackable_object_graph__free_unpacked(im.tog,
+								  NULL);
+	if (rc) {
+		tfk_import_free(im.out);
+		return rc;
+	}
+	*imp = im.out;
+	return 0;
+}
+
+int tfk_import_op_supported(const char *op)
+{
+	static const char *const lowered[] = {
+		"Identity", "IdentityN", "ReadVariableOp", "VarHandleOp",
+		"VariableV2", "Variable", "Snapshot", "ParseExample",
+		"ParseExampleV2", "StatefulPartitionedCall",
+		"PartitionedCall", "Placeholder", "Const", NULL
+	};
+	const struct tfk_op_def *def = tfk_op_find(op);
+	const struct tfk_kernel *k;
+	struct tfk_node n;
+	int i;
+
+	for (i = 0; lowered[i]; i++)
+		if (!strcmp(op, lowered[i]))
+			return 1;
+	if (!def || op[0] == '_')
+		return 0;
+	memset(&n, 0, sizeof(n));
+	n.op = def;
+	n.variable = -1;
+	k = tfk_kernel_find(&n, "cpu");
+	return k != NULL;
+}

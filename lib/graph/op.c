@@ -37,6 +37,8 @@ extern const struct tfk_op_def tfk_ops_pool[];
 extern const struct tfk_kernel tfk_kernels_cpu_pool[];
 extern const struct tfk_op_def tfk_ops_conv[];
 extern const struct tfk_kernel tfk_kernels_cpu_conv[];
+extern const struct tfk_op_def tfk_ops_tfcompat[];
+extern const struct tfk_kernel tfk_kernels_cpu_tfcompat[];
 
 static int infer_placeholder(struct tfk_infer_ctx *ic)
 {
@@ -117,6 +119,7 @@ static const struct tfk_op_def *const op_families[] = {
 	tfk_ops_shape,
 	tfk_ops_pool,
 	tfk_ops_conv,
+	tfk_ops_tfcompat,
 };
 
 static const struct tfk_kernel *const kernel_families[] = {
@@ -131,6 +134,7 @@ static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_shape,
 	tfk_kernels_cpu_pool,
 	tfk_kernels_cpu_conv,
+	tfk_kernels_cpu_tfcompat,
 };
 
 #define N_OP_FAMILIES (int)(sizeof(op_families) / sizeof(op_families[0]))

@@ -475,6 +475,9 @@ static int parse_descr(const char *d, struct descr *o, struct tfk_err *err)
 	if (order != '<' && order != '>' && order != '|' && order != '=')
 		goto bad;
 	kind = d[1];
+	if (kind == 'O')
+		return tfk_errf(err, TFK_EINVAL, "descr '%s' not supported "
+				"(object arrays are pickles)", d);
 	size = strtol(d + 2, &end, 10);
 	if (*end || size < 0 || size > (1 << 20) || !d[2])
 		goto bad;
@@ -1273,6 +1276,19 @@ static void float_elem(const struct ffmt *f, double v, enum ftype ft,
 	}
 	if (f->exp_mode) {
 		fmt_sci(v, ft, 8, ip, fp, &ex);
+		if ((int)strlen(fp) < f->precision) {
+			/* numpy's min_digits: more digits of the exact
+			 * value, not zeros (2.1f is 2.0999999e+00) */
+			char b[64], *e;
+
+			snprintf(b, sizeof(b), "%.*e", f->precision, v);
+			e = strchr(b, 'e');
+			*e = 0;
+			ex = atoi(e + 1);
+			*strchr(b, '.') = 0;
+			strcpy(ip, b);
+			strcpy(fp, b + strlen(b) + 1);
+		}
 		for (k = (int)strlen(ip); k < f->pad_left; k++)
 			tfk_buf_addc(o, ' ');
 		tfk_buf_adds(o, ip);

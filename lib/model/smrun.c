@@ -439,15 +439,14 @@ static int item_records(const char *k, size_t kl, const char *v, size_t vl,
 		k = rc_->only_string_key;
 		kl = strlen(k);
 	}
+	memset(&t, 0, sizeof(t));
 	tfk_buf_init(&data);
 	rc = tfk_rec_open(&r, path, TFK_COMP_AUTO, 0, err);
 	while (!rc) {
 		int got = tfk_rec_next(r, &rec, err);
 
 		if (got < 0) {
-			rc = tfk_err_prefix(err, "%s: record %" PRIu64
-					    " at byte %" PRIu64, path,
-					    rec.index, rec.off);
+			rc = got;
 			break;
 		}
 		if (!got)

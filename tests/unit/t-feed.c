@@ -675,6 +675,56 @@ static void dense(void)
 	}
 }
 
+/* uint8/int8 bytes through the three conversions (table, v * a + o,
+ * v / k + o): each must give float32(v * scale + offset) in double. */
+static void byte_scales(void)
+{
+	static const double sc[][2] = { { 0.7, 0.123 }, { 1, 0 },
+					{ 0.00392156862745098, 0 },
+					{ 0.25, -3 }, { 1.0 / 3, 0.5 } };
+	static const uint8_t v[4] = { 0, 1, 0x80, 0xff };
+	const char *const in_names[] = { "input_1" };
+	const int64_t in4[2] = { -1, 4 }, out3[2] = { -1, 3 };
+	const char *path = records("bytes.tfrecord",
+		"{\"x\":[{\"b64\":\"AAGA/w==\"}],\"label\":[0]}\n");
+	struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL };
+	struct tfk_feed_batch b;
+	struct tfk_err err;
+	struct fake fk;
+	int i, k, t;
+
+	fake_init(&fk, 1, in_names, TFK_DT_FLOAT, 2, in4, 2, out3);
+	for (t = 0; t < 2; t++) {
+		for (i = 0; i < 5; i++) {
+			struct tfk_feed *f = NULL;
+			struct tfk_spec *s;
+			char text[512];
+			float want[4];
+
+			snprintf(text, sizeof(text), "{" MODEL ",\"inputs\":{"
+				 "\"input_1\":{\"dtype\":\"%s\",\"scale\":"
+				 "%.17g,\"offset\":%.17g}}}",
+				 t ? "int8" : "uint8", sc[i][0], sc[i][1]);
+			s = spec_of(text);
+			for (k = 0; k < 4; k++)
+				want[k] = (float)((t ? (double)(int8_t)v[k] :
+						   (double)v[k]) * sc[i][0] +
+						  sc[i][1]);
+			tfk_feed_new(&f, s, &fk.m, &o, &err);
+			if (f && tfk_feed_add_file(f, path, &err) == 0 &&
+			    tfk_feed_batch(f, NULL, 0, 1, &b, &err) == 0)
+				is_mem(b.inputs[0].data, 16, want, 16,
+				       "%s * %g + %g", t ? "int8" : "uint8",
+				       sc[i][0], sc[i][1]);
+			else
+				ok(0, "byte scale %d: %s", i, err.msg);
+			tfk_feed_free(f);
+			tfk_spec_free(s);
+		}
+	}
+	fake_release(&fk);
+}
+
 static void alloc_failures(void)
 {
 	const char *const in_names[] = { "input_1" };
@@ -724,6 +774,7 @@ int main(void)
 	fashion();
 	errors();
 	dense();
+	byte_scales();
 	alloc_failures();
 	return tap_done();
 }

@@ -1545,21 +1545,14 @@ int tfk_npy_str(const struct tfk_tensor *t, struct tfk_buf *out,
 	struct pctx c;
 	struct view vw;
 	int64_t n = tfk_tensor_numel(t), i;
-	int k;
 
 	if (t->rank == 0) {
 		scalar_str(t, out);
 		goto done;
 	}
 	if (n == 0) {
-		/* numpy: "[]", nested "[[]]" for shape (1, 0) */
-		for (k = 0; k < t->rank; k++) {
-			tfk_buf_addc(out, '[');
-			if (t->shape[k] == 0)
-				break;
-		}
-		for (; k >= 0; k--)
-			tfk_buf_addc(out, ']');
+		/* array2string: any empty array is "[]" */
+		tfk_buf_adds(out, "[]");
 		goto done;
 	}
 	memset(&c, 0, sizeof(c));

@@ -1131,10 +1131,19 @@ static int lower_parse(struct imp *im, struct scope *s,
 		     &v);
 	if (rc)
 		return tfk_err_prefix(im->err, "node %s: dense_keys", fname);
+	{
+		const struct tfk_tensor *kt = tfk_graph_const_value(im->g,
+								    v.port);
+
+		if (!kt || kt->dtype != TFK_DT_STRING ||
+		    (v2 ? j : 0) >= tfk_tensor_numel(kt))
+			return tfk_errf(im->err, TFK_EINVAL, "node %s: dense "
+					"key %d is not a constant string",
+					fname, j);
+	}
 	key = const_str(im, v.port, v2 ? j : 0);
 	if (!key)
-		return tfk_errf(im->err, TFK_EINVAL, "node %s: dense key %d is "
-				"not a constant string", fname, j);
+		return oom(im);
 	rc = resolve(im, s, data_input(n, 0) ? data_input(n, 0) : "", &v);
 	if (!rc) {
 		in[0] = v.port;

@@ -330,14 +330,14 @@ static int set_feeds(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 				    err);
 }
 
+/* compile.metrics are unweighted: Keras gives sample and class weights
+ * to the loss and to weighted_metrics only (compile_utils). */
 static int update_metrics(struct tfk_trainer *tr,
-			  const struct tfk_feed_batch *b, int use_weight,
+			  const struct tfk_feed_batch *b,
 			  const struct tfk_tensor *y, struct tfk_err *err)
 {
-	const float *w = use_weight && b->has_weight ? b->weight.data : NULL;
-
 	for (int i = 0; i < tr->n_metrics; i++) {
-		int rc = tfk_metric_update(tr->metrics[i], &b->label, y, w,
+		int rc = tfk_metric_update(tr->metrics[i], &b->label, y, NULL,
 					   err);
 		if (rc)
 			return rc;
@@ -388,7 +388,7 @@ int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 	}
 	tr->loss_sum += loss * (double)b->n;
 	tr->loss_n += (double)b->n;
-	return update_metrics(tr, b, 1, f[tr->n_tfetch - 1], err);
+	return update_metrics(tr, b, f[tr->n_tfetch - 1], err);
 }
 
 int tfk_trainer_eval(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
@@ -409,7 +409,7 @@ int tfk_trainer_eval(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 	tr->last_loss = loss;
 	tr->loss_sum += loss * (double)b->n;
 	tr->loss_n += (double)b->n;
-	return update_metrics(tr, b, 0, f[1], err);
+	return update_metrics(tr, b, f[1], err);
 }
 
 double tfk_trainer_last_loss(const struct tfk_trainer *tr)

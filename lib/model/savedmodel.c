@@ -584,9 +584,10 @@ int tfk_savedmodel_open(struct tfk_savedmodel **out, const char *dir,
 		buf = tfk_malloc(n);
 		if (!buf) {
 			fclose(f);
+			rc = tfk_errf(err, TFK_ENOMEM, "%s: out of memory "
+				      "(%zu bytes)", path, n);
 			tfk_free(path);
-			return tfk_errf(err, TFK_ENOMEM, "%s: out of memory "
-					"(%zu bytes)", path, n);
+			return rc;
 		}
 		if (fread(buf, 1, n, f) != n) {
 			rc = tfk_errf(err, TFK_EIO, "%s: %s", path, ferror(f) ?

@@ -226,6 +226,7 @@ static int lp_seq(struct lp *l, struct tfk_lit *v, char close, int dict,
 		}
 		rc = lp_value(l, &item, depth + 1);
 		if (rc) {
+			tfk_lit_release(&item);
 			tfk_lit_release(&key);
 			return rc;
 		}

@@ -24,6 +24,10 @@
  *    skips that update;
  *  - monitors naming keys the run cannot log are errors up front, not
  *    per-epoch warnings.
+ * At the end --out also holds the trained model as a SavedModel
+ * (saved_model.pb, variables/, assets.extra/tfkit_spec.json: see
+ * model/savedmodel.h); a model with ops TensorFlow lacks is not
+ * exported, with a warning (its checkpoints are complete).
  * Progress goes to stderr in Keras' format: a bar with ETA on a
  * terminal, one line per epoch otherwise; --json prints the History
  * on stdout.
@@ -37,6 +41,7 @@
 #include "nn/spec.h"
 #include "nn/train.h"
 #include "io/record.h"
+#include "model/savedmodel.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"
@@ -710,6 +715,25 @@ static int fit(struct run *r)
 	return tfk_callbacks_train_end(r->cbs, &r->env, &err);
 }
 
+/* The trained model as a SavedModel in --out. */
+static int export_model(struct run *r)
+{
+	char *spec = tfk_spec_dump(r->spec, 1);
+	int rc;
+
+	if (!spec)
+		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
+	rc = tfk_savedmodel_write(out_dir, r->m, spec, &err);
+	tfk_free(spec);
+	if (rc == TFK_EINVAL) {
+		tfk_cli_warn("%s: no SavedModel written: %s", out_dir, err.msg);
+		return 0;
+	}
+	if (rc)
+		tfk_err_prefix(&err, "SavedModel export");
+	return rc;
+}
+
 static void print_history(struct run *r)
 {
 	struct tfk_buf b;
@@ -1020,6 +1044,8 @@ int main(int argc, char **argv)
 	rc = setup(&r, argv[0]);
 	if (!rc)
 		rc = fit(&r);
+	if (!rc)
+		rc = export_model(&r);
 	if (!rc && json_out)
 		print_history(&r);
 	teardown(&r);

@@ -63,9 +63,9 @@ import json; s = json.load(open(\"run/ckpt-3.json\")); h = json.load(open(\"h.js
 print(s[\"epoch\"], s[\"iterations\"], s[\"seed\"], s[\"learning_rate\"], s[\"epochs\"], s[\"spec\"][\"fit\"][\"epochs\"])
 print(s[\"history\"] == h[\"history\"])"' \
 	"3 189 0 None [0, 1, 2] 3\nTrue"
-testcmd "7 epochs: the last five checkpoints are kept" \
+testcmd "7 epochs: the last five checkpoints are kept (and the SavedModel)" \
 	'tfk-train "$SPEC" r64.tfrecord --out keep --set fit.epochs=7 -q && ls keep | tr "\n" " "' \
-	"checkpoint ckpt-3.data-00000-of-00001 ckpt-3.index ckpt-3.json ckpt-4.data-00000-of-00001 ckpt-4.index ckpt-4.json ckpt-5.data-00000-of-00001 ckpt-5.index ckpt-5.json ckpt-6.data-00000-of-00001 ckpt-6.index ckpt-6.json ckpt-7.data-00000-of-00001 ckpt-7.index ckpt-7.json "
+	"assets.extra checkpoint ckpt-3.data-00000-of-00001 ckpt-3.index ckpt-3.json ckpt-4.data-00000-of-00001 ckpt-4.index ckpt-4.json ckpt-5.data-00000-of-00001 ckpt-5.index ckpt-5.json ckpt-6.data-00000-of-00001 ckpt-6.index ckpt-6.json ckpt-7.data-00000-of-00001 ckpt-7.index ckpt-7.json saved_model.pb variables "
 
 # PyTorch oracle --------------------------------------------------------------
 # Epoch 1 trains from the initial weights; epoch 2, resumed, is replayed

@@ -232,7 +232,7 @@ static int show_text(const char *path, const struct tfk_tflite *m)
 				printf(" %s=%s", fname, val);
 			if (rc < 0) {
 				putchar('\n');
-				tfk_err_prefix(&err, "%s: subgraphs[%d]."
+				tfk_err_prefix(&err, "%s: subgraphs[%d]: "
 					       "operators[%d]", path, i, j);
 				return tfk_cli_fail(&err);
 			}
@@ -369,7 +369,7 @@ static json_t *op_json(const struct tfk_tflite *m, const struct tfk_tfl_op *o,
 		if (kind == 'i')
 			v = json_integer(strtoll(val, NULL, 10));
 		else if (kind == 'f')
-			v = json_real(strtod(val, NULL));
+			v = json_real((float)strtod(val, NULL));
 		else if (kind == 'b')
 			v = json_boolean(!strcmp(val, "true"));
 		else if (kind == 'v')
@@ -466,7 +466,7 @@ static int show_json(const char *path, const struct tfk_tflite *m)
 			json_array_append_new(ops, op_json(m, &s->ops[j], &err,
 							   &bad));
 			if (bad)
-				tfk_err_prefix(&err, "%s: subgraphs[%d]."
+				tfk_err_prefix(&err, "%s: subgraphs[%d]: "
 					       "operators[%d]", path, i, j);
 		}
 		json_object_set_new(o, "tensors", t);
@@ -507,7 +507,7 @@ static int show_json(const char *path, const struct tfk_tflite *m)
 		return tfk_cli_fail(&err);
 	}
 	json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-		   JSON_REAL_PRECISION(9));
+		   JSON_REAL_PRECISION(17));
 	putchar('\n');
 	json_decref(root);
 	return 0;

@@ -33,7 +33,7 @@
  * a program that reads only through this API cannot read outside the
  * buffer, whatever the bytes. Errors are TFK_ECORRUPT with a message
  * "at byte OFF: what"; callers prefix the file and the path of the
- * field ("subgraphs[0].tensors[3]: ..."). Buffers must be under 2 GiB
+ * field ("subgraphs[0]: tensors[3]: ..."). Buffers must be under 2 GiB
  * (FlatBuffers' own limit).
  *
  * Builder: FlatBuffers' own scheme (the buffer grows downwards: children

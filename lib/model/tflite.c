@@ -497,7 +497,9 @@ static int load_op(struct tfk_tflite *m, struct tfk_tfl_subgraph *s,
 		   struct tfk_err *err)
 {
 	struct tfk_fb_vec v;
-	int rc;
+	const char *name;
+	char value[64];
+	int rc, k, kind;
 
 	if ((rc = tfk_fb_u32(t, 0, 0, &o->opcode_index, err)) ||
 	    (rc = int_vec(t, 1, &o->inputs, &o->n_inputs, err)) ||
@@ -524,6 +526,14 @@ static int load_op(struct tfk_tflite *m, struct tfk_tfl_subgraph *s,
 	if (o->has_options && !o->options_type)
 		return tfk_errf(err, TFK_ECORRUPT, "builtin_options without "
 				"a type");
+	/* the option fields this module decodes are checked now, so that
+	 * no later reader meets a corrupt one */
+	for (k = 0; (rc = tfk_tflite_option(o, k, &name, value,
+					    sizeof(value), &kind, err)) == 1;
+	     k++)
+		;
+	if (rc < 0)
+		return rc;
 	if ((rc = tfk_fb_vector(t, 5, 1, &v, err)) < 0)
 		return tfk_err_prefix(err, "custom_options");
 	o->custom_options_size = v.len;
@@ -657,15 +667,22 @@ static int load_model(struct tfk_tflite *m, struct tfk_err *err)
 	if (m->version != 3)
 		return tfk_errf(err, TFK_ECORRUPT, "schema version %u, "
 				"expected 3", m->version);
-	if ((rc = table_vec(&root, 1, &cv, &m->n_opcodes, err)) ||
-	    (rc = table_vec(&root, 2, &sv, &m->n_subgraphs, err)) ||
-	    (rc = table_vec(&root, 4, &bv, &m->n_buffers, err)) ||
-	    (rc = table_vec(&root, 6, &mv, &m->n_metadata, err)) ||
-	    (rc = table_vec(&root, 7, &gv, &m->n_signatures, err)) ||
-	    (rc = tfk_fb_string(&root, 3, &m->description, &len, err)) < 0 ||
-	    (rc = int_vec(&root, 5, &m->metadata_buffer,
+	if ((rc = table_vec(&root, 1, &cv, &m->n_opcodes, err)))
+		return tfk_err_prefix(err, "operator_codes");
+	if ((rc = table_vec(&root, 2, &sv, &m->n_subgraphs, err)))
+		return tfk_err_prefix(err, "subgraphs");
+	if ((rc = table_vec(&root, 4, &bv, &m->n_buffers, err)))
+		return tfk_err_prefix(err, "buffers");
+	if ((rc = table_vec(&root, 6, &mv, &m->n_metadata, err)))
+		return tfk_err_prefix(err, "metadata");
+	if ((rc = table_vec(&root, 7, &gv, &m->n_signatures, err)))
+		return tfk_err_prefix(err, "signature_defs");
+	if (tfk_fb_string(&root, 3, &m->description, &len, err) < 0)
+		return tfk_err_prefix(err, "description");
+	if ((rc = int_vec(&root, 5, &m->metadata_buffer,
 			  &m->n_metadata_buffer, err)))
-		return rc < 0 ? rc : 0;
+		return rc == TFK_ENOMEM ? rc :
+			tfk_err_prefix(err, "metadata_buffer");
 	if (!m->n_subgraphs)
 		return tfk_errf(err, TFK_ECORRUPT, "the model has no "
 				"subgraphs");

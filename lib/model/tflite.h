@@ -57,8 +57,8 @@
  *    the file;
  *  - quantization: as many zero points as scales, scales finite and
  *    > 0, per-channel counts equal to the quantized dimension's size.
- * Errors: "subgraphs[0].tensors[3].quantization: scale[1] is -0.5,
- * expected > 0" (TFK_ECORRUPT) or a structural error from flatbuf.c with
+ * Errors: "subgraphs[0]: tensors[3]: quantization: scale[1] is -0.5,
+ * expected a finite value > 0" (TFK_ECORRUPT) or a structural error from flatbuf.c with
  * the same path prefix; the caller adds the file name.
  */
 #ifndef TFK_TFLITE_H
@@ -195,7 +195,7 @@ struct tfk_tflite {
 /*
  * Load a model from p[0..n), borrowed: p must outlive *m (names and
  * buffers point into it). Verifies as described above. 0, TFK_ECORRUPT
- * / TFK_ETRUNC (message "subgraphs[0].operators[1]: ..."), TFK_EINVAL
+ * / TFK_ETRUNC (message "subgraphs[0]: operators[1]: ..."), TFK_EINVAL
  * (a value this library cannot hold: rank over TFK_MAX_RANK) or
  * TFK_ENOMEM; *m is then empty (releasable).
  */

@@ -332,7 +332,8 @@ static int walk_block(struct table *t, uint64_t off, const uint8_t *data,
 		return tfk_errf(err, TFK_ECORRUPT, "%s: block at %" PRIu64
 				": %" PRIu32 " restart points do not fit",
 				t->path, off, n_restarts);
-	end = data + n - 4 - 4 * (size_t)n_restarts;
+	/* LevelDB reads a block without restart points as empty */
+	end = n_restarts ? data + n - 4 - 4 * (size_t)n_restarts : data;
 	tfk_buf_reset(&t->key);
 	while (p < end) {
 		uint64_t shared, non_shared, vlen;

@@ -151,6 +151,36 @@ for i, c in enumerate(cases):
         sys.exit("case %d:\n%s\n---\n%s" % (i, want, got))
 EOF
 
+# A model tfk-train exported (VarHandleOp/ReadVariableOp, MatMul, BiasAdd,
+# Relu, Softmax), against numpy computing the MLP from the bundle's
+# weights as bundle_check.py (an independent reader) dumps them.
+tfk-idx -q --images /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz \
+	--labels /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz |
+	tfk-cat --take 64 >"$T/r64.tfrecord"
+(cd "$T" && tfk-train "$TESTS/../examples/mlp.spec.json" r64.tfrecord --out mlp \
+	--set fit.epochs=1 -q -j1 >/dev/null 2>&1)
+$PYTHON -c 'import numpy as np; np.save("'"$T"'/img.npy", (np.arange(3 * 784).reshape(3, 28, 28) % 255 / 255.).astype(np.float32))'
+check "exported MLP equals numpy on the bundle's weights (1e-6)" sh -c '
+tfk-model run --dir mlp --inputs input_1=img.npy --outdir mo >/dev/null &&
+$PYTHON "$TESTS/py/bundle_check.py" dump mlp/variables/variables >w.txt &&
+$PYTHON - <<EOF
+import numpy as np
+w = {}
+for line in open("w.txt"):
+    f = line.split()
+    if "dtype=1" not in f:
+        continue
+    shape = tuple(int(d) for d in f[2][6:].split(","))
+    w[bytes.fromhex(f[0]).decode()] = np.frombuffer(bytes.fromhex(f[-1]), "<f4").reshape(shape)
+x = np.load("img.npy").reshape(3, 784).astype(np.float64)
+h = np.maximum(x @ w["dense/kernel"] + w["dense/bias"], 0)
+z = h @ w["dense_1/kernel"] + w["dense_1/bias"]
+p = np.exp(z - z.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+y = np.load("mo/dense_1.npy")
+assert y.shape == (3, 10) and y.dtype == np.float32, (y.shape, y.dtype)
+assert np.abs(y - p).max() < 1e-6, np.abs(y - p).max()
+EOF'
+
 # Errors.
 testerr "unknown input key lists the valid ones" \
 	"tfk-model run --dir $TF1 --input_exprs 'z=[[1.0]]'" \

@@ -1436,8 +1436,21 @@ void tfk_import_free(struct tfk_import *imp)
 	tfk_free(imp);
 }
 
-/* Placeholders for the signature's inputs. */
-static int make_feeds(struct imp *im, const struct tfk_signature *sig)
+static int is_fed(const char *key, const char *const *fed, int n_fed)
+{
+	int i;
+
+	if (n_fed < 0)
+		return 1;
+	for (i = 0; i < n_fed; i++)
+		if (!strcmp(fed[i], key))
+			return 1;
+	return 0;
+}
+
+/* Placeholders for the signature's inputs (those fed). */
+static int make_feeds(struct imp *im, const struct tfk_signature *sig,
+		      const char *const *fed, int n_fed)
 {
 	struct tfk_import *o = im->out;
 	int i, rc;
@@ -1485,6 +1498,8 @@ static int make_feeds(struct imp *im, const struct tfk_signature *sig)
 			f->rank = ti->rank;
 			memcpy(f->shape, ti->dims, ti->rank * sizeof(int64_t));
 		}
+		if (!is_fed(ti->key, fed, n_fed))
+			continue;
 		if (idx == 0)
 			f->node = xstrdup(n->name);
 		else {
@@ -1555,6 +1570,16 @@ int tfk_import_signature(struct tfk_import **imp,
 			 const struct tfk_signature *sig,
 			 const char *var_prefix, struct tfk_err *err)
 {
+	return tfk_import_signature_fed(imp, mg, sig, NULL, -1, var_prefix,
+					err);
+}
+
+int tfk_import_signature_fed(struct tfk_import **imp,
+			     const struct tfk_meta_graph *mg,
+			     const struct tfk_signature *sig,
+			     const char *const *fed, int n_fed,
+			     const char *var_prefix, struct tfk_err *err)
+{
 	struct imp im;
 	size_t i;
 	int rc;
@@ -1590,7 +1615,7 @@ int tfk_import_signature(struct tfk_import **imp,
 	}
 	rc = build_varkeys(&im);
 	if (!rc)
-		rc = make_feeds(&im, sig);
+		rc = make_feeds(&im, sig, fed, n_fed);
 	if (!rc)
 		rc = make_fetches(&im, sig);
 out:

@@ -85,6 +85,19 @@ int tfk_import_signature(struct tfk_import **imp,
 			 const struct tfk_signature *sig,
 			 const char *var_prefix, struct tfk_err *err);
 
+/*
+ * The same when only the inputs keyed fed[0..n_fed) will be fed: the
+ * others keep their graph (a PlaceholderWithDefault then gives its
+ * default; a Placeholder the outputs need is left unfed, which the
+ * executor reports). Their feeds[] entries have node NULL. n_fed < 0:
+ * all are fed (tfk_import_signature).
+ */
+int tfk_import_signature_fed(struct tfk_import **imp,
+			     const struct tfk_meta_graph *mg,
+			     const struct tfk_signature *sig,
+			     const char *const *fed, int n_fed,
+			     const char *var_prefix, struct tfk_err *err);
+
 void tfk_import_free(struct tfk_import *imp);
 
 /* 1 when the importer can run op type `op`: a registry op with a cpu

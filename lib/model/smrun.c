@@ -711,7 +711,19 @@ int tfk_model_run_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (tfk_import_signature(&imp, mg, sig, sm->variables_prefix, &err)) {
+	fb.names = tfk_calloc(f.n + 1, sizeof(*fb.names));
+	if (!fb.names) {
+		tfk_errf(&err, TFK_ENOMEM, "out of memory");
+		rc = fail(&err);
+		goto out;
+	}
+	for (i = 0; i < f.n; i++)
+		fb.names[i] = f.v[i].key;
+	rc = tfk_import_signature_fed(&imp, mg, sig, fb.names, f.n,
+				      sm->variables_prefix, &err);
+	tfk_free(fb.names);
+	fb.names = NULL;
+	if (rc) {
 		tfk_err_prefix(&err, "%s: signature %s", dir, sig->key);
 		rc = fail(&err);
 		goto out;
@@ -735,7 +747,7 @@ int tfk_model_run_main(int argc, char **argv)
 		for (i = 0; i < f.n; i++)
 			if (!strcmp(f.v[i].key, fd->key))
 				t = &f.v[i].t;
-		if (!t)
+		if (!t || !fd->node)
 			continue;
 		if (fd->dtype == TFK_DT_STRING ? t->dtype != TFK_DT_STRING :
 		    t->dtype == TFK_DT_STRING) {

@@ -182,6 +182,24 @@ static void tf2(void)
 	ok(!run1(imp, x, 1, 1, y) && y[0] == 3.0f, "x = 2 -> 3");
 	tfk_import_free(imp);
 
+	/* x not fed: its PlaceholderWithDefault gives [0.0], so y = b */
+	rc = tfk_import_signature_fed(&imp, &sm->meta_graphs[0],
+				      sig_of(sm, "serving_default"), NULL, 0,
+				      sm->variables_prefix, &err);
+	ok(!rc && imp->feeds[0].node == NULL, "unfed input: no feed node");
+	if (!rc) {
+		const char *fetch = "y";
+		const struct tfk_tensor *out;
+		struct tfk_exec *e;
+
+		ok(!tfk_exec_new(&e, imp->g, NULL, 0, &fetch, 1, NULL, &err) &&
+		   !tfk_exec_run(e, NULL, 0, &out, &err) &&
+		   out->shape[0] == 1 && *(float *)out->data == 2.0f,
+		   "the default [0.0] gives y = [2.0] (%s)", err.msg);
+		tfk_exec_free(e);
+	}
+	tfk_import_free(imp);
+
 	/* without the restore function: the object graph maps a -> key */
 	{
 		const Tensorflow__GraphDef *gd = sm->meta_graphs[0].graph_def;

@@ -6,13 +6,18 @@
  * tensorflow/python/tools/saved_model_cli.py: the tag-sets; the
  * SignatureDef keys of a tag-set; a signature's inputs and outputs
  * (dtype, shape as a tuple, tensor name) and method name; and with
- * --all every signature of every MetaGraphDef. Differences, all where
- * saved_model_cli's output is not a function of the file:
+ * --all every signature of every MetaGraphDef, and for TF2 models the
+ * "Concrete Functions" section. Differences, all where saved_model_cli's
+ * output is not a function of the file:
  *  - the op sets that --all and --list_ops print are Python sets, whose
  *    order changes from run to run (string hashing is randomized); here
- *    they are sorted;
- *  - --all's "Concrete Functions" section needs TensorFlow to rebuild
- *    the Python objects of a TF2 model and is not printed;
+ *    they are sorted; so are dicts in function signatures (protobuf's
+ *    map order is unspecified);
+ *  - saved_model_cli makes the Concrete Functions section by loading
+ *    the model with TensorFlow; here it is read from the SavedObjectGraph
+ *    that loading rebuilds the functions from (their canonicalized input
+ *    signatures), and values TensorFlow decodes into classes other than
+ *    TensorSpec (TypeSpecs) are shown by class name only;
  *  - a dtype number the DataType enum lacks makes saved_model_cli fail
  *    with a KeyError; here the number is printed.
  * Additions: --json (the same facts as one JSON object) and --ops (each
@@ -340,6 +345,525 @@ static int show_ops_table(const struct tfk_meta_graph *mg)
 	return 0;
 }
 
+/* Concrete Functions ----------------------------------------------------
+ *
+ * saved_model_cli loads a TF2 model with TensorFlow and lists the root
+ * object's children that are tf.functions or concrete functions, sorted
+ * by name, each with the input signatures of its concrete functions
+ * (sorted by function name). Those signatures are stored in the
+ * SavedObjectGraph (SavedConcreteFunction.canonicalized_input_signature,
+ * a StructuredValue (args tuple, kwargs dict)), so the section is made
+ * from there, printing the Python values the way its _print_args does
+ * (str(), repr() of TensorSpec, the "\b\b" that closes a list). The
+ * values TensorFlow decodes into classes of its own beyond TensorSpec
+ * (TypeSpecs, BoundedTensorSpecs) are named by class, their values not
+ * shown. */
+
+/* Python's TF dtype names: repr(tf.float32) is "tf.float32". */
+static const char *py_dtype(int t)
+{
+	static const char *const names[] = {
+		NULL, "float32", "float64", "int32", "uint8", "int16", "int8",
+		"string", "complex64", "int64", "bool", "qint8", "quint8",
+		"qint32", "bfloat16", "qint16", "quint16", "uint16",
+		"complex128", "float16", "resource", "variant", "uint32",
+		"uint64",
+	};
+	int n = (int)(sizeof(names) / sizeof(names[0]));
+
+	if (t > 100 && t - 100 < n)
+		t -= 100;
+	return t > 0 && t < n ? names[t] : NULL;
+}
+
+static void put_dtype_repr(int t)
+{
+	const char *s = py_dtype(t);
+
+	if (s)
+		printf("tf.%s%s", s, t > 100 ? "_ref" : "");
+	else
+		printf("tf.dtypes.as_dtype(%d)", t);
+}
+
+/* str(TensorShape): "<unknown>", "(1,)", "(None, 3)", "()". */
+static void put_shape(const Tensorflow__TensorShapeProto *s)
+{
+	size_t i;
+
+	if (s && s->unknown_rank) {
+		printf("<unknown>");
+		return;
+	}
+	putchar('(');
+	for (i = 0; s && i < s->n_dim; i++) {
+		int64_t d = s->dim[i] ? s->dim[i]->size : 0;
+
+		if (i)
+			printf(", ");
+		if (d < 0)
+			printf("None");
+		else
+			printf("%lld", (long long)d);
+	}
+	printf(s && s->n_dim == 1 ? ",)" : ")");
+}
+
+static void put_tensor_spec(const Tensorflow__TensorSpecProto *t)
+{
+	printf("TensorSpec(shape=");
+	put_shape(t->shape);
+	printf(", dtype=");
+	put_dtype_repr(t->dtype);
+	printf(", name=");
+	if (t->name[0])
+		py_repr(stdout, t->name);
+	else
+		printf("None");
+	putchar(')');
+}
+
+/* Python's repr(float) (str() is the same): the shortest digits that
+ * read back, positional for exponents -4..15, else d.ddde+XX. */
+static void put_float(double v)
+{
+	char b[64];
+	int p, e;
+
+	if (v != v) {
+		printf("nan");
+		return;
+	}
+	if (v == 1.0 / 0.0 || v == -1.0 / 0.0) {
+		printf(v > 0 ? "inf" : "-inf");
+		return;
+	}
+	for (p = 1; p < 17; p++) {
+		snprintf(b, sizeof(b), "%.*e", p - 1, v);
+		if (strtod(b, NULL) == v)
+			break;
+	}
+	snprintf(b, sizeof(b), "%.*e", p - 1, v);
+	e = atoi(strchr(b, 'e') + 1);
+	if (e < -4 || e >= 16) {
+		char *m = strchr(b, 'e');
+
+		/* C writes e-05 and e+16 as Python does; keep the mantissa,
+		 * without a "." when it has one digit. */
+		*m = '\0';
+		printf("%se%c%02d", b, e < 0 ? '-' : '+', e < 0 ? -e : e);
+		return;
+	}
+	snprintf(b, sizeof(b), "%.*f", p - 1 - e > 0 ? p - 1 - e : 0, v);
+	printf("%s%s", b, strchr(b, '.') ? "" : ".0");
+}
+
+static const char *sv_type_name(const Tensorflow__StructuredValue *v)
+{
+	switch (v->kind_case) {
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_NONE_VALUE: return "NoneType";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_FLOAT64_VALUE: return "float";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_INT64_VALUE: return "int";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_STRING_VALUE: return "str";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_BOOL_VALUE: return "bool";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TENSOR_SHAPE_VALUE:
+		return "TensorShape";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TENSOR_DTYPE_VALUE:
+		return "DType";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TENSOR_SPEC_VALUE:
+		return "TensorSpec";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_BOUNDED_TENSOR_SPEC_VALUE:
+		return "BoundedTensorSpec";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TYPE_SPEC_VALUE:
+		return v->type_spec_value &&
+			v->type_spec_value->type_spec_class_name[0] ?
+			v->type_spec_value->type_spec_class_name : "TypeSpec";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_LIST_VALUE: return "list";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TUPLE_VALUE: return "tuple";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_DICT_VALUE: return "dict";
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_NAMED_TUPLE_VALUE:
+		return v->named_tuple_value ? v->named_tuple_value->name
+					    : "tuple";
+	default:
+		return "NoneType";
+	}
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp((*(Tensorflow__DictValue__FieldsEntry *const *)a)->key,
+		      (*(Tensorflow__DictValue__FieldsEntry *const *)b)->key);
+}
+
+/* A dict's entries sorted by key (protobuf's map order is unspecified,
+ * so Python's iteration order is too), or NULL when out of memory or
+ * empty. Free with tfk_free. */
+static Tensorflow__DictValue__FieldsEntry **sorted_fields(
+	const Tensorflow__DictValue *d, size_t *n)
+{
+	Tensorflow__DictValue__FieldsEntry **v;
+
+	*n = 0;
+	if (!d || !d->n_fields)
+		return NULL;
+	v = tfk_calloc(d->n_fields, sizeof(*v));
+	if (!v)
+		return NULL;
+	memcpy(v, d->fields, d->n_fields * sizeof(*v));
+	qsort(v, d->n_fields, sizeof(*v), cmp_entry);
+	*n = d->n_fields;
+	return v;
+}
+
+/* str(value) of a decoded StructuredValue. */
+static void put_str(const Tensorflow__StructuredValue *v, int depth);
+
+/* The elements of a list, tuple or named tuple (NULL for others). */
+static Tensorflow__StructuredValue **sv_items(
+	const Tensorflow__StructuredValue *v, size_t *n)
+{
+	*n = 0;
+	if (v->kind_case == TENSORFLOW__STRUCTURED_VALUE__KIND_LIST_VALUE &&
+	    v->list_value) {
+		*n = v->list_value->n_values;
+		return v->list_value->values;
+	}
+	if (v->kind_case == TENSORFLOW__STRUCTURED_VALUE__KIND_TUPLE_VALUE &&
+	    v->tuple_value) {
+		*n = v->tuple_value->n_values;
+		return v->tuple_value->values;
+	}
+	return NULL;
+}
+
+static void put_seq(const Tensorflow__StructuredValue *v, int depth)
+{
+	int list = v->kind_case == TENSORFLOW__STRUCTURED_VALUE__KIND_LIST_VALUE;
+	size_t i, n;
+	Tensorflow__StructuredValue **it = sv_items(v, &n);
+
+	putchar(list ? '[' : '(');
+	for (i = 0; i < n; i++) {
+		if (i)
+			printf(", ");
+		if (it[i] && it[i]->kind_case ==
+		    TENSORFLOW__STRUCTURED_VALUE__KIND_STRING_VALUE)
+			py_repr(stdout, it[i]->string_value);
+		else if (it[i])
+			put_str(it[i], depth + 1);
+	}
+	printf(list ? "]" : n == 1 ? ",)" : ")");
+}
+
+static void put_str(const Tensorflow__StructuredValue *v, int depth)
+{
+	size_t i;
+
+	if (depth > 50) {
+		printf("...");
+		return;
+	}
+	switch (v->kind_case) {
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_FLOAT64_VALUE:
+		put_float(v->float64_value);
+		break;
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_INT64_VALUE:
+		printf("%lld", (long long)v->int64_value);
+		break;
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_STRING_VALUE:
+		printf("%s", v->string_value);
+		break;
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_BOOL_VALUE:
+		printf(v->bool_value ? "True" : "False");
+		break;
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TENSOR_SHAPE_VALUE:
+		put_shape(v->tensor_shape_value);
+		break;
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TENSOR_DTYPE_VALUE:
+		printf("<dtype: '%s'>", py_dtype(v->tensor_dtype_value) ?
+		       py_dtype(v->tensor_dtype_value) : "?");
+		break;
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TENSOR_SPEC_VALUE:
+		if (v->tensor_spec_value)
+			put_tensor_spec(v->tensor_spec_value);
+		break;
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_LIST_VALUE:
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TUPLE_VALUE:
+		put_seq(v, depth);
+		break;
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_DICT_VALUE: {
+		size_t nf;
+		Tensorflow__DictValue__FieldsEntry **f =
+			sorted_fields(v->dict_value, &nf);
+
+		putchar('{');
+		for (i = 0; i < nf; i++) {
+			const Tensorflow__DictValue__FieldsEntry *e = f[i];
+
+			if (i)
+				printf(", ");
+			py_repr(stdout, e->key);
+			printf(": ");
+			if (e->value && e->value->kind_case ==
+			    TENSORFLOW__STRUCTURED_VALUE__KIND_STRING_VALUE)
+				py_repr(stdout, e->value->string_value);
+			else if (e->value)
+				put_str(e->value, depth + 1);
+		}
+		putchar('}');
+		tfk_free(f);
+		break;
+	}
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_NAMED_TUPLE_VALUE:
+		printf("%s(", v->named_tuple_value->name);
+		for (i = 0; i < v->named_tuple_value->n_values; i++) {
+			const Tensorflow__PairValue *p =
+				v->named_tuple_value->values[i];
+
+			printf("%s%s=", i ? ", " : "", p->key);
+			if (p->value && p->value->kind_case ==
+			    TENSORFLOW__STRUCTURED_VALUE__KIND_STRING_VALUE)
+				py_repr(stdout, p->value->string_value);
+			else if (p->value)
+				put_str(p->value, depth + 1);
+		}
+		putchar(')');
+		break;
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_TYPE_SPEC_VALUE:
+	case TENSORFLOW__STRUCTURED_VALUE__KIND_BOUNDED_TENSOR_SPEC_VALUE:
+		printf("<%s>", sv_type_name(v));
+		break;
+	default:
+		printf("None");
+		break;
+	}
+}
+
+/* _maybe_add_quotes: a str in single quotes (not repr), else str(). */
+static void put_quoted(const Tensorflow__StructuredValue *v)
+{
+	if (v->kind_case == TENSORFLOW__STRUCTURED_VALUE__KIND_STRING_VALUE)
+		printf("'%s'", v->string_value);
+	else
+		put_str(v, 0);
+}
+
+/* _print_args(arguments, argument_type, indent=4) over the elements of
+ * a tuple (args) or the keys of a dict (kwargs). */
+static void print_args(const Tensorflow__StructuredValue *args,
+		       const char *type)
+{
+	const char *ind = "        ";	/* '  ' * 4 */
+	size_t i, j, n;
+
+	if (args->kind_case == TENSORFLOW__STRUCTURED_VALUE__KIND_DICT_VALUE) {
+		Tensorflow__DictValue__FieldsEntry **f =
+			sorted_fields(args->dict_value, &n);
+
+		for (i = 0; i < n; i++) {
+			printf("%s%s #%zu\n", ind, type, i + 1);
+			printf("%s  %s\n", ind, f[i]->key);
+		}
+		tfk_free(f);
+		return;
+	}
+	{
+		Tensorflow__StructuredValue **it = sv_items(args, &n);
+
+		for (i = 0; i < n; i++) {
+			const Tensorflow__StructuredValue *e = it[i];
+			Tensorflow__StructuredValue **sub;
+			size_t m;
+
+			printf("%s%s #%zu\n", ind, type, i + 1);
+			if (!e)
+				continue;
+			sub = sv_items(e, &m);
+			switch (e->kind_case) {
+			case TENSORFLOW__STRUCTURED_VALUE__KIND_STRING_VALUE:
+				printf("%s  %s\n", ind, e->string_value);
+				break;
+			case TENSORFLOW__STRUCTURED_VALUE__KIND_TENSOR_SPEC_VALUE:
+				printf("%s  ", ind);
+				if (e->tensor_spec_value->name[0])
+					printf("%s", e->tensor_spec_value->name);
+				else
+					printf("None");
+				printf(": ");
+				put_tensor_spec(e->tensor_spec_value);
+				putchar('\n');
+				break;
+			case TENSORFLOW__STRUCTURED_VALUE__KIND_LIST_VALUE:
+			case TENSORFLOW__STRUCTURED_VALUE__KIND_TUPLE_VALUE:
+				printf("%s  DType: %s\n", ind, sv_type_name(e));
+				printf("%s  Value: [", ind);
+				for (j = 0; j < m; j++) {
+					if (sub[j])
+						put_quoted(sub[j]);
+					printf(", ");
+				}
+				printf("\b\b]\n");
+				break;
+			case TENSORFLOW__STRUCTURED_VALUE__KIND_DICT_VALUE: {
+				Tensorflow__DictValue__FieldsEntry **f =
+					sorted_fields(e->dict_value, &m);
+
+				printf("%s  DType: dict\n", ind);
+				printf("%s  Value: {", ind);
+				for (j = 0; j < m; j++) {
+					printf("'%s': ", f[j]->key);
+					if (f[j]->value)
+						put_quoted(f[j]->value);
+					printf(", ");
+				}
+				printf("\b\b}\n");
+				tfk_free(f);
+				break;
+			}
+			default:
+				printf("%s  DType: %s\n", ind, sv_type_name(e));
+				printf("%s  Value: ", ind);
+				put_str(e, 0);
+				putchar('\n');
+				break;
+			}
+		}
+	}
+}
+
+static const Tensorflow__SavedConcreteFunction *find_concrete(
+	const Tensorflow__SavedObjectGraph *og, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < og->n_concrete_functions; i++)
+		if (!strcmp(og->concrete_functions[i]->key, name))
+			return og->concrete_functions[i]->value;
+	return NULL;
+}
+
+/* One concrete function's "Option #k" block. */
+static void print_option(const Tensorflow__SavedObjectGraph *og,
+			 const char *name, size_t k,
+			 const Tensorflow__SavedBareConcreteFunction *bare)
+{
+	const Tensorflow__SavedConcreteFunction *cf = find_concrete(og, name);
+	const Tensorflow__StructuredValue *sig =
+		cf ? cf->canonicalized_input_signature : NULL;
+	const Tensorflow__StructuredValue *args = NULL, *kwargs = NULL;
+	size_t n_args = 0, n_kw = 0, i;
+
+	if (sig && sig->kind_case ==
+	    TENSORFLOW__STRUCTURED_VALUE__KIND_TUPLE_VALUE &&
+	    sig->tuple_value && sig->tuple_value->n_values == 2) {
+		args = sig->tuple_value->values[0];
+		kwargs = sig->tuple_value->values[1];
+		if (args)
+			sv_items(args, &n_args);
+		if (kwargs && kwargs->kind_case ==
+		    TENSORFLOW__STRUCTURED_VALUE__KIND_DICT_VALUE &&
+		    kwargs->dict_value)
+			n_kw = kwargs->dict_value->n_fields;
+	}
+	if (n_args) {
+		printf("    Option #%zu\n      Callable with:\n", k);
+		print_args(args, "Argument");
+	} else if (!args && bare && bare->n_argument_keywords) {
+		/* A pure ConcreteFunction: only its _arg_keywords. */
+		printf("    Option #%zu\n      Callable with:\n", k);
+		for (i = 0; i < bare->n_argument_keywords; i++)
+			printf("        Argument #%zu\n          %s\n", i + 1,
+			       bare->argument_keywords[i]);
+	}
+	if (n_kw)
+		print_args(kwargs, "Named Argument");
+}
+
+struct child_ref {
+	const char *name;
+	int node;
+};
+
+static int cmp_child(const void *a, const void *b)
+{
+	const struct child_ref *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->node > y->node) - (x->node < y->node);
+}
+
+static int show_concrete_functions(const struct tfk_savedmodel *sm)
+{
+	const Tensorflow__SavedObjectGraph *og;
+	const Tensorflow__SavedObject *root;
+	struct child_ref *ch;
+	size_t i, j, n = 0;
+	int any = 0;
+
+	for (i = 0; i < (size_t)sm->n_meta_graphs; i++)
+		any |= sm->meta_graphs[i].object_graph != NULL;
+	if (!any)
+		return 0;
+	printf("\nConcrete Functions:");
+	og = sm->n_meta_graphs == 1 ? sm->meta_graphs[0].object_graph : NULL;
+	/* TensorFlow's load() needs exactly one MetaGraphDef with an
+	 * object graph whose root exists; otherwise saved_model_cli
+	 * prints this. */
+	if (!og || !og->n_nodes || !og->nodes[0]) {
+		printf(" N/A (could not be listed due to unknown reasons)\n");
+		return 0;
+	}
+	root = og->nodes[0];
+	ch = tfk_calloc(root->n_children + 1, sizeof(*ch));
+	if (!ch)
+		return oom();
+	for (i = 0; i < root->n_children; i++) {
+		const Tensorflow__TrackableObjectGraph__TrackableObject__ObjectReference
+			*r = root->children[i];
+		const Tensorflow__SavedObject *o;
+
+		if (!r || r->node_id < 0 || (size_t)r->node_id >= og->n_nodes)
+			continue;
+		o = og->nodes[r->node_id];
+		if (!o || (o->kind_case != TENSORFLOW__SAVED_OBJECT__KIND_FUNCTION &&
+			   o->kind_case !=
+			   TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION))
+			continue;
+		ch[n].name = r->local_name;
+		ch[n++].node = r->node_id;
+	}
+	qsort(ch, n, sizeof(*ch), cmp_child);
+	for (i = 0; i < n; i++) {
+		const Tensorflow__SavedObject *o = og->nodes[ch[i].node];
+
+		printf("\n  Function Name: '%s'\n", ch[i].name);
+		if (o->kind_case == TENSORFLOW__SAVED_OBJECT__KIND_FUNCTION) {
+			const Tensorflow__SavedFunction *f = o->function;
+			const char **names;
+
+			names = tfk_calloc(f->n_concrete_functions + 1,
+					   sizeof(*names));
+			if (!names) {
+				tfk_free(ch);
+				return oom();
+			}
+			for (j = 0; j < f->n_concrete_functions; j++)
+				names[j] = f->concrete_functions[j];
+			qsort(names, f->n_concrete_functions, sizeof(*names),
+			      cmp_cstr);
+			for (j = 0; j < f->n_concrete_functions; j++)
+				print_option(og, names[j], j + 1, NULL);
+			tfk_free(names);
+		} else {
+			print_option(og, o->bare_concrete_function->
+				     concrete_function_name, 1,
+				     o->bare_concrete_function);
+		}
+	}
+	tfk_free(ch);
+	return 0;
+}
+
 static int show_all(const struct tfk_savedmodel *sm)
 {
 	const struct tfk_meta_graph **v = sorted_meta_graphs(sm);
@@ -362,7 +886,7 @@ static int show_all(const struct tfk_savedmodel *sm)
 		rc = show_op_set(mg);
 	}
 	tfk_free(v);
-	return rc;
+	return rc ? rc : show_concrete_functions(sm);
 }
 
 /* JSON ------------------------------------------------------------------ */

@@ -85,6 +85,23 @@ testcmd "--list_ops without a tag-set: saved_model_cli's note, then the tag-sets
 	'tfk-model show --dir "$MAT" --list_ops | sed "1s/^--/X/"' \
 	"Xlist_ops must be paired with a tag-set or with --all.\nThe given SavedModel contains the following tag-sets:\n'serve'"
 
+testcmd "tf2 --all: Concrete Functions from the object graph, sorted by name" \
+	'tfk-model show --dir "$TF2" --all | sed -n "/^Concrete Functions:/,/^\$/p"' \
+"Concrete Functions:
+  Function Name: 'classify_x2y3'
+    Option #1
+      Callable with:
+        Argument #1
+          inputs: TensorSpec(shape=(1,), dtype=tf.float32, name='inputs')"
+testcmd "tf2 --all: the six functions, not the variables, asset or signatures" \
+	'tfk-model show --dir "$TF2" --all | grep "Function Name" | tr -d "\n"' \
+	"  Function Name: 'classify_x2y3'  Function Name: 'classify_xy'  Function Name: 'predict'  Function Name: 'regress_x2y3'  Function Name: 'regress_xy'  Function Name: 'regress_xy2'"
+testcmd "tf2 --all: a string input of unknown batch size" \
+	'tfk-model show --dir "$TF2" --all | grep -A4 "Name: .regress_xy.\$" | tail -n 1' \
+	"          inputs: TensorSpec(shape=(None,), dtype=tf.string, name='inputs')"
+testcmd "tf1 --all: no object graph, no Concrete Functions section" \
+	'tfk-model show --dir "$TF1" --all >a && { grep -c "Concrete Functions" a || :; }' "0"
+
 # --- the whole text against the independent decoder ----------------------
 for d in TF1 TF2 MAT RUST; do
 	eval "dir=\$$d"
@@ -109,6 +126,40 @@ SYN=$T/syn
 export SYN
 check "synthetic: --all equals the oracle's" sh -c \
 	'tfk-model show --dir "$SYN" --all >m && $ORACLE "$SYN" all >o && cmp m o'
+$PYTHON "$TESTS/py/savedmodel_show.py" "$T/synf" synth-functions
+SYNF=$T/synf
+export SYNF
+check "synthetic functions: --all equals the oracle's (every argument kind)" sh -c \
+	'tfk-model show --dir "$SYNF" --all >m && $ORACLE "$SYNF" all >o && cmp m o'
+testcmd "synthetic functions: a list closes with saved_model_cli's backspaces" \
+	'tfk-model show --dir "$SYNF" --all | grep "Value: \[" | tail -c 6 | od -An -tx1' \
+	" 2c 20 08 08 5d 0a"
+testcmd "synthetic functions: keyword-only bare function; traces sorted; kwargs by name" \
+	'tfk-model show --dir "$SYNF" --all | grep -E "Function Name|Option|Argument #|training|^          [xy]\$"' \
+"  Function Name: 'bare'
+    Option #1
+        Argument #1
+          x
+        Argument #2
+          y
+  Function Name: 'empty'
+  Function Name: 'f'
+    Option #1
+        Argument #1
+        Argument #2
+        Argument #3
+        Argument #4
+        Argument #5
+        Argument #6
+        Argument #7
+        Argument #8
+        Argument #9
+        Argument #10
+        Argument #11
+        Named Argument #1
+          training
+    Option #2
+        Argument #1"
 testcmd "synthetic: tag-sets sorted as lists, a quote makes repr use \"" \
 	'tfk-model show --dir "$SYN"' \
 	"The given SavedModel contains the following tag-sets:\n\"it's\"\n'serve'\n'gpu, serve'"

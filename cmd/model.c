@@ -21,16 +21,15 @@
  *  - a dtype number the DataType enum lacks makes saved_model_cli fail
  *    with a KeyError; here the number is printed.
  * Additions: --json (the same facts as one JSON object) and --ops (each
- * op type the graph uses, and "yes"/"no": whether tfkit's op registry
- * can run it on the CPU).
+ * op type the graph uses, and "yes"/"no": whether `run` can execute it
+ * on the CPU, as the SavedModel importer answers).
  *
  * `run` lives in lib/model/smrun.c (tfk_model_run_main); this file only
  * dispatches to it. The two subcommands have separate option tables, so
  * each one's --help lists its own options; the top-level --help lists
  * the commands (scripts/check-man reads both).
  */
-#include "graph/graph.h"
-#include "graph/op.h"
+#include "model/import.h"
 #include "model/savedmodel.h"
 #include "util/alloc.h"
 #include "util/cli.h"
@@ -306,25 +305,13 @@ static int show_op_set(const struct tfk_meta_graph *mg)
 	return 0;
 }
 
-/* Can tfkit run op `name` on the CPU: a registered source op (fed,
- * constant or variable: the executor gives its value) or an op with a
- * cpu kernel. No registered kernel narrows by node attrs today
- * (supports is NULL throughout), so a node with no attrs stands for
- * every node of the op. */
+/* Can tfkit run op `name` on the CPU inside a SavedModel: what the
+ * importer (model/import.h) lowers itself (calls, variables,
+ * ParseExample, pass-throughs) or finds in the registry with a cpu
+ * kernel. */
 static int op_runnable(const char *name)
 {
-	const struct tfk_op_def *def = tfk_op_find(name);
-	struct tfk_node n;
-
-	if (!def)
-		return 0;
-	if (def->flags & TFK_OP_SOURCE)
-		return 1;
-	memset(&n, 0, sizeof(n));
-	n.name = name;
-	n.op = def;
-	n.variable = -1;
-	return tfk_kernel_find(&n, "cpu") != NULL;
+	return tfk_import_op_supported(name);
 }
 
 static int show_ops_table(const struct tfk_meta_graph *mg)

@@ -187,22 +187,25 @@ Method name is: tensorflow/serving/predict"
 testcmd "synthetic: an empty signature" \
 	'tfk-model show --dir "$SYN" --tag_set serve,gpu --signature_def empty' \
 	"The given SavedModel SignatureDef contains the following input(s):\nThe given SavedModel SignatureDef contains the following output(s):\nMethod name is: "
-testcmd "synthetic --ops: called and named functions followed, unreached one not; yes = our cpu kernel" \
+testcmd "synthetic --ops: called and named functions followed, unreached one not; yes = run can execute it" \
 	'tfk-model show --dir "$SYN" --tag_set serve,gpu --ops' \
 "MatMul                   yes
-PartitionedCall          no
+PartitionedCall          yes
 Placeholder              yes
 Relu                     yes
 Softmax                  yes
-StatefulPartitionedCall  no
+StatefulPartitionedCall  yes
 Tanh                     yes
 VariableV2               yes"
 testcmd "matrix --ops: every op runnable (the only MetaGraphDef is implied)" \
 	'tfk-model show --dir "$MAT" --ops' \
 	"Add          yes\nConst        yes\nMul          yes\nNoOp         yes\nPlaceholder  yes"
-testcmd "tf1 --ops: ParseExample and the saver ops are named as not runnable" \
+testcmd "tf1 --ops: the saver ops are named as not runnable, ParseExample and variables are" \
 	'tfk-model show --dir "$TF1" --ops | grep -E "^(ParseExample|RestoreV2|VariableV2|Mul) "' \
-	"Mul                     yes\nParseExample            no\nRestoreV2               no\nVariableV2              yes"
+	"Mul                     yes\nParseExample            yes\nRestoreV2               no\nVariableV2              yes"
+testcmd "tf2 --ops: calls and resource variables runnable, the saver not" \
+	'tfk-model show --dir "$TF2" --ops | grep -E "^(StatefulPartitionedCall|ReadVariableOp|VarHandleOp|ParseExampleV2|SaveV2) "' \
+	"ParseExampleV2           yes\nReadVariableOp           yes\nSaveV2                   no\nStatefulPartitionedCall  yes\nVarHandleOp              yes"
 
 # --- JSON, read by Python --------------------------------------------------
 testcmd "--json: tags, signatures with dtype/shape/name, ops, variables" \
@@ -218,7 +221,7 @@ print([o for o in m[\"ops\"] if o[\"op\"] in (\"Mul\", \"ParseExample\")])"' \
 "1 True ['serve'] 5
 tensorflow/serving/predict {'name': 'x:0', 'dtype': 'DT_FLOAT', 'shape': [-1, 1], 'has_shape': True} y:0
 None
-[{'op': 'Mul', 'runnable': True}, {'op': 'ParseExample', 'runnable': False}]"
+[{'op': 'Mul', 'runnable': True}, {'op': 'ParseExample', 'runnable': True}]"
 for d in TF1 TF2 MAT RUST; do
 	eval "dir=\$$d"
 	check "$d --json: nodes, functions, signature keys and ops equal the oracle's" sh -c "

@@ -400,14 +400,16 @@ static int prep(struct tfk_fbb *b, size_t align, size_t extra)
 	if (grow(b, pad + extra))
 		return -1;
 	b->len += pad;
-	memset(front(b), 0, pad);
+	if (pad)
+		memset(front(b), 0, pad);
 	return 0;
 }
 
 static void push(struct tfk_fbb *b, const void *p, size_t n)
 {
 	b->len += n;
-	memcpy(front(b), p, n);
+	if (n)
+		memcpy(front(b), p, n);
 }
 
 static void wr32(uint8_t *p, uint32_t v)

@@ -242,12 +242,15 @@ static void permute(uint32_t *p, size_t n, uint64_t key)
 	}
 }
 
+/* Load every file into f; no files: stdin. */
 static int load_files(struct tfk_feed *f, struct tfk_strlist *files,
 		      const char *what)
 {
-	for (size_t i = 0; i < files->n; i++) {
-		size_t before = tfk_feed_rows(f);
-		int rc = tfk_feed_add_file(f, files->v[i], &err);
+	size_t n = files->n ? files->n : 1;
+
+	for (size_t i = 0; i < n; i++) {
+		int rc = tfk_feed_add_file(f, files->n ? files->v[i] : "-",
+					   &err);
 
 		if (rc == TFK_ENOMEM)
 			tfk_err_prefix(&err, "%s data does not fit in memory "
@@ -255,7 +258,6 @@ static int load_files(struct tfk_feed *f, struct tfk_strlist *files,
 				       "fit.steps_per_epoch)", what);
 		if (rc)
 			return rc;
-		(void)before;
 	}
 	return 0;
 }

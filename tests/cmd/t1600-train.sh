@@ -127,6 +127,10 @@ testcmd "a stream that runs out ends training with a warning" \
 	'tfk-train "$SPEC" --out st2 --set fit.epochs=3 --set fit.steps_per_epoch=3 --json <r64.tfrecord 2>err |
 	 $PYTHON -c "import json,sys; h = json.load(sys.stdin); print(h[\"epoch\"], h[\"steps\"])"; grep -c "ran out" err' \
 	"[0] 2\n1"
+testcmd "no files and no steps_per_epoch: all of stdin in memory" \
+	'tfk-train "$SPEC" --out st3 --json -q <r64.tfrecord |
+	 $PYTHON -c "import json,sys; h = json.load(sys.stdin); print(h[\"epoch\"], h[\"steps\"])"' \
+	"[0] 2"
 
 # Progress output -------------------------------------------------------------
 testcmd "stderr not a terminal: one Keras line per epoch" \

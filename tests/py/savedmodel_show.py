@@ -17,6 +17,8 @@ Python set in hash order.
     savedmodel_show.py DIR signature TAGS KEY
     savedmodel_show.py DIR list-ops TAGS
     savedmodel_show.py DIR all
+    savedmodel_show.py DIR every TAGS   all of the above in one run, each
+                                        after a line "@@ REQUEST ARGS"
     savedmodel_show.py DIR summary      one line per meta graph: tags,
                                         node count, function count,
                                         signature keys (for --json checks)
@@ -506,6 +508,23 @@ def main():
                 show_inputs_outputs(mg, k, 1)
             show_ops(mg)
         show_defined_functions(sm)
+    elif what == "every":
+        # all of the above for one tag-set, in one run (tests call this
+        # once per model instead of once per request)
+        tags = sys.argv[3]
+        for req in (["tag-sets"], ["keys", tags], ["list-ops", tags], ["all"]):
+            print("@@ " + " ".join(req))
+            sys.stdout.flush()
+            sys.argv[2:] = req
+            main()
+            sys.stdout.flush()
+        mg = get_meta_graph_def(sm, tags)
+        for k in sorted(mg.signature_def.keys()):
+            print("@@ signature " + k)
+            show_inputs_outputs(mg, k, 0)
+        print("@@ summary")
+        sys.argv[2:] = ["summary"]
+        main()
     elif what == "summary":
         for mg in sm.meta_graphs:
             print(",".join(mg.meta_info_def.tags), len(mg.graph_def.node),

@@ -39,6 +39,18 @@ registrations (tensorflow/core/ops/*_ops.cc: REGISTER_OP ... .Input /
           var NAME DTYPE SHAPE key=KEY
           node NAME OP
         Exits 1 with a message on the first violation.
+
+    savedmodel_check.py run DIR OUT [DIR OUT ...]
+        PyTorch's reading of the exported graph: interpret the
+        serving_default signature of DIR node by node with torch ops in
+        float64, following TensorFlow's op semantics (NHWC, SAME/VALID
+        padding as TF computes it, TF's attrs), variables read from
+        DIR/variables/variables by bundle_check.py's independent reader.
+        Inputs: batch 3 from numpy.random.RandomState(0), float inputs
+        uniform in [-1, 1), int inputs in [0, 10), written as
+        OUT/in_KEY.npy (KEY's '/' as '_'); outputs as OUT/out_KEY.npy
+        (float64). Prints "KEY SHAPE" per output. Several DIR OUT pairs
+        share one start of Python and torch (seconds on a busy machine).
 """
 
 import sys
@@ -593,12 +605,239 @@ def check(d):
     return out
 
 
+# --- PyTorch interpretation of the graph --------------------------------------
+
+
+def _const(tp):
+    import numpy as np
+    shape = [d.size for d in tp.tensor_shape.dim]
+    npt = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64,
+           10: np.bool_, 4: np.uint8, 6: np.int8, 5: np.int16}[tp.dtype]
+    n = int(np.prod(shape)) if shape else 1
+    if tp.tensor_content:
+        return np.frombuffer(tp.tensor_content, dtype=npt).reshape(shape)
+    for f in ("float_val", "double_val", "int_val", "int64_val", "bool_val"):
+        v = list(getattr(tp, f))
+        if v:
+            a = np.array(v, dtype=npt)
+            return np.broadcast_to(a if a.size == n else a[-1:],
+                                   [n]).reshape(shape).copy()
+    return np.zeros(shape, dtype=npt)
+
+
+def _same_pads(size, k, s, d):
+    eff = (k - 1) * d + 1
+    out = -(-size // s)
+    total = max((out - 1) * s + eff - size, 0)
+    return total // 2, total - total // 2
+
+
+def _pads(x_hw, ksize, strides, dil, padding, explicit):
+    """TF's (top, bottom, left, right) for an NHWC op."""
+    if padding == "VALID":
+        return 0, 0, 0, 0
+    if padding == "EXPLICIT":
+        return explicit[2], explicit[3], explicit[4], explicit[5]
+    t, b = _same_pads(x_hw[0], ksize[0], strides[0], dil[0])
+    l, r = _same_pads(x_hw[1], ksize[1], strides[1], dil[1])
+    return t, b, l, r
+
+
+def interpret(d, out_dir):
+    import os
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bundle_check
+
+    sm = SavedModel()
+    with open(d + "/saved_model.pb", "rb") as f:
+        sm.ParseFromString(f.read())
+    mg = sm.meta_graphs[0]
+    nodes = {n.name: n for n in mg.graph_def.node}
+    weights = {}
+    if os.path.exists(d + "/variables/variables.index"):
+        for line in bundle_check.dump(d + "/variables/variables")[2:]:
+            f_ = line.split()
+            key = bytes.fromhex(f_[0]).decode()
+            dt = int(f_[1].split("=")[1])
+            shape = [int(x) for x in f_[2].split("=")[1].split(",") if x]
+            npt = {1: np.float32, 3: np.int32, 9: np.int64}[dt]
+            weights[key] = np.frombuffer(bytes.fromhex(f_[-1]),
+                                         dtype=npt).reshape(shape)
+    sig = mg.signature_def["serving_default"]
+    rs = np.random.RandomState(0)
+    feeds = {}
+    for key in sorted(sig.inputs):
+        ti = sig.inputs[key]
+        shape = [3] + [dm.size for dm in ti.tensor_shape.dim[1:]]
+        if ti.dtype == DT["float"]:
+            a = rs.uniform(-1, 1, shape).astype(np.float32)
+        else:
+            a = rs.randint(0, 10, shape).astype(np.int32)
+        np.save(os.path.join(out_dir, "in_%s.npy" % key.replace("/", "_")), a)
+        feeds[split_tensor(ti.name)[0]] = torch.from_numpy(a.copy())
+    memo = {}
+
+    def val(s):
+        n, k = split_tensor(s)
+        if n not in memo:
+            memo[n] = run(nodes[n])
+        return memo[n][k]
+
+    def f64(t):
+        return t.double() if t.is_floating_point() else t
+
+    def ints(t):
+        return [int(v) for v in t.reshape(-1).tolist()]
+
+    def run(nd):
+        a = nd.attr
+        op = nd.op
+        ins = [val(s) for s in nd.input if not s.startswith("^")]
+        if op == "Placeholder":
+            return [f64(feeds[nd.name])]
+        if op == "Const":
+            return [f64(torch.from_numpy(_const(a["value"].tensor).copy()))]
+        if op == "VarHandleOp":
+            return [f64(torch.from_numpy(
+                weights[a["shared_name"].s.decode()].copy()))]
+        if op in ("ReadVariableOp", "Identity", "StopGradient"):
+            return [ins[0]]
+        x = ins[0] if ins else None
+        if op == "MatMul":
+            p, q = ins
+            if a["transpose_a"].b:
+                p = p.t()
+            if a["transpose_b"].b:
+                q = q.t()
+            return [p @ q]
+        if op == "BiasAdd":
+            if a["data_format"].s not in (b"", b"NHWC"):
+                raise Bad("BiasAdd %s" % a["data_format"].s)
+            return [x + ins[1]]
+        unary = {"Relu": torch.relu, "Sigmoid": torch.sigmoid,
+                 "Tanh": torch.tanh, "Elu": F.elu, "Selu": torch.selu,
+                 "Softplus": F.softplus, "Rsqrt": torch.rsqrt,
+                 "Relu6": lambda t: torch.clamp(t, 0, 6),
+                 "Softmax": lambda t: torch.softmax(t, -1),
+                 "LogSoftmax": lambda t: torch.log_softmax(t, -1)}
+        if op in unary:
+            return [unary[op](x)]
+        if op == "LeakyRelu":
+            return [F.leaky_relu(x, a["alpha"].f)]
+        binary = {"AddV2": torch.add, "Add": torch.add, "Sub": torch.sub,
+                  "Mul": torch.mul, "RealDiv": torch.div,
+                  "Maximum": torch.maximum, "Minimum": torch.minimum,
+                  "SquaredDifference": lambda p, q: (p - q) ** 2}
+        if op in binary:
+            return [binary[op](ins[0], ins[1])]
+        if op in ("Conv2D", "DepthwiseConv2dNative"):
+            if a["data_format"].s not in (b"", b"NHWC"):
+                raise Bad("%s %s" % (op, a["data_format"].s))
+            w = ins[1]
+            st = list(a["strides"].list.i)
+            dl = list(a["dilations"].list.i) or [1, 1, 1, 1]
+            kh, kw = w.shape[0], w.shape[1]
+            t, b, l, r = _pads(x.shape[1:3], (kh, kw), st[1:3], dl[1:3],
+                               a["padding"].s.decode(),
+                               list(a["explicit_paddings"].list.i))
+            xn = F.pad(x.permute(0, 3, 1, 2), (l, r, t, b))
+            if op == "Conv2D":
+                wt = w.permute(3, 2, 0, 1)      # HWIO -> OIHW
+                groups = 1
+            else:
+                c, m = w.shape[2], w.shape[3]   # HWCM -> (C*M)1HW
+                wt = w.permute(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
+                groups = c
+            y = F.conv2d(xn, wt, stride=st[1:3], dilation=dl[1:3],
+                         groups=groups)
+            return [y.permute(0, 2, 3, 1)]
+        if op in ("MaxPool", "AvgPool"):
+            k = list(a["ksize"].list.i)
+            st = list(a["strides"].list.i)
+            t, b, l, r = _pads(x.shape[1:3], k[1:3], st[1:3], (1, 1),
+                               a["padding"].s.decode(), [])
+            xn = x.permute(0, 3, 1, 2)
+            if op == "MaxPool":
+                xn = F.pad(xn, (l, r, t, b), value=-float("inf"))
+                y = F.max_pool2d(xn, k[1:3], st[1:3])
+            else:
+                ones = torch.ones_like(xn[:, :1])
+                s_ = F.avg_pool2d(F.pad(xn, (l, r, t, b)), k[1:3], st[1:3],
+                                  divisor_override=1)
+                c_ = F.avg_pool2d(F.pad(ones, (l, r, t, b)), k[1:3], st[1:3],
+                                  divisor_override=1)
+                y = s_ / c_
+            return [y.permute(0, 2, 3, 1)]
+        if op == "Reshape":
+            return [x.reshape(ints(ins[1]))]
+        if op == "Pad":
+            pp = ints(ins[1])
+            flat = []
+            for i in reversed(range(len(pp) // 2)):
+                flat += [pp[2 * i], pp[2 * i + 1]]
+            return [F.pad(x, flat)]
+        if op in ("Mean", "Sum", "Max"):
+            dims = [i % x.dim() for i in ints(ins[1])]
+            kd = a["keep_dims"].b
+            y = x
+            for dm in sorted(dims, reverse=True):
+                y = {"Mean": lambda t: t.mean(dm, keepdim=True),
+                     "Sum": lambda t: t.sum(dm, keepdim=True),
+                     "Max": lambda t: t.max(dm, keepdim=True)[0]}[op](y)
+            if not kd:
+                for dm in sorted(dims, reverse=True):
+                    y = y.squeeze(dm)
+            return [y]
+        if op == "FusedBatchNormV3":
+            if a["is_training"].b:
+                raise Bad("FusedBatchNormV3 in training mode")
+            sc, of, mu, var = ins[1:5]
+            y = (x - mu) / torch.sqrt(var + a["epsilon"].f) * sc + of
+            return [y, mu, var, mu, var, mu]
+        if op == "ConcatV2":
+            ax = ints(ins[-1])[0]
+            return [torch.cat(ins[:-1], ax)]
+        if op == "GatherV2":
+            ax = ints(ins[2])[0]
+            return [torch.index_select(x, ax, ins[1].reshape(-1).long())
+                    .reshape(list(x.shape[:ax]) + list(ins[1].shape) +
+                             list(x.shape[ax + 1:]))]
+        if op == "ExpandDims":
+            return [x.unsqueeze(ints(ins[1])[0])]
+        if op == "Squeeze":
+            y = x
+            for dm in sorted((i % x.dim() for i in a["squeeze_dims"].list.i),
+                             reverse=True):
+                y = y.squeeze(dm)
+            return [y]
+        if op == "Cast":
+            return [x.double() if a["DstT"].type in (1, 2) else x.long()]
+        raise Bad("run: op %s not interpreted" % op)
+
+    lines = []
+    for key in sorted(sig.outputs):
+        y = val(sig.outputs[key].name).double().numpy()
+        np.save(os.path.join(out_dir, "out_%s.npy" % key.replace("/", "_")), y)
+        lines.append("%s %s" % (key, list(y.shape)))
+    return lines
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] != "check":
-        sys.stderr.write("usage: savedmodel_check.py check DIR\n")
+    if not ((len(argv) == 3 and argv[1] == "check") or
+            (len(argv) >= 4 and len(argv) % 2 == 0 and argv[1] == "run")):
+        sys.stderr.write("usage: savedmodel_check.py check DIR | "
+                         "run DIR OUT [DIR OUT ...]\n")
         return 2
     try:
-        lines = check(argv[2])
+        if argv[1] == "check":
+            lines = check(argv[2])
+        else:
+            lines = []
+            for i in range(2, len(argv), 2):
+                lines += interpret(argv[i], argv[i + 1])
     except Bad as e:
         sys.stderr.write("savedmodel_check: %s\n" % e)
         return 1

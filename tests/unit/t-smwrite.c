@@ -11,12 +11,17 @@
  *  - tests/py/bundle_check.py reads the variables bundle with its own
  *    LevelDB table codec and CRC-32C: each tensor's bytes must equal the
  *    model's weights;
+ *  - savedmodel_check.py run interprets the exported GraphDef with
+ *    PyTorch in float64 following TensorFlow's op semantics, reading the
+ *    weights with bundle_check.py: the exported model run by our
+ *    importer must agree within 1e-5 (relative to max(1, |y|));
  *  - the model loaded back through the SavedModel reader and importer
  *    (lib/model/savedmodel, import: written by other engineers from
  *    TensorFlow's loader semantics) must give the in-memory model's
  *    inference outputs bit for bit.
  */
 #include "graph/exec.h"
+#include "io/npy.h"
 #include "model/import.h"
 #include "model/savedmodel.h"
 #include "nn/model.h"
@@ -285,6 +290,140 @@ static void bundle_bytes(struct tfk_model *m, const char *dir,
 	free(out);
 }
 
+/*
+ * PyTorch's reading of the exported graph (savedmodel_check.py run: its
+ * own inputs, written as .npy) against our importer + executor.
+ */
+/* The exports to give to PyTorch, all in one run of the script at the
+ * end (starting Python with torch takes seconds on a busy machine). */
+static struct {
+	char dir[1000];
+	char what[40];
+} torch_todo[8];
+static int n_torch;
+
+static void torch_later(const char *dir, const char *what)
+{
+	if (n_torch == 8)
+		return;
+	snprintf(torch_todo[n_torch].dir, sizeof(torch_todo[0].dir), "%s",
+		 dir);
+	snprintf(torch_todo[n_torch].what, sizeof(torch_todo[0].what), "%s",
+		 what);
+	n_torch++;
+}
+
+static void torch_compare(const char *dir, const char *what);
+
+static void torch_all(void)
+{
+	char args[8 * 2100] = "run", *out = NULL;
+	size_t k = 3;
+	int st;
+
+	for (int i = 0; i < n_torch; i++) {
+		char od[4400];
+
+		int n;
+
+		if (snprintf(od, sizeof(od), "%s.torch", torch_todo[i].dir) >=
+		    (int)sizeof(od))
+			return;
+		mkdir(od, 0777);
+		n = snprintf(args + k, sizeof(args) - k, " '%s' '%s'",
+			     torch_todo[i].dir, od);
+		if (n < 0 || (size_t)n >= sizeof(args) - k)
+			return;
+		k += (size_t)n;
+	}
+	st = oracle("savedmodel_check.py", args, &out);
+	is_int(st, 0, "PyTorch interprets the %d exported graphs", n_torch);
+	free(out);
+	for (int i = 0; !st && i < n_torch; i++)
+		torch_compare(torch_todo[i].dir, torch_todo[i].what);
+}
+
+static void torch_compare(const char *dir, const char *what)
+{
+	char out_dir[4400], path[4500];
+	struct tfk_savedmodel *sm = NULL;
+	const struct tfk_signature *sig;
+	struct tfk_import *imp = NULL;
+	struct tfk_exec *x = NULL;
+	struct tfk_tensor in[8], want;
+	const char *feeds[8], *fetches[8];
+	const struct tfk_tensor *got[8];
+	int rc, nf = 0, no = 0, close = 1;
+	double worst = 0;
+
+	memset(in, 0, sizeof(in));
+	memset(&want, 0, sizeof(want));
+	if (snprintf(out_dir, sizeof(out_dir), "%s.torch", dir) >=
+	    (int)sizeof(out_dir))
+		return;
+	rc = tfk_savedmodel_open(&sm, dir, &err);
+	sig = rc ? NULL : tfk_savedmodel_signature(&sm->meta_graphs[0],
+						   "serving_default", &err);
+	rc = sig ? tfk_import_signature(&imp, &sm->meta_graphs[0], sig,
+					sm->variables_prefix, &err) : -1;
+	if (!rc && (imp->n_feeds > 8 || imp->n_fetches > 8))
+		rc = -1;
+	for (int i = 0; !rc && i < imp->n_feeds; i++) {
+		snprintf(path, sizeof(path), "%s/in_%s.npy", out_dir,
+			 imp->feeds[i].key);
+		rc = tfk_npy_read(path, NULL, &in[i], &err);
+		feeds[i] = imp->feeds[i].node;
+		nf = i + 1;
+	}
+	if (!rc) {
+		no = imp->n_fetches;
+		for (int j = 0; j < no; j++)
+			fetches[j] = imp->fetches[j].key;
+		rc = tfk_exec_new(&x, imp->g, feeds, nf, fetches, no, NULL,
+				  &err);
+	}
+	if (!rc)
+		rc = tfk_exec_run(x, in, 0, got, &err);
+	ok(!rc, "%s: our import runs PyTorch's inputs%s%s", what,
+	   rc ? ": " : "", rc ? err.msg : "");
+	for (int j = 0; !rc && j < no; j++) {
+		int64_t n;
+
+		snprintf(path, sizeof(path), "%s/out_%s.npy", out_dir,
+			 imp->fetches[j].key);
+		if (tfk_npy_read(path, NULL, &want, &err) ||
+		    want.dtype != TFK_DT_DOUBLE || got[j]->dtype != TFK_DT_FLOAT ||
+		    !tfk_shape_equal(want.rank, want.shape, got[j]->rank,
+				     got[j]->shape)) {
+			close = 0;
+			tap_diag("%s: output %s: shape or dtype differs", what,
+				 imp->fetches[j].key);
+			tfk_tensor_release(&want);
+			continue;
+		}
+		n = tfk_tensor_numel(&want);
+		for (int64_t k = 0; k < n; k++) {
+			double w = ((double *)want.data)[k];
+			double g = ((float *)got[j]->data)[k];
+			double e = (g > w ? g - w : w - g) /
+				(w > 1 || w < -1 ? (w < 0 ? -w : w) : 1);
+
+			if (!(e <= 1e-5))
+				close = 0;
+			if (e > worst)
+				worst = e;
+		}
+		tfk_tensor_release(&want);
+	}
+	ok(!rc && close, "%s: outputs match PyTorch's within 1e-5 (worst "
+	   "%.2g)", what, worst);
+	for (int i = 0; i < nf; i++)
+		tfk_tensor_release(&in[i]);
+	tfk_exec_free(x);
+	tfk_import_free(imp);
+	tfk_savedmodel_close(sm);
+}
+
 static char *check(const char *dir, int *st)
 {
 	char args[600], *out = NULL;
@@ -379,6 +518,7 @@ static void mlp(void)
 	free(spec);
 	bundle_bytes(m, dir, "mlp");
 	same_outputs(m, dir, "mlp");
+	torch_later(dir, "mlp");
 
 	/* Same model, same bytes. */
 	{
@@ -439,6 +579,7 @@ static void cnn(void)
 	free(out);
 	bundle_bytes(m, dir, "cnn");
 	same_outputs(m, dir, "cnn");
+	torch_later(dir, "cnn");
 	tfk_model_free(m);
 }
 
@@ -475,6 +616,7 @@ static void functional(void)
 	}
 	free(out);
 	same_outputs(m, dir, "functional");
+	torch_later(dir, "functional");
 	tfk_model_free(m);
 }
 
@@ -572,6 +714,7 @@ static void kinds(const char *json, const char *what, const char *ops)
 	free(out);
 	bundle_bytes(m, dir, what);
 	same_outputs(m, dir, what);
+	torch_later(dir, what);
 	tfk_model_free(m);
 }
 
@@ -662,6 +805,7 @@ int main(void)
 	      "head/Softmax=Softmax");
 	kinds(novar_json, "novars", "flat/Reshape=Reshape prob/Softmax=Softmax");
 	errors();
+	torch_all();
 	{
 		char cmd[700];
 

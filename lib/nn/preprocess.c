@@ -331,6 +331,8 @@ static int get_mode(struct ctx *x, struct layer *l, const char *def,
 		return rc;
 	if (!strcmp(l->omode, "binary"))
 		l->omode = "multi_hot";
+	if (!strcmp(l->omode, "tf-idf"))	/* Keras 2.5/2.6's spelling */
+		l->omode = "tf_idf";
 	if ((int_ok && !strcmp(l->omode, "int")) ||
 	    !strcmp(l->omode, "one_hot") || !strcmp(l->omode, "multi_hot") ||
 	    !strcmp(l->omode, "count"))
@@ -640,7 +642,7 @@ static int parse_textvec(struct ctx *x, struct layer *l)
 	o->mode = tfk_lookup_mode_parse(l->omode);
 	if (o->mode == TFK_LOOKUP_ONE_HOT)
 		return bad(x, l->path, "output_mode", "expected int, "
-			   "multi_hot or count");
+			   "multi_hot, count or tf_idf");
 	/* absent: Keras' defaults; null: none */
 	if ((rc = get_str(x, l, "standardize", json_object_get(l->cfg,
 			  "standardize") ? NULL : "lower_and_strip_punctuation",

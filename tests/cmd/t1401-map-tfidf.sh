@@ -35,6 +35,9 @@ one i "$(L IntegerLookup '{"vocabulary": [-1, 12, 36, 1138, 42], "idf_weights": 
 testcmd "IntegerLookup tf_idf, OOV weight given with -1 (docstring)" "$show" \
 	"[0.0,0.25,0.0,0.6,0.8] [1.8,0.0,0.75,0.0,0.4]\n"
 check "-j 2 gives the same bytes" sh -c 'tfk-map c.json d.rec >j1 && tfk-map -j 2 c.json d.rec | cmp - j1'
+one i "$(L IntegerLookup '{"vocabulary": [-1, 12, 36, 1138, 42], "idf_weights": [0.9, 0.25, 0.75, 0.6, 0.4], "output_mode": "tf-idf"}')"
+testcmd "Keras 2.5's spelling tf-idf (its IntegerLookup docstring)" "$show" \
+	"[0.0,0.25,0.0,0.6,0.8] [1.8,0.0,0.75,0.0,0.4]\n"
 
 # Adapt vs numpy -----------------------------------------------------------
 cat >"$T/tf.py" <<'EOF'

@@ -43,8 +43,8 @@ static void spec_errors(void)
 		  "features.x[0]: unknown layer class 'Dense'" },
 		{ "{\"features\": {\"x\": [{\"class_name\": "
 		  "\"TextVectorization\", \"config\": {\"output_mode\": "
-		  "\"tf_idf\"}}]}}", "features.x[0].config.output_mode: "
-		  "expected int, one_hot, multi_hot or count (tf_idf" },
+		  "\"one_hot\"}}]}}", "features.x[0].config.output_mode: "
+		  "expected int, multi_hot, count or tf_idf" },
 		{ "{\"features\": {\"x\": [{\"class_name\": \"Hashing\"}]}}",
 		  "features.x[0].config.num_bins: expected an integer" },
 		{ "{\"features\": {\"x\": [{\"class_name\": \"StringLookup\", "

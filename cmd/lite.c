@@ -21,12 +21,17 @@
  * options; the top-level --help lists the commands (scripts/check-man
  * reads both).
  */
+#include "graph/exec.h"
+#include "graph/graph.h"
+#include "io/npy.h"
 #include "model/tflite.h"
+#include "util/buf.h"
 #include "util/cli.h"
 
 #include <jansson.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct tfk_cmd top_cmd = {
@@ -43,7 +48,9 @@ static void top_help(void)
 	printf("usage: tfk-lite %s\n%s\n\n", top_cmd.usage, top_cmd.summary);
 	printf("Commands:\n"
 	       "  show  subgraphs, tensors, operators, signatures, metadata "
-	       "and sizes of a model\n\n");
+	       "and sizes of a model\n"
+	       "  run   run a float model on inputs given as literals or "
+	       ".npy files\n\n");
 	printf("Options:\n");
 	printf("  %-28s %s\n", "-h, --help", "show this help and exit");
 	printf("  %-28s %s\n", "    --version", "show the version and exit");
@@ -534,6 +541,420 @@ static int show_main(int argc, char **argv)
 	return rc;
 }
 
+/* run ------------------------------------------------------------------ */
+
+static const char *signature_key, *exprs_arg, *inputs_arg, *outdir;
+
+static const struct tfk_opt run_opts[] = {
+	TFK_OPT_STR(0, "signature", &signature_key, "KEY", "the signature "
+		    "to run (default: the model's only signature)"),
+	TFK_OPT_STR(0, "input_exprs", &exprs_arg, "K=LITERAL;...",
+		    "inputs as Python literals, e.g. x=[[1.0]]"),
+	TFK_OPT_STR(0, "inputs", &inputs_arg, "K=FILE;...", "inputs from "
+		    ".npy files or FILE.npz[NAME]"),
+	TFK_OPT_STR(0, "outdir", &outdir, "DIR", "also write each output "
+		    "as DIR/KEY.npy (an existing file is replaced)"),
+	TFK_OPT_END
+};
+
+static const struct tfk_cmd run_cmd = {
+	"tfk-lite",
+	"run [--signature KEY] [--input_exprs K=LITERAL;...] "
+	"[--inputs K=FILE;...] [--outdir DIR] MODEL.tflite",
+	"run a float .tflite model on the given inputs (quantized models "
+	"are refused)",
+	"tfk-lite run hello_world_float.tflite --input_exprs 'dense_input=[[1.0]]'",
+};
+
+/* An input or output of the run: its key and tensor. */
+struct io {
+	const char *key;
+	int tensor;
+	struct tfk_tensor value;	/* inputs: the fed value */
+	int given;
+};
+
+static int io_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct io *)a)->key, ((const struct io *)b)->key);
+}
+
+static int is_float_dt(enum tfk_dtype t)
+{
+	return t == TFK_DT_FLOAT || t == TFK_DT_DOUBLE;
+}
+
+static int is_int_dt(enum tfk_dtype t)
+{
+	return t == TFK_DT_INT32 || t == TFK_DT_INT64 || t == TFK_DT_BOOL ||
+	       t == TFK_DT_INT8 || t == TFK_DT_UINT8 || t == TFK_DT_INT16;
+}
+
+static double get_num(const struct tfk_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case TFK_DT_FLOAT: return ((const float *)t->data)[i];
+	case TFK_DT_DOUBLE: return ((const double *)t->data)[i];
+	case TFK_DT_INT32: return ((const int32_t *)t->data)[i];
+	case TFK_DT_INT64: return (double)((const int64_t *)t->data)[i];
+	case TFK_DT_BOOL: case TFK_DT_UINT8:
+		return ((const uint8_t *)t->data)[i];
+	case TFK_DT_INT8: return ((const int8_t *)t->data)[i];
+	case TFK_DT_INT16: return ((const int16_t *)t->data)[i];
+	default: return 0;
+	}
+}
+
+/* Convert t in place to want, as feeding a numpy array converts it:
+ * numbers to float32, integers to int32/int64 (range checked). */
+static int convert(struct tfk_tensor *t, enum tfk_dtype want,
+		   const char *key, struct tfk_err *err)
+{
+	struct tfk_tensor o;
+	int64_t i, n;
+	int rc;
+
+	if (t->dtype == want)
+		return 0;
+	if (!((want == TFK_DT_FLOAT && (is_float_dt(t->dtype) ||
+					is_int_dt(t->dtype))) ||
+	      ((want == TFK_DT_INT32 || want == TFK_DT_INT64) &&
+	       is_int_dt(t->dtype) && t->dtype != TFK_DT_BOOL)))
+		return tfk_errf(err, TFK_EINVAL, "input '%s': expected %s, "
+				"got %s values", key, tfk_dtype_name(want),
+				tfk_dtype_name(t->dtype));
+	if ((rc = tfk_tensor_init(&o, want, t->rank, t->shape, err)))
+		return rc;
+	n = tfk_tensor_numel(t);
+	for (i = 0; i < n; i++) {
+		double v = get_num(t, i);
+
+		if (want == TFK_DT_FLOAT) {
+			((float *)o.data)[i] = (float)v;
+		} else if (want == TFK_DT_INT32) {
+			int64_t x = t->dtype == TFK_DT_INT64 ?
+				((const int64_t *)t->data)[i] : (int64_t)v;
+
+			if (x < INT32_MIN || x > INT32_MAX) {
+				tfk_tensor_release(&o);
+				return tfk_errf(err, TFK_EINVAL, "input '%s': "
+						"value %" PRId64 " out of range "
+						"for int32", key, x);
+			}
+			((int32_t *)o.data)[i] = (int32_t)x;
+		} else {
+			((int64_t *)o.data)[i] = t->dtype == TFK_DT_INT64 ?
+				((const int64_t *)t->data)[i] : (int64_t)v;
+		}
+	}
+	tfk_tensor_release(t);
+	*t = o;
+	return 0;
+}
+
+static struct io *find_io(struct io *v, int n, const char *k, size_t kl)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strlen(v[i].key) == kl && !strncmp(v[i].key, k, kl))
+			return &v[i];
+	return NULL;
+}
+
+/* "a, b, c" of the keys, for messages. */
+static const char *key_list(const struct io *v, int n)
+{
+	static char buf[512];
+	size_t k = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < n && k < sizeof(buf); i++)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s",
+				      i ? ", " : "", v[i].key);
+	return buf;
+}
+
+/* Each "key=value" item of spec (split at ';' outside brackets and
+ * quotes) into its input's value. */
+static int parse_items(const char *spec, const char *opt, int npy,
+		       struct io *ins, int n_in, struct tfk_err *err)
+{
+	const char *p = spec;
+
+	while (*p) {
+		const char *q = p, *eq = NULL;
+		int depth = 0, rc;
+		char quote = 0, *val;
+		struct io *io;
+		struct tfk_tensor t;
+
+		for (; *q; q++) {
+			if (quote) {
+				if (*q == '\\' && q[1])
+					q++;
+				else if (*q == quote)
+					quote = 0;
+			} else if (*q == '\'' || *q == '"') {
+				quote = *q;
+			} else if (*q == '[' || *q == '(') {
+				depth++;
+			} else if (*q == ']' || *q == ')') {
+				depth--;
+			} else if (*q == '=' && !eq && !depth) {
+				eq = q;
+			} else if (*q == ';' && !depth) {
+				break;
+			}
+		}
+		if (q == p) {
+			p = *q ? q + 1 : q;
+			continue;
+		}
+		if (!eq)
+			tfk_cli_usage_error("%s: '%.*s' is not KEY=VALUE", opt,
+					    (int)(q - p), p);
+		io = find_io(ins, n_in, p, (size_t)(eq - p));
+		if (!io)
+			tfk_cli_usage_error("%s: no input '%.*s' (inputs: %s)",
+					    opt, (int)(eq - p), p,
+					    key_list(ins, n_in));
+		val = strndup(eq + 1, (size_t)(q - eq - 1));
+		if (!val)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		if (npy) {
+			char *br = strchr(val, '['), *name = NULL;
+			size_t vl = strlen(val);
+
+			if (br && vl && val[vl - 1] == ']') {
+				val[vl - 1] = 0;
+				*br = 0;
+				name = br + 1;
+			}
+			rc = tfk_npy_read(val, name, &t, err);
+		} else {
+			struct tfk_lit lit;
+
+			rc = tfk_lit_parse(val, &lit, err);
+			if (!rc) {
+				rc = tfk_lit_to_tensor(&lit, &t, err);
+				tfk_lit_release(&lit);
+			}
+			if (rc)
+				tfk_err_prefix(err, "%s: %s", opt, io->key);
+		}
+		free(val);
+		if (rc)
+			return rc;
+		if (io->given)
+			tfk_tensor_release(&io->value);
+		io->value = t;
+		io->given = 1;
+		p = *q ? q + 1 : q;
+	}
+	return 0;
+}
+
+static void outname(char *dst, size_t cap, const char *dir, const char *key)
+{
+	size_t k = (size_t)snprintf(dst, cap, "%s/", dir), i;
+
+	for (i = 0; key[i] && k + 5 < cap; i++, k++) {
+		char ch = key[i];
+
+		dst[k] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			 (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' ||
+			 ch == '_' ? ch : '_';
+	}
+	snprintf(dst + k, cap - k, ".npy");
+}
+
+static int run_model(const char *path, struct tfk_tflite *m)
+{
+	const struct tfk_tfl_signature *sig = NULL;
+	const struct tfk_tfl_subgraph *s;
+	struct io *ins = NULL, *outs = NULL;
+	struct tfk_tdesc *desc = NULL;
+	struct tfk_graph *g = NULL;
+	struct tfk_exec *x = NULL;
+	struct tfk_tensor *feeds = NULL;
+	const struct tfk_tensor **got = NULL;
+	const char **feed_names = NULL, **fetch_names = NULL;
+	char (*names)[16] = NULL;
+	struct tfk_err err;
+	int n_in, n_out, i, k, rc = 1, sg = 0;
+
+	if (signature_key) {
+		for (i = 0; i < m->n_signatures; i++)
+			if (!strcmp(m->signatures[i].key, signature_key))
+				sig = &m->signatures[i];
+		if (!sig) {
+			tfk_cli_warn("%s: no signature '%s' (signatures: %d)",
+				     path, signature_key, m->n_signatures);
+			return 1;
+		}
+	} else if (m->n_signatures == 1) {
+		sig = &m->signatures[0];
+	} else if (m->n_signatures > 1) {
+		char list[512];
+		size_t kk = 0;
+
+		list[0] = 0;
+		for (i = 0; i < m->n_signatures && kk < sizeof(list); i++)
+			kk += (size_t)snprintf(list + kk, sizeof(list) - kk,
+					       "%s%s", i ? ", " : "",
+					       m->signatures[i].key);
+		tfk_cli_usage_error("%s has %d signatures (%s): choose one "
+				    "with --signature", path,
+				    m->n_signatures, list);
+	}
+	if (sig)
+		sg = (int)sig->subgraph_index;
+	s = &m->subgraphs[sg];
+	n_in = sig ? sig->n_inputs : s->n_inputs;
+	n_out = sig ? sig->n_outputs : s->n_outputs;
+	ins = calloc((size_t)n_in + 1, sizeof(*ins));
+	outs = calloc((size_t)n_out + 1, sizeof(*outs));
+	desc = calloc((size_t)s->n_inputs + 1, sizeof(*desc));
+	feeds = calloc((size_t)s->n_inputs + 1, sizeof(*feeds));
+	feed_names = calloc((size_t)s->n_inputs + 1, sizeof(*feed_names));
+	fetch_names = calloc((size_t)n_out + 1, sizeof(*fetch_names));
+	got = calloc((size_t)n_out + 1, sizeof(*got));
+	names = calloc((size_t)(s->n_inputs + n_out) + 1, sizeof(*names));
+	if (!ins || !outs || !desc || !feeds || !feed_names || !fetch_names ||
+	    !got || !names) {
+		tfk_cli_warn("out of memory");
+		goto out;
+	}
+	for (i = 0; i < n_in; i++) {
+		ins[i].key = sig ? sig->inputs[i].name :
+			s->tensors[s->inputs[i]].name;
+		ins[i].tensor = sig ? (int)sig->inputs[i].tensor_index :
+			s->inputs[i];
+	}
+	for (i = 0; i < n_out; i++) {
+		outs[i].key = sig ? sig->outputs[i].name :
+			s->tensors[s->outputs[i]].name;
+		outs[i].tensor = sig ? (int)sig->outputs[i].tensor_index :
+			s->outputs[i];
+	}
+	if (sig)
+		qsort(outs, (size_t)n_out, sizeof(*outs), io_cmp);
+	if ((exprs_arg && parse_items(exprs_arg, "--input_exprs", 0, ins,
+				      n_in, &err)) ||
+	    (inputs_arg && parse_items(inputs_arg, "--inputs", 1, ins, n_in,
+				       &err))) {
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	/* feeds in subgraph input order, converted to the input types */
+	for (k = 0; k < s->n_inputs; k++) {
+		int t = s->inputs[k];
+		const struct tfk_tfl_tensor *tt = &s->tensors[t];
+		struct io *io = NULL;
+
+		for (i = 0; i < n_in; i++)
+			if (ins[i].tensor == t)
+				io = &ins[i];
+		if (!io)
+			tfk_cli_usage_error("input tensor %d '%s' has no "
+					    "signature key", t, tt->name);
+		if (!io->given)
+			tfk_cli_usage_error("input '%s' is not given (inputs: "
+					    "%s)", io->key,
+					    key_list(ins, n_in));
+		/* quantized inputs: the graph builder refuses the model */
+		if (tt->type != TFK_TFL_INT8 && tt->type != TFK_TFL_UINT8 &&
+		    tt->type != TFK_TFL_INT16 &&
+		    tfk_tfl_dtype(tt->type) != TFK_DT_INVALID &&
+		    convert(&io->value, tfk_tfl_dtype(tt->type), io->key,
+			    &err)) {
+			tfk_err_prefix(&err, "%s", path);
+			rc = tfk_cli_fail(&err);
+			goto out;
+		}
+		tfk_tensor_desc(&io->value, &desc[k]);
+		feeds[k] = io->value;
+		feeds[k].owner = TFK_OWN_BORROWED;
+		feeds[k].strs = NULL;
+		memset(&feeds[k].quant, 0, sizeof(feeds[k].quant));
+		snprintf(names[k], sizeof(names[k]), "t%d", t);
+		feed_names[k] = names[k];
+	}
+	for (i = 0; i < n_out; i++) {
+		snprintf(names[s->n_inputs + i], sizeof(names[0]), "t%d",
+			 outs[i].tensor);
+		fetch_names[i] = names[s->n_inputs + i];
+	}
+	if (tfk_tflite_graph(m, sg, desc, &g, &err) ||
+	    tfk_exec_new(&x, g, feed_names, s->n_inputs, fetch_names, n_out,
+			 NULL, &err) ||
+	    tfk_exec_run(x, feeds, 0, got, &err)) {
+		tfk_err_prefix(&err, "%s", path);
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	rc = 0;
+	for (i = 0; i < n_out && !rc; i++) {
+		struct tfk_buf b;
+
+		tfk_buf_init(&b);
+		if (tfk_npy_str(got[i], &b, &err)) {
+			rc = tfk_cli_fail(&err);
+		} else {
+			printf("Result for output key %s:\n%.*s\n", outs[i].key,
+			       (int)b.len, (const char *)b.data);
+		}
+		tfk_buf_release(&b);
+		if (!rc && outdir) {
+			char p[4096];
+
+			outname(p, sizeof(p), outdir, outs[i].key);
+			if (tfk_npy_write(p, got[i], &err))
+				rc = tfk_cli_fail(&err);
+		}
+	}
+out:
+	for (i = 0; ins && i < n_in; i++)
+		if (ins[i].given)
+			tfk_tensor_release(&ins[i].value);
+	tfk_exec_free(x);
+	tfk_graph_free(g);
+	free(ins);
+	free(outs);
+	free(desc);
+	free(feeds);
+	free(feed_names);
+	free(fetch_names);
+	free(got);
+	free(names);
+	return rc;
+}
+
+static int run_main(int argc, char **argv)
+{
+	struct tfk_tflite m;
+	struct tfk_err err;
+	int n, rc;
+
+	n = tfk_cli_parse(argc, argv, &run_cmd, run_opts);
+	if (n != 1)
+		tfk_cli_usage_error(n ? "one model at a time" :
+				    "run needs a MODEL.tflite");
+	if (!exprs_arg && !inputs_arg)
+		tfk_cli_usage_error("run needs --input_exprs or --inputs");
+	if (tfk_tflite_load_file(&m, argv[0], &err))
+		return tfk_cli_fail(&err);
+	rc = run_model(argv[0], &m);
+	tfk_tflite_release(&m);
+	if (!rc && (fflush(stdout) || ferror(stdout))) {
+		tfk_cli_warn("write error on stdout");
+		rc = 1;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	char *argv0[2] = { argv[0], NULL };
@@ -541,7 +962,7 @@ int main(int argc, char **argv)
 	/* Registers the tool name for messages and sets up signals. */
 	tfk_cli_parse(1, argv0, &top_cmd, no_opts);
 	if (argc < 2)
-		tfk_cli_usage_error("a command is needed: show");
+		tfk_cli_usage_error("a command is needed: show or run");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		top_help();
 		return 0;
@@ -552,5 +973,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "show"))
 		return show_main(argc - 1, argv + 1);
-	tfk_cli_usage_error("unknown command '%s' (show)", argv[1]);
+	if (!strcmp(argv[1], "run"))
+		return run_main(argc - 1, argv + 1);
+	tfk_cli_usage_error("unknown command '%s' (show or run)", argv[1]);
 }

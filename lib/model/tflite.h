@@ -253,4 +253,44 @@ struct tfk_tflite_sizes {
 };
 void tfk_tflite_sizes(const struct tfk_tflite *m, struct tfk_tflite_sizes *s);
 
+/* Float inference through the graph IR (tflgraph.c) ------------------- */
+
+struct tfk_graph;
+
+/*
+ * Build subgraph sg of m as a tfk_graph for float32 inference. Every
+ * tensor t of the subgraph is known in the graph by the name "t<index>"
+ * ("t0", "t9"): a subgraph input is a Placeholder of that name, a
+ * subgraph output a named output of that name (tfk_graph_find, and so
+ * tfk_exec_new, resolve both). in[k] (k over the subgraph's inputs)
+ * gives the shape each input is fed with, as TFLite's
+ * ResizeInputTensor would set it; in NULL: the shape_signature (or
+ * shape) the file declares. Constant tensors become Const nodes
+ * (FLOAT16 and dequantized INT8 constants as float32).
+ *
+ * Operators map onto TensorFlow ops with TFLite's semantics: ADD, SUB,
+ * MUL, DIV (AddV2, Sub, Mul, RealDiv), FULLY_CONNECTED (Reshape to
+ * [-1, K], MatMul with transpose_b, BiasAdd; keep_num_dims), CONV_2D
+ * (filter OHWI transposed to HWIO once, Conv2D, BiasAdd),
+ * DEPTHWISE_CONV_2D (filter [1, H, W, I*M] as [H, W, I, M]),
+ * MAX_POOL_2D, AVERAGE_POOL_2D, RESHAPE, SOFTMAX (beta), LOG_SOFTMAX,
+ * CONCATENATION, MEAN, SUM, REDUCE_MAX, REDUCE_MIN, PAD, SQUEEZE,
+ * EXPAND_DIMS, TRANSPOSE, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR,
+ * RELU, RELU6, RELU_N1_TO_1, LOGISTIC, TANH, ELU, LEAKY_RELU, EXP, LOG,
+ * SQRT, RSQRT, SQUARE, NEG, ABS, FLOOR, MAXIMUM, MINIMUM,
+ * SQUARED_DIFFERENCE, POW, DEQUANTIZE of constants; fused activations
+ * (RELU, RELU6, RELU_N1_TO_1, TANH) as separate nodes.
+ *
+ * Refused (TFK_EINVAL, the message names the operator and tensor):
+ * quantized models (an INT8, UINT8 or INT16 activation tensor, or a
+ * QUANTIZE operator: "subgraph 0: tensor 0 'x' is INT8: quantized
+ * models are not supported by run yet"), hybrid operators (INT8
+ * weights read by FULLY_CONNECTED or CONV_2D directly), and every other
+ * op ("operator 3: CUSTOM(TFLite_Detection_PostProcess) is not
+ * supported"). *g is NULL on failure.
+ */
+int tfk_tflite_graph(const struct tfk_tflite *m, int sg,
+		     const struct tfk_tdesc *in, struct tfk_graph **g,
+		     struct tfk_err *err);
+
 #endif

@@ -1,0 +1,965 @@
+/*
+ * tflgraph.c - a TFLite subgraph as a tfk_graph, for float inference
+ * (see tfk_tflite_graph in tflite.h).
+ *
+ * TFLite's builtin ops are fused forms of TensorFlow ops (the converter
+ * made them from TF graphs), so each one expands back into the TF ops of
+ * the registry, and the executor, its memory plan and the CPU kernels
+ * are the ones every other tool uses: no second interpreter. Weights
+ * are re-laid-out once here (CONV_2D's OHWI filter to TF's HWIO), never
+ * per run. Fused activations become their own nodes; the elementwise
+ * pass this costs is small next to the GEMM or convolution it follows.
+ *
+ * TFLite ignores the builtin options of an operator whose union type is
+ * not the op's own (builtin_options_as_X() returns null and the op uses
+ * its defaults); so does this importer (opt_table below).
+ *
+ * Rejected: running TFLite's own reference kernels op by op over the
+ * flatbuffer (a second set of float kernels to test and speed up); the
+ * int8 path is a separate backend of the same graph (a later part).
+ */
+#include "model/tflite.h"
+
+#include "graph/graph.h"
+#include "util/alloc.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct ctx {
+	const struct tfk_tflite *m;
+	const struct tfk_tfl_subgraph *s;
+	struct tfk_graph *g;
+	struct tfk_port *port;		/* per tensor; node -1: none yet */
+	const struct tfk_tfl_op *op;	/* the operator being converted */
+	int op_i;
+	struct tfk_err *err;
+};
+
+static const char *op_name(const struct ctx *c)
+{
+	const struct tfk_tfl_opcode *oc = &c->m->opcodes[c->op->opcode_index];
+	const char *nm = tfk_tfl_op_name(oc->builtin_code);
+
+	if (oc->builtin_code == TFK_TFL_CUSTOM && oc->custom_code)
+		return oc->custom_code;
+	return nm ? nm : "UNKNOWN";
+}
+
+/* "operator 3 (CONV_2D): " + message */
+static int op_err(struct ctx *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int op_err(struct ctx *c, int code, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return tfk_errf(c->err, code, "operator %d (%s): %s", c->op_i,
+			op_name(c), msg);
+}
+
+static int is_quantized(int type)
+{
+	return type == TFK_TFL_INT8 || type == TFK_TFL_UINT8 ||
+	       type == TFK_TFL_INT16 || type == TFK_TFL_INT4;
+}
+
+static int has_data(const struct ctx *c, int t)
+{
+	const struct tfk_tfl_tensor *x = &c->s->tensors[t];
+
+	return c->m->n_buffers && c->m->buffers[x->buffer].size > 0;
+}
+
+static const uint8_t *data_of(const struct ctx *c, int t)
+{
+	return c->m->buffers[c->s->tensors[t].buffer].data;
+}
+
+/* IEEE half to float (no hardware dependence). */
+static float half_to_float(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
+	float v;
+
+	if (e == 0)
+		v = ldexpf((float)mant, -24);
+	else if (e == 31)
+		v = mant ? NAN : INFINITY;
+	else
+		v = ldexpf((float)(mant | 0x400), e - 25);
+	return (h & 0x8000) ? -v : v;
+}
+
+static int32_t rd_i32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+			 (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+/* Const node named "t<t>" from constant tensor t: FLOAT32, INT32,
+ * INT64 and BOOL as they are; FLOAT16 widened; INT8/UINT8 dequantized
+ * (real = scale * (q - zero_point), per tensor or per channel) only
+ * when dequant is set (a DEQUANTIZE reads it). */
+static int make_const(struct ctx *c, int t, int dequant, struct tfk_port *out)
+{
+	const struct tfk_tfl_tensor *x = &c->s->tensors[t];
+	const uint8_t *p = data_of(c, t);
+	enum tfk_dtype dt = tfk_tfl_dtype(x->type);
+	struct tfk_tensor v;
+	char name[32];
+	int64_t i, n;
+	int rc;
+
+	if (x->type == TFK_TFL_FLOAT16 || (dequant && is_quantized(x->type)))
+		dt = TFK_DT_FLOAT;
+	if (is_quantized(x->type) && !dequant)
+		return op_err(c, TFK_EINVAL, "tensor '%s' holds quantized "
+			      "weights read directly (a hybrid, dynamic-range "
+			      "operator): not supported by run yet", x->name);
+	if (dt != TFK_DT_FLOAT && dt != TFK_DT_INT32 && dt != TFK_DT_INT64 &&
+	    dt != TFK_DT_BOOL)
+		return op_err(c, TFK_EINVAL, "constant tensor '%s' of type %s "
+			      "is not supported", x->name,
+			      tfk_tfl_type_name(x->type));
+	if ((rc = tfk_tensor_init(&v, dt, x->rank, x->shape, c->err)))
+		return rc;
+	n = tfk_tensor_numel(&v);
+	if (x->type == TFK_TFL_FLOAT16) {
+		for (i = 0; i < n; i++)
+			((float *)v.data)[i] = half_to_float(
+				(uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+	} else if (is_quantized(x->type)) {
+		const struct tfk_tfl_quant *q = &x->quant;
+		int64_t inner = 1, ch = 1;
+		int d;
+
+		if (!q->n_scale) {
+			tfk_tensor_release(&v);
+			return op_err(c, TFK_EINVAL, "quantized constant '%s' "
+				      "has no scale", x->name);
+		}
+		if (q->n_scale > 1) {
+			for (d = q->quantized_dimension + 1; d < x->rank; d++)
+				inner *= x->shape[d];
+			ch = q->n_scale;
+		}
+		for (i = 0; i < n; i++) {
+			int64_t k = q->n_scale > 1 ? (i / inner) % ch : 0;
+			int64_t qv = x->type == TFK_TFL_INT8 ?
+				(int8_t)p[i] : x->type == TFK_TFL_UINT8 ? p[i] :
+				(int16_t)(p[2 * i] | p[2 * i + 1] << 8);
+			int64_t zp = q->n_zero_point ? q->zero_point[k] : 0;
+
+			((float *)v.data)[i] = q->scale[k] * (float)(qv - zp);
+		}
+	} else if (v.nbytes) {
+		memcpy(v.data, p, v.nbytes);	/* little-endian host */
+	}
+	snprintf(name, sizeof(name), "t%d", t);
+	rc = tfk_graph_const(c->g, name, &v, out, c->err);
+	tfk_tensor_release(&v);
+	return rc;
+}
+
+/* The port of operator input k (a constant is made on first use). */
+static int in_port(struct ctx *c, int k, struct tfk_port *p)
+{
+	int t, rc;
+
+	if (k >= c->op->n_inputs || c->op->inputs[k] < 0)
+		return op_err(c, TFK_EINVAL, "input %d is missing", k);
+	t = c->op->inputs[k];
+	if (c->port[t].node < 0) {
+		if (!has_data(c, t))
+			return op_err(c, TFK_EINVAL, "input tensor %d '%s' is "
+				      "read before any operator writes it", t,
+				      c->s->tensors[t].name);
+		if ((rc = make_const(c, t, 0, &c->port[t])))
+			return rc;
+	}
+	*p = c->port[t];
+	return 0;
+}
+
+/* Values of constant int tensor input k (INT32 or INT64) into v[0..cap);
+ * the count into *n. */
+static int const_ints(struct ctx *c, int k, int64_t *v, int cap, int *n)
+{
+	const struct tfk_tfl_tensor *x;
+	const uint8_t *p;
+	int64_t i, cnt = 1;
+	int t, d;
+
+	if (k >= c->op->n_inputs || c->op->inputs[k] < 0)
+		return op_err(c, TFK_EINVAL, "input %d is missing", k);
+	t = c->op->inputs[k];
+	x = &c->s->tensors[t];
+	if (!has_data(c, t) ||
+	    (x->type != TFK_TFL_INT32 && x->type != TFK_TFL_INT64))
+		return op_err(c, TFK_EINVAL, "input %d must be a constant "
+			      "int32 or int64 tensor", k);
+	for (d = 0; d < x->rank; d++)
+		cnt *= x->shape[d];
+	if (cnt > cap)
+		return op_err(c, TFK_EINVAL, "input tensor '%s' has over %d "
+			      "values", x->name, cap);
+	p = data_of(c, t);
+	for (i = 0; i < cnt; i++) {
+		if (x->type == TFK_TFL_INT32) {
+			v[i] = rd_i32(p + 4 * i);
+		} else {
+			uint64_t u = (uint64_t)(uint32_t)rd_i32(p + 8 * i) |
+				(uint64_t)(uint32_t)rd_i32(p + 8 * i + 4) << 32;
+
+			v[i] = (int64_t)u;
+		}
+	}
+	*n = (int)cnt;
+	return 0;
+}
+
+static int node(struct ctx *c, const char *op, const struct tfk_port *in,
+		int n_in, const struct tfk_attr *at, int n_at,
+		struct tfk_port *out)
+{
+	int rc = tfk_graph_add_node(c->g, op, NULL, in, n_in, at, n_at, out,
+				    c->err);
+
+	if (rc)
+		tfk_err_prefix(c->err, "operator %d (%s)", c->op_i,
+			       op_name(c));
+	return rc;
+}
+
+static int const_i32v(struct ctx *c, const int64_t *v, int n,
+		      struct tfk_port *out)
+{
+	int32_t w[TFK_MAX_RANK * 2 + 8];
+	int i;
+
+	if (n > (int)(sizeof(w) / sizeof(w[0])))
+		return op_err(c, TFK_EINVAL, "%d values are too many", n);
+	for (i = 0; i < n; i++)
+		w[i] = (int32_t)v[i];
+	return tfk_graph_const_i32v(c->g, NULL, w, n, out, c->err);
+}
+
+static int const_f32(struct ctx *c, float v, struct tfk_port *out)
+{
+	return tfk_graph_const_f32(c->g, NULL, v, out, c->err);
+}
+
+/* The operator's builtin options table when it is of type `table`
+ * (TFLite's builtin_options_as_X), else NULL: defaults apply. */
+static const struct tfk_fb_table *opt_table(const struct ctx *c,
+					    const char *table)
+{
+	const char *nm = tfk_tfl_options_name(c->op->options_type);
+
+	if (!c->op->has_options || !nm || strcmp(nm, table))
+		return NULL;
+	return &c->op->options;
+}
+
+static int opt_i8(struct ctx *c, const char *table, int slot, int def)
+{
+	const struct tfk_fb_table *t = opt_table(c, table);
+	int8_t v = (int8_t)def;
+
+	if (t && tfk_fb_i8(t, slot, (int8_t)def, &v, c->err))
+		return def;
+	return v;
+}
+
+static int32_t opt_i32(struct ctx *c, const char *table, int slot,
+		       int32_t def)
+{
+	const struct tfk_fb_table *t = opt_table(c, table);
+	int32_t v = def;
+
+	if (t && tfk_fb_i32(t, slot, def, &v, c->err))
+		return def;
+	return v;
+}
+
+static float opt_f32(struct ctx *c, const char *table, int slot, float def)
+{
+	const struct tfk_fb_table *t = opt_table(c, table);
+	float v = def;
+
+	if (t && tfk_fb_f32(t, slot, def, &v, c->err))
+		return def;
+	return v;
+}
+
+/* A fused activation after *p. */
+static int act(struct ctx *c, int a, struct tfk_port *p)
+{
+	struct tfk_port k, in[2];
+	int rc;
+
+	switch (a) {
+	case TFK_TFL_ACT_NONE:
+		return 0;
+	case TFK_TFL_ACT_RELU:
+		return node(c, "Relu", p, 1, NULL, 0, p);
+	case TFK_TFL_ACT_RELU6:
+		return node(c, "Relu6", p, 1, NULL, 0, p);
+	case TFK_TFL_ACT_TANH:
+		return node(c, "Tanh", p, 1, NULL, 0, p);
+	case TFK_TFL_ACT_RELU_N1_TO_1:
+		if ((rc = const_f32(c, 1.0f, &k)))
+			return rc;
+		in[0] = *p;
+		in[1] = k;
+		if ((rc = node(c, "Minimum", in, 2, NULL, 0, p)) ||
+		    (rc = const_f32(c, -1.0f, &k)))
+			return rc;
+		in[0] = *p;
+		in[1] = k;
+		return node(c, "Maximum", in, 2, NULL, 0, p);
+	default:
+		return op_err(c, TFK_EINVAL, "fused activation %d is not "
+			      "supported", a);
+	}
+}
+
+static struct tfk_attr a_ints(const char *name, const int64_t *v, int n)
+{
+	struct tfk_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.name = name;
+	a.v.kind = TFK_ATTR_LIST_INT;
+	a.v.list.n = n;
+	a.v.list.i = v;
+	return a;
+}
+
+static int set_out(struct ctx *c, int k, struct tfk_port p)
+{
+	if (k >= c->op->n_outputs)
+		return op_err(c, TFK_EINVAL, "output %d is missing", k);
+	c->port[c->op->outputs[k]] = p;
+	return 0;
+}
+
+static int binary(struct ctx *c, const char *tfop, const char *table)
+{
+	struct tfk_port in[2], y;
+	int rc;
+
+	if ((rc = in_port(c, 0, &in[0])) || (rc = in_port(c, 1, &in[1])) ||
+	    (rc = node(c, tfop, in, 2, NULL, 0, &y)))
+		return rc;
+	if (table && (rc = act(c, opt_i8(c, table, 0, 0), &y)))
+		return rc;
+	return set_out(c, 0, y);
+}
+
+static int unary(struct ctx *c, const char *tfop)
+{
+	struct tfk_port x;
+	int rc;
+
+	if ((rc = in_port(c, 0, &x)) || (rc = node(c, tfop, &x, 1, NULL, 0,
+						   &x)))
+		return rc;
+	return set_out(c, 0, x);
+}
+
+static int optional_bias(struct ctx *c, int k, struct tfk_port *y)
+{
+	struct tfk_port in[2];
+
+	if (k >= c->op->n_inputs || c->op->inputs[k] < 0)
+		return 0;
+	in[0] = *y;
+	if (in_port(c, k, &in[1]))
+		return c->err->code;
+	return node(c, "BiasAdd", in, 2, NULL, 0, y);
+}
+
+static int fully_connected(struct ctx *c)
+{
+	static const char *T = "FullyConnectedOptions";
+	struct tfk_port x, in[2], y;
+	const struct tfk_tdesc *xd;
+	const struct tfk_tfl_tensor *w;
+	int64_t shape[TFK_MAX_RANK], k;
+	struct tfk_attr tb = TFK_A_BOOL("transpose_b", 1);
+	int rc, d, keep = opt_i8(c, T, 2, 0);
+
+	if (opt_i8(c, T, 1, 0) != 0)
+		return op_err(c, TFK_EINVAL, "weights_format %d is not "
+			      "supported", opt_i8(c, T, 1, 0));
+	if ((rc = in_port(c, 0, &x)) || (rc = in_port(c, 1, &in[1])))
+		return rc;
+	w = &c->s->tensors[c->op->inputs[1]];
+	if (w->rank != 2)
+		return op_err(c, TFK_EINVAL, "weights '%s' of rank %d, "
+			      "expected 2", w->name, w->rank);
+	k = w->shape[1];
+	xd = tfk_graph_desc(c->g, x);
+	if (xd->rank != 2) {
+		int64_t s2[2] = { -1, k };
+		struct tfk_port sp, r[2];
+
+		if ((rc = const_i32v(c, s2, 2, &sp)))
+			return rc;
+		r[0] = x;
+		r[1] = sp;
+		if ((rc = node(c, "Reshape", r, 2, NULL, 0, &in[0])))
+			return rc;
+	} else {
+		in[0] = x;
+	}
+	for (d = 0; d < xd->rank; d++)
+		shape[d] = xd->shape[d];
+	if ((rc = node(c, "MatMul", in, 2, &tb, 1, &y)) ||
+	    (rc = optional_bias(c, 2, &y)) ||
+	    (rc = act(c, opt_i8(c, T, 0, 0), &y)))
+		return rc;
+	if (keep && xd->rank > 2) {
+		struct tfk_port sp, r[2];
+
+		shape[xd->rank - 1] = w->shape[0];
+		if ((rc = const_i32v(c, shape, xd->rank, &sp)))
+			return rc;
+		r[0] = y;
+		r[1] = sp;
+		if ((rc = node(c, "Reshape", r, 2, NULL, 0, &y)))
+			return rc;
+	}
+	return set_out(c, 0, y);
+}
+
+static const char *padding(struct ctx *c, const char *table)
+{
+	return opt_i8(c, table, 0, 0) == 1 ? "VALID" : "SAME";
+}
+
+/* Constant float filter input 1, checked, as (data, O, H, W, I). */
+static int filter(struct ctx *c, const float **f, int64_t *dims)
+{
+	int t = c->op->n_inputs > 1 ? c->op->inputs[1] : -1;
+	const struct tfk_tfl_tensor *x;
+	int d;
+
+	if (t < 0)
+		return op_err(c, TFK_EINVAL, "no filter");
+	x = &c->s->tensors[t];
+	if (is_quantized(x->type))
+		return make_const(c, t, 0, &c->port[t]);	/* refuses */
+	if (x->type != TFK_TFL_FLOAT32 || !has_data(c, t) || x->rank != 4)
+		return op_err(c, TFK_EINVAL, "filter '%s' must be a constant "
+			      "float32 tensor of rank 4", x->name);
+	for (d = 0; d < 4; d++)
+		dims[d] = x->shape[d];
+	*f = (const float *)data_of(c, t);
+	return 0;
+}
+
+static int conv2d(struct ctx *c, int depthwise)
+{
+	const char *T = depthwise ? "DepthwiseConv2DOptions" : "Conv2DOptions";
+	int s_act = depthwise ? 4 : 3, s_dil = depthwise ? 5 : 4;
+	struct tfk_port in[2], y;
+	struct tfk_tensor w;
+	const float *f = NULL;
+	int64_t dims[4], hw[4], strides[4], dil[4];
+	struct tfk_attr at[3];
+	int rc;
+
+	if ((rc = filter(c, &f, dims)) || (rc = in_port(c, 0, &in[0])))
+		return rc;
+	if (depthwise) {
+		const struct tfk_tdesc *xd = tfk_graph_desc(c->g, in[0]);
+		int64_t ic = xd->rank == 4 ? xd->shape[3] : -1;
+
+		if (ic <= 0 || dims[0] != 1 || dims[3] % ic)
+			return op_err(c, TFK_EINVAL, "filter of %lld output "
+				      "channels does not fit the input's "
+				      "channels", (long long)dims[3]);
+		hw[0] = dims[1];
+		hw[1] = dims[2];
+		hw[2] = ic;
+		hw[3] = dims[3] / ic;
+		/* [1, H, W, I*M] is [H, W, I, M] in memory */
+		if ((rc = tfk_tensor_init(&w, TFK_DT_FLOAT, 4, hw, c->err)))
+			return rc;
+		memcpy(w.data, f, w.nbytes);
+	} else {
+		int64_t o, h, x, k;
+
+		hw[0] = dims[1];
+		hw[1] = dims[2];
+		hw[2] = dims[3];
+		hw[3] = dims[0];
+		if ((rc = tfk_tensor_init(&w, TFK_DT_FLOAT, 4, hw, c->err)))
+			return rc;
+		/* OHWI -> HWIO */
+		for (o = 0; o < dims[0]; o++)
+			for (h = 0; h < dims[1]; h++)
+				for (x = 0; x < dims[2]; x++)
+					for (k = 0; k < dims[3]; k++)
+						((float *)w.data)[((h * dims[2] + x) *
+							dims[3] + k) * dims[0] + o] =
+							f[((o * dims[1] + h) *
+							   dims[2] + x) * dims[3] + k];
+	}
+	rc = tfk_graph_const(c->g, NULL, &w, &in[1], c->err);
+	tfk_tensor_release(&w);
+	if (rc)
+		return rc;
+	strides[0] = strides[3] = dil[0] = dil[3] = 1;
+	strides[1] = opt_i32(c, T, 2, 1);	/* stride_h */
+	strides[2] = opt_i32(c, T, 1, 1);	/* stride_w */
+	dil[1] = opt_i32(c, T, s_dil + 1, 1);	/* dilation_h_factor */
+	dil[2] = opt_i32(c, T, s_dil, 1);
+	at[0] = a_ints("strides", strides, 4);
+	at[1] = TFK_A_STR("padding", padding(c, T));
+	at[2] = a_ints("dilations", dil, 4);
+	if ((rc = node(c, depthwise ? "DepthwiseConv2dNative" : "Conv2D", in,
+		       2, at, 3, &y)) ||
+	    (rc = optional_bias(c, 2, &y)) ||
+	    (rc = act(c, opt_i8(c, T, s_act, 0), &y)))
+		return rc;
+	return set_out(c, 0, y);
+}
+
+static int pool(struct ctx *c, const char *tfop)
+{
+	static const char *T = "Pool2DOptions";
+	int64_t ks[4], st[4];
+	struct tfk_attr at[3];
+	struct tfk_port x;
+	int rc;
+
+	ks[0] = ks[3] = st[0] = st[3] = 1;
+	st[1] = opt_i32(c, T, 2, 1);
+	st[2] = opt_i32(c, T, 1, 1);
+	ks[1] = opt_i32(c, T, 4, 1);	/* filter_height */
+	ks[2] = opt_i32(c, T, 3, 1);
+	at[0] = a_ints("ksize", ks, 4);
+	at[1] = a_ints("strides", st, 4);
+	at[2] = TFK_A_STR("padding", padding(c, T));
+	if ((rc = in_port(c, 0, &x)) ||
+	    (rc = node(c, tfop, &x, 1, at, 3, &x)) ||
+	    (rc = act(c, opt_i8(c, T, 5, 0), &x)))
+		return rc;
+	return set_out(c, 0, x);
+}
+
+/* Reshape x to the int vector v. */
+static int reshape_to(struct ctx *c, struct tfk_port x, const int64_t *v,
+		      int n, struct tfk_port *y)
+{
+	struct tfk_port in[2];
+	int rc;
+
+	in[0] = x;
+	if ((rc = const_i32v(c, v, n, &in[1])))
+		return rc;
+	return node(c, "Reshape", in, 2, NULL, 0, y);
+}
+
+static int reshape(struct ctx *c)
+{
+	int64_t v[TFK_MAX_RANK];
+	struct tfk_port x;
+	int n = 0, rc, i;
+
+	if ((rc = in_port(c, 0, &x)))
+		return rc;
+	if (c->op->n_inputs > 1 && c->op->inputs[1] >= 0) {
+		if ((rc = const_ints(c, 1, v, TFK_MAX_RANK, &n)))
+			return rc;
+	} else if (opt_table(c, "ReshapeOptions")) {
+		struct tfk_fb_vec fv;
+
+		if ((rc = tfk_fb_vector(opt_table(c, "ReshapeOptions"), 0, 4,
+					&fv, c->err)) < 0)
+			return rc;
+		if (fv.len > TFK_MAX_RANK)
+			return op_err(c, TFK_EINVAL, "new_shape of %u "
+				      "dimensions", fv.len);
+		for (i = 0; i < (int)fv.len; i++)
+			v[i] = tfk_fb_vec_i32(&fv, (uint32_t)i);
+		n = (int)fv.len;
+	} else {
+		const struct tfk_tfl_tensor *o;
+
+		if (c->op->n_outputs < 1)
+			return op_err(c, TFK_EINVAL, "no output");
+		o = &c->s->tensors[c->op->outputs[0]];
+		for (i = 0; i < o->rank; i++)
+			v[i] = o->has_shape_signature ?
+				o->shape_signature[i] : o->shape[i];
+		n = o->rank;
+	}
+	if ((rc = reshape_to(c, x, v, n, &x)))
+		return rc;
+	return set_out(c, 0, x);
+}
+
+static int softmax(struct ctx *c)
+{
+	float beta = opt_f32(c, "SoftmaxOptions", 0, 1.0f);
+	struct tfk_port x, in[2];
+	int rc;
+
+	if ((rc = in_port(c, 0, &x)))
+		return rc;
+	if (beta != 1.0f) {
+		in[0] = x;
+		if ((rc = const_f32(c, beta, &in[1])) ||
+		    (rc = node(c, "Mul", in, 2, NULL, 0, &x)))
+			return rc;
+	}
+	if ((rc = node(c, "Softmax", &x, 1, NULL, 0, &x)))
+		return rc;
+	return set_out(c, 0, x);
+}
+
+static int concat(struct ctx *c)
+{
+	static const char *T = "ConcatenationOptions";
+	struct tfk_port in[TFK_OP_MAX_ARGS * 8 + 1], y;
+	int64_t axis = opt_i32(c, T, 0, 0);
+	struct tfk_attr at = TFK_A_INT("N", c->op->n_inputs);
+	int k, rc;
+
+	if (c->op->n_inputs < 1 ||
+	    c->op->n_inputs >= (int)(sizeof(in) / sizeof(in[0])))
+		return op_err(c, TFK_EINVAL, "%d inputs", c->op->n_inputs);
+	for (k = 0; k < c->op->n_inputs; k++)
+		if ((rc = in_port(c, k, &in[k])))
+			return rc;
+	{
+		/* ConcatV2's axis: an int32 scalar */
+		struct tfk_tensor a;
+
+		if ((rc = tfk_tensor_init(&a, TFK_DT_INT32, 0, NULL, c->err)))
+			return rc;
+		*(int32_t *)a.data = (int32_t)axis;
+		rc = tfk_graph_const(c->g, NULL, &a, &in[k], c->err);
+		tfk_tensor_release(&a);
+		if (rc)
+			return rc;
+	}
+	if ((rc = node(c, "ConcatV2", in, k + 1, &at, 1, &y)) ||
+	    (rc = act(c, opt_i8(c, T, 1, 0), &y)))
+		return rc;
+	return set_out(c, 0, y);
+}
+
+/* x and a constant int input 1 as a Const: Mean, Pad, Transpose, ... */
+static int with_const_ints(struct ctx *c, const char *tfop,
+			   const struct tfk_attr *at, int n_at)
+{
+	int64_t v[TFK_MAX_RANK * 2];
+	const struct tfk_tfl_tensor *x;
+	struct tfk_port in[2], y;
+	int n, rc;
+
+	if ((rc = in_port(c, 0, &in[0])) ||
+	    (rc = const_ints(c, 1, v, TFK_MAX_RANK * 2, &n)))
+		return rc;
+	x = &c->s->tensors[c->op->inputs[1]];
+	{
+		int32_t w[TFK_MAX_RANK * 2];
+		struct tfk_tensor t;
+		int i;
+
+		for (i = 0; i < n; i++)
+			w[i] = (int32_t)v[i];
+		if ((rc = tfk_tensor_init(&t, TFK_DT_INT32, x->rank, x->shape,
+					  c->err)))
+			return rc;
+		memcpy(t.data, w, t.nbytes);
+		rc = tfk_graph_const(c->g, NULL, &t, &in[1], c->err);
+		tfk_tensor_release(&t);
+		if (rc)
+			return rc;
+	}
+	if ((rc = node(c, tfop, in, 2, at, n_at, &y)))
+		return rc;
+	return set_out(c, 0, y);
+}
+
+static int reduce(struct ctx *c, const char *tfop)
+{
+	struct tfk_attr at = TFK_A_BOOL("keep_dims",
+					opt_i8(c, "ReducerOptions", 0, 0));
+
+	return with_const_ints(c, tfop, &at, 1);
+}
+
+static int squeeze(struct ctx *c)
+{
+	const struct tfk_fb_table *t = opt_table(c, "SqueezeOptions");
+	int64_t dims[TFK_MAX_RANK];
+	struct tfk_attr at;
+	struct tfk_fb_vec v;
+	struct tfk_port x;
+	int rc, n = 0, i;
+
+	if (t) {
+		if ((rc = tfk_fb_vector(t, 0, 4, &v, c->err)) < 0)
+			return rc;
+		if (v.len > TFK_MAX_RANK)
+			return op_err(c, TFK_EINVAL, "%u squeeze_dims", v.len);
+		for (i = 0; i < (int)v.len; i++)
+			dims[i] = tfk_fb_vec_i32(&v, (uint32_t)i);
+		n = (int)v.len;
+	}
+	at = a_ints("squeeze_dims", dims, n);
+	if ((rc = in_port(c, 0, &x)) ||
+	    (rc = node(c, "Squeeze", &x, 1, &at, 1, &x)))
+		return rc;
+	return set_out(c, 0, x);
+}
+
+static int resize(struct ctx *c, const char *tfop, const char *table,
+		  int s_align)
+{
+	struct tfk_attr at[2] = {
+		TFK_A_BOOL("align_corners", opt_i8(c, table, s_align, 0)),
+		TFK_A_BOOL("half_pixel_centers",
+			   opt_i8(c, table, s_align + 1, 0)),
+	};
+
+	return with_const_ints(c, tfop, at, 2);
+}
+
+static int leaky_relu(struct ctx *c)
+{
+	struct tfk_attr at = TFK_A_FLOAT("alpha", opt_f32(c, "LeakyReluOptions",
+							  0, 0.2f));
+	struct tfk_port x;
+	int rc;
+
+	if ((rc = in_port(c, 0, &x)) ||
+	    (rc = node(c, "LeakyRelu", &x, 1, &at, 1, &x)))
+		return rc;
+	return set_out(c, 0, x);
+}
+
+static int dequantize(struct ctx *c)
+{
+	int t = c->op->n_inputs > 0 ? c->op->inputs[0] : -1;
+	struct tfk_port p;
+	int rc;
+
+	if (t < 0 || !has_data(c, t))
+		return op_err(c, TFK_EINVAL, "DEQUANTIZE of a computed tensor "
+			      "(a quantized model) is not supported by run "
+			      "yet");
+	if ((rc = make_const(c, t, 1, &p)))
+		return rc;
+	return set_out(c, 0, p);
+}
+
+static int convert_op(struct ctx *c)
+{
+	int32_t code = c->m->opcodes[c->op->opcode_index].builtin_code;
+
+	switch (code) {
+	case TFK_TFL_ADD: return binary(c, "AddV2", "AddOptions");
+	case TFK_TFL_SUB: return binary(c, "Sub", "SubOptions");
+	case TFK_TFL_MUL: return binary(c, "Mul", "MulOptions");
+	case TFK_TFL_DIV: return binary(c, "RealDiv", "DivOptions");
+	case 55: return binary(c, "Maximum", NULL);	/* MAXIMUM */
+	case 57: return binary(c, "Minimum", NULL);	/* MINIMUM */
+	case 78: return binary(c, "Pow", NULL);		/* POW */
+	case 99: return binary(c, "SquaredDifference", NULL);
+	case TFK_TFL_FULLY_CONNECTED: return fully_connected(c);
+	case TFK_TFL_CONV_2D: return conv2d(c, 0);
+	case TFK_TFL_DEPTHWISE_CONV_2D: return conv2d(c, 1);
+	case TFK_TFL_MAX_POOL_2D: return pool(c, "MaxPool");
+	case TFK_TFL_AVERAGE_POOL_2D: return pool(c, "AvgPool");
+	case TFK_TFL_RESHAPE: return reshape(c);
+	case TFK_TFL_SOFTMAX: return softmax(c);
+	case 50: return unary(c, "LogSoftmax");		/* LOG_SOFTMAX */
+	case TFK_TFL_CONCATENATION: return concat(c);
+	case TFK_TFL_MEAN: return reduce(c, "Mean");
+	case 74: return reduce(c, "Sum");		/* SUM */
+	case 82: return reduce(c, "Max");		/* REDUCE_MAX */
+	case 89: return reduce(c, "Min");		/* REDUCE_MIN */
+	case TFK_TFL_PAD: return with_const_ints(c, "Pad", NULL, 0);
+	case 39: return with_const_ints(c, "Transpose", NULL, 0);
+	case 70: return with_const_ints(c, "ExpandDims", NULL, 0);
+	case TFK_TFL_SQUEEZE: return squeeze(c);
+	case 23: return resize(c, "ResizeBilinear", "ResizeBilinearOptions",
+			       2);
+	case 97: return resize(c, "ResizeNearestNeighbor",
+			       "ResizeNearestNeighborOptions", 0);
+	case TFK_TFL_RELU: return unary(c, "Relu");
+	case TFK_TFL_RELU6: return unary(c, "Relu6");
+	case TFK_TFL_LOGISTIC: return unary(c, "Sigmoid");
+	case TFK_TFL_TANH: return unary(c, "Tanh");
+	case 111: return unary(c, "Elu");		/* ELU */
+	case 47: return unary(c, "Exp");		/* EXP */
+	case 73: return unary(c, "Log");		/* LOG */
+	case 75: return unary(c, "Sqrt");		/* SQRT */
+	case 76: return unary(c, "Rsqrt");		/* RSQRT */
+	case 92: return unary(c, "Square");		/* SQUARE */
+	case 59: return unary(c, "Neg");		/* NEG */
+	case 101: return unary(c, "Abs");		/* ABS */
+	case 8: return unary(c, "Floor");		/* FLOOR */
+	case 98: return leaky_relu(c);			/* LEAKY_RELU */
+	case 20: {					/* RELU_N1_TO_1 */
+		struct tfk_port x;
+		int rc;
+
+		if ((rc = in_port(c, 0, &x)) ||
+		    (rc = act(c, TFK_TFL_ACT_RELU_N1_TO_1, &x)))
+			return rc;
+		return set_out(c, 0, x);
+	}
+	case TFK_TFL_DEQUANTIZE: return dequantize(c);
+	case TFK_TFL_QUANTIZE:
+		return op_err(c, TFK_EINVAL, "quantized models are not "
+			      "supported by run yet");
+	default:
+		return op_err(c, TFK_EINVAL, "op %s (%d) is not supported by "
+			      "run", op_name(c), code);
+	}
+}
+
+/* Quantized activations are the int8 backend's (not here yet). */
+static int refuse_quantized(struct ctx *c)
+{
+	int i, k;
+
+	for (i = 0; i < c->s->n_ops; i++) {
+		const struct tfk_tfl_op *o = &c->s->ops[i];
+
+		for (k = 0; k < o->n_inputs + o->n_outputs; k++) {
+			int t = k < o->n_inputs ? o->inputs[k] :
+				o->outputs[k - o->n_inputs];
+			const struct tfk_tfl_tensor *x;
+
+			if (t < 0)
+				continue;
+			x = &c->s->tensors[t];
+			if (is_quantized(x->type) && !has_data(c, t))
+				return tfk_errf(c->err, TFK_EINVAL, "tensor %d "
+						"'%s' is %s: quantized models "
+						"are not supported by run yet",
+						t, x->name,
+						tfk_tfl_type_name(x->type));
+		}
+	}
+	for (i = 0; i < c->s->n_inputs; i++) {
+		const struct tfk_tfl_tensor *x =
+			&c->s->tensors[c->s->inputs[i]];
+
+		if (is_quantized(x->type))
+			return tfk_errf(c->err, TFK_EINVAL, "input tensor %d "
+					"'%s' is %s: quantized models are not "
+					"supported by run yet",
+					c->s->inputs[i], x->name,
+					tfk_tfl_type_name(x->type));
+	}
+	return 0;
+}
+
+static int build(struct ctx *c, const struct tfk_tdesc *in)
+{
+	char name[32];
+	int i, rc;
+
+	if ((rc = refuse_quantized(c)))
+		return rc;
+	for (i = 0; i < c->s->n_inputs; i++) {
+		int t = c->s->inputs[i];
+		const struct tfk_tfl_tensor *x = &c->s->tensors[t];
+		enum tfk_dtype dt = tfk_tfl_dtype(x->type);
+
+		if (dt == TFK_DT_INVALID || dt == TFK_DT_STRING ||
+		    dt == TFK_DT_HALF)
+			return tfk_errf(c->err, TFK_EINVAL, "input tensor %d "
+					"'%s' of type %s is not supported by "
+					"run", t, x->name,
+					tfk_tfl_type_name(x->type));
+		snprintf(name, sizeof(name), "t%d", t);
+		if (c->port[t].node >= 0)
+			continue;	/* the same tensor listed twice */
+		if (in)
+			rc = tfk_graph_placeholder(c->g, name, dt, in[i].rank,
+						   in[i].shape, &c->port[t],
+						   c->err);
+		else
+			rc = tfk_graph_placeholder(c->g, name, dt, x->rank,
+						   x->has_shape_signature ?
+						   x->shape_signature :
+						   x->shape, &c->port[t],
+						   c->err);
+		if (rc)
+			return rc;
+	}
+	for (i = 0; i < c->s->n_ops; i++) {
+		c->op = &c->s->ops[i];
+		c->op_i = i;
+		if ((rc = convert_op(c)))
+			return rc;
+	}
+	for (i = 0; i < c->s->n_outputs; i++) {
+		int t = c->s->outputs[i];
+
+		if (c->port[t].node < 0) {
+			if (!has_data(c, t))
+				return tfk_errf(c->err, TFK_EINVAL, "output "
+						"tensor %d '%s' is not computed "
+						"by any operator", t,
+						c->s->tensors[t].name);
+			if ((rc = make_const(c, t, 0, &c->port[t])))
+				return rc;
+		}
+		snprintf(name, sizeof(name), "t%d", t);
+		if ((rc = tfk_graph_set_output(c->g, name, c->port[t], c->err)))
+			return rc;
+	}
+	return 0;
+}
+
+int tfk_tflite_graph(const struct tfk_tflite *m, int sg,
+		     const struct tfk_tdesc *in, struct tfk_graph **g,
+		     struct tfk_err *err)
+{
+	struct ctx c;
+	int rc, i;
+
+	*g = NULL;
+	if (sg < 0 || sg >= m->n_subgraphs)
+		return tfk_errf(err, TFK_EINVAL, "no subgraph %d (the model "
+				"has %d)", sg, m->n_subgraphs);
+	memset(&c, 0, sizeof(c));
+	c.m = m;
+	c.s = &m->subgraphs[sg];
+	c.err = err;
+	c.port = tfk_calloc((size_t)c.s->n_tensors + 1, sizeof(*c.port));
+	if (!c.port)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (i = 0; i < c.s->n_tensors; i++)
+		c.port[i].node = -1;
+	rc = tfk_graph_new(&c.g, err);
+	if (!rc)
+		rc = build(&c, in);
+	tfk_free(c.port);
+	if (rc) {
+		tfk_graph_free(c.g);
+		return tfk_err_prefix(err, "subgraph %d", sg);
+	}
+	*g = c.g;
+	return 0;
+}

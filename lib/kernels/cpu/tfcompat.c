@@ -1,9 +1,13 @@
 /*
  * tfcompat.c - ops that TensorFlow graphs (SavedModels) use and the
  * training engine did not need: Add (TF1's name for AddV2 on numbers),
- * PlaceholderWithDefault, NoOp, and _ParseExampleDense, the one-feature
- * form the graph importer (model/import.c) lowers ParseExample and
- * ParseExampleV2 to.
+ * AddN, Select (TF1's: a condition of the same shape, a vector along
+ * dim 0, or a scalar), BatchMatMulV2 (broadcast batch dims, adj_x/adj_y;
+ * OpenBLAS per matrix), Range, PlaceholderWithDefault, NoOp, and
+ * _ParseExampleDense, the one-feature form the graph importer
+ * (model/import.c) lowers ParseExample and ParseExampleV2 to. Forward
+ * only: these run imported inference graphs, nothing trains through
+ * them.
  *
  * Why a lowering for ParseExample and not the op itself: its outputs are
  * a list of per-feature dtypes (attr Tdense, list(type)), which the op
@@ -31,6 +35,7 @@
 #include "util/alloc.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #define NUMBERS (TFK_DT_BIT(TFK_DT_FLOAT) | TFK_DT_BIT(TFK_DT_DOUBLE) | \
@@ -251,6 +256,299 @@ static int k_parse_dense(struct tfk_kernel_ctx *kc)
 	return 0;
 }
 
+/* AddN ------------------------------------------------------------------- */
+
+static int infer_addn(struct tfk_infer_ctx *ic)
+{
+	char a[96], b[96];
+	int i, d;
+
+	ic->out[0].rank = ic->in[0].rank;
+	memcpy(ic->out[0].shape, ic->in[0].shape, sizeof(ic->in[0].shape));
+	for (i = 1; i < ic->n_in; i++) {
+		const struct tfk_tdesc *x = &ic->in[i];
+
+		if (x->rank < 0 || ic->out[0].rank < 0)
+			continue;
+		if (x->rank != ic->out[0].rank)
+			goto bad;
+		for (d = 0; d < x->rank; d++) {
+			if (x->shape[d] >= 0 && ic->out[0].shape[d] >= 0 &&
+			    x->shape[d] != ic->out[0].shape[d])
+				goto bad;
+			if (ic->out[0].shape[d] < 0)
+				ic->out[0].shape[d] = x->shape[d];
+		}
+		continue;
+bad:
+		return tfk_errf(ic->err, TFK_EINVAL, "input %d: shape %s, "
+				"input 0 has %s (AddN does not broadcast)", i,
+				tfk_shape_str(x->rank, x->shape, a, sizeof(a)),
+				tfk_shape_str(ic->in[0].rank, ic->in[0].shape,
+					      b, sizeof(b)));
+	}
+	return 0;
+}
+
+static int k_addn(struct tfk_kernel_ctx *kc)
+{
+	struct tfk_tensor *o = kc->out[0];
+	int64_t n = tfk_tensor_numel(o), j;
+	int i;
+
+	for (i = 0; i < kc->n_in; i++)
+		if (tfk_tensor_numel(kc->in[i]) != n)
+			return tfk_errf(kc->err, TFK_EINVAL, "input %d: %lld "
+					"elements, the output %lld", i,
+					(long long)tfk_tensor_numel(kc->in[i]),
+					(long long)n);
+#define SUMN(type)							\
+	for (j = 0; j < n; j++) {					\
+		type s = ((const type *)kc->in[0]->data)[j];		\
+		for (i = 1; i < kc->n_in; i++)				\
+			s += ((const type *)kc->in[i]->data)[j];	\
+		((type *)o->data)[j] = s;				\
+	}
+	switch (o->dtype) {
+	case TFK_DT_FLOAT: SUMN(float); break;
+	case TFK_DT_DOUBLE: SUMN(double); break;
+	case TFK_DT_INT32: SUMN(int32_t); break;
+	case TFK_DT_INT64: SUMN(int64_t); break;
+	default:
+		return tfk_errf(kc->err, TFK_EINVAL, "dtype %s",
+				tfk_dtype_name(o->dtype));
+	}
+#undef SUMN
+	return 0;
+}
+
+/* Select (TF1): cond of t's shape, a vector along t's first dim, or a
+ * scalar; no other broadcasting (that is SelectV2). */
+static int infer_select(struct tfk_infer_ctx *ic)
+{
+	const struct tfk_tdesc *c = &ic->in[0], *t = &ic->in[1],
+		*e = &ic->in[2];
+	char a[96], b[96];
+	int d, ok = 1;
+
+	if (t->rank >= 0 && e->rank >= 0) {
+		ok = t->rank == e->rank;
+		for (d = 0; ok && d < t->rank; d++)
+			ok = t->shape[d] < 0 || e->shape[d] < 0 ||
+				t->shape[d] == e->shape[d];
+		if (!ok)
+			return tfk_errf(ic->err, TFK_EINVAL, "inputs 1 and 2: "
+					"shapes %s and %s differ",
+					tfk_shape_str(t->rank, t->shape, a,
+						      sizeof(a)),
+					tfk_shape_str(e->rank, e->shape, b,
+						      sizeof(b)));
+	}
+	if (c->rank > 0 && t->rank >= 0 && c->rank != t->rank &&
+	    !(c->rank == 1 && t->rank >= 1))
+		return tfk_errf(ic->err, TFK_EINVAL, "input 0: condition %s "
+				"must be a scalar, a vector along the first "
+				"dim, or of shape %s", tfk_shape_str(c->rank,
+					c->shape, a, sizeof(a)),
+				tfk_shape_str(t->rank, t->shape, b,
+					      sizeof(b)));
+	ic->out[0] = *t;
+	ic->out[0].dtype = t->dtype;
+	return 0;
+}
+
+static int k_select(struct tfk_kernel_ctx *kc)
+{
+	const struct tfk_tensor *c = kc->in[0], *t = kc->in[1], *e = kc->in[2];
+	const uint8_t *cv = c->data;
+	int64_t n = tfk_tensor_numel(t), nc = tfk_tensor_numel(c), per, i;
+	size_t es = tfk_dtype_size(t->dtype);
+	char a[96], b[96];
+
+	if (tfk_tensor_numel(e) != n || (nc != n && nc != 1 &&
+					  !(c->rank == 1 && t->rank >= 1 &&
+					    nc == t->shape[0])))
+		return tfk_errf(kc->err, TFK_EINVAL, "condition %s does not "
+				"fit %s", tfk_shape_str(c->rank, c->shape, a,
+							sizeof(a)),
+				tfk_shape_str(t->rank, t->shape, b,
+					      sizeof(b)));
+	per = nc == n ? 1 : nc == 1 ? n : (nc ? n / nc : 0);
+	for (i = 0; i < n; i++) {
+		int64_t k = nc == n ? i : nc == 1 ? 0 : i / per;
+
+		memcpy((char *)kc->out[0]->data + i * es,
+		       (const char *)(cv[k] ? t->data : e->data) + i * es, es);
+	}
+	return 0;
+}
+
+/* BatchMatMulV2 -------------------------------------------------------- */
+
+static int infer_bmm(struct tfk_infer_ctx *ic)
+{
+	const struct tfk_tdesc *x = &ic->in[0], *y = &ic->in[1];
+	int ax = (int)tfk_node_attr_b(ic->node, "adj_x", 0);
+	int ay = (int)tfk_node_attr_b(ic->node, "adj_y", 0);
+	int64_t m, k1, k2, n;
+	int r, rc;
+
+	if (x->rank < 0 || y->rank < 0) {
+		ic->out[0].rank = -1;
+		return 0;
+	}
+	if (x->rank < 2 || y->rank < 2)
+		return tfk_errf(ic->err, TFK_EINVAL, "inputs must have rank "
+				">= 2, got %d and %d", x->rank, y->rank);
+	m = x->shape[x->rank - 2 + ax];
+	k1 = x->shape[x->rank - 1 - ax];
+	k2 = y->shape[y->rank - 2 + ay];
+	n = y->shape[y->rank - 1 - ay];
+	if (k1 >= 0 && k2 >= 0 && k1 != k2)
+		return tfk_errf(ic->err, TFK_EINVAL, "inner dims %lld and %lld "
+				"differ", (long long)k1, (long long)k2);
+	rc = tfk_shape_broadcast(x->rank - 2, x->shape, y->rank - 2, y->shape,
+				 &r, ic->out[0].shape, ic->err);
+	if (rc)
+		return tfk_err_prefix(ic->err, "batch dims");
+	if (r + 2 > TFK_MAX_RANK)
+		return tfk_errf(ic->err, TFK_EINVAL, "rank too large");
+	ic->out[0].rank = r + 2;
+	ic->out[0].shape[r] = m;
+	ic->out[0].shape[r + 1] = n;
+	return 0;
+}
+
+/* Offset (in matrices) of batch index b of out in operand a of rank ra
+ * (batch dims ra - 2, right-aligned, size-1 dims broadcast). */
+static int64_t bmm_off(const struct tfk_tensor *a, const struct tfk_tensor *o,
+		       int64_t b)
+{
+	int ro = o->rank - 2, ra = a->rank - 2, d;
+	int64_t off = 0, st = 1;
+
+	for (d = ro - 1; d >= 0; d--) {
+		int64_t c = b % o->shape[d], da;
+
+		b /= o->shape[d];
+		if (d - (ro - ra) < 0)
+			continue;
+		da = a->shape[d - (ro - ra)];
+		off += (da == 1 ? 0 : c) * st;
+		st *= da;
+	}
+	return off;
+}
+
+static int k_bmm(struct tfk_kernel_ctx *kc)
+{
+	const struct tfk_tensor *x = kc->in[0], *y = kc->in[1];
+	struct tfk_tensor *o = kc->out[0];
+	int ax = tfk_node_attr_b(kc->node, "adj_x", 0);
+	int ay = tfk_node_attr_b(kc->node, "adj_y", 0);
+	int64_t m = o->shape[o->rank - 2], n = o->shape[o->rank - 1];
+	int64_t k = x->shape[x->rank - 1 - ax], nb = 1, b;
+	int d;
+
+	for (d = 0; d < o->rank - 2; d++)
+		nb *= o->shape[d];
+	for (b = 0; b < nb; b++) {
+		int64_t xo = bmm_off(x, o, b) * m * k;
+		int64_t yo = bmm_off(y, o, b) * k * n;
+
+		if (o->dtype == TFK_DT_FLOAT)
+			tfk_cpu_sgemm(ax, ay, m, n, k,
+				      (const float *)x->data + xo,
+				      (const float *)y->data + yo,
+				      (float *)o->data + b * m * n);
+		else
+			tfk_cpu_dgemm(ax, ay, m, n, k,
+				      (const double *)x->data + xo,
+				      (const double *)y->data + yo,
+				      (double *)o->data + b * m * n);
+	}
+	return 0;
+}
+
+/* Range ------------------------------------------------------------------ */
+
+static double scalar_d(const struct tfk_tensor *t)
+{
+	switch (t->dtype) {
+	case TFK_DT_FLOAT: return *(const float *)t->data;
+	case TFK_DT_DOUBLE: return *(const double *)t->data;
+	case TFK_DT_INT32: return *(const int32_t *)t->data;
+	default: return (double)*(const int64_t *)t->data;
+	}
+}
+
+/* Element count of range(start, limit, delta), as TF's RangeOp. */
+static int range_count(double s, double l, double d, int integral,
+		       int64_t *n, struct tfk_err *err)
+{
+	double c;
+
+	if (d == 0)
+		return tfk_errf(err, TFK_EINVAL, "delta must not be 0");
+	if ((d > 0 && s > l) || (d < 0 && s < l))
+		return tfk_errf(err, TFK_EINVAL, "start %g and limit %g are "
+				"not in the direction of delta %g", s, l, d);
+	c = integral ? floor((fabs(l - s) + fabs(d) - 1) / fabs(d)) :
+		ceil(fabs((l - s) / d));
+	if (!(c < 1e15))
+		return tfk_errf(err, TFK_EINVAL, "range too long");
+	*n = (int64_t)c;
+	return 0;
+}
+
+static int infer_range(struct tfk_infer_ctx *ic)
+{
+	int i;
+
+	ic->out[0].rank = 1;
+	ic->out[0].shape[0] = -1;
+	for (i = 0; i < 3; i++)
+		if (ic->in[i].rank > 0)
+			return tfk_errf(ic->err, TFK_EINVAL, "input %d: must "
+					"be a scalar", i);
+	for (i = 0; i < 3; i++)
+		if (!ic->in_value[i])
+			return 0;
+	return range_count(scalar_d(ic->in_value[0]),
+			   scalar_d(ic->in_value[1]),
+			   scalar_d(ic->in_value[2]),
+			   ic->out[0].dtype == TFK_DT_INT32 ||
+			   ic->out[0].dtype == TFK_DT_INT64,
+			   &ic->out[0].shape[0], ic->err);
+}
+
+static int k_range(struct tfk_kernel_ctx *kc)
+{
+	struct tfk_tensor *o = kc->out[0];
+	double s = scalar_d(kc->in[0]), d = scalar_d(kc->in[2]);
+	int64_t i, n = tfk_tensor_numel(o);
+
+	for (i = 0; i < n; i++)
+		switch (o->dtype) {
+		case TFK_DT_FLOAT:
+			((float *)o->data)[i] = (float)(s + i * d);
+			break;
+		case TFK_DT_DOUBLE:
+			((double *)o->data)[i] = s + i * d;
+			break;
+		case TFK_DT_INT32:
+			((int32_t *)o->data)[i] = (int32_t)(*(const int32_t *)
+				kc->in[0]->data + i * *(const int32_t *)
+				kc->in[2]->data);
+			break;
+		default:
+			((int64_t *)o->data)[i] = *(const int64_t *)
+				kc->in[0]->data + i * *(const int64_t *)
+				kc->in[2]->data;
+		}
+	return 0;
+}
+
 /* Tables ----------------------------------------------------------------- */
 
 const struct tfk_op_def tfk_ops_tfcompat[] = {
@@ -292,6 +590,48 @@ const struct tfk_op_def tfk_ops_tfcompat[] = {
 		},
 		.infer = infer_parse_dense,
 	},
+	{
+		.name = "AddN",
+		.inputs = { { "inputs", .type_attr = "T",
+			      .number_attr = "N" } },
+		.outputs = { { "sum", .type_attr = "T" } },
+		.attrs = { { "N", TFK_ATTR_INT },
+			   { "T", TFK_ATTR_TYPE, 0, { 0 }, NUMBERS } },
+		.infer = infer_addn,
+	},
+	{
+		.name = "Select",
+		.inputs = { { "condition", TFK_DT_BOOL },
+			    { "t", .type_attr = "T" },
+			    { "e", .type_attr = "T" } },
+		.outputs = { { "output", .type_attr = "T" } },
+		.attrs = { { "T", TFK_ATTR_TYPE, 0, { 0 },
+			     NUMBERS | TFK_DT_BIT(TFK_DT_BOOL) |
+			     TFK_DT_BIT(TFK_DT_STRING) } },
+		.infer = infer_select,
+	},
+	{
+		.name = "BatchMatMulV2",
+		.inputs = { { "x", .type_attr = "T" },
+			    { "y", .type_attr = "T" } },
+		.outputs = { { "output", .type_attr = "T" } },
+		.attrs = { { "T", TFK_ATTR_TYPE, 0, { 0 },
+			     TFK_DT_BIT(TFK_DT_FLOAT) |
+			     TFK_DT_BIT(TFK_DT_DOUBLE) },
+			   { "adj_x", TFK_ATTR_BOOL, 1, { .b = 0 } },
+			   { "adj_y", TFK_ATTR_BOOL, 1, { .b = 0 } } },
+		.infer = infer_bmm,
+	},
+	{
+		.name = "Range",
+		.inputs = { { "start", .type_attr = "Tidx" },
+			    { "limit", .type_attr = "Tidx" },
+			    { "delta", .type_attr = "Tidx" } },
+		.outputs = { { "output", .type_attr = "Tidx" } },
+		.attrs = { { "Tidx", TFK_ATTR_TYPE, 1,
+			     { .type = TFK_DT_INT32 }, NUMBERS } },
+		.infer = infer_range,
+	},
 	{ .name = NULL }
 };
 
@@ -301,5 +641,9 @@ const struct tfk_kernel tfk_kernels_cpu_tfcompat[] = {
 	{ "NoOp", "cpu", NULL, k_noop, NULL },
 	{ "_ParseExampleDense", "cpu", NULL, k_parse_dense,
 	  parse_state_free },
+	{ "AddN", "cpu", NULL, k_addn, NULL },
+	{ "Select", "cpu", NULL, k_select, NULL },
+	{ "BatchMatMulV2", "cpu", NULL, k_bmm, NULL },
+	{ "Range", "cpu", NULL, k_range, NULL },
 	{ .op = NULL }
 };

@@ -81,7 +81,8 @@ struct tf_op {
 
 static const struct tf_op tf_ops[] = {
 	{ "Abs", "!T" }, { "Add", "!T" }, { "AddV2", "!T" },
-	{ "ArgMax", "!T Tidx output_type" }, { "ArgMin", "!T Tidx output_type" },
+	{ "ArgMax", "!T Tidx output_type" },
+	{ "ArgMin", "!T Tidx output_type" },
 	{ "AvgPool", "!ksize !strides !padding data_format !T" },
 	{ "BiasAdd", "!T data_format" },
 	{ "BroadcastTo", "!T Tidx" },
@@ -663,10 +664,10 @@ static int check_node(struct exp *x, int i)
 				n->name, op);
 	for (int k = 0; k < n->n_attrs; k++)
 		if (!attr_listed(t->attrs, n->attrs[k].name, NULL))
-			return tfk_errf(x->err, TFK_EINVAL, "node %s: attr '%s' "
-					"of op %s is not TensorFlow's; cannot "
-					"export it", n->name, n->attrs[k].name,
-					op);
+			return tfk_errf(x->err, TFK_EINVAL, "node %s: attr "
+					"'%s' of op %s is not TensorFlow's; "
+					"cannot export it", n->name,
+					n->attrs[k].name, op);
 	/* Every TF-required attr must be among the node's. */
 	for (const char *p = t->attrs; *p;) {
 		char name[64];

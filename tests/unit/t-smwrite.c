@@ -790,7 +790,7 @@ int main(void)
 	mlp();
 	cnn();
 	functional();
-	kinds(wide_json, "wide", "Mul=Mul pad/Pad=Pad conv/Tanh=Tanh "
+	kinds(wide_json, "wide", "pad/Pad=Pad conv/Tanh=Tanh "
 	      "bn/FusedBatchNormV3=FusedBatchNormV3 "
 	      "dw/DepthwiseConv2dNative=DepthwiseConv2dNative dw/Relu6=Relu6 "
 	      "avg/AvgPool=AvgPool maxp/MaxPool=MaxPool gap/Mean=Mean "

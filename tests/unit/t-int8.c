@@ -528,7 +528,7 @@ static void arith_cases(void)
 	int i, sh;
 
 	for (i = 0; i < N; i++) {
-		int32_t x = (int32_t)rnd() << (rnd() % 2 ? 0 : ri(0, 16));
+		int32_t x = (int32_t)(rnd() << (rnd() % 2 ? 0 : ri(0, 16)));
 		int32_t mm;
 
 		if (i % 3 == 0)

@@ -9,10 +9,13 @@
  * whose SAME/VALID rules are TFLite's as well as TF's.
  *
  * The fast CONV_2D is the FC GEMM core (fc.c) over an implicit im2col:
- * each row is one output pixel's patch in the filter's OHWI order (ky,
- * kx, c), built per tile of 8 pixels as x + 128 bytes, with padded taps
- * set to zp + 128 so that their (x + 128) + (in_offset - 128) is 0, as
- * skipping them is.
+ * the input is copied once per call as x + 128 bytes into a padded
+ * buffer whose border holds zp + 128 (so a padded tap's (x + 128) +
+ * (in_offset - 128) is 0, as skipping it is); each GEMM row, one output
+ * pixel's patch in the filter's OHWI order (ky, kx, c), is then kh
+ * memcpys of kw * c bytes, made per tile of 8 pixels into L1-resident
+ * scratch. A per-byte gather with bounds checks (the first version)
+ * cost as much as the multiply-adds.
  */
 #include "kernels/int8.h"
 #include "kernels/int8/gemm-impl.h"
@@ -121,32 +124,75 @@ struct conv_rows {
 	const struct tfk_conv2d *g;
 	const int8_t *x;
 	int64_t kp;
+	int64_t ph, pw;		/* padded input */
 	uint8_t pad;		/* zp + 128 */
+	const uint8_t *px;	/* [n, ph, pw, c]: x + 128, pad outside */
 };
 
+/* x ^ 0x80 (x + 128 as a byte), eight at a time */
+static void flip_copy(uint8_t *d, const int8_t *s, int64_t n)
+{
+	const uint64_t m = 0x8080808080808080ull;
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v;
+
+		memcpy(&v, s + i, 8);
+		v ^= m;
+		memcpy(d + i, &v, 8);
+	}
+	for (; i < n; i++)
+		d[i] = (uint8_t)s[i] ^ 0x80;
+}
+
+static void conv_prep(void *ctx, uint8_t *buf)
+{
+	struct conv_rows *cr = ctx;
+	const struct tfk_conv2d *g = cr->g;
+	int64_t b, y, c = g->c, row = cr->pw * c;
+
+	cr->px = buf;
+	for (b = 0; b < g->n; b++)
+		for (y = 0; y < cr->ph; y++) {
+			uint8_t *d = buf + (b * cr->ph + y) * row;
+			int64_t iy = y - g->pt;
+
+			if (iy < 0 || iy >= g->h) {
+				memset(d, cr->pad, (size_t)row);
+				continue;
+			}
+			memset(d, cr->pad, (size_t)(g->pl * c));
+			flip_copy(d + g->pl * c,
+				  cr->x + (b * g->h + iy) * g->w * c,
+				  g->w * c);
+			memset(d + (g->pl + g->w) * c, cr->pad,
+			       (size_t)((cr->pw - g->pl - g->w) * c));
+		}
+}
+
+/* Row r: output pixel (b, oy, ox)'s patch in (ky, kx, c) order, read
+ * from the padded copy: kh runs of kw * c bytes when dilation is 1. */
 static void conv_row(const void *ctx, int64_t r, uint8_t *dst)
 {
 	const struct conv_rows *cr = ctx;
 	const struct tfk_conv2d *g = cr->g;
 	int64_t ox = r % g->ow, oy = r / g->ow % g->oh, b = r / g->ow / g->oh;
-	int64_t ky, kx, i, c = g->c;
+	int64_t ky, kx, c = g->c;
 	uint8_t *d = dst;
 
 	for (ky = 0; ky < g->kh; ky++) {
-		int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+		const uint8_t *s = cr->px + ((b * cr->ph + oy * g->sh +
+					     ky * g->dh) * cr->pw +
+					    ox * g->sw) * c;
 
-		for (kx = 0; kx < g->kw; kx++, d += c) {
-			int64_t ix = ox * g->sw - g->pl + kx * g->dw;
-			const int8_t *xp;
-
-			if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) {
-				memset(d, cr->pad, (size_t)c);
-				continue;
-			}
-			xp = cr->x + ((b * g->h + iy) * g->w + ix) * c;
-			for (i = 0; i < c; i++)
-				d[i] = (uint8_t)xp[i] ^ 0x80;
+		if (g->dw == 1) {
+			memcpy(d, s, (size_t)(g->kw * c));
+			d += g->kw * c;
+			continue;
 		}
+		for (kx = 0; kx < g->kw; kx++, d += c)
+			memcpy(d, s + kx * g->dw * c, (size_t)c);
 	}
 	memset(d, 0, (size_t)(dst + cr->kp - d));
 }
@@ -173,6 +219,14 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 	cr.x = x;
 	cr.kp = p->kp;
 	cr.pad = (uint8_t)((-rq->in_offset + 128) & 0xff);
+	/* every tap any output reads lies inside the padded copy */
+	cr.ph = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+	cr.pw = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+	if (cr.ph < g->pt + g->h)
+		cr.ph = g->pt + g->h;
+	if (cr.pw < g->pl + g->w)
+		cr.pw = g->pl + g->w;
+	cr.px = NULL;
 	gm.rq = rq;
 	gm.p = p;
 	gm.m = g->n * g->oh * g->ow;
@@ -180,5 +234,7 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 	gm.ctx = &cr;
 	gm.bias = bias;
 	gm.y = y;
+	gm.pre_bytes = (size_t)(g->n * cr.ph * cr.pw * g->c);
+	gm.prep = conv_prep;
 	return tfk_i8_gemm_run(&gm, threads, ws, err);
 }

@@ -272,73 +272,82 @@ VNNI_ATTR static inline void store16(const struct gctx *c, __m512i acc,
 	_mm_mask_storeu_epi8(c->g->y + r * n + j, mk, _mm512_cvtepi32_epi8(v));
 }
 
-/* 8 rows x 32 columns: 16 accumulators, 2 weight vectors, one
- * broadcast of 4 input bytes per row and quad of k. */
+/* 12 rows x 32 columns: 24 accumulators, 2 weight vectors, one
+ * broadcast of 4 input bytes per row and quad of k. Named registers,
+ * not an array: GCC shuffled and spilled an acc[8][2] array. */
+#define BC(i) _mm512_set1_epi32(ld4(a + 0x##i * kp + kq * 4))
+#define DP2(i) do { __m512i b_ = BC(i); \
+	c##i##0 = _mm512_dpbusd_epi32(c##i##0, b_, w0); \
+	c##i##1 = _mm512_dpbusd_epi32(c##i##1, b_, w1); } while (0)
+#define DP1(i) (c##i##0 = _mm512_dpbusd_epi32(c##i##0, BC(i), w0))
+#define ST2(i) do { if (m0 + 0x##i < c->g->m) { \
+	store16(c, c##i##0, m0 + 0x##i, j0); \
+	if (j0 + 16 < p->n) store16(c, c##i##1, m0 + 0x##i, j0 + 16); } \
+	} while (0)
+#define ST1(i) do { if (m0 + 0x##i < c->g->m) \
+	store16(c, c##i##0, m0 + 0x##i, j0); } while (0)
+
+static inline int32_t ld4(const uint8_t *p)
+{
+	int32_t q;
+
+	memcpy(&q, p, 4);
+	return q;
+}
+
 VNNI_ATTR static void tile_vnni(const struct gctx *c, const uint8_t *a,
 				int64_t m0)
 {
 	const struct tfk_int8_packed *p = c->g->p;
 	int64_t kp = p->kp, np = p->np, j0, kq;
-	int i;
 
 	for (j0 = 0; j0 + 32 <= np; j0 += 32) {
-		__m512i acc[TFK_I8_TILE][2];
 		__m512i b0 = _mm512_loadu_si512(c->bias2 + j0);
 		__m512i b1 = _mm512_loadu_si512(c->bias2 + j0 + 16);
+		__m512i c00 = b0, c01 = b1, c10 = b0, c11 = b1;
+		__m512i c20 = b0, c21 = b1, c30 = b0, c31 = b1;
+		__m512i c40 = b0, c41 = b1, c50 = b0, c51 = b1;
+		__m512i c60 = b0, c61 = b1, c70 = b0, c71 = b1;
+		__m512i c80 = b0, c81 = b1, c90 = b0, c91 = b1;
+		__m512i cA0 = b0, cA1 = b1, cB0 = b0, cB1 = b1;
+		const int8_t *wp = p->w4 + j0 * 4;
 
-#pragma GCC unroll 8
-		for (i = 0; i < TFK_I8_TILE; i++) {
-			acc[i][0] = b0;
-			acc[i][1] = b1;
-		}
-		for (kq = 0; kq < kp / 4; kq++) {
-			const int8_t *wp = p->w4 + (kq * np + j0) * 4;
+		for (kq = 0; kq < kp / 4; kq++, wp += np * 4) {
 			__m512i w0 = _mm512_loadu_si512(wp);
 			__m512i w1 = _mm512_loadu_si512(wp + 64);
 
-#pragma GCC unroll 8
-			for (i = 0; i < TFK_I8_TILE; i++) {
-				int32_t q;
-				__m512i b;
-
-				memcpy(&q, a + i * kp + kq * 4, 4);
-				b = _mm512_set1_epi32(q);
-				acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], b,
-								w0);
-				acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], b,
-								w1);
-			}
+			DP2(0); DP2(1); DP2(2); DP2(3);
+			DP2(4); DP2(5); DP2(6); DP2(7);
+			DP2(8); DP2(9); DP2(A); DP2(B);
 		}
-		for (i = 0; i < TFK_I8_TILE && m0 + i < c->g->m; i++) {
-			store16(c, acc[i][0], m0 + i, j0);
-			if (j0 + 16 < p->n)
-				store16(c, acc[i][1], m0 + i, j0 + 16);
-		}
+		ST2(0); ST2(1); ST2(2); ST2(3);
+		ST2(4); ST2(5); ST2(6); ST2(7);
+		ST2(8); ST2(9); ST2(A); ST2(B);
 	}
 	if (j0 < np) {		/* a last block of 16 */
-		__m512i acc[TFK_I8_TILE];
 		__m512i b0 = _mm512_loadu_si512(c->bias2 + j0);
+		__m512i c00 = b0, c10 = b0, c20 = b0, c30 = b0;
+		__m512i c40 = b0, c50 = b0, c60 = b0, c70 = b0;
+		__m512i c80 = b0, c90 = b0, cA0 = b0, cB0 = b0;
+		const int8_t *wp = p->w4 + j0 * 4;
 
-#pragma GCC unroll 8
-		for (i = 0; i < TFK_I8_TILE; i++)
-			acc[i] = b0;
-		for (kq = 0; kq < kp / 4; kq++) {
-			__m512i w0 = _mm512_loadu_si512(p->w4 +
-							(kq * np + j0) * 4);
+		for (kq = 0; kq < kp / 4; kq++, wp += np * 4) {
+			__m512i w0 = _mm512_loadu_si512(wp);
 
-#pragma GCC unroll 8
-			for (i = 0; i < TFK_I8_TILE; i++) {
-				int32_t q;
-
-				memcpy(&q, a + i * kp + kq * 4, 4);
-				acc[i] = _mm512_dpbusd_epi32(
-					acc[i], _mm512_set1_epi32(q), w0);
-			}
+			DP1(0); DP1(1); DP1(2); DP1(3);
+			DP1(4); DP1(5); DP1(6); DP1(7);
+			DP1(8); DP1(9); DP1(A); DP1(B);
 		}
-		for (i = 0; i < TFK_I8_TILE && m0 + i < c->g->m; i++)
-			store16(c, acc[i], m0 + i, j0);
+		ST1(0); ST1(1); ST1(2); ST1(3);
+		ST1(4); ST1(5); ST1(6); ST1(7);
+		ST1(8); ST1(9); ST1(A); ST1(B);
 	}
 }
+#undef BC
+#undef DP2
+#undef DP1
+#undef ST2
+#undef ST1
 #endif
 
 struct i8_isa {
@@ -451,7 +460,8 @@ int tfk_i8_gemm_run(const struct tfk_i8_gemm *g, int threads,
 	if (workers > 64)
 		workers = 64;
 	arrays = (size_t)p->np * 4 * sizeof(int32_t);
-	need = arrays + (size_t)workers * TFK_I8_TILE * (size_t)p->kp + 64;
+	need = arrays + (size_t)workers * TFK_I8_TILE * (size_t)p->kp + 64 +
+	       g->pre_bytes;
 	if (ws->cap < need) {
 		void *q = tfk_realloc(ws->p, need);
 
@@ -479,6 +489,9 @@ int tfk_i8_gemm_run(const struct tfk_i8_gemm *g, int threads,
 		r.c.lsh[j] = sh > 0 ? sh : 0;
 		r.c.rsh[j] = sh > 0 ? 0 : -sh;
 	}
+	if (g->prep)
+		g->prep((void *)g->ctx, r.c.scratch + (size_t)workers *
+			TFK_I8_TILE * (size_t)p->kp);
 	r.isa = (tfk_int8_isa(NULL), isa_cur);
 	tfk_parallel_for((int)workers, tiles, run_chunk, &r);
 	return 0;
@@ -508,7 +521,7 @@ int tfk_int8_fc(const struct tfk_int8_rq *rq, const struct tfk_int8_packed *p,
 		int threads, struct tfk_conv_ws *ws, struct tfk_err *err)
 {
 	struct fc_rows f = { x, p->k, p->kp };
-	struct tfk_i8_gemm g = { rq, p, batch, fc_row, &f, bias, y };
+	struct tfk_i8_gemm g = { rq, p, batch, fc_row, &f, bias, y, 0, NULL };
 
 	return tfk_i8_gemm_run(&g, threads, ws, err);
 }

@@ -12,7 +12,7 @@
 
 #include "kernels/int8.h"
 
-#define TFK_I8_TILE 8
+#define TFK_I8_TILE 12
 
 struct tfk_i8_gemm {
 	const struct tfk_int8_rq *rq;
@@ -23,6 +23,10 @@ struct tfk_i8_gemm {
 	const void *ctx;
 	const int32_t *bias;	/* the op's bias [n] or NULL */
 	int8_t *y;		/* [m, n] */
+	/* Optional: pre_bytes of ws handed to prep(ctx, buf) before the
+	 * rows are made (the conv's padded x + 128 copy). */
+	size_t pre_bytes;
+	void (*prep)(void *ctx, uint8_t *buf);
 };
 
 /* Runs it; TFK_ENOMEM growing ws, TFK_EINVAL for w_offset != 0. */

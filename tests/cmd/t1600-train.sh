@@ -66,6 +66,27 @@ print(s[\"history\"] == h[\"history\"])"' \
 testcmd "7 epochs: the last five checkpoints are kept (and the SavedModel)" \
 	'tfk-train "$SPEC" r64.tfrecord --out keep --set fit.epochs=7 -q && ls keep | tr "\n" " "' \
 	"assets.extra checkpoint ckpt-3.data-00000-of-00001 ckpt-3.index ckpt-3.json ckpt-4.data-00000-of-00001 ckpt-4.index ckpt-4.json ckpt-5.data-00000-of-00001 ckpt-5.index ckpt-5.json ckpt-6.data-00000-of-00001 ckpt-6.index ckpt-6.json ckpt-7.data-00000-of-00001 ckpt-7.index ckpt-7.json saved_model.pb variables "
+testcmd "the SavedModel in --out: TF's op defs hold (savedmodel_check.py), its variables are ckpt-7's weights, tfk-model run on it equals numpy on them" \
+	'$PYTHON $TESTS/py/savedmodel_check.py check keep >/dev/null &&
+	 $PYTHON -c "
+import numpy as np; np.random.seed(3); np.save(\"x.npy\", np.random.rand(5, 28, 28).astype(np.float32))" &&
+	 tfk-model run --dir keep --inputs input_1=x.npy --outdir pred >/dev/null &&
+	 $BC dump keep/variables/variables >sm.txt && $BC dump keep/ckpt-7 >ck.txt && $PYTHON -c "
+import numpy as np
+def load(f):
+    w = {}
+    for line in open(f).read().splitlines()[2:]:
+        t = line.split(); k = bytes.fromhex(t[0]).decode()
+        w[k] = np.frombuffer(bytes.fromhex(t[-1]), np.float32).reshape([int(d) for d in t[2][6:].split(\",\")])
+    return w
+sm, ck = load(\"sm.txt\"), load(\"ck.txt\")
+print(sorted(sm), all((sm[k] == ck[k]).all() for k in sm))
+x = np.load(\"x.npy\").reshape(5, -1).astype(np.float64)
+h = np.maximum(x @ sm[\"dense/kernel\"] + sm[\"dense/bias\"], 0)
+z = h @ sm[\"dense_1/kernel\"] + sm[\"dense_1/bias\"]
+p = np.exp(z - z.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+y = np.load(\"pred/dense_1.npy\"); print(y.dtype, y.shape, np.abs(y - p).max() < 1e-5)"' \
+	"['dense/bias', 'dense/kernel', 'dense_1/bias', 'dense_1/kernel'] True\nfloat32 (5, 10) True"
 
 # PyTorch oracle --------------------------------------------------------------
 # Epoch 1 trains from the initial weights; epoch 2, resumed, is replayed

@@ -117,6 +117,8 @@ struct klayer {
 	enum tfk_dtype dtype;	/* InputLayer */
 	int rank;		/* InputLayer: with the batch dim */
 	int64_t shape[TFK_MAX_RANK];
+	/* LSTM, GRU, SimpleRNN (recurrent.c) */
+	int ract, ret_seq, go_back, reset_after, forget_bias;
 	/* built */
 	int built;
 	struct tfk_port w[KMAX_W];
@@ -149,6 +151,15 @@ const struct tfk_tdesc *kdesc(struct kctx *c, struct tfk_port p);
  * errors name "PATH.config.KEY". */
 int kcfg_bad(struct kctx *c, const struct klayer *l, const char *key,
 	     const char *what);
+
+/* recurrent.c: LSTM, GRU and SimpleRNN, unrolled over a known number
+ * of timesteps (parse, build, apply as struct klayer_class). */
+int tfk_keras_rnn_parse(struct kctx *c, struct klayer *l);
+int tfk_keras_rnn_build(struct kctx *c, struct klayer *l,
+			const struct tfk_tdesc *in, int n_in);
+int tfk_keras_rnn_apply(struct kctx *c, struct klayer *l,
+			const struct tfk_port *in, int n_in,
+			struct kout *out);
 
 /* initializer.c */
 /* Parse an initializer value (name string or {"class_name", "config"})

@@ -1347,6 +1347,11 @@ static int parse_none(struct kctx *c, struct klayer *l)
 #define CONV_KEYS " kernel_size strides padding data_format dilation_rate " \
 	"groups activation use_bias bias_initializer bias_regularizer "
 #define POOL_KEYS " pool_size strides padding data_format "
+#define RNN_KEYS " units activation use_bias kernel_initializer " \
+	"recurrent_initializer bias_initializer kernel_regularizer " \
+	"recurrent_regularizer bias_regularizer dropout recurrent_dropout " \
+	"return_sequences return_state go_backwards stateful unroll " \
+	"time_major zero_output_for_mask seed "
 
 static const struct klayer_class classes[] = {
 	{ "InputLayer", " batch_input_shape batch_shape sparse ragged ",
@@ -1407,6 +1412,15 @@ static const struct klayer_class classes[] = {
 	{ "Concatenate", " axis ", parse_merge, NULL, apply_merge, KL_MERGE },
 	{ "ZeroPadding2D", " padding data_format ", parse_zpad, NULL,
 	  apply_zpad, 0 },
+	/* recurrent.c */
+	{ "LSTM", RNN_KEYS "recurrent_activation unit_forget_bias "
+	  "implementation ", tfk_keras_rnn_parse, tfk_keras_rnn_build,
+	  tfk_keras_rnn_apply, KL_SHARED },
+	{ "GRU", RNN_KEYS "recurrent_activation reset_after implementation ",
+	  tfk_keras_rnn_parse, tfk_keras_rnn_build, tfk_keras_rnn_apply,
+	  KL_SHARED },
+	{ "SimpleRNN", RNN_KEYS, tfk_keras_rnn_parse, tfk_keras_rnn_build,
+	  tfk_keras_rnn_apply, KL_SHARED },
 	/* their keys are checked by preprocess.c */
 	{ "Rescaling", NULL, parse_none, NULL, apply_prep, KL_SHARED },
 	{ "Normalization", NULL, parse_none, NULL, apply_prep, KL_SHARED },

@@ -391,6 +391,7 @@ static void gemm(void)
 	static const int64_t sizes[][3] = {
 		{ 1, 1, 1 }, { 2, 3, 4 }, { 7, 5, 3 }, { 32, 128, 100 },
 		{ 64, 10, 128 }, { 17, 33, 65 }, { 3, 4, 0 }, { 100, 1, 300 },
+		{ 1, 128, 784 }, { 1, 10, 3 },	/* one row: the gemv path */
 	};
 	double worst = 0, dworst = 0;
 	size_t c;

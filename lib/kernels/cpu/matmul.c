@@ -56,6 +56,18 @@ void tfk_cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		memset(c, 0, m * n * sizeof(*c));
 		return;
 	}
+	if (m == 1) {
+		/* one row (batch-1 inference): sgemm would copy all of B
+		 * into its packed layout on every call, which costs more
+		 * than the product; a (1 x k) is the same bytes with ta */
+		if (tb)
+			cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k,
+				    1.0f, b, (int)k, a, 1, 0.0f, c, 1);
+		else
+			cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n,
+				    1.0f, b, (int)n, a, 1, 0.0f, c, 1);
+		return;
+	}
 	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
 		    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
 		    1.0f, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n,

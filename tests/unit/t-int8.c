@@ -879,9 +879,11 @@ static void fast_paths(void)
 		good &= fast_conv(isas[i], 3, 10, 10, 4, 3, 2, 17, 2, 1, 0, 3);
 		good &= fast_conv(isas[i], 1, 11, 9, 5, 3, 3, 40, 1, 2, 1, 1);
 		good &= fast_conv(isas[i], 2, 6, 6, 16, 1, 1, 16, 1, 1, 0, 2);
+		good &= fast_conv(isas[i], 1, 10, 9, 8, 3, 3, 20, 1, 2, 1, 2);
+		good &= fast_conv(isas[i], 2, 7, 7, 12, 2, 3, 33, 3, 1, 1, 1);
 		ok(good, "fast FC and CONV_2D on %s: bit-exact with the _ref "
-		   "(10 shapes: tails of rows, k and channels, strides, "
-		   "dilation, SAME/VALID, per-channel, threads 1-3, zp -128 "
+		   "(12 shapes: tails of rows, k and channels, strides, "
+		   "dilation, rows in place or copied, SAME/VALID, per-channel, threads 1-3, zp -128 "
 		   "and 127)", isas[i]);
 		/* 70000 * 255 * 128 > 2^31: the accumulator wraps */
 		ok(fast_fc(isas[i], 2, 70000, 3, 0, 2, -128), "fast FC on %s "

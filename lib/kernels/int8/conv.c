@@ -11,11 +11,13 @@
  * The fast CONV_2D is the FC GEMM core (fc.c) over an implicit im2col:
  * the input is copied once per call as x + 128 bytes into a padded
  * buffer whose border holds zp + 128 (so a padded tap's (x + 128) +
- * (in_offset - 128) is 0, as skipping it is); each GEMM row, one output
+ * (in_offset - 128) is 0, as skipping it is). Each GEMM row, one output
  * pixel's patch in the filter's OHWI order (ky, kx, c), is then kh
- * memcpys of kw * c bytes, made per tile of 8 pixels into L1-resident
- * scratch. A per-byte gather with bounds checks (the first version)
- * cost as much as the multiply-adds.
+ * runs of kw * c contiguous bytes of that copy: with dilation 1 in
+ * width and c % 4 == 0 the VNNI kernel reads them in place (no im2col
+ * at all), otherwise they are copied per tile of 12 pixels into
+ * L1-resident scratch. A per-byte gather with bounds checks (the first
+ * version) cost as much as the multiply-adds; the copy, a quarter.
  */
 #include "kernels/int8.h"
 #include "kernels/int8/gemm-impl.h"
@@ -197,6 +199,17 @@ static void conv_row(const void *ctx, int64_t r, uint8_t *dst)
 	memset(d, 0, (size_t)(dst + cr->kp - d));
 }
 
+/* Row r's first segment (ky = 0) in the padded copy. */
+static const uint8_t *conv_rowptr(const void *ctx, int64_t r)
+{
+	const struct conv_rows *cr = ctx;
+	const struct tfk_conv2d *g = cr->g;
+	int64_t ox = r % g->ow, oy = r / g->ow % g->oh, b = r / g->ow / g->oh;
+
+	return cr->px + ((b * cr->ph + oy * g->sh) * cr->pw + ox * g->sw) *
+	       g->c;
+}
+
 int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 		    const int8_t *x, const struct tfk_int8_packed *p,
 		    const int32_t *bias, int8_t *y, int threads,
@@ -227,6 +240,7 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 	if (cr.pw < g->pl + g->w)
 		cr.pw = g->pl + g->w;
 	cr.px = NULL;
+	memset(&gm, 0, sizeof(gm));
 	gm.rq = rq;
 	gm.p = p;
 	gm.m = g->n * g->oh * g->ow;
@@ -236,5 +250,12 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 	gm.y = y;
 	gm.pre_bytes = (size_t)(g->n * cr.ph * cr.pw * g->c);
 	gm.prep = conv_prep;
+	if (g->dw == 1 && g->c % 4 == 0) {
+		/* rows in place: kh segments of kw * c bytes */
+		gm.rowptr = conv_rowptr;
+		gm.nseg = g->kh;
+		gm.seglen = g->kw * g->c;
+		gm.segstride = g->dh * cr.pw * g->c;
+	}
 	return tfk_i8_gemm_run(&gm, threads, ws, err);
 }

@@ -17,8 +17,10 @@
  * widens to int16 and uses vpmaddwd (exact) instead. int32 sums wrap
  * in both, as the _ref's (computed in int64, then truncated) do, so the
  * paths agree bit for bit whatever the sizes. Rows are made per tile of
- * 8 (an implicit im2col for CONV_2D) into a per-thread scratch that
- * stays in L1; requantization is vectorized on AVX-512.
+ * 12 into a per-thread scratch that stays in L1 (or, for CONV_2D on
+ * VNNI, read in place from segments of a padded input); the VNNI tile
+ * is 12 rows x 32 channels, 24 accumulators; requantization is
+ * vectorized on AVX-512.
  */
 #include "kernels/int8.h"
 #include "kernels/int8/gemm-impl.h"
@@ -343,6 +345,64 @@ VNNI_ATTR static void tile_vnni(const struct gctx *c, const uint8_t *a,
 		ST1(8); ST1(9); ST1(A); ST1(B);
 	}
 }
+
+/* The same tile reading rows in place (CONV_2D without im2col): row i's
+ * k-th quad is rp[i] + segment * segstride + offset. */
+#undef BC
+#define BC(i) _mm512_set1_epi32(ld4(rp[0x##i] + off))
+VNNI_ATTR static void tile_vnni_direct(const struct gctx *c,
+				       const uint8_t *const *rp, int64_t m0)
+{
+	const struct tfk_i8_gemm *g = c->g;
+	const struct tfk_int8_packed *p = g->p;
+	int64_t np = p->np, j0, s, off, end;
+
+	for (j0 = 0; j0 + 32 <= np; j0 += 32) {
+		__m512i b0 = _mm512_loadu_si512(c->bias2 + j0);
+		__m512i b1 = _mm512_loadu_si512(c->bias2 + j0 + 16);
+		__m512i c00 = b0, c01 = b1, c10 = b0, c11 = b1;
+		__m512i c20 = b0, c21 = b1, c30 = b0, c31 = b1;
+		__m512i c40 = b0, c41 = b1, c50 = b0, c51 = b1;
+		__m512i c60 = b0, c61 = b1, c70 = b0, c71 = b1;
+		__m512i c80 = b0, c81 = b1, c90 = b0, c91 = b1;
+		__m512i cA0 = b0, cA1 = b1, cB0 = b0, cB1 = b1;
+		const int8_t *wp = p->w4 + j0 * 4;
+
+		for (s = 0; s < g->nseg; s++)
+			for (off = s * g->segstride, end = off + g->seglen;
+			     off < end; off += 4, wp += np * 4) {
+				__m512i w0 = _mm512_loadu_si512(wp);
+				__m512i w1 = _mm512_loadu_si512(wp + 64);
+
+				DP2(0); DP2(1); DP2(2); DP2(3);
+				DP2(4); DP2(5); DP2(6); DP2(7);
+				DP2(8); DP2(9); DP2(A); DP2(B);
+			}
+		ST2(0); ST2(1); ST2(2); ST2(3);
+		ST2(4); ST2(5); ST2(6); ST2(7);
+		ST2(8); ST2(9); ST2(A); ST2(B);
+	}
+	if (j0 < np) {
+		__m512i b0 = _mm512_loadu_si512(c->bias2 + j0);
+		__m512i c00 = b0, c10 = b0, c20 = b0, c30 = b0;
+		__m512i c40 = b0, c50 = b0, c60 = b0, c70 = b0;
+		__m512i c80 = b0, c90 = b0, cA0 = b0, cB0 = b0;
+		const int8_t *wp = p->w4 + j0 * 4;
+
+		for (s = 0; s < g->nseg; s++)
+			for (off = s * g->segstride, end = off + g->seglen;
+			     off < end; off += 4, wp += np * 4) {
+				__m512i w0 = _mm512_loadu_si512(wp);
+
+				DP1(0); DP1(1); DP1(2); DP1(3);
+				DP1(4); DP1(5); DP1(6); DP1(7);
+				DP1(8); DP1(9); DP1(A); DP1(B);
+			}
+		ST1(0); ST1(1); ST1(2); ST1(3);
+		ST1(4); ST1(5); ST1(6); ST1(7);
+		ST1(8); ST1(9); ST1(A); ST1(B);
+	}
+}
 #undef BC
 #undef DP2
 #undef DP1
@@ -353,13 +413,16 @@ VNNI_ATTR static void tile_vnni(const struct gctx *c, const uint8_t *a,
 struct i8_isa {
 	const char *name;
 	void (*tile)(const struct gctx *c, const uint8_t *a, int64_t m0);
+	/* rows in place (NULL: copied into a for tile) */
+	void (*direct)(const struct gctx *c, const uint8_t *const *rp,
+		       int64_t m0);
 };
 
 static const struct i8_isa isas[] = {
-	{ "c", tile_c },
+	{ "c", tile_c, NULL },
 #ifdef I8_X86
-	{ "avx2", tile_avx2 },
-	{ "avx512vnni", tile_vnni },
+	{ "avx2", tile_avx2, NULL },
+	{ "avx512vnni", tile_vnni, tile_vnni_direct },
 #endif
 };
 
@@ -423,8 +486,27 @@ static void run_chunk(void *ctx, int64_t begin, int64_t end, int worker)
 	int i;
 
 	for (t = begin; t < end; t++) {
-		int64_t m0 = t * TFK_I8_TILE;
+		int64_t m0 = t * TFK_I8_TILE, sg;
 
+		if (g->rowptr) {
+			const uint8_t *rp[TFK_I8_TILE];
+
+			/* rows past m read row m0 again; never stored */
+			for (i = 0; i < TFK_I8_TILE; i++)
+				rp[i] = g->rowptr(g->ctx, m0 + i < g->m ?
+						  m0 + i : m0);
+			if (r->isa->direct) {
+				r->isa->direct(&r->c, rp, m0);
+				continue;
+			}
+			for (i = 0; i < TFK_I8_TILE; i++)
+				for (sg = 0; sg < g->nseg; sg++)
+					memcpy(a + i * kp + sg * g->seglen,
+					       rp[i] + sg * g->segstride,
+					       (size_t)g->seglen);
+			r->isa->tile(&r->c, a, m0);
+			continue;
+		}
 		for (i = 0; i < TFK_I8_TILE; i++)
 			if (m0 + i < g->m)
 				g->row(g->ctx, m0 + i, a + i * kp);
@@ -452,6 +534,10 @@ int tfk_i8_gemm_run(const struct tfk_i8_gemm *g, int threads,
 		return tfk_errf(err, TFK_EINVAL, "%lld multipliers for %lld "
 				"channels", (long long)rq->n,
 				(long long)p->n);
+	if (g->rowptr && (g->seglen % 4 || g->nseg * g->seglen != p->kp))
+		return tfk_errf(err, TFK_EINVAL, "int8 gemm: %lld segments of "
+				"%lld bytes for k %lld", (long long)g->nseg,
+				(long long)g->seglen, (long long)p->kp);
 	if (g->m <= 0)
 		return 0;
 	if (threads < 1)
@@ -521,7 +607,16 @@ int tfk_int8_fc(const struct tfk_int8_rq *rq, const struct tfk_int8_packed *p,
 		int threads, struct tfk_conv_ws *ws, struct tfk_err *err)
 {
 	struct fc_rows f = { x, p->k, p->kp };
-	struct tfk_i8_gemm g = { rq, p, batch, fc_row, &f, bias, y, 0, NULL };
+	struct tfk_i8_gemm g;
+
+	memset(&g, 0, sizeof(g));
+	g.rq = rq;
+	g.p = p;
+	g.m = batch;
+	g.row = fc_row;
+	g.ctx = &f;
+	g.bias = bias;
+	g.y = y;
 
 	return tfk_i8_gemm_run(&g, threads, ws, err);
 }

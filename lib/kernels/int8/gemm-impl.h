@@ -20,6 +20,11 @@ struct tfk_i8_gemm {
 	int64_t m;		/* rows of y */
 	/* Writes row r (< m) of a: p->kp bytes. */
 	void (*row)(const void *ctx, int64_t r, uint8_t *dst);
+	/* Or, when rowptr is set, rows read in place: row r is nseg
+	 * segments of seglen bytes (a multiple of 4; nseg * seglen = kp),
+	 * segment s at rowptr(ctx, r) + s * segstride. */
+	const uint8_t *(*rowptr)(const void *ctx, int64_t r);
+	int64_t nseg, seglen, segstride;
 	const void *ctx;
 	const int32_t *bias;	/* the op's bias [n] or NULL */
 	int8_t *y;		/* [m, n] */

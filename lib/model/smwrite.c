@@ -959,8 +959,22 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Node names must be unique in a GraphDef. */
-static int check_unique(struct exp *x)
+/* TensorFlow's node name rule (graph/node_builder, IsValidNodeName):
+ * [A-Za-z0-9.][A-Za-z0-9_./>-]*  */
+static int valid_name(const char *s)
+{
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+	      (*s >= '0' && *s <= '9') || *s == '.'))
+		return 0;
+	for (s++; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || strchr("_./>-", *s)))
+			return 0;
+	return 1;
+}
+
+/* Node names must be valid for TensorFlow and unique in a GraphDef. */
+static int check_names(struct exp *x)
 {
 	size_t n = x->nodes.n;
 	const char **v = tfk_calloc(n ? n : 1, sizeof(*v));
@@ -968,8 +982,16 @@ static int check_unique(struct exp *x)
 
 	if (!v)
 		return oom(x);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		v[i] = ((Tensorflow__NodeDef *)x->nodes.v[i])->name;
+		if (!rc && !valid_name(v[i]))
+			rc = tfk_errf(x->err, TFK_EINVAL, "node name '%s' is "
+				      "not a valid TensorFlow node name", v[i]);
+	}
+	if (rc) {
+		tfk_free(v);
+		return rc;
+	}
 	qsort(v, n, sizeof(*v), name_cmp);
 	for (size_t i = 1; i < n && !rc; i++)
 		if (!strcmp(v[i], v[i - 1]))
@@ -1150,7 +1172,7 @@ static int build(struct exp *x, Tensorflow__SavedModel **out)
 	tfk_free(vars);
 	if (rc)
 		return rc;
-	rc = check_unique(x);
+	rc = check_names(x);
 	if (rc)
 		return rc;
 

@@ -751,6 +751,29 @@ static void errors(void)
 	ok(!exists(dir), "nothing written for a refused model");
 	m->outputs[0].infer = saved;
 
+	/* A layer name TensorFlow would refuse as a node name. */
+	{
+		json_error_t je;
+		json_t *j = json_loads("{\"class_name\": \"Sequential\", "
+			"\"config\": {\"name\": \"n\", \"layers\": [{"
+			"\"class_name\": \"InputLayer\", \"config\": {"
+			"\"batch_input_shape\": [null, 3], \"name\": \"x\"}},"
+			" {\"class_name\": \"Dense\", \"config\": {\"name\":"
+			" \"my dense\", \"units\": 2}}]}}", 0, &je);
+		struct tfk_model *bad = NULL;
+		const char *bdir = tap_tmp("badname");
+
+		rc = j ? tfk_keras_build(j, "model", 1, &bad, &err) : -1;
+		json_decref(j);
+		ok(!rc, "a model with a layer named 'my dense' builds");
+		rc = rc ? rc : tfk_savedmodel_write(bdir, bad, NULL, &err);
+		is_int(rc, TFK_EINVAL, "its export is refused");
+		is_str(err.msg, "node name 'my dense/kernel' is not a valid "
+		       "TensorFlow node name", "... naming the node");
+		ok(!exists(bdir), "... and writes nothing");
+		tfk_model_free(bad);
+	}
+
 	/* A directory that cannot be made. */
 	snprintf(path, sizeof(path), "%s/file", tap_tmpdir());
 	tap_write_file(path, "x", 1);

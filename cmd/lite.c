@@ -1,5 +1,5 @@
 /*
- * tfk-lite: inspect TensorFlow Lite models (.tflite).
+ * tfk-lite: inspect and run TensorFlow Lite models (.tflite).
  *
  * `show` prints what a .tflite file holds: schema version, description,
  * min_runtime_version, the size of each part of the file (constant
@@ -13,7 +13,14 @@
  * --json with schema.fbs (every field, raw): this sits between, and
  * needs neither Python nor the schema at run time.
  *
- * The file is verified whole before anything is printed (lib/model/
+ * `run` is TFLite's signature runner with saved_model_cli's input
+ * options and output text (as `tfk-model run`): the subgraph becomes a
+ * tfk_graph (lib/model/tflgraph.c) built for the shapes actually fed
+ * (TFLite's ResizeInputTensor, implicitly), run once by the executor.
+ * Float models only: quantized ones are refused until the int8 backend
+ * exists.
+ *
+ * The file is verified whole before anything is used (lib/model/
  * tflite.c): a corrupt or truncated file is one error naming the file
  * and the place, exit 1, and nothing on stdout.
  *
@@ -37,7 +44,7 @@
 static const struct tfk_cmd top_cmd = {
 	"tfk-lite",
 	"COMMAND [options] MODEL.tflite",
-	"inspect TensorFlow Lite models",
+	"inspect and run TensorFlow Lite models",
 	"tfk-lite show model.tflite",
 };
 

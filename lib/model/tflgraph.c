@@ -829,6 +829,9 @@ static int convert_op(struct ctx *c)
 	case TFK_TFL_QUANTIZE:
 		return op_err(c, TFK_EINVAL, "quantized models are not "
 			      "supported by run yet");
+	case TFK_TFL_CUSTOM:
+		return op_err(c, TFK_EINVAL, "custom op '%s' is not supported "
+			      "by run", op_name(c));
 	default:
 		return op_err(c, TFK_EINVAL, "op %s (%d) is not supported by "
 			      "run", op_name(c), code);

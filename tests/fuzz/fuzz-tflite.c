@@ -12,10 +12,13 @@
  * its own: every index dereferenced (opcodes, tensors of operators and
  * subgraphs, buffers, signature tensors, metadata buffers), every option
  * field decoded (none may fail: load checked them), sizes and the
- * min_runtime_version string computed. Mutations rarely survive the
+ * min_runtime_version string computed; then every subgraph is built
+ * as a graph for `run` (tfk_tflite_graph: a refusal must have a
+ * message). Mutations rarely survive the
  * identifier check, so each input is also tried with bytes 4..7 set to
  * "TFL3".
  */
+#include "graph/graph.h"
 #include "model/tflite.h"
 
 #include <stdint.h>
@@ -100,6 +103,21 @@ static void run(const uint8_t *p, size_t n)
 		return;
 	}
 	use(&m);
+	{
+		int i;
+
+		for (i = 0; i < m.n_subgraphs && i < 4; i++) {
+			struct tfk_graph *g;
+
+			err.msg[0] = 0;
+			if (tfk_tflite_graph(&m, i, NULL, &g, &err)) {
+				if (!err.msg[0])
+					abort();
+			} else {
+				tfk_graph_free(g);
+			}
+		}
+	}
 	tfk_tflite_release(&m);
 }
 

@@ -15,6 +15,18 @@ field in its table's declaration).
   tflite_fb.py read FILE
       print the fields of the test buffer in FILE (made by our builder),
       one "name=value" per line
+  tflite_fb.py ops DIR
+      write small float models, one per op family (CONV_2D,
+      DEPTHWISE_CONV_2D, pools, FULLY_CONNECTED, SOFTMAX, RESHAPE,
+      CONCATENATION, MEAN, PAD, elementwise ops with broadcasting and
+      fused activations, float16 weights through DEQUANTIZE, a custom
+      op), built with flatbuffers.Builder, as DIR/NAME.tflite, with
+      DIR/NAME.in.npy and the expected output DIR/NAME.out.npy computed
+      by numpy from TensorFlow's documented semantics (SAME padding,
+      OHWI filters, ...), never by tfkit
+  tflite_fb.py check GOT.npy WANT.npy
+      "ok" when the arrays have the same shape and agree within 1e-5
+      (relative) + 1e-6 (absolute)
 """
 import json
 import struct
@@ -277,6 +289,322 @@ def read(path):
     return 0
 
 
+# --- small models for `tfk-lite run` ------------------------------------
+# schema.fbs numbers: TensorType FLOAT32 0, FLOAT16 1, INT32 2;
+# BuiltinOperator ADD 0, AVERAGE_POOL_2D 1, CONCATENATION 2, CONV_2D 3,
+# DEPTHWISE_CONV_2D 4, DEQUANTIZE 6, FULLY_CONNECTED 9, LOGISTIC 14,
+# MAX_POOL_2D 17, MUL 18, RESHAPE 22, SOFTMAX 25, CUSTOM 32, PAD 34,
+# MEAN 40, SUB 41, DIV 42; BuiltinOptions union types Conv2DOptions 1,
+# DepthwiseConv2DOptions 2, Pool2DOptions 5, FullyConnectedOptions 8,
+# SoftmaxOptions 9, ConcatenationOptions 10, AddOptions 11, MulOptions 21,
+# ReducerOptions 27, SubOptions 28, DivOptions 29; Padding SAME 0,
+# VALID 1; activation RELU 1, RELU_N1_TO_1 2, RELU6 3, TANH 4.
+
+def ivec(b, vals):
+    b.StartVector(4, len(vals), 4)
+    for v in reversed(vals):
+        b.PrependInt32(int(v))
+    return b.EndVector()
+
+
+def offvec(b, offs):
+    b.StartVector(4, len(offs), 4)
+    for o in reversed(offs):
+        b.PrependUOffsetTRelative(o)
+    return b.EndVector()
+
+
+def opts_table(b, fields):
+    """fields: list of (slot, kind, value), kind 'b' byte, 'i' int32,
+    'f' float32."""
+    b.StartObject(max([f[0] for f in fields] + [0]) + 1)
+    for slot_, kind, v in fields:
+        if kind == "b":
+            b.PrependInt8Slot(slot_, v, -99)
+        elif kind == "i":
+            b.PrependInt32Slot(slot_, v, -99)
+        else:
+            b.PrependFloat32Slot(slot_, v, -99.0)
+    return b.EndObject()
+
+
+def write_model(path, tensors, ops, inputs, outputs, codes):
+    """tensors: (name, type, shape, bytes or None); ops: (code index,
+    inputs, outputs, options type, option fields); codes: (builtin code,
+    custom code or None)."""
+    b = flatbuffers.Builder(0)
+    bufs = []
+    datas = [b""] + [t[3] for t in tensors if t[3] is not None]
+    for d in datas:
+        if d:
+            b.StartVector(1, len(d), 16)
+            for byte in reversed(d):
+                b.PrependUint8(byte)
+            v = b.EndVector()
+        b.StartObject(1)
+        if d:
+            b.PrependUOffsetTRelativeSlot(0, v, 0)
+        bufs.append(b.EndObject())
+    tens = []
+    k = 1
+    for name, ttype, shape, data in tensors:
+        nm = b.CreateString(name)
+        sh = ivec(b, shape)
+        b.StartObject(8)
+        b.PrependUOffsetTRelativeSlot(0, sh, 0)
+        b.PrependInt8Slot(1, ttype, -1)
+        if data is not None:
+            b.PrependUint32Slot(2, k, 0)
+            k += 1
+        b.PrependUOffsetTRelativeSlot(3, nm, 0)
+        tens.append(b.EndObject())
+    opl = []
+    for ci, ins, outs, otype, fields in ops:
+        vi, vo = ivec(b, ins), ivec(b, outs)
+        ot = opts_table(b, fields) if otype else None
+        b.StartObject(5)
+        b.PrependUint32Slot(0, ci, 99)
+        b.PrependUOffsetTRelativeSlot(1, vi, 0)
+        b.PrependUOffsetTRelativeSlot(2, vo, 0)
+        if otype:
+            b.PrependUint8Slot(3, otype, 0)
+            b.PrependUOffsetTRelativeSlot(4, ot, 0)
+        opl.append(b.EndObject())
+    vt, vop = offvec(b, tens), offvec(b, opl)
+    vin, vout = ivec(b, inputs), ivec(b, outputs)
+    b.StartObject(5)
+    b.PrependUOffsetTRelativeSlot(0, vt, 0)
+    b.PrependUOffsetTRelativeSlot(1, vin, 0)
+    b.PrependUOffsetTRelativeSlot(2, vout, 0)
+    b.PrependUOffsetTRelativeSlot(3, vop, 0)
+    sg = b.EndObject()
+    cl = []
+    for code, custom in codes:
+        cs = b.CreateString(custom) if custom else None
+        b.StartObject(4)
+        b.PrependInt8Slot(0, min(code, 127), -1)
+        if cs:
+            b.PrependUOffsetTRelativeSlot(1, cs, 0)
+        b.PrependInt32Slot(2, 1, 0)
+        b.PrependInt32Slot(3, code, -1)
+        cl.append(b.EndObject())
+    vc, vs, vb = offvec(b, cl), offvec(b, [sg]), offvec(b, bufs)
+    b.StartObject(8)
+    b.PrependUint32Slot(0, 3, 0)
+    b.PrependUOffsetTRelativeSlot(1, vc, 0)
+    b.PrependUOffsetTRelativeSlot(2, vs, 0)
+    b.PrependUOffsetTRelativeSlot(4, vb, 0)
+    root = b.EndObject()
+    b.Finish(root, file_identifier=b"TFL3")
+    open(path, "wb").write(b.Output())
+
+
+def same_pad(n, k, s, d=1):
+    """TensorFlow's SAME padding: (out, pad_before)."""
+    ke = (k - 1) * d + 1
+    out = -(-n // s)
+    tot = max((out - 1) * s + ke - n, 0)
+    return out, tot // 2
+
+
+def conv_ref(x, w_hwio, stride, pad, dil=(1, 1)):
+    import numpy as np
+    n, h, wd, c = x.shape
+    kh, kw, _, o = w_hwio.shape
+    if pad == "SAME":
+        oh, ph = same_pad(h, kh, stride[0], dil[0])
+        ow, pw = same_pad(wd, kw, stride[1], dil[1])
+    else:
+        oh = (h - (kh - 1) * dil[0] - 1) // stride[0] + 1
+        ow = (wd - (kw - 1) * dil[1] - 1) // stride[1] + 1
+        ph = pw = 0
+    y = np.zeros((n, oh, ow, o), np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            for a in range(kh):
+                for bb in range(kw):
+                    ii = i * stride[0] + a * dil[0] - ph
+                    jj = j * stride[1] + bb * dil[1] - pw
+                    if 0 <= ii < h and 0 <= jj < wd:
+                        y[:, i, j, :] += x[:, ii, jj, :].astype(
+                            np.float64) @ w_hwio[a, bb].astype(np.float64)
+    return y
+
+
+def pool_ref(x, k, s, pad, kind):
+    import numpy as np
+    n, h, w, c = x.shape
+    if pad == "SAME":
+        oh, ph = same_pad(h, k[0], s[0])
+        ow, pw = same_pad(w, k[1], s[1])
+    else:
+        oh, ow, ph, pw = (h - k[0]) // s[0] + 1, (w - k[1]) // s[1] + 1, 0, 0
+    y = np.zeros((n, oh, ow, c), np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            i0, j0 = i * s[0] - ph, j * s[1] - pw
+            win = x[:, max(i0, 0):min(i0 + k[0], h),
+                    max(j0, 0):min(j0 + k[1], w), :].astype(np.float64)
+            y[:, i, j, :] = win.max(axis=(1, 2)) if kind == "max" \
+                else win.mean(axis=(1, 2))
+    return y
+
+
+def ops(outdir):
+    import numpy as np
+    rng = np.random.default_rng(7)
+
+    def f32(a):
+        return np.asarray(a, np.float32)
+
+    def save(name, x, y, tensors, oplist, codes, inputs=(0,), outputs=None):
+        write_model("%s/%s.tflite" % (outdir, name), tensors, oplist,
+                    list(inputs), outputs, codes)
+        np.save("%s/%s.in.npy" % (outdir, name), f32(x))
+        np.save("%s/%s.out.npy" % (outdir, name), f32(y))
+
+    # CONV_2D: OHWI filter, stride h 2 / w 1, SAME, bias, RELU6
+    x = f32(rng.uniform(-1, 1, (1, 5, 5, 2)))
+    w = f32(rng.uniform(-1, 1, (3, 3, 3, 2)))          # O H W I
+    bias = f32([0.5, -0.25, 2.0])
+    y = conv_ref(x, w.transpose(1, 2, 3, 0), (2, 1), "SAME") + bias
+    y = np.clip(y, 0, 6)
+    save("conv", x, y, [("x", 0, [1, 5, 5, 2], None),
+                        ("w", 0, [3, 3, 3, 2], w.tobytes()),
+                        ("b", 0, [3], bias.tobytes()),
+                        ("y", 0, list(y.shape), None)],
+         [(0, [0, 1, 2], [3], 1, [(0, "b", 0), (1, "i", 1), (2, "i", 2),
+                                  (3, "b", 3)])], [(3, None)], outputs=[3])
+    # CONV_2D VALID with dilation 2, no bias (input -1)
+    x = f32(rng.uniform(-1, 1, (2, 6, 6, 1)))
+    w = f32(rng.uniform(-1, 1, (2, 2, 2, 1)))
+    y = conv_ref(x, w.transpose(1, 2, 3, 0), (1, 1), "VALID", (2, 2))
+    save("conv_dilated", x, y, [("x", 0, [2, 6, 6, 1], None),
+                                ("w", 0, [2, 2, 2, 1], w.tobytes()),
+                                ("y", 0, list(y.shape), None)],
+         [(0, [0, 1, -1], [2], 1, [(0, "b", 1), (1, "i", 1), (2, "i", 1),
+                                   (4, "i", 2), (5, "i", 2)])],
+         [(3, None)], outputs=[2])
+    # DEPTHWISE_CONV_2D: [1, H, W, I*M], M = 2, VALID, bias, RELU
+    x = f32(rng.uniform(-1, 1, (1, 4, 4, 2)))
+    w = f32(rng.uniform(-1, 1, (1, 3, 3, 4)))
+    bias = f32([0.1, -0.2, 0.3, -0.4])
+    y = np.zeros((1, 2, 2, 4))
+    for c in range(2):
+        for mm in range(2):
+            y[..., c * 2 + mm] = conv_ref(
+                x[..., c:c + 1], w[0, :, :, c * 2 + mm][:, :, None, None],
+                (1, 1), "VALID")[..., 0]
+    y = np.maximum(y + bias, 0)
+    save("depthwise", x, y, [("x", 0, [1, 4, 4, 2], None),
+                             ("w", 0, [1, 3, 3, 4], w.tobytes()),
+                             ("b", 0, [4], bias.tobytes()),
+                             ("y", 0, [1, 2, 2, 4], None)],
+         [(0, [0, 1, 2], [3], 2, [(0, "b", 1), (1, "i", 1), (2, "i", 1),
+                                  (3, "i", 2), (4, "b", 1)])],
+         [(4, None)], outputs=[3])
+    # MAX_POOL_2D 2x2/2 VALID then AVERAGE_POOL_2D 2x2/1 SAME
+    x = f32(rng.uniform(-1, 1, (1, 4, 4, 2)))
+    t1 = pool_ref(x, (2, 2), (2, 2), "VALID", "max")
+    y = pool_ref(f32(t1), (2, 2), (1, 1), "SAME", "avg")
+    save("pool", x, y, [("x", 0, [1, 4, 4, 2], None),
+                        ("t", 0, [1, 2, 2, 2], None),
+                        ("y", 0, [1, 2, 2, 2], None)],
+         [(0, [0], [1], 5, [(0, "b", 1), (1, "i", 2), (2, "i", 2),
+                            (3, "i", 2), (4, "i", 2)]),
+          (1, [1], [2], 5, [(0, "b", 0), (1, "i", 1), (2, "i", 1),
+                            (3, "i", 2), (4, "i", 2)])],
+         [(17, None), (1, None)], outputs=[2])
+    # FULLY_CONNECTED of a rank-3 input (flattened to [-1, 6]), TANH,
+    # then SOFTMAX with beta 0.5
+    x = f32(rng.uniform(-1, 1, (2, 3, 2)))
+    w = f32(rng.uniform(-1, 1, (4, 6)))
+    bias = f32([0.1, 0.2, 0.3, 0.4])
+    h = np.tanh(x.reshape(-1, 6).astype(np.float64) @ w.T + bias)
+    e = np.exp(0.5 * h - (0.5 * h).max(axis=1, keepdims=True))
+    y = e / e.sum(axis=1, keepdims=True)
+    save("fc_softmax", x, y, [("x", 0, [2, 3, 2], None),
+                              ("w", 0, [4, 6], w.tobytes()),
+                              ("b", 0, [4], bias.tobytes()),
+                              ("h", 0, [2, 4], None),
+                              ("y", 0, [2, 4], None)],
+         [(0, [0, 1, 2], [3], 8, [(0, "b", 4)]),
+          (1, [3], [4], 9, [(0, "f", 0.5)])],
+         [(9, None), (25, None)], outputs=[4])
+    # RESHAPE (shape tensor) -> CONCATENATION axis 0 with a constant ->
+    # MEAN over axis 1 -> PAD [[1, 2]] -> LOGISTIC
+    x = f32(rng.uniform(-1, 1, (1, 2, 3)))
+    c = f32(rng.uniform(-1, 1, (2, 3)))
+    m = np.concatenate([x.reshape(2, 3), c], 0).astype(np.float64).mean(1)
+    y = 1 / (1 + np.exp(-np.pad(m, (1, 2))))
+    save("shapes", x, y, [("x", 0, [1, 2, 3], None),
+                          ("s", 2, [2], np.int32([2, 3]).tobytes()),
+                          ("r", 0, [2, 3], None),
+                          ("c", 0, [2, 3], c.tobytes()),
+                          ("cat", 0, [4, 3], None),
+                          ("axes", 2, [1], np.int32([1]).tobytes()),
+                          ("mean", 0, [4], None),
+                          ("pads", 2, [1, 2], np.int32([1, 2]).tobytes()),
+                          ("p", 0, [7], None),
+                          ("y", 0, [7], None)],
+         [(0, [0, 1], [2], 0, []),
+          (1, [2, 3], [4], 10, [(0, "i", 0)]),
+          (2, [4, 5], [6], 27, [(0, "b", 0)]),
+          (3, [6, 7], [8], 0, []),
+          (4, [8], [9], 0, [])],
+         [(22, None), (2, None), (40, None), (34, None), (14, None)],
+         outputs=[9])
+    # MUL by [3] (broadcast), SUB a scalar, DIV by [2, 1] with
+    # RELU_N1_TO_1, ADD with RELU
+    x = f32(rng.uniform(-2, 2, (2, 3)))
+    m3 = f32([0.5, -1.5, 2.0])
+    sc = f32(0.25)
+    d21 = f32([[2.0], [-0.5]])
+    y = np.clip((x * m3 - sc) / d21, -1, 1)
+    y = np.maximum(y + y, 0)
+    save("elementwise", x, y, [("x", 0, [2, 3], None),
+                               ("m", 0, [3], m3.tobytes()),
+                               ("t1", 0, [2, 3], None),
+                               ("s", 0, [], sc.tobytes()),
+                               ("t2", 0, [2, 3], None),
+                               ("d", 0, [2, 1], d21.tobytes()),
+                               ("t3", 0, [2, 3], None),
+                               ("y", 0, [2, 3], None)],
+         [(0, [0, 1], [2], 21, [(0, "b", 0)]),
+          (1, [2, 3], [4], 28, [(0, "b", 0)]),
+          (2, [4, 5], [6], 29, [(0, "b", 2)]),
+          (3, [6, 6], [7], 11, [(0, "b", 1)])],
+         [(18, None), (41, None), (42, None), (0, None)], outputs=[7])
+    # float16 weights through DEQUANTIZE into FULLY_CONNECTED
+    x = f32(rng.uniform(-1, 1, (3, 4)))
+    w16 = rng.uniform(-1, 1, (2, 4)).astype(np.float16)
+    y = x.astype(np.float64) @ w16.astype(np.float64).T
+    save("fp16", x, y, [("x", 0, [3, 4], None),
+                        ("w16", 1, [2, 4], w16.tobytes()),
+                        ("w", 0, [2, 4], None),
+                        ("y", 0, [3, 2], None)],
+         [(0, [1], [2], 0, []), (1, [0, 2, -1], [3], 8, [(0, "b", 0)])],
+         [(6, None), (9, None)], outputs=[3])
+    # a custom op: refused by name
+    x = f32([1.0])
+    save("custom", x, x, [("x", 0, [1], None), ("y", 0, [1], None)],
+         [(0, [0], [1], 0, [])], [(32, "MyCustomOp")], outputs=[1])
+    return 0
+
+
+def check(got, want):
+    import numpy as np
+    g, w = np.load(got), np.load(want)
+    if g.shape != w.shape:
+        print("shape %r, want %r" % (g.shape, w.shape))
+        return 1
+    if not np.allclose(g, w, rtol=1e-5, atol=1e-6):
+        print("max abs error %g" % np.abs(g - w).max())
+        return 1
+    print("ok")
+    return 0
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "compare" and len(sys.argv) == 4:
@@ -285,5 +613,9 @@ if __name__ == "__main__":
         sys.exit(build(sys.argv[2]))
     if cmd == "read" and len(sys.argv) == 3:
         sys.exit(read(sys.argv[2]))
+    if cmd == "ops" and len(sys.argv) == 3:
+        sys.exit(ops(sys.argv[2]))
+    if cmd == "check" and len(sys.argv) == 4:
+        sys.exit(check(sys.argv[2], sys.argv[3]))
     print(__doc__, file=sys.stderr)
     sys.exit(2)

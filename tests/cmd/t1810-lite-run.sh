@@ -1,0 +1,114 @@
+#!/bin/sh
+# tfk-lite run: the TensorFlow-written float fixtures to the values their
+# README states, small models of every supported op family built by
+# python3-flatbuffers with outputs computed by numpy from TensorFlow's
+# documented semantics (tests/py/tflite_fb.py ops), and every refusal:
+# quantized models, custom ops, missing or unknown inputs, signatures.
+. "$(dirname "$0")/lib.sh"
+
+L=$FIX/tflite
+HW=$L/hello_world
+TD=$L/lite_testdata
+FB="$PYTHON $TESTS/py/tflite_fb.py"
+export L HW TD FB
+
+# --- fixtures: README values ---------------------------------------------
+testcmd "hello_world float: x = 0, 1, 3, 5 give the reference pass" '
+	for x in 0 1 3 5; do
+		mkdir o$x
+		tfk-lite run "$HW/hello_world_float.tflite" --input_exprs "dense_input=[[$x.0]]" --outdir o$x >/dev/null || exit 1
+	done
+	$PYTHON -c "import numpy as np, math
+ref = {0: 0.0264056, 1: 0.8630436, 3: 0.1276463, 5: -0.9565187}
+for x in (0, 1, 3, 5):
+    y = float(np.load(\"o%d/dense_2.npy\" % x)[0, 0])
+    print(abs(y - ref[x]) < 1e-5 and abs(y - math.sin(x)) < 0.05)"' \
+	"True\nTrue\nTrue\nTrue"
+testcmd "hello_world float: printed as numpy prints" \
+	'tfk-lite run "$HW/hello_world_float.tflite" --input_exprs "dense_input=[[1.0]]" | head -n 1' \
+	"Result for output key dense_2:"
+testcmd "add.bin: resized to [2], {1, 3} -> {3, 9}" \
+	'tfk-lite run "$TD/add.bin" --input_exprs "a=[1.0, 3.0]"' \
+	"Result for output key x:\n[3. 9.]"
+testcmd "multi_add.bin: x = a + b + c, y = d + b + c" \
+	'tfk-lite run "$TD/multi_add.bin" --input_exprs "a=[[[[0.1],[0.2]],[[0.3],[0.4]]]];b=[[[[0.001],[0.002]],[[0.003],[0.004]]]];c=[[[[0.0],[0.0]],[[0.0],[0.0]]]];d=[[[[0.01],[0.02]],[[0.03],[0.04]]]]" | tr -d " \n"' \
+	"Resultforoutputkeyx:[[[[0.101][0.202]][[0.303][0.404]]]]Resultforoutputkeyy:[[[[0.011][0.022]][[0.033][0.044]]]]"
+testcmd "multi_signatures.bin: add x + 2" \
+	'tfk-lite run "$TD/multi_signatures.bin" --signature add --input_exprs "x=[2.0, 4.0]"' \
+	"Result for output key output_0:\n[4. 6.]"
+testcmd "multi_signatures.bin: sub x - 3" \
+	'tfk-lite run "$TD/multi_signatures.bin" --signature sub --input_exprs "x=[2, 4, 6]"' \
+	"Result for output key output_0:\n[-1.  1.  3.]"
+testcmd "serving_half_plus_two: x = 2 -> 3 (no signature: tensor names)" \
+	'tfk-lite run "$L/serving_half_plus_two/model.tflite" --input_exprs "x=[[2.0]]"' \
+	"Result for output key y:\n[[3.]]"
+$PYTHON -c "import numpy as np; np.save('$T/x.npy', np.array([[2.0], [4.0]], np.float32))"
+testcmd "--inputs from .npy, a batch of 2" \
+	'tfk-lite run "$L/serving_half_plus_two/model.tflite" --inputs x=x.npy' \
+	"Result for output key y:\n[[3.]\n [4.]]"
+
+# --- every op family against numpy ---------------------------------------
+mkdir "$T/ops"
+check "python3-flatbuffers writes the op models" $FB ops ops
+testcmd "every op model agrees with numpy" '
+	for n in conv conv_dilated depthwise pool fc_softmax shapes elementwise fp16; do
+		mkdir -p out/$n
+		tfk-lite run ops/$n.tflite --inputs x=ops/$n.in.npy --outdir out/$n >/dev/null || echo "$n: failed"
+	done
+	$PYTHON -c "
+import numpy as np
+for n in \"conv conv_dilated depthwise pool fc_softmax shapes elementwise fp16\".split():
+    g, w = np.load(\"out/%s/y.npy\" % n), np.load(\"ops/%s.out.npy\" % n)
+    print(n, g.shape == w.shape and np.allclose(g, w, rtol=1e-5, atol=1e-6))"' \
+"conv True
+conv_dilated True
+depthwise True
+pool True
+fc_softmax True
+shapes True
+elementwise True
+fp16 True"
+
+# --- refusals --------------------------------------------------------------
+testerr "int8 model refused" \
+	'tfk-lite run "$HW/hello_world_int8.tflite" --input_exprs "dense_input=[[-96]]"' 1 \
+	"hello_world_int8.tflite: subgraph 0: tensor 0 'serving_default_dense_input:0' is INT8: quantized models are not supported by run yet"
+testerr "uint8 model refused" \
+	'tfk-lite run "$TD/add_quantized.bin" --input_exprs "input=[1, 3]"' 1 \
+	"tensor 1 'input' is UINT8: quantized models are not supported by run yet"
+testerr "custom op named" \
+	'tfk-lite run ops/custom.tflite --input_exprs "x=[1.0]"' 1 \
+	"custom.tflite: subgraph 0: operator 0 (MyCustomOp): custom op 'MyCustomOp' is not supported by run"
+testerr "several signatures need --signature" \
+	'tfk-lite run "$TD/multi_signatures.bin" --input_exprs "x=[1.0]"' 2 \
+	"has 2 signatures (add, sub): choose one with --signature"
+testerr "unknown signature" \
+	'tfk-lite run "$TD/multi_signatures.bin" --signature mul --input_exprs "x=[1.0]"' 1 \
+	"no signature 'mul'"
+testerr "unknown input key" \
+	'tfk-lite run "$TD/add.bin" --input_exprs "b=[1.0]"' 2 \
+	"--input_exprs: no input 'b' (inputs: a)"
+testerr "input not given" \
+	'tfk-lite run "$TD/multi_add.bin" --input_exprs "a=[1.0]"' 2 \
+	"input 'b' is not given (inputs: a, b, c, d)"
+testerr "not KEY=VALUE" 'tfk-lite run "$TD/add.bin" --input_exprs "[1.0]"' 2 \
+	"is not KEY=VALUE"
+testerr "bad literal" 'tfk-lite run "$TD/add.bin" --input_exprs "a=[1.0,"' 1 \
+	"--input_exprs: a"
+testerr "string for a float input" \
+	'tfk-lite run "$TD/add.bin" --input_exprs "a=[\"x\"]"' 1 \
+	"input 'a': expected float32, got string values"
+testerr "wrong rank for a fixed reshape" \
+	'tfk-lite run ops/shapes.tflite --input_exprs "x=[1.0, 2.0]"' 1 \
+	"cannot reshape"
+testerr "no inputs at all" 'tfk-lite run "$TD/add.bin"' 2 \
+	"run needs --input_exprs or --inputs"
+testerr "missing .npy" 'tfk-lite run "$TD/add.bin" --inputs a=nope.npy' 1 \
+	"nope.npy"
+testerr "corrupt model" 'head -c 300 "$TD/add.bin" >cut.bin; tfk-lite run cut.bin --input_exprs "a=[1.0]"' 1 \
+	"tfk-lite: cut.bin: "
+testcmd "run --help lists its options" \
+	'tfk-lite run --help | grep -o "^ *--[a-z_]*" | tr -d " " | sed "s/^/opt /"' \
+	"opt --signature\nopt --input_exprs\nopt --inputs\nopt --outdir\nopt --version"
+
+done_testing

@@ -183,10 +183,12 @@ struct tfk_model;
  *       "save/Identity:0", "save/restore_all") over SaveV2 / RestoreV2 +
  *       AssignVariableOp nodes.
  * Every file is written under a temporary name and renamed, variables
- * first and saved_model.pb last. An op with no TensorFlow equivalent
- * fails before any file is written: TFK_EINVAL "node NAME: op X has no
- * TensorFlow equivalent; cannot export it". Also TFK_EIO naming the
- * file, TFK_ENOMEM.
+ * first and saved_model.pb last. What TensorFlow could not load fails
+ * before any file is written, TFK_EINVAL: "node NAME: op X has no
+ * TensorFlow equivalent; cannot export it" (the preprocessing,
+ * augmentation and lookup ops of ours), an attr TF's op lacks, "node
+ * name 'a b/kernel' is not a valid TensorFlow node name". Also TFK_EIO
+ * naming the file, TFK_ENOMEM.
  */
 int tfk_savedmodel_write(const char *dir, const struct tfk_model *m,
 			 const char *spec_json, struct tfk_err *err);

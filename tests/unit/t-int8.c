@@ -761,6 +761,98 @@ static void hand_cases(void)
 	is_int(py, 2, "avg pool of 3 3 0 0: (6 + 2) / 4 = 2 (1.5 rounds up)");
 }
 
+/* Float semantics ------------------------------------------------------- */
+
+/*
+ * The int8 conv means the float conv of the dequantized values: with
+ * r = the float (double) conv of (x - zp) * in_s and w * w_s[ch], plus
+ * bias * in_s * w_s[ch], the output must be within one quantum of
+ * clamp(zp_out + r / out_s). Checked against tfk_cpu_conv2d_ref, whose
+ * TF layouts (HWIO, [kh, kw, c, mult]) are built here from TFLite's:
+ * a wrong filter layout, padding side or channel order would be far
+ * off, which the bit-exact numpy model (sharing those readings) could
+ * not show.
+ */
+static double float_conv(int depthwise)
+{
+	struct tfk_conv2d g;
+	struct qset q;
+	struct tfk_int8_rq rq;
+	struct tfk_err err = { 0, "" };
+	struct tfk_tensor xf, ff, yf;
+	int64_t fs[4], ys[4], in[4], i, k, worst = 0;
+	int kh = 3, kw = 3, c = 4, o = depthwise ? 8 : 6;
+	int8_t *x, *f, *y;
+	int32_t *b;
+
+	if (conv_geom(&g, 2, 7, 6, c, kh, kw, depthwise ? 2 : c, o, 2, 1, 1,
+		      depthwise))
+		return 1e9;
+	in[0] = g.n, in[1] = g.h, in[2] = g.w, in[3] = g.c;
+	fs[0] = kh, fs[1] = kw;
+	fs[2] = depthwise ? c : c, fs[3] = depthwise ? 2 : o;
+	ys[0] = g.n, ys[1] = g.oh, ys[2] = g.ow, ys[3] = g.o;
+	tfk_tensor_init(&xf, TFK_DT_DOUBLE, 4, in, &err);
+	tfk_tensor_init(&ff, TFK_DT_DOUBLE, 4, fs, &err);
+	tfk_tensor_init(&yf, TFK_DT_DOUBLE, 4, ys, &err);
+	x = malloc((size_t)tfk_tensor_numel(&xf));
+	f = malloc((size_t)tfk_tensor_numel(&ff));
+	y = malloc((size_t)tfk_tensor_numel(&yf));
+	b = malloc(sizeof(int32_t) * (size_t)g.o);
+	rand_q(&q, (int)g.o, 1, kh * kw * c);
+	q.act = 0;
+	fill8(x, tfk_tensor_numel(&xf));
+	fill8(f, tfk_tensor_numel(&ff));
+	for (i = 0; i < g.o; i++)
+		b[i] = ri(-3000, 3000);
+	for (i = 0; i < tfk_tensor_numel(&xf); i++)
+		((double *)xf.data)[i] = (x[i] - q.in_z) * (double)q.in_s;
+	/* TFLite OHWI [o][ky][kx][c] -> TF HWIO [ky][kx][c][o]; the
+	 * depthwise layouts are the same bytes */
+	for (i = 0; i < tfk_tensor_numel(&ff); i++) {
+		int64_t oc = depthwise ? i % g.o : i / (kh * kw * c);
+		int64_t at = depthwise ? i : (i % (kh * kw * c)) * o + oc;
+
+		((double *)ff.data)[at] = f[i] * (double)q.w_s[oc];
+	}
+	make_rq(&rq, &q, g.o);
+	if (depthwise)
+		tfk_int8_dwconv2d_ref(&g, &rq, x, f, b, y);
+	else
+		tfk_int8_conv2d_ref(&g, &rq, x, f, b, y);
+	tfk_int8_rq_release(&rq);
+	tfk_cpu_conv2d_ref(&g, &xf, &ff, &yf, &err);
+	for (k = 0; k < tfk_tensor_numel(&yf); k++) {
+		int64_t oc = k % g.o;
+		double r = ((double *)yf.data)[k] +
+			   b[oc] * (double)q.in_s * q.w_s[oc];
+		double want = q.out_z + r / q.out_s;
+		int64_t d;
+
+		want = want < -128 ? -128 : want > 127 ? 127 : want;
+		d = llabs((long long)llround(want) - y[k]);
+		worst = d > worst ? d : worst;
+	}
+	tfk_tensor_release(&xf);
+	tfk_tensor_release(&ff);
+	tfk_tensor_release(&yf);
+	free(x);
+	free(f);
+	free(y);
+	free(b);
+	return (double)worst;
+}
+
+static void float_semantics(void)
+{
+	double e = float_conv(0);
+
+	ok(e <= 1, "CONV_2D (stride 2, SAME, per-channel) is the float conv "
+	   "of the dequantized values within one quantum (worst %g)", e);
+	e = float_conv(1);
+	ok(e <= 1, "DEPTHWISE_CONV_2D (mult 2) likewise (worst %g)", e);
+}
+
 /* Fast paths against the _refs ------------------------------------------- */
 
 static int fast_fc(const char *isa, int batch, int in, int out, int pc,
@@ -991,6 +1083,7 @@ int main(void)
 	known_values();
 	hand_cases();
 	oracle_cases();
+	float_semantics();
 	fast_paths();
 	bad_params();
 	return tap_done();

@@ -1,0 +1,1233 @@
+/*
+ * tfk-predict: run a SavedModel signature over a stream of tf.Example
+ * records in batches and write one prediction record per input record,
+ * as TF Serving's batch prediction or model.predict(dataset) does.
+ *
+ * The model is loaded once (model/savedmodel.h), the signature imported
+ * as a pruned graph (model/import.h) and one executor (graph/exec.h)
+ * runs every batch; its arena is planned once for the full batch size
+ * and once more for a short last batch.
+ *
+ * Feeding. Each signature input is fed from the Example feature of the
+ * same name (--map INPUT=FEATURE overrides), the values of one record
+ * making one row of the batch, reshaped to the input's shape without
+ * its batch dimension (one unknown dimension is inferred from the count;
+ * an input of unknown rank gets [batch, count]). Only conversions that
+ * lose nothing and guess nothing are made: float_list -> float32,
+ * int64_list -> int64 or int32 (range-checked), bytes_list -> string,
+ * one bytes value -> uint8 (raw bytes, e.g. an image). Anything else is
+ * an error naming the record, the feature and what the signature wants;
+ * scaling raw image bytes to floats is the job of tfk-map, upstream.
+ * A signature whose one input is a string, with no feature of that name
+ * in the first record, takes the serialized records themselves: TF
+ * Serving's regress/classify signatures and TFX serving functions,
+ * whose graph starts with ParseExample. Which inputs are fed is decided
+ * by the first record: an input without a feature there (and without
+ * --map) is left to its default, and the run fails if the outputs
+ * need it.
+ *
+ * Output. Per record: one feature per output key (in key order) with
+ * the record's row of that output flattened (float types as a
+ * float_list, integer and bool types as an int64_list, strings as a
+ * bytes_list), then the --keep features copied unchanged. As TFRecords
+ * of tf.Example (default), JSON lines in tfk-cat --json's form, or CSV
+ * with a header (an output with several values per record becomes
+ * KEY_0, KEY_1, ...; the same for kept features).
+ *
+ * Rejected: converting dtypes beyond the above (uint8 image bytes to a
+ * float input would need a scale only the user knows); threads over
+ * batches (-j gives the kernels threads; batches run in order, so the
+ * output order is the input order and -j never changes it).
+ */
+#include "example/example.h"
+#include "example/exjson.h"
+#include "graph/exec.h"
+#include "io/out.h"
+#include "io/record.h"
+#include "model/import.h"
+#include "model/savedmodel.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/cli.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void openblas_set_num_threads(int n);
+
+static const char *dir, *tag_set = "serve",
+		  *signature_def = "serving_default", *out_path = "-";
+static long batch_size = 256, jobs = 1;
+static struct tfk_strlist keep_arg, map_arg;
+static int json_out, csv_out;
+
+static const struct tfk_opt opts[] = {
+	TFK_OPT_STR(0, "dir", &dir, "DIR", "the SavedModel directory"),
+	TFK_OPT_STR(0, "tag_set", &tag_set, "TAGS",
+		    "the MetaGraphDef's tags, comma-separated"),
+	TFK_OPT_STR(0, "signature_def", &signature_def, "KEY",
+		    "the signature to run"),
+	TFK_OPT_LONG('b', "batch", &batch_size, "N",
+		     "records per run of the model (the last batch is short)"),
+	TFK_OPT_LIST(0, "keep", &keep_arg, "FEATURE,...",
+		     "copy these input features next to the predictions"),
+	TFK_OPT_LIST(0, "map", &map_arg, "INPUT=FEATURE",
+		     "feed signature input INPUT from FEATURE (default: the "
+		     "feature named INPUT)"),
+	TFK_OPT_FLAG(0, "json", &json_out,
+		     "write JSON lines (tfk-cat --json's form), not records"),
+	TFK_OPT_FLAG(0, "csv", &csv_out,
+		     "write CSV with a header, not records"),
+	TFK_OPT_STR('o', "output", &out_path, "FILE",
+		    "write to FILE, atomically (-: stdout)"),
+	TFK_OPT_LONG('j', "jobs", &jobs, "N", "kernel threads"),
+	TFK_OPT_END
+};
+
+static const struct tfk_cmd cmd = {
+	"tfk-predict",
+	"--dir DIR [--signature_def KEY] [--batch N] [--keep FEATURE] "
+	"[--map INPUT=FEATURE] [--json|--csv] [-o FILE] [FILE...]",
+	"run a SavedModel signature over tf.Example records, one prediction "
+	"record per record",
+	"tfk-predict --dir model --keep label --csv test.tfrecord",
+};
+
+/* A record of the current batch: its bytes in the batch store. */
+struct brec {
+	size_t off, len;
+	const char *file;
+	uint64_t index, byte;
+};
+
+/* A signature input and how it is fed. */
+struct input {
+	const struct tfk_tensor_info *ti;
+	const struct tfk_import_feed *fd;	/* after the import */
+	const char *feature;
+	int mapped;		/* --map named the feature */
+	int fed;
+	int whole;		/* fed the serialized records */
+	int rank;		/* of one row; -1: unknown ([count]) */
+	int64_t dims[TFK_MAX_RANK];	/* of one row, -1 unknown */
+	struct tfk_buf vals;	/* the batch's values */
+	int64_t per;		/* values per row in this batch */
+	int64_t row_dims[TFK_MAX_RANK];	/* resolved for this batch */
+	uint64_t first_row;	/* record that fixed per, for messages */
+	const char *first_file;
+};
+
+/* A kept feature: its CSV column count (from the first record). */
+struct keep {
+	const char *name;
+	long cols;
+};
+
+struct run {
+	struct tfk_savedmodel *sm;
+	const struct tfk_meta_graph *mg;
+	const struct tfk_signature *sig;
+	struct tfk_import *imp;
+	struct tfk_exec *x;
+	int n_in;
+	struct input *in;
+	int n_keep;
+	struct keep *keep;
+	int n_feed;
+	struct tfk_tensor *feeds;	/* n_feed, views of in[].vals */
+	struct input **feed_in;		/* which input each feed is */
+	const struct tfk_tensor **fetched;
+	long *out_cols;		/* per fetch, from the first batch */
+	long batch;		/* effective batch size */
+	int fixed_batch;	/* an input's batch dimension is fixed */
+	int any_feature;	/* some input reads features */
+	int ready;		/* imported, header written */
+	struct tfk_buf store;	/* the batch's record bytes */
+	struct brec *recs;
+	long n_recs;
+	struct tfk_example ex;
+	struct tfk_example_builder b;
+	struct tfk_buf line, scratch;
+	struct tfk_rec_writer *w;
+	struct tfk_out *o;
+	uint64_t n_out;
+};
+
+static char *shape_of(const struct input *in, char *buf, size_t n)
+{
+	char s[128];
+
+	if (in->fd)
+		tfk_shape_str(in->fd->rank, in->fd->shape, s, sizeof(s));
+	else
+		tfk_shape_str(in->ti->has_shape && !in->ti->unknown_rank ?
+			      in->ti->rank : -1, in->ti->dims, s, sizeof(s));
+	snprintf(buf, n, "%s %s", tfk_dtype_name(in->fd ? in->fd->dtype :
+						  (enum tfk_dtype)
+						  in->ti->dtype), s);
+	return buf;
+}
+
+/* Errors about record r: "FILE: record N at byte OFF: ". */
+static int rec_err(struct tfk_err *err, const struct brec *r)
+{
+	return tfk_err_prefix(err, "%s: record %" PRIu64 " at byte %" PRIu64,
+			      r->file, r->index, r->byte);
+}
+
+/* Set-up ---------------------------------------------------------------- */
+
+static int find_output(const struct tfk_signature *sig, const char *key)
+{
+	int j;
+
+	for (j = 0; j < sig->n_outputs; j++)
+		if (!strcmp(sig->outputs[j].key, key))
+			return j;
+	return -1;
+}
+
+/* Parse --map and --keep against the signature (before any record). */
+static int setup_names(struct run *R, struct tfk_err *err)
+{
+	const struct tfk_signature *sig = R->sig;
+	size_t i;
+	int j;
+
+	R->n_in = sig->n_inputs;
+	R->in = tfk_calloc(sig->n_inputs + 1, sizeof(*R->in));
+	if (!R->in)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (j = 0; j < sig->n_inputs; j++) {
+		R->in[j].ti = &sig->inputs[j];
+		R->in[j].feature = sig->inputs[j].key;
+		tfk_buf_init(&R->in[j].vals);
+	}
+	for (i = 0; i < map_arg.n; i++) {
+		const char *m = map_arg.v[i], *eq = strchr(m, '=');
+
+		if (!eq || eq == m || !eq[1])
+			tfk_cli_usage_error("--map %s: expected INPUT=FEATURE",
+					    m);
+		for (j = 0; j < sig->n_inputs; j++)
+			if (strlen(sig->inputs[j].key) == (size_t)(eq - m) &&
+			    !strncmp(sig->inputs[j].key, m, eq - m))
+				break;
+		if (j == sig->n_inputs) {
+			struct tfk_buf l;
+			int k;
+
+			tfk_buf_init(&l);
+			for (k = 0; k < sig->n_inputs; k++)
+				tfk_buf_addf(&l, "%s%s", k ? ", " : "",
+					     sig->inputs[k].key);
+			tfk_buf_addc(&l, 0);
+			tfk_errf(err, TFK_EINVAL, "--map %s: signature %s has "
+				 "no input '%.*s'; its inputs: %s", m,
+				 sig->key, (int)(eq - m), m,
+				 l.data ? (char *)l.data : "");
+			tfk_buf_release(&l);
+			return err->code;
+		}
+		R->in[j].feature = eq + 1;
+		R->in[j].mapped = 1;
+	}
+	/* --keep a,b and --keep a --keep b */
+	for (i = 0; i < keep_arg.n; i++) {
+		const char *p = keep_arg.v[i];
+
+		while (*p) {
+			const char *q = strchr(p, ',');
+			size_t n = q ? (size_t)(q - p) : strlen(p);
+			struct keep *nk;
+			char *name;
+
+			if (n) {
+				name = tfk_malloc(n + 1);
+				nk = tfk_realloc(R->keep, (R->n_keep + 1) *
+						 sizeof(*nk));
+				if (!name || !nk) {
+					tfk_free(name);
+					if (nk)
+						R->keep = nk;
+					return tfk_errf(err, TFK_ENOMEM,
+							"out of memory");
+				}
+				R->keep = nk;
+				memcpy(name, p, n);
+				name[n] = 0;
+				R->keep[R->n_keep].name = name;
+				R->keep[R->n_keep].cols = 0;
+				R->n_keep++;
+				if (find_output(R->sig, name) >= 0)
+					return tfk_errf(err, TFK_EINVAL,
+							"--keep %s: signature "
+							"%s has an output of "
+							"that name", name,
+							sig->key);
+			}
+			p += n;
+			if (*p)
+				p++;
+		}
+	}
+	return 0;
+}
+
+static int dtype_feedable(enum tfk_dtype t)
+{
+	return t == TFK_DT_FLOAT || t == TFK_DT_INT64 ||
+		t == TFK_DT_INT32 || t == TFK_DT_STRING || t == TFK_DT_UINT8;
+}
+
+/* Decide the feeds from the first record, import, make the executor. */
+static int setup_model(struct run *R, const struct brec *r0,
+		       struct tfk_err *err)
+{
+	const uint8_t *p0 = R->store.data + r0->off;
+	const char **names = NULL, **fetch = NULL;
+	struct tfk_exec_opts eo;
+	int i, j, n_fed = 0, rc;
+	char sbuf[160];
+
+	/* the first record decides which features exist; a record that is
+	 * not an Example can still feed a single string input whole */
+	rc = tfk_example_parse(&R->ex, p0, r0->len, err);
+	if (rc && !(R->n_in == 1 &&
+		    R->in[0].ti->dtype == TFK_DT_STRING && !R->in[0].mapped))
+		return rec_err(err, r0);
+	names = tfk_calloc(R->n_in + 1, sizeof(*names));
+	if (!names)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (i = 0; i < R->n_in; i++) {
+		struct input *in = &R->in[i];
+		int present = !rc && tfk_example_findn(&R->ex, in->feature,
+						       strlen(in->feature));
+
+		if (R->n_in == 1 && in->ti->dtype == TFK_DT_STRING &&
+		    !in->mapped && !present)
+			in->whole = 1;
+		in->fed = in->whole || present || in->mapped;
+		if (in->fed)
+			names[n_fed++] = in->ti->key;
+	}
+	if (rc) {
+		/* whole-record input with a record that is not an Example */
+		tfk_err_clear(err);
+		tfk_example_release(&R->ex);
+		tfk_example_init(&R->ex);
+	}
+	rc = tfk_import_signature_fed(&R->imp, R->mg, R->sig, names, n_fed,
+				      R->sm->variables_prefix, err);
+	tfk_free(names);
+	if (rc)
+		return tfk_err_prefix(err, "%s: signature %s", dir,
+				      R->sig->key);
+	R->batch = batch_size;
+	R->feeds = tfk_calloc(n_fed + 1, sizeof(*R->feeds));
+	R->feed_in = tfk_calloc(n_fed + 1, sizeof(*R->feed_in));
+	names = tfk_calloc(n_fed + 1, sizeof(*names));
+	fetch = tfk_calloc(R->imp->n_fetches + 1, sizeof(*fetch));
+	R->fetched = tfk_calloc(R->imp->n_fetches + 1, sizeof(*R->fetched));
+	R->out_cols = tfk_calloc(R->imp->n_fetches + 1, sizeof(*R->out_cols));
+	if (!R->feeds || !R->feed_in || !names || !fetch || !R->fetched ||
+	    !R->out_cols) {
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < R->n_in; i++) {
+		struct input *in = &R->in[i];
+		const struct tfk_import_feed *fd = NULL;
+
+		for (j = 0; j < R->imp->n_feeds; j++)
+			if (!strcmp(R->imp->feeds[j].key, in->ti->key))
+				fd = &R->imp->feeds[j];
+		in->fd = fd;
+		if (!in->fed || !fd || !fd->node) {
+			in->fed = 0;
+			continue;
+		}
+		if (in->whole ? fd->dtype != TFK_DT_STRING :
+		    !dtype_feedable(fd->dtype)) {
+			rc = tfk_errf(err, TFK_EINVAL, "input '%s' is %s: "
+				      "Example features feed only float32, "
+				      "int64, int32, string and uint8 inputs",
+				      in->ti->key, shape_of(in, sbuf,
+							    sizeof(sbuf)));
+			goto out;
+		}
+		if (fd->rank == 0) {
+			rc = tfk_errf(err, TFK_EINVAL, "input '%s' is a scalar "
+				      "(%s): it has no batch dimension to "
+				      "put records in", in->ti->key,
+				      shape_of(in, sbuf, sizeof(sbuf)));
+			goto out;
+		}
+		if (fd->rank > 0 && fd->shape[0] > 0) {
+			if (R->fixed_batch && R->batch != fd->shape[0]) {
+				rc = tfk_errf(err, TFK_EINVAL, "inputs have "
+					      "different fixed batch sizes "
+					      "(%ld and %" PRId64 ")",
+					      R->batch, fd->shape[0]);
+				goto out;
+			}
+			R->fixed_batch = 1;
+			R->batch = (long)fd->shape[0];
+		}
+		if (in->whole) {
+			if (fd->rank > 1) {
+				rc = tfk_errf(err, TFK_EINVAL, "input '%s' is "
+					      "%s: serialized records fill a "
+					      "vector", in->ti->key,
+					      shape_of(in, sbuf,
+						       sizeof(sbuf)));
+				goto out;
+			}
+			in->rank = 0;
+		} else if (fd->rank < 0) {
+			in->rank = -1;
+			R->any_feature = 1;
+		} else {
+			int unknown = 0;
+
+			in->rank = fd->rank - 1;
+			for (j = 1; j < fd->rank; j++) {
+				in->dims[j - 1] = fd->shape[j];
+				unknown += fd->shape[j] < 0;
+			}
+			if (unknown > 1) {
+				rc = tfk_errf(err, TFK_EINVAL, "input '%s' is "
+					      "%s: with more than one unknown "
+					      "dimension a record's values "
+					      "have no one shape", in->ti->key,
+					      shape_of(in, sbuf,
+						       sizeof(sbuf)));
+				goto out;
+			}
+			R->any_feature = 1;
+		}
+		R->feed_in[R->n_feed] = in;
+		names[R->n_feed++] = fd->node;
+	}
+	for (j = 0; j < R->imp->n_fetches; j++)
+		fetch[j] = R->imp->fetches[j].key;
+	memset(&eo, 0, sizeof(eo));
+	eo.threads = (int)jobs;
+	rc = tfk_exec_new(&R->x, R->imp->g, names, R->n_feed, fetch,
+			  R->imp->n_fetches, &eo, err);
+	if (rc) {
+		/* most likely an input the outputs need but no feature fed */
+		for (i = 0; i < R->n_in; i++)
+			if (!R->in[i].fed && strstr(err->msg, "not fed")) {
+				rc = tfk_errf(err, TFK_EINVAL, "no feature '%s' "
+					      "for input '%s' (%s), which "
+					      "signature %s needs",
+					      R->in[i].feature, R->in[i].ti->key,
+					      shape_of(&R->in[i], sbuf,
+						       sizeof(sbuf)),
+					      R->sig->key);
+				rec_err(err, r0);
+				goto out;
+			}
+		tfk_err_prefix(err, "%s: signature %s", dir, R->sig->key);
+	}
+out:
+	tfk_free(names);
+	tfk_free(fetch);
+	return rc;
+}
+
+/* Feeding ---------------------------------------------------------------- */
+
+/* Add record r's values of input in to in->vals. */
+static int add_row(struct input *in, const struct tfk_example *ex,
+		   const struct brec *r, const uint8_t *base,
+		   struct tfk_err *err)
+{
+	const struct tfk_feat *f;
+	enum tfk_dtype dt = in->fd->dtype;
+	int want_kind;
+	int64_t count;
+	char sbuf[160];
+
+	if (in->whole) {
+		struct tfk_str s = { (const char *)base + r->off, r->len };
+
+		tfk_buf_add(&in->vals, &s, sizeof(s));
+		return 0;
+	}
+	f = tfk_example_findn(ex, in->feature, strlen(in->feature));
+	if (!f)
+		return tfk_errf(err, TFK_EINVAL, "no feature '%s' for input "
+				"'%s' (%s)", in->feature, in->ti->key,
+				shape_of(in, sbuf, sizeof(sbuf)));
+	want_kind = dt == TFK_DT_FLOAT ? TFK_FEAT_FLOAT :
+		dt == TFK_DT_STRING || dt == TFK_DT_UINT8 ? TFK_FEAT_BYTES :
+		TFK_FEAT_INT64;
+	if (f->kind != want_kind)
+		return tfk_errf(err, TFK_EINVAL, "feature '%s': %s values, "
+				"input '%s' wants %s (%s list)", in->feature,
+				tfk_feat_kind_name(f->kind), in->ti->key,
+				shape_of(in, sbuf, sizeof(sbuf)),
+				tfk_feat_kind_name(want_kind));
+	count = (int64_t)f->n;
+	if (dt == TFK_DT_UINT8) {
+		size_t it = 0, len;
+		const uint8_t *p;
+
+		if (f->n != 1)
+			return tfk_errf(err, TFK_EINVAL, "feature '%s': %zu "
+					"bytes values, input '%s' (%s) takes "
+					"one (raw bytes)", in->feature, f->n,
+					in->ti->key,
+					shape_of(in, sbuf, sizeof(sbuf)));
+		tfk_feat_bytes_next(f, &it, &p, &len);
+		count = (int64_t)len;
+	}
+	/* the row's shape: known, inferred once per batch, or [count] */
+	if (in->per < 0) {
+		int64_t known = 1;
+		int d, unk = -1;
+
+		for (d = 0; d < in->rank; d++) {
+			if (in->dims[d] < 0)
+				unk = d;
+			else
+				known *= in->dims[d];
+			in->row_dims[d] = in->dims[d];
+		}
+		if (in->rank < 0) {
+			in->row_dims[0] = count;
+		} else if (unk >= 0) {
+			if (known == 0 || count % known)
+				goto bad_count;
+			in->row_dims[unk] = count / known;
+		} else if (count != known) {
+			goto bad_count;
+		}
+		in->per = count;
+		in->first_row = r->index;
+		in->first_file = r->file;
+	} else if (count != in->per) {
+		if (in->rank < 0 || in->rank > 0) {
+			int d;
+
+			for (d = 0; d < in->rank; d++)
+				if (in->dims[d] < 0)
+					break;
+			if (in->rank < 0 || d < in->rank)
+				return tfk_errf(err, TFK_EINVAL, "feature '%s':"
+						" %" PRId64 " values, but %s: "
+						"record %" PRIu64 " in the "
+						"same batch had %" PRId64
+						" (input '%s' is %s; one batch "
+						"is one tensor)", in->feature,
+						count, in->first_file,
+						in->first_row, in->per,
+						in->ti->key,
+						shape_of(in, sbuf,
+							 sizeof(sbuf)));
+		}
+		goto bad_count;
+	}
+	switch (dt) {
+	case TFK_DT_FLOAT: {
+		size_t at = in->vals.len;
+
+		if (tfk_buf_reserve(&in->vals, (size_t)count * 4))
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		tfk_feat_floats(f, (float *)(in->vals.data + at),
+				(size_t)count);
+		in->vals.len += (size_t)count * 4;
+		break;
+	}
+	case TFK_DT_INT64: {
+		size_t at = in->vals.len;
+
+		if (tfk_buf_reserve(&in->vals, (size_t)count * 8))
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		tfk_feat_int64s(f, (int64_t *)(in->vals.data + at),
+				(size_t)count);
+		in->vals.len += (size_t)count * 8;
+		break;
+	}
+	case TFK_DT_INT32: {
+		int64_t *all = tfk_malloc((size_t)count * 8 + 8);
+		int64_t k;
+
+		if (!all)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		tfk_feat_int64s(f, all, (size_t)count);
+		for (k = 0; k < count; k++) {
+			int32_t w = (int32_t)all[k];
+
+			if (all[k] < INT32_MIN || all[k] > INT32_MAX) {
+				int64_t v = all[k];
+
+				tfk_free(all);
+				return tfk_errf(err, TFK_EINVAL, "feature '%s': "
+						"value %" PRId64 " is out of "
+						"range for input '%s' (%s)",
+						in->feature, v, in->ti->key,
+						shape_of(in, sbuf,
+							 sizeof(sbuf)));
+			}
+			tfk_buf_add(&in->vals, &w, 4);
+		}
+		tfk_free(all);
+		break;
+	}
+	case TFK_DT_STRING: {
+		size_t it = 0, len;
+		const uint8_t *p;
+
+		while (tfk_feat_bytes_next(f, &it, &p, &len)) {
+			struct tfk_str s = { (const char *)p, len };
+
+			tfk_buf_add(&in->vals, &s, sizeof(s));
+		}
+		break;
+	}
+	case TFK_DT_UINT8: {
+		size_t it = 0, len;
+		const uint8_t *p;
+
+		tfk_feat_bytes_next(f, &it, &p, &len);
+		tfk_buf_add(&in->vals, p, len);
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+bad_count:
+	if (dt == TFK_DT_UINT8)
+		return tfk_errf(err, TFK_EINVAL, "feature '%s': %" PRId64
+				" bytes, input '%s' wants %s (one byte per "
+				"element)", in->feature, count, in->ti->key,
+				shape_of(in, sbuf, sizeof(sbuf)));
+	return tfk_errf(err, TFK_EINVAL, "feature '%s': %" PRId64 " values, "
+			"input '%s' wants %s", in->feature, count,
+			in->ti->key, shape_of(in, sbuf, sizeof(sbuf)));
+}
+
+/* Output ----------------------------------------------------------------- */
+
+static float half_to_float(uint16_t h)
+{
+	int e = (h >> 10) & 31, m = h & 1023;
+	float v;
+
+	if (e == 0)
+		v = ldexpf((float)m, -24);
+	else if (e == 31)
+		v = m ? NAN : INFINITY;
+	else
+		v = ldexpf((float)(m | 1024), e - 25);
+	return h & 0x8000 ? -v : v;
+}
+
+static int out_kind(enum tfk_dtype t)
+{
+	switch (t) {
+	case TFK_DT_FLOAT: case TFK_DT_DOUBLE: case TFK_DT_HALF:
+		return TFK_FEAT_FLOAT;
+	case TFK_DT_INT8: case TFK_DT_UINT8: case TFK_DT_INT16:
+	case TFK_DT_INT32: case TFK_DT_INT64: case TFK_DT_BOOL:
+		return TFK_FEAT_INT64;
+	case TFK_DT_STRING:
+		return TFK_FEAT_BYTES;
+	default:
+		return TFK_FEAT_NONE;
+	}
+}
+
+static double elem_d(const struct tfk_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case TFK_DT_FLOAT: return ((const float *)t->data)[i];
+	case TFK_DT_DOUBLE: return ((const double *)t->data)[i];
+	case TFK_DT_HALF: return half_to_float(((const uint16_t *)t->data)[i]);
+	default: return 0;
+	}
+}
+
+static int64_t elem_i(const struct tfk_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case TFK_DT_INT8: return ((const int8_t *)t->data)[i];
+	case TFK_DT_UINT8: return ((const uint8_t *)t->data)[i];
+	case TFK_DT_INT16: return ((const int16_t *)t->data)[i];
+	case TFK_DT_INT32: return ((const int32_t *)t->data)[i];
+	case TFK_DT_INT64: return ((const int64_t *)t->data)[i];
+	case TFK_DT_BOOL: return ((const uint8_t *)t->data)[i] != 0;
+	default: return 0;
+	}
+}
+
+/* Output j's row i as a feature in the builder. */
+static int add_output(struct run *R, int j, int64_t i, struct tfk_err *err)
+{
+	const struct tfk_tensor *t = R->fetched[j];
+	const char *key = R->imp->fetches[j].key;
+	int64_t per = R->out_cols[j], k, at = i * per;
+
+	tfk_buf_reset(&R->scratch);
+	switch (out_kind(t->dtype)) {
+	case TFK_FEAT_FLOAT:
+		if (t->dtype == TFK_DT_FLOAT) {
+			tfk_exb_add_floats(&R->b, key, (const float *)t->data +
+					   at, (size_t)per);
+			return 0;
+		}
+		for (k = 0; k < per; k++) {
+			float v = (float)elem_d(t, at + k);
+
+			tfk_buf_add(&R->scratch, &v, 4);
+		}
+		break;
+	case TFK_FEAT_INT64:
+		if (t->dtype == TFK_DT_INT64) {
+			tfk_exb_add_int64s(&R->b, key, (const int64_t *)t->data
+					   + at, (size_t)per);
+			return 0;
+		}
+		for (k = 0; k < per; k++) {
+			int64_t v = elem_i(t, at + k);
+
+			tfk_buf_add(&R->scratch, &v, 8);
+		}
+		break;
+	default: {
+		const struct tfk_str *s = (const struct tfk_str *)t->data + at;
+
+		for (k = 0; k < per; k++)
+			tfk_buf_add(&R->scratch, &s[k].ptr, sizeof(s[k].ptr));
+		for (k = 0; k < per; k++)
+			tfk_buf_add(&R->scratch, &s[k].len, sizeof(s[k].len));
+		break;
+	}
+	}
+	if (!tfk_buf_ok(&R->scratch))
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	switch (out_kind(t->dtype)) {
+	case TFK_FEAT_FLOAT:
+		tfk_exb_add_floats(&R->b, key, (const float *)R->scratch.data,
+				   (size_t)per);
+		break;
+	case TFK_FEAT_INT64:
+		tfk_exb_add_int64s(&R->b, key,
+				   (const int64_t *)R->scratch.data,
+				   (size_t)per);
+		break;
+	default:
+		tfk_exb_add_bytes(&R->b, key,
+				  (const uint8_t *const *)R->scratch.data,
+				  (const size_t *)(R->scratch.data +
+						   per * sizeof(void *)),
+				  (size_t)per);
+	}
+	return 0;
+}
+
+/* A CSV field from bytes: quoted when it must be (RFC 4180). */
+static int csv_bytes(struct tfk_buf *l, const uint8_t *p, size_t n,
+		     const char *name, struct tfk_err *err)
+{
+	size_t k;
+
+	if (!tfk_utf8_valid(p, n))
+		return tfk_errf(err, TFK_EINVAL, "feature '%s': bytes that "
+				"are not UTF-8 text cannot go into CSV (use "
+				"--json)", name);
+	if (!memchr(p, ',', n) && !memchr(p, '"', n) && !memchr(p, '\n', n) &&
+	    !memchr(p, '\r', n)) {
+		tfk_buf_add(l, p, n);
+		return 0;
+	}
+	tfk_buf_addc(l, '"');
+	for (k = 0; k < n; k++) {
+		if (p[k] == '"')
+			tfk_buf_addc(l, '"');
+		tfk_buf_addc(l, p[k]);
+	}
+	tfk_buf_addc(l, '"');
+	return 0;
+}
+
+static void csv_col(struct tfk_buf *l, const char *name, long cols, long k)
+{
+	if (l->len)
+		tfk_buf_addc(l, ',');
+	/* names are text; a comma or quote in one is quoted */
+	if (cols == 1) {
+		struct tfk_err e;
+
+		if (csv_bytes(l, (const uint8_t *)name, strlen(name), name, &e))
+			tfk_buf_adds(l, name);
+	} else {
+		char *s = tfk_malloc(strlen(name) + 24);
+		struct tfk_err e;
+
+		if (!s) {
+			l->oom = 1;
+			return;
+		}
+		sprintf(s, "%s_%ld", name, k);
+		if (csv_bytes(l, (const uint8_t *)s, strlen(s), s, &e))
+			tfk_buf_adds(l, s);
+		tfk_free(s);
+	}
+}
+
+static int write_text(struct run *R, struct tfk_err *err)
+{
+	if (!tfk_buf_ok(&R->line))
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	return tfk_out_write(R->o, R->line.data, R->line.len, err);
+}
+
+static int csv_header(struct run *R, struct tfk_err *err)
+{
+	int j;
+	long k;
+
+	tfk_buf_reset(&R->line);
+	for (j = 0; j < R->imp->n_fetches; j++)
+		for (k = 0; k < R->out_cols[j]; k++)
+			csv_col(&R->line, R->imp->fetches[j].key,
+				R->out_cols[j], k);
+	for (j = 0; j < R->n_keep; j++)
+		for (k = 0; k < R->keep[j].cols; k++)
+			csv_col(&R->line, R->keep[j].name, R->keep[j].cols, k);
+	tfk_buf_addc(&R->line, '\n');
+	return write_text(R, err);
+}
+
+/* Record i of the batch as a CSV line. ex holds its parsed Example. */
+static int csv_line(struct run *R, int64_t i, struct tfk_err *err)
+{
+	int j, rc;
+	int64_t k;
+
+	tfk_buf_reset(&R->line);
+	for (j = 0; j < R->imp->n_fetches; j++) {
+		const struct tfk_tensor *t = R->fetched[j];
+		int64_t per = R->out_cols[j], at = i * per;
+
+		for (k = 0; k < per; k++) {
+			if (R->line.len)
+				tfk_buf_addc(&R->line, ',');
+			switch (out_kind(t->dtype)) {
+			case TFK_FEAT_FLOAT:
+				tfk_exjson_add_float(&R->line,
+						     (float)elem_d(t, at + k));
+				break;
+			case TFK_FEAT_INT64:
+				tfk_buf_addf(&R->line, "%" PRId64,
+					     elem_i(t, at + k));
+				break;
+			default: {
+				struct tfk_str s = tfk_tensor_str(t, at + k);
+
+				rc = csv_bytes(&R->line,
+					       (const uint8_t *)s.ptr, s.len,
+					       R->imp->fetches[j].key, err);
+				if (rc)
+					return tfk_err_prefix(err, "output");
+			}
+			}
+		}
+	}
+	for (j = 0; j < R->n_keep; j++) {
+		const struct tfk_feat *f = tfk_example_find(&R->ex,
+							    R->keep[j].name);
+		long cols = R->keep[j].cols;
+
+		if (f->kind == TFK_FEAT_NONE ? cols != 1 :
+		    (long)f->n != cols)
+			return tfk_errf(err, TFK_EINVAL, "feature '%s': %zu "
+					"values, but the CSV header has %ld "
+					"column%s for it (from the first "
+					"record)", R->keep[j].name, f->n, cols,
+					cols == 1 ? "" : "s");
+		if (f->kind == TFK_FEAT_NONE) {
+			if (R->line.len)
+				tfk_buf_addc(&R->line, ',');
+			continue;
+		}
+		if (f->kind == TFK_FEAT_BYTES) {
+			size_t it = 0, len;
+			const uint8_t *p;
+
+			while (tfk_feat_bytes_next(f, &it, &p, &len)) {
+				if (R->line.len)
+					tfk_buf_addc(&R->line, ',');
+				rc = csv_bytes(&R->line, p, len,
+					       R->keep[j].name, err);
+				if (rc)
+					return rc;
+			}
+			continue;
+		}
+		tfk_buf_reset(&R->scratch);
+		if (tfk_buf_reserve(&R->scratch, f->n * 8 + 8))
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		if (f->kind == TFK_FEAT_FLOAT) {
+			const float *v = (const float *)R->scratch.data;
+
+			tfk_feat_floats(f, (float *)R->scratch.data, f->n);
+			for (k = 0; k < (int64_t)f->n; k++) {
+				if (R->line.len)
+					tfk_buf_addc(&R->line, ',');
+				tfk_exjson_add_float(&R->line, v[k]);
+			}
+		} else {
+			const int64_t *v = (const int64_t *)R->scratch.data;
+
+			tfk_feat_int64s(f, (int64_t *)R->scratch.data, f->n);
+			for (k = 0; k < (int64_t)f->n; k++) {
+				if (R->line.len)
+					tfk_buf_addc(&R->line, ',');
+				tfk_buf_addf(&R->line, "%" PRId64, v[k]);
+			}
+		}
+	}
+	tfk_buf_addc(&R->line, '\n');
+	return write_text(R, err);
+}
+
+/* Record i as an Example (records or JSON). ex holds its Example. */
+static int example_line(struct run *R, int64_t i, struct tfk_err *err)
+{
+	const uint8_t *p;
+	size_t len;
+	int j, rc;
+
+	tfk_exb_reset(&R->b);
+	for (j = 0; j < R->imp->n_fetches; j++) {
+		rc = add_output(R, j, i, err);
+		if (rc)
+			return rc;
+	}
+	for (j = 0; j < R->n_keep; j++)
+		tfk_exb_add_feat(&R->b, tfk_example_find(&R->ex,
+							 R->keep[j].name));
+	rc = tfk_exb_finish(&R->b, &p, &len, err);
+	if (rc)
+		return rc;
+	if (!json_out)
+		return tfk_recw_write(R->w, p, len, err);
+	{
+		struct tfk_example ox;
+
+		tfk_example_init(&ox);
+		rc = tfk_example_parse(&ox, p, len, err);
+		tfk_buf_reset(&R->line);
+		if (!rc)
+			rc = tfk_exjson_write(&ox, &R->line, err);
+		tfk_example_release(&ox);
+		if (rc)
+			return rc;
+	}
+	tfk_buf_addc(&R->line, '\n');
+	return write_text(R, err);
+}
+
+/* A batch ---------------------------------------------------------------- */
+
+static int run_batch(struct run *R, struct tfk_err *err)
+{
+	int64_t n = R->n_recs, i;
+	int j, k, rc;
+	char sbuf[160];
+
+	if (!n)
+		return 0;
+	if (R->fixed_batch && n != R->batch) {
+		for (k = 0; k < R->n_feed; k++)
+			if (R->feed_in[k]->fd->shape[0] > 0)
+				break;
+		return tfk_errf(err, TFK_EINVAL, "%s: the last batch has "
+				"%" PRId64 " records, but input '%s' (%s) "
+				"takes batches of exactly %ld", R->recs[0].file,
+				n, R->feed_in[k]->ti->key,
+				shape_of(R->feed_in[k], sbuf, sizeof(sbuf)),
+				R->batch);
+	}
+	for (k = 0; k < R->n_feed; k++) {
+		tfk_buf_reset(&R->feed_in[k]->vals);
+		R->feed_in[k]->per = -1;
+	}
+	for (i = 0; i < n; i++) {
+		const struct brec *r = &R->recs[i];
+
+		if (R->any_feature) {
+			rc = tfk_example_parse(&R->ex, R->store.data + r->off,
+					       r->len, err);
+			if (rc)
+				return rec_err(err, r);
+		}
+		for (k = 0; k < R->n_feed; k++) {
+			rc = add_row(R->feed_in[k], &R->ex, r, R->store.data,
+				     err);
+			if (rc)
+				return rec_err(err, r);
+		}
+	}
+	for (k = 0; k < R->n_feed; k++) {
+		struct input *in = R->feed_in[k];
+		int64_t shape[TFK_MAX_RANK + 1];
+		int rank, d;
+
+		if (!tfk_buf_ok(&in->vals))
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		shape[0] = n;
+		if (in->whole) {
+			rank = 1;
+		} else if (in->rank < 0) {
+			rank = 2;
+			shape[1] = in->row_dims[0];
+		} else {
+			rank = in->rank + 1;
+			for (d = 0; d < in->rank; d++)
+				shape[d + 1] = in->row_dims[d];
+		}
+		tfk_tensor_release(&R->feeds[k]);
+		rc = tfk_tensor_init_view(&R->feeds[k], in->fd->dtype, rank,
+					  shape, in->vals.data, in->vals.len,
+					  TFK_OWN_BORROWED, err);
+		if (rc)
+			return tfk_err_prefix(err, "input '%s'", in->ti->key);
+	}
+	rc = tfk_exec_run(R->x, R->feeds, 0, R->fetched, err);
+	if (rc)
+		return tfk_err_prefix(err, "%s: records %" PRIu64 "..%" PRIu64
+				      ": signature %s", R->recs[0].file,
+				      R->recs[0].index, R->recs[n - 1].index,
+				      R->sig->key);
+	for (j = 0; j < R->imp->n_fetches; j++) {
+		const struct tfk_tensor *t = R->fetched[j];
+		const char *key = R->imp->fetches[j].key;
+		int64_t cols;
+
+		if (t->rank < 1 || t->shape[0] != n)
+			return tfk_errf(err, TFK_EINVAL, "output '%s' has shape "
+					"%s for a batch of %" PRId64 " records:"
+					" no row per record", key,
+					tfk_shape_str(t->rank, t->shape, sbuf,
+						      sizeof(sbuf)), n);
+		if (out_kind(t->dtype) == TFK_FEAT_NONE)
+			return tfk_errf(err, TFK_EINVAL, "output '%s' is %s: "
+					"no Example feature kind holds it",
+					key, tfk_dtype_name(t->dtype));
+		cols = tfk_tensor_numel(t) / n;
+		if (R->out_cols[j] && csv_out && R->out_cols[j] != cols)
+			return tfk_errf(err, TFK_EINVAL, "output '%s': %" PRId64
+					" values per record, but the CSV header "
+					"has %ld columns for it (from the first "
+					"batch)", key, cols, R->out_cols[j]);
+		R->out_cols[j] = (long)cols;
+	}
+	for (i = 0; i < n; i++) {
+		const struct brec *r = &R->recs[i];
+
+		if (R->n_keep) {
+			rc = tfk_example_parse(&R->ex, R->store.data + r->off,
+					       r->len, err);
+			if (rc)
+				return rec_err(err, r);
+			for (j = 0; j < R->n_keep; j++) {
+				const struct tfk_feat *f = tfk_example_find(
+					&R->ex, R->keep[j].name);
+
+				if (!f) {
+					tfk_errf(err, TFK_EINVAL, "no feature "
+						 "'%s' to keep",
+						 R->keep[j].name);
+					return rec_err(err, r);
+				}
+				if (!R->keep[j].cols)
+					R->keep[j].cols = f->kind ==
+						TFK_FEAT_NONE || !f->n ? 1 :
+						(long)f->n;
+			}
+		}
+		if (csv_out && !R->n_out && !i) {
+			rc = csv_header(R, err);
+			if (rc)
+				return rc;
+		}
+		rc = csv_out ? csv_line(R, i, err) : example_line(R, i, err);
+		if (rc)
+			return rc == TFK_EIO ? rc : rec_err(err, r);
+	}
+	R->n_out += (uint64_t)n;
+	R->n_recs = 0;
+	tfk_buf_reset(&R->store);
+	rc = R->w ? tfk_recw_flush(R->w, err) : tfk_out_flush(R->o, err);
+	return rc;
+}
+
+static int predict_file(struct run *R, const char *path, struct tfk_err *err)
+{
+	struct tfk_rec_reader *rd = NULL;
+	struct tfk_rec rec;
+	const char *name = strcmp(path, "-") ? path : "<stdin>";
+	int rc;
+
+	rc = tfk_rec_open(&rd, path, TFK_COMP_AUTO, 0, err);
+	while (!rc) {
+		struct brec *br;
+
+		rc = tfk_rec_next(rd, &rec, err);
+		if (rc <= 0)
+			break;
+		rc = 0;
+		br = &R->recs[R->n_recs];
+		br->off = R->store.len;
+		br->len = rec.len;
+		br->file = name;
+		br->index = rec.index;
+		br->byte = rec.off;
+		tfk_buf_add(&R->store, rec.data, rec.len);
+		if (!tfk_buf_ok(&R->store)) {
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			break;
+		}
+		R->n_recs++;
+		if (!R->ready) {
+			rc = setup_model(R, br, err);
+			if (rc)
+				break;
+			R->ready = 1;
+			if (R->batch > batch_size) {
+				struct brec *nr = tfk_realloc(R->recs,
+					(size_t)R->batch * sizeof(*nr));
+
+				if (!nr) {
+					rc = tfk_errf(err, TFK_ENOMEM,
+						      "out of memory");
+					break;
+				}
+				R->recs = nr;
+			}
+		}
+		if (R->n_recs == R->batch)
+			rc = run_batch(R, err);
+	}
+	tfk_rec_close(rd);
+	return rc;
+}
+
+static void run_release(struct run *R)
+{
+	int i;
+
+	tfk_exec_free(R->x);
+	tfk_import_free(R->imp);
+	for (i = 0; i < R->n_in; i++)
+		tfk_buf_release(&R->in[i].vals);
+	tfk_free(R->in);
+	for (i = 0; i < R->n_keep; i++)
+		tfk_free((char *)R->keep[i].name);
+	tfk_free(R->keep);
+	for (i = 0; i < R->n_feed; i++)
+		tfk_tensor_release(&R->feeds[i]);
+	tfk_free(R->feeds);
+	tfk_free(R->feed_in);
+	tfk_free(R->fetched);
+	tfk_free(R->out_cols);
+	tfk_free(R->recs);
+	tfk_buf_release(&R->store);
+	tfk_buf_release(&R->line);
+	tfk_buf_release(&R->scratch);
+	tfk_example_release(&R->ex);
+	tfk_exb_release(&R->b);
+	tfk_savedmodel_close(R->sm);
+}
+
+int main(int argc, char **argv)
+{
+	static char *stdin_only[] = { "-", NULL };
+	struct run R;
+	struct tfk_err err;
+	char **files = argv;
+	int i, k, rc = 0;
+
+	argc = tfk_cli_parse(argc, argv, &cmd, opts);
+	if (argc == 0) {
+		files = stdin_only;
+		argc = 1;
+	}
+	if (!dir)
+		tfk_cli_usage_error("--dir DIR is required");
+	if (batch_size < 1 || batch_size > (1L << 24))
+		tfk_cli_usage_error("--batch: expected 1 to %ld", 1L << 24);
+	if (jobs < 1 || jobs > 1024)
+		tfk_cli_usage_error("--jobs: expected 1 to 1024");
+	if (json_out && csv_out)
+		tfk_cli_usage_error("--json and --csv exclude each other");
+	openblas_set_num_threads((int)jobs);
+	memset(&R, 0, sizeof(R));
+	tfk_err_clear(&err);
+	tfk_buf_init(&R.store);
+	tfk_buf_init(&R.line);
+	tfk_buf_init(&R.scratch);
+	tfk_example_init(&R.ex);
+	tfk_exb_init(&R.b);
+	if (tfk_savedmodel_open(&R.sm, dir, &err)) {
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	k = tfk_savedmodel_find_tags(R.sm, tag_set, &err);
+	if (k < 0) {
+		tfk_err_prefix(&err, "%s", dir);
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	R.mg = &R.sm->meta_graphs[k];
+	R.sig = tfk_savedmodel_signature(R.mg, signature_def, &err);
+	if (!R.sig) {
+		tfk_err_prefix(&err, "%s: tag-set %s", dir, tag_set);
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	R.recs = tfk_calloc((size_t)batch_size, sizeof(*R.recs));
+	if (!R.recs) {
+		tfk_errf(&err, TFK_ENOMEM, "out of memory");
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	if (setup_names(&R, &err)) {
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	if (json_out || csv_out ?
+	    tfk_out_open(&R.o, out_path, TFK_COMP_NONE, &err) :
+	    tfk_recw_open(&R.w, out_path, TFK_COMP_NONE, &err)) {
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	for (i = 0; i < argc && !rc; i++)
+		rc = predict_file(&R, files[i], &err);
+	if (!rc)
+		rc = run_batch(&R, &err);
+	if (!rc)
+		rc = R.w ? tfk_recw_close(R.w, &err) : tfk_out_close(R.o,
+								     &err);
+	else if (R.w)
+		tfk_recw_discard(R.w);
+	else
+		tfk_out_discard(R.o);
+	R.w = NULL;
+	R.o = NULL;
+	rc = rc ? tfk_cli_fail(&err) : 0;
+out:
+	run_release(&R);
+	return rc;
+}

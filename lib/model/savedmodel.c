@@ -107,6 +107,17 @@ static int wire_packed_ok(const uint8_t *p, size_t off, size_t end, int wt)
 	return 1;
 }
 
+static const char *field_name(char *buf, size_t n,
+			      const ProtobufCMessageDescriptor *d,
+			      const ProtobufCFieldDescriptor *f, uint64_t num)
+{
+	if (f)
+		snprintf(buf, n, "%s.%s", d->short_name, f->name);
+	else
+		snprintf(buf, n, "%s field %" PRIu64, d->short_name, num);
+	return buf;
+}
+
 /*
  * Walk the message p[start..end) (offsets into the whole file) whose
  * type is d: every key, varint and length must be whole and inside the
@@ -116,6 +127,11 @@ static int wire_packed_ok(const uint8_t *p, size_t off, size_t end, int wt)
  * TensorFlow writes fields our protos leave out) and skipped. Returns 0
  * or TFK_ECORRUPT "at byte OFF: Type.field: what".
  */
+/* "Type.field" or "Type field N" of the field at hand, formatted only
+ * for an error message (formatting it per field cost more than the
+ * unpack). */
+#define FNAME field_name(fname, sizeof(fname), d, f, key >> 3)
+
 static int wire_walk(const uint8_t *p, size_t start, size_t end,
 		     const ProtobufCMessageDescriptor *d, int depth,
 		     struct tfk_err *err)
@@ -144,43 +160,37 @@ static int wire_walk(const uint8_t *p, size_t start, size_t end,
 					d->short_name, key >> 3);
 		f = protobuf_c_message_descriptor_get_field(d,
 							    (unsigned)(key >> 3));
-		if (f)
-			snprintf(fname, sizeof(fname), "%s.%s", d->short_name,
-				 f->name);
-		else
-			snprintf(fname, sizeof(fname), "%s field %" PRIu64,
-				 d->short_name, key >> 3);
 		if (f && wt != wire_type_of(f->type) &&
 		    !(wt == 2 && f->label == PROTOBUF_C_LABEL_REPEATED &&
 		      wire_type_of(f->type) != 2))
 			return tfk_errf(err, TFK_ECORRUPT, "at byte %zu: %s: "
-					"wire type %d, expected %d", at, fname,
+					"wire type %d, expected %d", at, FNAME,
 					wt, wire_type_of(f->type));
 		switch (wt) {
 		case 0:
 			if (wire_varint(p, end, &off, &v))
 				return tfk_errf(err, TFK_ECORRUPT, "at byte "
 						"%zu: %s: truncated varint",
-						at, fname);
+						at, FNAME);
 			break;
 		case 1:
 		case 5:
 			if (end - off < (wt == 1 ? 8u : 4u))
 				return tfk_errf(err, TFK_ECORRUPT, "at byte "
 						"%zu: %s: truncated", at,
-						fname);
+						FNAME);
 			off += wt == 1 ? 8 : 4;
 			break;
 		case 2:
 			if (wire_varint(p, end, &off, &len))
 				return tfk_errf(err, TFK_ECORRUPT, "at byte "
 						"%zu: %s: truncated length", at,
-						fname);
+						FNAME);
 			if (len > end - off)
 				return tfk_errf(err, TFK_ECORRUPT, "at byte "
 						"%zu: %s: length %" PRIu64
 						" runs past the end (%zu bytes "
-						"left)", at, fname, len,
+						"left)", at, FNAME, len,
 						end - off);
 			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
 				int rc = wire_walk(p, off, off + len,
@@ -193,17 +203,18 @@ static int wire_walk(const uint8_t *p, size_t start, size_t end,
 						   wire_type_of(f->type))) {
 				return tfk_errf(err, TFK_ECORRUPT, "at byte "
 						"%zu: %s: bad packed values",
-						at, fname);
+						at, FNAME);
 			}
 			off += len;
 			break;
 		default:
 			return tfk_errf(err, TFK_ECORRUPT, "at byte %zu: %s: "
-					"unsupported wire type %d", at, fname,
+					"unsupported wire type %d", at, FNAME,
 					wt);
 		}
 	}
 	return 0;
+#undef FNAME
 }
 
 /* Index --------------------------------------------------------------- */

@@ -973,8 +973,9 @@ static void fast_paths(void)
 		good &= fast_conv(isas[i], 2, 6, 6, 16, 1, 1, 16, 1, 1, 0, 2);
 		good &= fast_conv(isas[i], 1, 10, 9, 8, 3, 3, 20, 1, 2, 1, 2);
 		good &= fast_conv(isas[i], 2, 7, 7, 12, 2, 3, 33, 3, 1, 1, 1);
+		good &= fast_conv(isas[i], 1, 5, 5, 8, 3, 3, 16, 1, 1, 1, 1);
 		ok(good, "fast FC and CONV_2D on %s: bit-exact with the _ref "
-		   "(12 shapes: tails of rows, k and channels, strides, "
+		   "(13 shapes: tails of rows, k and channels, strides, "
 		   "dilation, rows in place or copied, SAME/VALID, per-channel, threads 1-3, zp -128 "
 		   "and 127)", isas[i]);
 		/* 70000 * 255 * 128 > 2^31: the accumulator wraps */

@@ -19,8 +19,9 @@
  * paths agree bit for bit whatever the sizes. Rows are made per tile of
  * 12 into a per-thread scratch that stays in L1 (or, for CONV_2D on
  * VNNI, read in place from segments of a padded input); the VNNI tile
- * is 12 rows x 32 channels, 24 accumulators; requantization is
- * vectorized on AVX-512.
+ * is 12 rows x 32 channels, 24 accumulators, with a 4-row twin for the
+ * last rows (an FC at batch 1 computes 4 rows, not 12); requantization
+ * is vectorized on AVX-512.
  */
 #include "kernels/int8.h"
 #include "kernels/int8/gemm-impl.h"
@@ -297,64 +298,20 @@ static inline int32_t ld4(const uint8_t *p)
 	return q;
 }
 
-VNNI_ATTR static void tile_vnni(const struct gctx *c, const uint8_t *a,
-				int64_t m0)
-{
-	const struct tfk_int8_packed *p = c->g->p;
-	int64_t kp = p->kp, np = p->np, j0, kq;
-
-	for (j0 = 0; j0 + 32 <= np; j0 += 32) {
-		__m512i b0 = _mm512_loadu_si512(c->bias2 + j0);
-		__m512i b1 = _mm512_loadu_si512(c->bias2 + j0 + 16);
-		__m512i c00 = b0, c01 = b1, c10 = b0, c11 = b1;
-		__m512i c20 = b0, c21 = b1, c30 = b0, c31 = b1;
-		__m512i c40 = b0, c41 = b1, c50 = b0, c51 = b1;
-		__m512i c60 = b0, c61 = b1, c70 = b0, c71 = b1;
-		__m512i c80 = b0, c81 = b1, c90 = b0, c91 = b1;
-		__m512i cA0 = b0, cA1 = b1, cB0 = b0, cB1 = b1;
-		const int8_t *wp = p->w4 + j0 * 4;
-
-		for (kq = 0; kq < kp / 4; kq++, wp += np * 4) {
-			__m512i w0 = _mm512_loadu_si512(wp);
-			__m512i w1 = _mm512_loadu_si512(wp + 64);
-
-			DP2(0); DP2(1); DP2(2); DP2(3);
-			DP2(4); DP2(5); DP2(6); DP2(7);
-			DP2(8); DP2(9); DP2(A); DP2(B);
-		}
-		ST2(0); ST2(1); ST2(2); ST2(3);
-		ST2(4); ST2(5); ST2(6); ST2(7);
-		ST2(8); ST2(9); ST2(A); ST2(B);
-	}
-	if (j0 < np) {		/* a last block of 16 */
-		__m512i b0 = _mm512_loadu_si512(c->bias2 + j0);
-		__m512i c00 = b0, c10 = b0, c20 = b0, c30 = b0;
-		__m512i c40 = b0, c50 = b0, c60 = b0, c70 = b0;
-		__m512i c80 = b0, c90 = b0, cA0 = b0, cB0 = b0;
-		const int8_t *wp = p->w4 + j0 * 4;
-
-		for (kq = 0; kq < kp / 4; kq++, wp += np * 4) {
-			__m512i w0 = _mm512_loadu_si512(wp);
-
-			DP1(0); DP1(1); DP1(2); DP1(3);
-			DP1(4); DP1(5); DP1(6); DP1(7);
-			DP1(8); DP1(9); DP1(A); DP1(B);
-		}
-		ST1(0); ST1(1); ST1(2); ST1(3);
-		ST1(4); ST1(5); ST1(6); ST1(7);
-		ST1(8); ST1(9); ST1(A); ST1(B);
-	}
-}
-
-/* The same tile reading rows in place (CONV_2D without im2col): row i's
- * k-th quad is rp[i] + segment * segstride + offset. */
+/* Row i's k-th quad is at rp[i] + segment * segstride + offset: rows
+ * copied into scratch (one segment) or read in place (CONV_2D without
+ * im2col: kh segments). */
 #undef BC
 #define BC(i) _mm512_set1_epi32(ld4(rp[0x##i] + off))
-VNNI_ATTR static void tile_vnni_direct(const struct gctx *c,
-				       const uint8_t *const *rp, int64_t m0)
+struct segs {
+	int64_t n, len, stride;
+};
+
+VNNI_ATTR static void tile_vnni(const struct gctx *c,
+				const uint8_t *const *rp, int64_t m0,
+				const struct segs *sg)
 {
-	const struct tfk_i8_gemm *g = c->g;
-	const struct tfk_int8_packed *p = g->p;
+	const struct tfk_int8_packed *p = c->g->p;
 	int64_t np = p->np, j0, s, off, end;
 
 	for (j0 = 0; j0 + 32 <= np; j0 += 32) {
@@ -368,8 +325,8 @@ VNNI_ATTR static void tile_vnni_direct(const struct gctx *c,
 		__m512i cA0 = b0, cA1 = b1, cB0 = b0, cB1 = b1;
 		const int8_t *wp = p->w4 + j0 * 4;
 
-		for (s = 0; s < g->nseg; s++)
-			for (off = s * g->segstride, end = off + g->seglen;
+		for (s = 0; s < sg->n; s++)
+			for (off = s * sg->stride, end = off + sg->len;
 			     off < end; off += 4, wp += np * 4) {
 				__m512i w0 = _mm512_loadu_si512(wp);
 				__m512i w1 = _mm512_loadu_si512(wp + 64);
@@ -389,8 +346,8 @@ VNNI_ATTR static void tile_vnni_direct(const struct gctx *c,
 		__m512i c80 = b0, c90 = b0, cA0 = b0, cB0 = b0;
 		const int8_t *wp = p->w4 + j0 * 4;
 
-		for (s = 0; s < g->nseg; s++)
-			for (off = s * g->segstride, end = off + g->seglen;
+		for (s = 0; s < sg->n; s++)
+			for (off = s * sg->stride, end = off + sg->len;
 			     off < end; off += 4, wp += np * 4) {
 				__m512i w0 = _mm512_loadu_si512(wp);
 
@@ -403,6 +360,47 @@ VNNI_ATTR static void tile_vnni_direct(const struct gctx *c,
 		ST1(8); ST1(9); ST1(A); ST1(B);
 	}
 }
+
+/* 4 rows: a batch's last few rows (FC at batch 1) without computing 12. */
+VNNI_ATTR static void tile_vnni4(const struct gctx *c,
+				 const uint8_t *const *rp, int64_t m0,
+				 const struct segs *sg)
+{
+	const struct tfk_int8_packed *p = c->g->p;
+	int64_t np = p->np, j0, s, off, end;
+
+	for (j0 = 0; j0 + 32 <= np; j0 += 32) {
+		__m512i b0 = _mm512_loadu_si512(c->bias2 + j0);
+		__m512i b1 = _mm512_loadu_si512(c->bias2 + j0 + 16);
+		__m512i c00 = b0, c01 = b1, c10 = b0, c11 = b1;
+		__m512i c20 = b0, c21 = b1, c30 = b0, c31 = b1;
+		const int8_t *wp = p->w4 + j0 * 4;
+
+		for (s = 0; s < sg->n; s++)
+			for (off = s * sg->stride, end = off + sg->len;
+			     off < end; off += 4, wp += np * 4) {
+				__m512i w0 = _mm512_loadu_si512(wp);
+				__m512i w1 = _mm512_loadu_si512(wp + 64);
+
+				DP2(0); DP2(1); DP2(2); DP2(3);
+			}
+		ST2(0); ST2(1); ST2(2); ST2(3);
+	}
+	if (j0 < np) {
+		__m512i b0 = _mm512_loadu_si512(c->bias2 + j0);
+		__m512i c00 = b0, c10 = b0, c20 = b0, c30 = b0;
+		const int8_t *wp = p->w4 + j0 * 4;
+
+		for (s = 0; s < sg->n; s++)
+			for (off = s * sg->stride, end = off + sg->len;
+			     off < end; off += 4, wp += np * 4) {
+				__m512i w0 = _mm512_loadu_si512(wp);
+
+				DP1(0); DP1(1); DP1(2); DP1(3);
+			}
+		ST1(0); ST1(1); ST1(2); ST1(3);
+	}
+}
 #undef BC
 #undef DP2
 #undef DP1
@@ -412,17 +410,20 @@ VNNI_ATTR static void tile_vnni_direct(const struct gctx *c,
 
 struct i8_isa {
 	const char *name;
+	/* rows copied into a (TILE rows of kp bytes) */
 	void (*tile)(const struct gctx *c, const uint8_t *a, int64_t m0);
-	/* rows in place (NULL: copied into a for tile) */
-	void (*direct)(const struct gctx *c, const uint8_t *const *rp,
-		       int64_t m0);
+	/* or rows by pointer, in segments: all TILE rows, or 4 */
+	void (*ptr)(const struct gctx *c, const uint8_t *const *rp,
+		    int64_t m0, const struct segs *sg);
+	void (*ptr4)(const struct gctx *c, const uint8_t *const *rp,
+		     int64_t m0, const struct segs *sg);
 };
 
 static const struct i8_isa isas[] = {
-	{ "c", tile_c, NULL },
+	{ "c", tile_c, NULL, NULL },
 #ifdef I8_X86
-	{ "avx2", tile_avx2, NULL },
-	{ "avx512vnni", tile_vnni, tile_vnni_direct },
+	{ "avx2", tile_avx2, NULL, NULL },
+	{ "avx512vnni", NULL, tile_vnni, tile_vnni4 },
 #endif
 };
 
@@ -481,38 +482,48 @@ static void run_chunk(void *ctx, int64_t begin, int64_t end, int worker)
 {
 	const struct run *r = ctx;
 	const struct tfk_i8_gemm *g = r->c.g;
-	int64_t kp = g->p->kp, t;
+	const struct i8_isa *isa = r->isa;
+	int64_t kp = g->p->kp, t, s;
 	uint8_t *a = r->c.scratch + (size_t)worker * TFK_I8_TILE * kp;
+	const uint8_t *rp[TFK_I8_TILE];
+	struct segs sg = { g->nseg, g->seglen, g->segstride };
 	int i;
 
 	for (t = begin; t < end; t++) {
-		int64_t m0 = t * TFK_I8_TILE, sg;
+		int64_t m0 = t * TFK_I8_TILE, left = g->m - m0;
 
 		if (g->rowptr) {
-			const uint8_t *rp[TFK_I8_TILE];
-
 			/* rows past m read row m0 again; never stored */
 			for (i = 0; i < TFK_I8_TILE; i++)
-				rp[i] = g->rowptr(g->ctx, m0 + i < g->m ?
-						  m0 + i : m0);
-			if (r->isa->direct) {
-				r->isa->direct(&r->c, rp, m0);
+				rp[i] = g->rowptr(g->ctx, i < left ? m0 + i :
+						  m0);
+			if (isa->ptr) {
+				(left <= 4 ? isa->ptr4 : isa->ptr)(&r->c, rp,
+								  m0, &sg);
 				continue;
 			}
 			for (i = 0; i < TFK_I8_TILE; i++)
-				for (sg = 0; sg < g->nseg; sg++)
-					memcpy(a + i * kp + sg * g->seglen,
-					       rp[i] + sg * g->segstride,
+				for (s = 0; s < g->nseg; s++)
+					memcpy(a + i * kp + s * g->seglen,
+					       rp[i] + s * g->segstride,
 					       (size_t)g->seglen);
-			r->isa->tile(&r->c, a, m0);
-			continue;
+		} else {
+			for (i = 0; i < TFK_I8_TILE; i++)
+				if (i < left)
+					g->row(g->ctx, m0 + i, a + i * kp);
+				else
+					memset(a + i * kp, 0, (size_t)kp);
 		}
-		for (i = 0; i < TFK_I8_TILE; i++)
-			if (m0 + i < g->m)
-				g->row(g->ctx, m0 + i, a + i * kp);
-			else
-				memset(a + i * kp, 0, (size_t)kp);
-		r->isa->tile(&r->c, a, m0);
+		if (isa->ptr) {
+			struct segs one = { 1, kp, 0 };
+
+			for (i = 0; i < TFK_I8_TILE; i++)
+				rp[i] = a + i * kp;
+			(left <= 4 ? isa->ptr4 : isa->ptr)(&r->c, rp, m0,
+							   &one);
+		} else {
+			isa->tile(&r->c, a, m0);
+		}
 	}
 }
 

@@ -261,7 +261,7 @@ int tfk_keras_rnn_build(struct kctx *c, struct klayer *l,
 	return rc;
 }
 
-/* Ops ------------------------------------------------------------------------ */
+/* Ops ---------------------------------------------------------------------- */
 
 static int const_si(struct kctx *c, int32_t v, struct tfk_port *out)
 {

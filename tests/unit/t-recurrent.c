@@ -364,11 +364,14 @@ static void weights(void)
 		const char *cls, *cfg, *names;
 	} w[] = {
 		{ "LSTM", "{\"units\": 5}", "L/lstm_cell/kernel [3, 20] "
-		  "L/lstm_cell/recurrent_kernel [5, 20] L/lstm_cell/bias [20] " },
+		  "L/lstm_cell/recurrent_kernel [5, 20] "
+		  "L/lstm_cell/bias [20] " },
 		{ "GRU", "{\"units\": 5}", "L/gru_cell/kernel [3, 15] "
-		  "L/gru_cell/recurrent_kernel [5, 15] L/gru_cell/bias [2, 15] " },
+		  "L/gru_cell/recurrent_kernel [5, 15] "
+		  "L/gru_cell/bias [2, 15] " },
 		{ "GRU", "{\"units\": 5, \"reset_after\": false}",
-		  "L/gru_cell/kernel [3, 15] L/gru_cell/recurrent_kernel [5, 15] "
+		  "L/gru_cell/kernel [3, 15] "
+		  "L/gru_cell/recurrent_kernel [5, 15] "
 		  "L/gru_cell/bias [15] " },
 		{ "SimpleRNN", "{\"units\": 5, \"use_bias\": false}",
 		  "L/simple_rnn_cell/kernel [3, 5] "
@@ -458,8 +461,9 @@ static void text_model(void)
 		"{\"name\": \"s\", \"layers\": [{\"class_name\": "
 		"\"InputLayer\", \"config\": {\"name\": \"tokens\", "
 		"\"batch_input_shape\": [null, 7], \"dtype\": \"int32\"}}, "
-		"{\"class_name\": \"Embedding\", \"config\": {\"name\": \"emb\","
-		" \"input_dim\": 20, \"output_dim\": 4, \"input_length\": 7}}, "
+		"{\"class_name\": \"Embedding\", \"config\": {\"name\": "
+		"\"emb\", \"input_dim\": 20, \"output_dim\": 4, "
+		"\"input_length\": 7}}, "
 		"{\"class_name\": \"LSTM\", \"config\": {\"name\": \"lstm\", "
 		"\"units\": 5, \"activation\": \"tanh\", "
 		"\"recurrent_activation\": \"sigmoid\", \"use_bias\": true, "
@@ -510,7 +514,7 @@ static void text_model(void)
 	tfk_model_free(m);
 }
 
-/* Refusals ------------------------------------------------------------------ */
+/* Refusals --------------------------------------------------------------- */
 
 static void errors(void)
 {
@@ -536,8 +540,9 @@ static void errors(void)
 		  "spec.json: model.config.layers[1].config.recurrent_dropout: "
 		  "expected a number in [0, 1)" },
 		{ "SimpleRNN", "{\"units\": 4, \"time_major\": true}", 5,
-		  "spec.json: model.config.layers[1].config.time_major: true is "
-		  "not supported (inputs are [batch, timesteps, features])" },
+		  "spec.json: model.config.layers[1].config.time_major: true "
+		  "is not supported (inputs are [batch, timesteps, "
+		  "features])" },
 		{ "LSTM", "{\"units\": 0}", 5, "spec.json: model.config."
 		  "layers[1].config.units: expected an integer in 1..65536" },
 		{ "LSTM", "{}", 5, "spec.json: model.config.layers[1].config."

@@ -387,6 +387,48 @@ int tfk_cpu_unary_ref(enum tfk_unop op, const struct tfk_tensor *x,
 	return 0;
 }
 
+/*
+ * Relu and ReluGrad are a third of a small CNN's step when written as a
+ * branch per element (random signs: half the branches mispredict). In
+ * blocks of a fixed length with restrict (as feed.c's u8_mul) -O2's
+ * cheap vectorizer turns the select into compare-and-mask, 10x faster;
+ * NaN passes through (v != v) as in the _ref.
+ */
+#define EW_BLK 16
+
+static __attribute__((noinline)) void
+relu_f32(int64_t n, const float *restrict x, float *restrict o)
+{
+	int64_t i, k;
+
+	for (i = 0; i + EW_BLK <= n; i += EW_BLK)
+		for (k = 0; k < EW_BLK; k++) {
+			float v = x[i + k];
+
+			o[i + k] = v > 0 || v != v ? v : 0;
+		}
+	for (; i < n; i++)
+		o[i] = x[i] > 0 || x[i] != x[i] ? x[i] : 0;
+}
+
+static __attribute__((noinline)) void
+relu_grad_f32(int64_t n, const float *restrict g, const float *restrict f,
+	      float *restrict o)
+{
+	int64_t i, k;
+
+	/* both loads unconditional: a load under the condition is not
+	 * if-converted */
+	for (i = 0; i + EW_BLK <= n; i += EW_BLK)
+		for (k = 0; k < EW_BLK; k++) {
+			float gv = g[i + k], fv = f[i + k];
+
+			o[i + k] = fv > 0 ? gv : 0;
+		}
+	for (; i < n; i++)
+		o[i] = f[i] > 0 ? g[i] : 0;
+}
+
 /* float32 in float arithmetic (the _ref goes through double) */
 static void unary_f32(enum tfk_unop op, int64_t n, const float *x, float *o)
 {
@@ -394,8 +436,12 @@ static void unary_f32(enum tfk_unop op, int64_t n, const float *x, float *o)
 
 	switch (op) {
 	case TFK_UN_RELU:
-		for (i = 0; i < n; i++)
-			o[i] = x[i] > 0 ? x[i] : x[i] != x[i] ? x[i] : 0;
+		if (x == o) {	/* in place: restrict does not hold */
+			for (i = 0; i < n; i++)
+				o[i] = x[i] > 0 || x[i] != x[i] ? x[i] : 0;
+			break;
+		}
+		relu_f32(n, x, o);
 		break;
 	case TFK_UN_SIGMOID:
 		for (i = 0; i < n; i++)
@@ -937,9 +983,28 @@ int tfk_cpu_relu_grad(const struct tfk_tensor *dy, const struct tfk_tensor *x,
 		rc = check_unary(dy, out, err);
 	if (rc || x->dtype != TFK_DT_FLOAT)
 		return rc ? rc : tfk_cpu_relu_grad_ref(dy, x, out, err);
-	for (i = 0; i < n; i++)
-		o[i] = f[i] > 0 ? g[i] : 0;
+	if (o == g || o == f) {	/* in place: restrict does not hold */
+		for (i = 0; i < n; i++)
+			o[i] = f[i] > 0 ? g[i] : 0;
+		return 0;
+	}
+	relu_grad_f32(n, g, f, o);
 	return 0;
+}
+
+static __attribute__((noinline)) void
+bias_add_f32(int64_t rows, int64_t c, const float *restrict x,
+	     const float *restrict b, float *restrict o)
+{
+	int64_t r, j, k;
+
+	for (r = 0; r < rows; r++, x += c, o += c) {
+		for (j = 0; j + EW_BLK <= c; j += EW_BLK)
+			for (k = 0; k < EW_BLK; k++)
+				o[j + k] = x[j + k] + b[j + k];
+		for (; j < c; j++)
+			o[j] = x[j] + b[j];
+	}
 }
 
 int tfk_cpu_bias_add(const struct tfk_tensor *x, const struct tfk_tensor *bias,
@@ -952,6 +1017,10 @@ int tfk_cpu_bias_add(const struct tfk_tensor *x, const struct tfk_tensor *bias,
 		return tfk_cpu_bias_add_ref(x, bias, out, err);
 	c = bias->shape[0];
 	rows = c ? tfk_tensor_numel(x) / c : 0;
+	if (x->data != out->data) {
+		bias_add_f32(rows, c, x->data, bias->data, out->data);
+		return 0;
+	}
 	for (r = 0; r < rows; r++) {
 		const float *xr = (const float *)x->data + r * c;
 		const float *b = bias->data;
@@ -1221,9 +1290,43 @@ static int k_relu_grad(struct tfk_kernel_ctx *kc)
 	return tfk_cpu_relu_grad(kc->in[0], kc->in[1], kc->out[0], kc->err);
 }
 
+/* bool and uint8 to float32 (dropout's mask, image bytes): vectorized
+ * in fixed blocks; the same values as the _ref's double round trip. */
+static __attribute__((noinline)) void
+u8_to_f32(int64_t n, int is_bool, const uint8_t *restrict x,
+	  float *restrict o)
+{
+	int64_t i, k;
+
+	if (is_bool) {
+		for (i = 0; i + EW_BLK <= n; i += EW_BLK)
+			for (k = 0; k < EW_BLK; k++)
+				o[i + k] = x[i + k] != 0 ? 1.0f : 0.0f;
+		for (; i < n; i++)
+			o[i] = x[i] != 0 ? 1.0f : 0.0f;
+		return;
+	}
+	for (i = 0; i + EW_BLK <= n; i += EW_BLK)
+		for (k = 0; k < EW_BLK; k++)
+			o[i + k] = (float)x[i + k];
+	for (; i < n; i++)
+		o[i] = (float)x[i];
+}
+
 static int k_cast(struct tfk_kernel_ctx *kc)
 {
-	return tfk_cpu_cast_ref(kc->in[0], kc->out[0], kc->err);
+	const struct tfk_tensor *x = kc->in[0];
+	struct tfk_tensor *o = kc->out[0];
+
+	if ((x->dtype == TFK_DT_BOOL || x->dtype == TFK_DT_UINT8) &&
+	    o->dtype == TFK_DT_FLOAT &&
+	    tfk_shape_equal(x->rank, x->shape, o->rank, o->shape) &&
+	    (const void *)x->data != o->data) {
+		u8_to_f32(tfk_tensor_numel(x), x->dtype == TFK_DT_BOOL,
+			  x->data, o->data);
+		return 0;
+	}
+	return tfk_cpu_cast_ref(x, o, kc->err);
 }
 
 static int s_cast(const struct tfk_node *n)

@@ -25,6 +25,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define FLOATS (TFK_DT_BIT(TFK_DT_FLOAT) | TFK_DT_BIT(TFK_DT_DOUBLE))
 
@@ -316,48 +319,86 @@ static void avg_rows(void *ctx, int64_t b, int64_t e, int k)
 	(void)k;
 }
 
-#define CBLK 64			/* channels per argmax block (stack) */
+/*
+ * One window of one image: dx[window] += dy at the first maximum, per
+ * channel. x, dx and g point at the window's first element (x, dx) and
+ * its dy row; rs is the stride of an image row, C of a column. With
+ * SSE2 (every x86-64) four channels at a time keep their argmax as a
+ * window position updated by compare-and-mask: a branch per element
+ * mispredicts on random data and was most of MaxPoolGrad's time, and
+ * GCC's vectorizer does not if-convert this two-result select. The
+ * masked add puts +0 at the other positions, which leaves dx bit for
+ * bit as the branchy form did (dx starts at +0; x + 0 == x for all x
+ * but -0). Channels left over (or no SSE2) take the plain loop.
+ */
+static void max_grad_window(const float *x, float *dx, const float *g,
+			    int64_t rs, int64_t C, int64_t hn, int64_t wn)
+{
+	int64_t c = 0, h, w;
+
+#ifdef __SSE2__
+	for (; c + 4 <= C; c += 4) {
+		__m128 best = _mm_loadu_ps(x + c);
+		__m128i arg = _mm_setzero_si128();
+		int32_t q = 0;
+
+		for (h = 0; h < hn; h++)
+			for (w = 0; w < wn; w++, q++) {
+				__m128 v = _mm_loadu_ps(x + h * rs + w * C + c);
+				__m128 gt = _mm_cmpgt_ps(v, best);
+				__m128i gi = _mm_castps_si128(gt);
+
+				best = _mm_or_ps(_mm_and_ps(gt, v),
+						 _mm_andnot_ps(gt, best));
+				arg = _mm_or_si128(_mm_and_si128(gi,
+						   _mm_set1_epi32(q)),
+						   _mm_andnot_si128(gi, arg));
+			}
+		q = 0;
+		for (h = 0; h < hn; h++)
+			for (w = 0; w < wn; w++, q++) {
+				float *d = dx + h * rs + w * C + c;
+				__m128 hit = _mm_castsi128_ps(_mm_cmpeq_epi32(
+						arg, _mm_set1_epi32(q)));
+
+				_mm_storeu_ps(d, _mm_add_ps(_mm_loadu_ps(d),
+					_mm_and_ps(hit, _mm_loadu_ps(g + c))));
+			}
+	}
+#endif
+	for (; c < C; c++) {
+		int64_t bh = 0, bw = 0;
+		float b = x[c];
+
+		for (h = 0; h < hn; h++)
+			for (w = 0; w < wn; w++)
+				if (x[h * rs + w * C + c] > b) {
+					b = x[h * rs + w * C + c];
+					bh = h, bw = w;
+				}
+		dx[bh * rs + bw * C + c] += g[c];
+	}
+}
 
 /* images [b, e) */
 static void max_grad_images(void *ctx, int64_t b, int64_t e, int k)
 {
 	const struct job *j = ctx;
 	const struct tfk_pool2d *p = j->p;
-	int64_t n, oh, ow, h0, h1, w0, w1, h, w, c, c0, C = p->c;
-	float best[CBLK];
-	int64_t arg[CBLK];
+	int64_t n, oh, ow, h0, h1, w0, w1, C = p->c;
 
 	for (n = b; n < e; n++) {
 		memset(j->dx + XI(p, n, 0, 0, 0), 0,
 		       p->h * p->w * C * sizeof(float));
 		for (oh = 0; oh < p->oh; oh++)
 			for (ow = 0; ow < p->ow; ow++) {
-				const float *g = j->dy + YI(p, n, oh, ow, 0);
+				int64_t i0;
 
 				window(p, oh, ow, &h0, &h1, &w0, &w1);
-				for (c0 = 0; c0 < C; c0 += CBLK) {
-					int64_t cn = C - c0 < CBLK ? C - c0 :
-						CBLK, i0 = XI(p, n, h0, w0, c0);
-
-					for (c = 0; c < cn; c++) {
-						best[c] = j->x[i0 + c];
-						arg[c] = i0 + c;
-					}
-					for (h = h0; h < h1; h++)
-						for (w = w0; w < w1; w++) {
-							int64_t i = XI(p, n, h,
-								       w, c0);
-
-							for (c = 0; c < cn; c++)
-								if (j->x[i + c] >
-								    best[c]) {
-									best[c] = j->x[i + c];
-									arg[c] = i + c;
-								}
-						}
-					for (c = 0; c < cn; c++)
-						j->dx[arg[c]] += g[c0 + c];
-				}
+				i0 = XI(p, n, h0, w0, 0);
+				max_grad_window(j->x + i0, j->dx + i0,
+						j->dy + YI(p, n, oh, ow, 0),
+						p->w * C, C, h1 - h0, w1 - w0);
 			}
 	}
 	(void)k;

@@ -120,12 +120,18 @@ int tfk_cpu_sum_ref(const struct tfk_tensor *x, unsigned mask,
  * C[m x n] = op(A) op(B), row-major, op(X) = X or X^T: A is m x k (ta 0)
  * or k x m (ta 1), B is k x n (tb 0) or n x k (tb 1). C is overwritten.
  * The _ref is the triple loop (accumulating in the element type);
- * tfk_cpu_sgemm/dgemm call OpenBLAS cblas_sgemm/dgemm.
+ * tfk_cpu_sgemm/dgemm call OpenBLAS cblas_sgemm/dgemm, except small
+ * float32 shapes with B not transposed, which take an AVX-512 kernel
+ * where the CPU has one (see matmul.c). tfk_cpu_sgemm_mt is
+ * tfk_cpu_sgemm splitting that kernel's rows over up to `threads`
+ * threads; its result does not depend on `threads`.
  */
 void tfk_cpu_sgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		       const float *a, const float *b, float *c);
 void tfk_cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		   const float *a, const float *b, float *c);
+void tfk_cpu_sgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
+		      const float *a, const float *b, float *c, int threads);
 void tfk_cpu_dgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		       const double *a, const double *b, double *c);
 void tfk_cpu_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,

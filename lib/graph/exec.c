@@ -19,8 +19,10 @@
 #include "graph/exec.h"
 #include "util/alloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ALIGN 64
 
@@ -37,6 +39,7 @@ struct slot {
 	struct tfk_tensor *val;		/* per output: value known while
 					 * planning (see fold), or NULL */
 	int known;			/* val holds this plan's values */
+	double prof_s;			/* TFK_PROFILE: seconds in compute */
 };
 
 struct tfk_exec {
@@ -54,6 +57,8 @@ struct tfk_exec {
 	char *arena;
 	size_t cap;
 	struct tfk_exec_stats st;
+	int prof;			/* TFK_PROFILE set: time each node */
+	long prof_runs;
 };
 
 static int is_source(const struct slot *s)
@@ -87,10 +92,61 @@ static void exec_free_slots(struct tfk_exec *x)
 	}
 }
 
+/*
+ * TFK_PROFILE=1: wall time per node, summed over runs and printed to
+ * stderr when the exec is freed, largest first. A debugging aid asked
+ * for by the environment, so the one place lib/ prints.
+ */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int by_prof_desc(const void *a, const void *b)
+{
+	const struct slot *x = *(struct slot *const *)a;
+	const struct slot *y = *(struct slot *const *)b;
+
+	return (x->prof_s < y->prof_s) - (x->prof_s > y->prof_s);
+}
+
+static void prof_print(struct tfk_exec *x)
+{
+	struct slot **v = tfk_malloc((x->n_slots + 1) * sizeof(*v));
+	double tot = 0;
+	char b[128];
+	int i;
+
+	if (!v || !x->prof_runs) {
+		tfk_free(v);
+		return;
+	}
+	for (i = 0; i < x->n_slots; i++) {
+		v[i] = &x->slots[i];
+		tot += v[i]->prof_s;
+	}
+	qsort(v, x->n_slots, sizeof(*v), by_prof_desc);
+	fprintf(stderr, "tfk profile: %d nodes, %ld runs, %.3f ms/run\n",
+		x->n_slots, x->prof_runs, tot * 1e3 / x->prof_runs);
+	for (i = 0; i < x->n_slots && v[i]->prof_s > 0; i++)
+		fprintf(stderr, "%9.4f ms %5.1f%%  %-18s %s %s\n",
+			v[i]->prof_s * 1e3 / x->prof_runs,
+			100 * v[i]->prof_s / (tot > 0 ? tot : 1),
+			v[i]->n->op->name, v[i]->n->name,
+			v[i]->n->n_outputs ? tfk_shape_str(v[i]->desc[0].rank,
+			v[i]->desc[0].shape, b, sizeof(b)) : "");
+	tfk_free(v);
+}
+
 void tfk_exec_free(struct tfk_exec *x)
 {
 	if (!x)
 		return;
+	if (x->prof && x->slots)
+		prof_print(x);
 	if (x->slots)
 		exec_free_slots(x);
 	tfk_free(x->slots);
@@ -152,6 +208,8 @@ int tfk_exec_new(struct tfk_exec **xp, const struct tfk_graph *g,
 	if (!x)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	x->g = g;
+	x->prof = getenv("TFK_PROFILE") && *getenv("TFK_PROFILE") &&
+		strcmp(getenv("TFK_PROFILE"), "0");
 	if (opts)
 		x->opts = *opts;
 	if (x->opts.threads <= 0)
@@ -621,10 +679,18 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 		kc.rng_key = tfk_rng_u64(key, (uint64_t)s->node);
 		kc.threads = x->opts.threads;
 		kc.err = err;
-		rc = s->k->compute(&kc);
+		if (x->prof) {
+			double t0 = now_s();
+
+			rc = s->k->compute(&kc);
+			s->prof_s += now_s() - t0;
+		} else {
+			rc = s->k->compute(&kc);
+		}
 		if (rc)
 			return tfk_err_prefix(err, "node %s", s->n->name);
 	}
+	x->prof_runs++;
 	for (j = 0; j < x->n_fetch; j++)
 		fetched[j] = &x->slots[x->fetch[j].node].out[x->fetch[j].index];
 	return 0;

@@ -1414,11 +1414,11 @@ static const struct klayer_class classes[] = {
 	  apply_zpad, 0 },
 	/* recurrent.c */
 	{ "LSTM", RNN_KEYS "recurrent_activation unit_forget_bias "
-	  "implementation ", tfk_keras_rnn_parse, tfk_keras_rnn_build,
+	  "implementation use_cudnn ", tfk_keras_rnn_parse,
+	  tfk_keras_rnn_build, tfk_keras_rnn_apply, KL_SHARED },
+	{ "GRU", RNN_KEYS "recurrent_activation reset_after implementation "
+	  "use_cudnn ", tfk_keras_rnn_parse, tfk_keras_rnn_build,
 	  tfk_keras_rnn_apply, KL_SHARED },
-	{ "GRU", RNN_KEYS "recurrent_activation reset_after implementation ",
-	  tfk_keras_rnn_parse, tfk_keras_rnn_build, tfk_keras_rnn_apply,
-	  KL_SHARED },
 	{ "SimpleRNN", RNN_KEYS, tfk_keras_rnn_parse, tfk_keras_rnn_build,
 	  tfk_keras_rnn_apply, KL_SHARED },
 	/* their keys are checked by preprocess.c */

@@ -181,6 +181,13 @@ int tfk_keras_rnn_parse(struct kctx *c, struct klayer *l)
 	if (j && (!json_is_integer(j) || json_integer_value(j) < 0 ||
 		  json_integer_value(j) > 2))
 		return kcfg_bad(c, l, "implementation", "expected 0, 1 or 2");
+	/* Keras 3: "auto", true or false; no effect on a CPU */
+	j = cget(l, "use_cudnn");
+	if (j && !json_is_boolean(j) && !(json_is_string(j) &&
+					  !strcmp(json_string_value(j),
+						  "auto")))
+		return kcfg_bad(c, l, "use_cudnn", "expected \"auto\", true "
+				"or false");
 	j = cget(l, "seed");
 	if (j && !json_is_integer(j))
 		return kcfg_bad(c, l, "seed", "expected an integer or null");

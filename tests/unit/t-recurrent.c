@@ -514,6 +514,42 @@ static void text_model(void)
 	tfk_model_free(m);
 }
 
+/* A GRU config as Keras 3 writes it (model.to_json()). */
+static void keras3(void)
+{
+	const char *cfg = "{\"trainable\": true, \"dtype\": {\"module\": "
+		"\"keras\", \"class_name\": \"DTypePolicy\", \"config\": "
+		"{\"name\": \"float32\"}, \"registered_name\": null}, "
+		"\"return_sequences\": false, \"return_state\": false, "
+		"\"go_backwards\": false, \"stateful\": false, \"unroll\": "
+		"false, \"zero_output_for_mask\": false, \"units\": 4, "
+		"\"activation\": \"tanh\", \"recurrent_activation\": "
+		"\"sigmoid\", \"use_bias\": true, \"kernel_initializer\": "
+		"{\"module\": \"keras.initializers\", \"class_name\": "
+		"\"GlorotUniform\", \"config\": {\"seed\": null}, "
+		"\"registered_name\": null}, \"recurrent_initializer\": "
+		"{\"module\": \"keras.initializers\", \"class_name\": "
+		"\"Orthogonal\", \"config\": {\"seed\": null, \"gain\": 1.0}, "
+		"\"registered_name\": null}, \"bias_initializer\": "
+		"{\"module\": \"keras.initializers\", \"class_name\": "
+		"\"Zeros\", "
+		"\"config\": {}, \"registered_name\": null}, "
+		"\"kernel_regularizer\": null, \"recurrent_regularizer\": "
+		"null, \"bias_regularizer\": null, \"activity_regularizer\": "
+		"null, \"kernel_constraint\": null, \"recurrent_constraint\": "
+		"null, \"bias_constraint\": null, \"dropout\": 0.0, "
+		"\"recurrent_dropout\": 0.0, \"reset_after\": true, "
+		"\"seed\": null, \"use_cudnn\": \"auto\"}";
+	struct tfk_err err = { 0, "" };
+	struct tfk_model *m = build_one("GRU", cfg, 6, 3, &err);
+
+	ok(m != NULL, "a Keras 3 GRU config builds: %s", err.msg);
+	ok(m && tfk_graph_var(m->g, "L/gru_cell/bias") &&
+	   tfk_graph_var(m->g, "L/gru_cell/bias")->rank == 2,
+	   "  reset_after: bias [2, 12]");
+	tfk_model_free(m);
+}
+
 /* Refusals --------------------------------------------------------------- */
 
 static void errors(void)
@@ -560,6 +596,9 @@ static void errors(void)
 		{ "SimpleRNN", "{\"units\": 4, \"recurrent_activation\": "
 		  "\"sigmoid\"}", 5, "spec.json: model.config.layers[1].config."
 		  "recurrent_activation: unknown config key" },
+		{ "GRU", "{\"units\": 4, \"use_cudnn\": \"yes\"}", 5,
+		  "spec.json: model.config.layers[1].config.use_cudnn: "
+		  "expected \"auto\", true or false" },
 		{ "LSTM", "{\"units\": 4, \"cell\": {}}", 5, "spec.json: model."
 		  "config.layers[1].config.cell: unknown config key" },
 		{ "LSTM", "{\"units\": 4, \"kernel_constraint\": \"max_norm\"}",
@@ -627,6 +666,7 @@ int main(void)
 	weights();
 	initializers();
 	text_model();
+	keras3();
 	errors();
 	return tap_done();
 }

@@ -183,8 +183,9 @@ const char *tfk_int8_isa(const char *want);
 void tfk_int8_conv2d_ref(const struct tfk_conv2d *g,
 			 const struct tfk_int8_rq *rq, const int8_t *x,
 			 const int8_t *f, const int32_t *bias, int8_t *y);
-/* The fast CONV_2D from f packed as [o, kh * kw * kc] (groups 1, else
- * the _ref runs; w_offset must be 0). Threads and ws as tfk_int8_fc. */
+/* The fast CONV_2D from f packed as [o, kh * kw * kc]: same result as
+ * the _ref. Groups 1 and w_offset 0 only (else TFK_EINVAL: call the
+ * _ref). Threads and ws as tfk_int8_fc; TFK_ENOMEM growing ws. */
 int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 		    const int8_t *x, const struct tfk_int8_packed *p,
 		    const int32_t *bias, int8_t *y, int threads,
@@ -244,12 +245,43 @@ int tfk_int8_bin_ref(const struct tfk_int8_bin *b, int r1, const int64_t *s1,
 		     const int8_t *x1, int r2, const int64_t *s2,
 		     const int8_t *x2, int8_t *y, struct tfk_err *err);
 
+/* RELU, RELU6, RELU_N1_TO_1, LOGISTIC, TANH (activation.c) ------------- */
+
+/*
+ * The standalone int8 activations as TFLite runs them (activations.cc).
+ * RELU / RELU_N1_TO_1 / RELU6 (ReluPrepare, QuantizedReluX): y = clamp(
+ * out_zp + mbqm(x - in_zp, QuantizeMultiplier(in_scale / out_scale)),
+ * lo, hi), lo = max(-128, out_zp + roundf(min / out_scale)), hi
+ * likewise from max (127 for RELU's infinity). LOGISTIC and TANH
+ * (EvalUsingLookupTable, LUTPopulate): a 256-entry table, entry v =
+ * clamp((int)(roundf(f(in_scale * (v - in_zp)) * (1 / out_scale)) +
+ * out_zp)) in float, f(v) = 1 / (1 + expf(-v)) or tanhf(v). TFLite wants
+ * LOGISTIC's output at 1/256, -128 and TANH's at 1/128, 0; any is taken.
+ */
+enum tfk_int8_unop {
+	TFK_INT8_RELU,
+	TFK_INT8_RELU_N1_TO_1,
+	TFK_INT8_RELU6,
+	TFK_INT8_LOGISTIC,
+	TFK_INT8_TANH
+};
+struct tfk_int8_lut {
+	int8_t table[256];	/* indexed by the input byte */
+};
+int tfk_int8_lut_init(struct tfk_int8_lut *a, enum tfk_int8_unop op,
+		      const struct tfk_int8_qp *in,
+		      const struct tfk_int8_qp *out, struct tfk_err *err);
+/* y[i] = table[(uint8_t)x[i]]; x and y may be the same buffer. */
+void tfk_int8_lut_ref(const struct tfk_int8_lut *a, int64_t n,
+		      const int8_t *x, int8_t *y);
+
 /* SOFTMAX (softmax.c) ---------------------------------------------------- */
 
 /*
- * TFLite's int8/uint8 SOFTMAX as its interpreter runs it (activations.cc
- * SoftmaxPrepare: PopulateSoftmaxLookupTable; optimized_ops::Softmax,
- * which every kernel type of TFLite 2.x uses for 8-bit input):
+ * TFLite's int8/uint8 SOFTMAX as its interpreter runs it on x86
+ * (activations.cc SoftmaxPrepare: PopulateSoftmaxLookupTable;
+ * optimized_ops::Softmax, which every kernel type of TFLite 2.x uses for
+ * 8-bit input; arm64 clang builds use a uint16 table instead):
  * table[255 - v] = expf(-in_scale * beta * v) in float; per row, max m,
  * sum = float sum of table[255 - m + x] in order, inv = 1 / (sum *
  * out_scale), y = clamp(round(table[255 - m + x] * inv) + out_zp)

@@ -286,6 +286,36 @@ def op_softmax(c, base):
     return out.astype("<u1" if u8 else "<i1")
 
 
+def op_lut(c, base):
+    """RELU/RELU_N1_TO_1/RELU6 (QuantizedReluX) and LOGISTIC/TANH
+    (LUTPopulate) over all 256 input bytes."""
+    kind = c.s("kind")
+    in_s, in_z = f32(c.f("in_scale")), c.i("in_zp")
+    out_s, out_z = f32(c.f("out_scale")), c.i("out_zp")
+    x = np.fromfile(base + ".x", dtype="<i1").astype(np.int64)
+    out = np.zeros(len(x), dtype=np.int64)
+    if kind in ("relu", "relu1", "relu6"):
+        m, sh = quantize_multiplier(float(in_s) / float(out_s))
+        lo_f, hi_f = {"relu": (0.0, None), "relu1": (-1.0, 1.0),
+                      "relu6": (0.0, 6.0)}[kind]
+        lo = max(-128, out_z + int(round_half_away(
+            float(f32(f32(lo_f) / out_s)))))
+        hi = 127 if hi_f is None else min(127, out_z + int(
+            round_half_away(float(f32(f32(hi_f) / out_s)))))
+        return np.clip(out_z + mbqm(x - in_z, m, sh), lo, hi).astype("<i1")
+    inv = f32(f32(1) / out_s)
+    for i, v in enumerate(x):
+        d = f32(in_s * f32(int(v) - in_z))
+        if kind == "logistic":
+            e = f32(math.exp(-float(d)))
+            t = f32(f32(1) / f32(f32(1) + e))
+        else:
+            t = f32(math.tanh(float(d)))
+        r = float(round_half_away(float(f32(t * inv)))) + out_z
+        out[i] = min(max(int(r), -128), 127)
+    return out.astype("<i1")
+
+
 def op_quantize(c, base):
     (n,) = c.ints("dims")
     x = np.fromfile(base + ".x", dtype="<f4").reshape(n)
@@ -378,7 +408,7 @@ OPS = {
     "maxpool": op_maxpool, "avgpool": op_avgpool, "bin": op_bin,
     "softmax": op_softmax, "quantize": op_quantize,
     "dequantize": op_dequantize, "requantize": op_requantize,
-    "mbqm": op_mbqm, "qmult": op_qmult,
+    "mbqm": op_mbqm, "qmult": op_qmult, "lut": op_lut,
 }
 
 

@@ -5,7 +5,7 @@
  * 1. Known values: QuantizeMultiplier, SRDHM, RoundingDivideByPOT and
  *    the activation clamps on hand-checked inputs (gemmlowp's rounding
  *    of ties away from zero, the 2^31 carry, the flush below 2^-31).
- * 2. Every _ref on random inputs with random scales and zero points,
+ * 2. Every _ref (and the activation tables) on random inputs with random scales and zero points,
  *    bit-exact against tests/py/int8_ref.py (an independent numpy model
  *    of TFLite's reference integer kernels): the cases are written to a
  *    temporary directory, the oracle runs once over all of them.
@@ -411,6 +411,38 @@ static void softmax_case(int rows, int depth, float beta, int u8,
 	free(x);
 }
 
+static void lut_case(enum tfk_int8_unop op)
+{
+	static const char *const kinds[] = { "relu", "relu1", "relu6",
+					     "logistic", "tanh" };
+	float si = (float)ru(0.01, 0.08), so;
+	int32_t zi = ri(-60, 60), zo;
+	struct tfk_int8_qp qi = { &si, &zi, 1 }, qo = { &so, &zo, 1 };
+	struct tfk_int8_lut a;
+	struct tfk_err err = { 0, "" };
+	int8_t x[256], *y = malloc(256);
+	FILE *fp;
+	int i;
+
+	/* TFLite's outputs for LOGISTIC and TANH; RELUs rescale */
+	so = op == TFK_INT8_LOGISTIC ? 1.0f / 256 : op == TFK_INT8_TANH ?
+	     1.0f / 128 : (float)(si * ru(0.5, 2));
+	zo = op == TFK_INT8_LOGISTIC ? -128 : op == TFK_INT8_TANH ? 0 :
+	     ri(-128, 20);
+	for (i = 0; i < 256; i++)
+		x[i] = (int8_t)(i - 128);
+	if (tfk_int8_lut_init(&a, op, &qi, &qo, &err))
+		tap_diag("lut: %s", err.msg);
+	tfk_int8_lut_ref(&a, 256, x, y);
+	fp = case_open("lut", "%s int8 (all 256 inputs)", kinds[op]);
+	if (fp)
+		fprintf(fp, "kind %s\nin_scale %.9g\nin_zp %d\nout_scale %.9g\n"
+			"out_zp %d\n", kinds[op], (double)si, (int)zi,
+			(double)so, (int)zo);
+	case_bin("x", x, 256);
+	case_close(fp, y, 256);
+}
+
 static void quantize_cases(void)
 {
 	enum { N = 500 };
@@ -655,6 +687,11 @@ static void oracle_cases(void)
 	softmax_case(3, 16, 1.0f, 1, 1.0f / 256, 0);
 	softmax_case(3, 9, 2.0f, 0, 0.01f, -20);
 	quantize_cases();
+	lut_case(TFK_INT8_RELU);
+	lut_case(TFK_INT8_RELU_N1_TO_1);
+	lut_case(TFK_INT8_RELU6);
+	lut_case(TFK_INT8_LOGISTIC);
+	lut_case(TFK_INT8_TANH);
 	dequantize_case(0, 0);
 	dequantize_case(1, 0);
 	dequantize_case(1, 1);
@@ -1047,6 +1084,14 @@ static void bad_params(void)
 	tfk_int8_bin_init(&b, TFK_INT8_ADD, &q1, &q1, &q1, 0, &err);
 	is_int(tfk_int8_bin_ref(&b, 2, s1, x, 2, s2, x, y, &err), TFK_EINVAL,
 	       "ADD of [2, 3] and [2, 4] refused");
+	{
+		struct tfk_int8_lut l;
+
+		is_int(tfk_int8_lut_init(&l, TFK_INT8_TANH, &qn, &q1, &err),
+		       TFK_EINVAL, "TANH with a negative input scale refused");
+		is_int(tfk_int8_lut_init(&l, TFK_INT8_RELU, &q1, &q200, &err),
+		       TFK_EINVAL, "RELU to zero point 200 refused");
+	}
 	is_int(tfk_int8_softmax_init(&s, 1, &qz, &q1, 0, &err), TFK_EINVAL,
 	       "softmax with a zero input scale refused");
 	is_int(tfk_int8_softmax_init(&s, 1, &q1, &q200, 0, &err), TFK_EINVAL,

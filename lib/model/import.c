@@ -1496,7 +1496,9 @@ static int make_feeds(struct imp *im, const struct tfk_signature *sig,
 						"'%s': rank %d", ti->key,
 						ti->rank);
 			f->rank = ti->rank;
-			memcpy(f->shape, ti->dims, ti->rank * sizeof(int64_t));
+			if (ti->rank)
+				memcpy(f->shape, ti->dims,
+				       ti->rank * sizeof(int64_t));
 		}
 		if (!is_fed(ti->key, fed, n_fed))
 			continue;

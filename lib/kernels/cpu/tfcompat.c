@@ -231,8 +231,9 @@ static int k_parse_dense(struct tfk_kernel_ctx *kc)
 		struct tfk_str s = tfk_tensor_str(ser, b);
 		const struct tfk_feat *f;
 
-		rc = tfk_example_parse(&st->ex, (const uint8_t *)s.ptr, s.len,
-				       kc->err);
+		/* an empty string is an empty Example (ptr may be NULL) */
+		rc = tfk_example_parse(&st->ex, (const uint8_t *)(s.ptr ?
+						s.ptr : ""), s.len, kc->err);
 		if (rc)
 			return tfk_err_prefix(kc->err, "serialized[%" PRId64
 					      "]: not a tf.Example", b);

@@ -128,6 +128,9 @@ int tfk_conv2d_geom(struct tfk_conv2d *g, const int64_t *in,
 						(long long)g->kc,
 						(long long)g->c);
 			g->groups = g->c / g->kc;
+			if (!g->groups)
+				return tfk_errf(err, TFK_EINVAL, "input 0: "
+						"the input has 0 channels");
 			if (g->o >= 0 && g->o % g->groups)
 				return tfk_errf(err, TFK_EINVAL, "input 1: "
 						"%lld groups do not divide "

@@ -5,6 +5,10 @@
  * FUZZ-SEEDS: fixtures/tflite/hello_world/*.tflite
  * FUZZ-SEEDS: fixtures/tflite/lite_testdata/*.bin
  * FUZZ-SEEDS: fixtures/tflite/serving_half_plus_two/model.tflite
+ * (and tests/fuzz/seeds/fuzz-tflite/: the op models of
+ * `tests/py/tflite_fb.py ops DIR`, so the graph builder's CONV_2D,
+ * DEPTHWISE, pool, FC, RESHAPE, CONCATENATION, MEAN, PAD and float16
+ * paths are reached)
  *
  * The input is copied to an exact-size allocation (so ASan sees any
  * read past it) and loaded. A failed load must have a message; a loaded

@@ -219,11 +219,14 @@ void tfk_int8_avg_pool_ref(const struct tfk_pool2d *p, int32_t act_min,
  * (2^20 * so), each by QuantizeMultiplier (< 1); per element
  * v = mbqm((x1 - zp1) << 20, m1) + mbqm((x2 - zp2) << 20, m2), y =
  * clamp(mbqm(v, mo) + zpo). MUL (mul.cc): y = clamp(zpo + mbqm((x1 -
- * zp1) * (x2 - zp2), s1 * s2 / so)). Per-tensor params only.
+ * zp1) * (x2 - zp2), s1 * s2 / so)). Per-tensor params only. dt is
+ * TFK_DT_INT8, or TFK_DT_UINT8 for the legacy uint8 models (same
+ * arithmetic, zero points and clamps in [0, 255]).
  */
 enum tfk_int8_binop { TFK_INT8_ADD, TFK_INT8_SUB, TFK_INT8_MUL };
 struct tfk_int8_bin {
 	enum tfk_int8_binop op;
+	int is_uint8;
 	int32_t in1_offset, in2_offset, out_offset;
 	int32_t left_shift;
 	int32_t in1_mult, in2_mult, out_mult;
@@ -231,19 +234,19 @@ struct tfk_int8_bin {
 	int32_t act_min, act_max;
 };
 int tfk_int8_bin_init(struct tfk_int8_bin *b, enum tfk_int8_binop op,
-		      const struct tfk_int8_qp *in1,
+		      enum tfk_dtype dt, const struct tfk_int8_qp *in1,
 		      const struct tfk_int8_qp *in2,
 		      const struct tfk_int8_qp *out, int act,
 		      struct tfk_err *err);
 /*
- * y = x1 OP x2 with numpy broadcasting of shapes s1 (rank r1) and s2
- * (rank r2) into y's shape (tfk_shape_broadcast; rank <= 8), as
+ * y = x1 OP x2 (bytes of b's dtype) with numpy broadcasting of shapes
+ * s1 (rank r1) and s2 (rank r2) into y's shape (tfk_shape_broadcast; rank <= 8), as
  * TFLite's BroadcastAdd/Mul. TFK_EINVAL when the shapes do not
  * broadcast.
  */
 int tfk_int8_bin_ref(const struct tfk_int8_bin *b, int r1, const int64_t *s1,
-		     const int8_t *x1, int r2, const int64_t *s2,
-		     const int8_t *x2, int8_t *y, struct tfk_err *err);
+		     const void *x1, int r2, const int64_t *s2,
+		     const void *x2, void *y, struct tfk_err *err);
 
 /* RELU, RELU6, RELU_N1_TO_1, LOGISTIC, TANH (activation.c) ------------- */
 

@@ -227,11 +227,14 @@ def op_avgpool(c, base):
 
 def op_bin(c, base):
     s1, s2 = c.ints("shape1"), c.ints("shape2")
-    x1 = load(base + ".x", "<i1", s1)
-    x2 = load(base + ".x2", "<i1", s2)
+    u8 = c.i("uint8")
+    dt = "<u1" if u8 else "<i1"
+    x1 = load(base + ".x", dt, s1)
+    x2 = load(base + ".x2", dt, s2)
     sc1, sc2, sco = c.f("scale1"), c.f("scale2"), c.f("out_scale")
     z1, z2, zo = c.i("zp1"), c.i("zp2"), c.i("out_zp")
-    lo, hi = act_range(c.i("act"), sco, zo)
+    lo, hi = act_range(c.i("act"), sco, zo, *((0, 255) if u8 else
+                                              (-128, 127)))
     kind = c.s("kind")
     v1, v2 = x1 - z1, x2 - z2
     if kind == "mul":
@@ -248,7 +251,7 @@ def op_bin(c, base):
         a1 = mbqm(v1 * 2**20, *m1)
         a2 = mbqm(v2 * 2**20, *m2)
         r = mbqm(a1 + a2, *mo) + zo
-    return np.clip(r, lo, hi).astype("<i1")
+    return np.clip(r, lo, hi).astype(dt)
 
 
 def exp_f32(v):

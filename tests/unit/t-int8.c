@@ -324,13 +324,14 @@ static int64_t numel(int r, const int64_t *s)
 }
 
 static void bin_case(enum tfk_int8_binop op, int r1, const int64_t *s1,
-		     int r2, const int64_t *s2, int act)
+		     int r2, const int64_t *s2, int act, int u8)
 {
 	static const char *const names[] = { "add", "sub", "mul" };
 	struct tfk_int8_bin b;
 	struct tfk_err err = { 0, "" };
 	float sc[3] = { rscale(), rscale(), 0 };
 	int32_t zp[3] = { ri(-128, 127), ri(-128, 127), ri(-128, 127) };
+	enum tfk_dtype dt = u8 ? TFK_DT_UINT8 : TFK_DT_INT8;
 	struct tfk_int8_qp q1 = { &sc[0], &zp[0], 1 }, q2 = { &sc[1], &zp[1],
 							       1 };
 	struct tfk_int8_qp qo = { &sc[2], &zp[2], 1 };
@@ -339,10 +340,15 @@ static void bin_case(enum tfk_int8_binop op, int r1, const int64_t *s1,
 	int ro, k;
 	FILE *fp;
 
+	if (u8) {		/* the same offsets, in uint8's range */
+		zp[0] += 128;
+		zp[1] += 128;
+		zp[2] += 128;
+	}
 	sc[2] = op == TFK_INT8_MUL ? (float)(sc[0] * sc[1] * ru(20, 200)) :
 		(float)((sc[0] > sc[1] ? sc[0] : sc[1]) * ru(0.5, 3));
 	if (tfk_shape_broadcast(r1, s1, r2, s2, &ro, so, &err) ||
-	    tfk_int8_bin_init(&b, op, &q1, &q2, &qo, act, &err)) {
+	    tfk_int8_bin_init(&b, op, dt, &q1, &q2, &qo, act, &err)) {
 		tap_diag("bin: %s", err.msg);
 		return;
 	}
@@ -354,10 +360,10 @@ static void bin_case(enum tfk_int8_binop op, int r1, const int64_t *s1,
 	fill8(x2, n2);
 	if (tfk_int8_bin_ref(&b, r1, s1, x1, r2, s2, x2, y, &err))
 		tap_diag("bin_ref: %s", err.msg);
-	fp = case_open("bin", "%s rank %d x rank %d act %d", names[op], r1,
-		       r2, act);
+	fp = case_open("bin", "%s%s rank %d x rank %d act %d", names[op],
+		       u8 ? " uint8" : "", r1, r2, act);
 	if (fp) {
-		fprintf(fp, "kind %s\nshape1", names[op]);
+		fprintf(fp, "kind %s\nuint8 %d\nshape1", names[op], u8);
 		for (k = 0; k < r1; k++)
 			fprintf(fp, " %lld", (long long)s1[k]);
 		fprintf(fp, "\nshape2");
@@ -676,12 +682,14 @@ static void oracle_cases(void)
 	pool_case(1, 2, 7, 6, 3, 3, 2, 1, 0);
 	pool_case(1, 1, 8, 8, 5, 2, 2, 0, 1);
 	pool_case(1, 1, 5, 7, 2, 5, 1, 1, 0);
-	bin_case(TFK_INT8_ADD, 4, a4, 4, a4, 0);
-	bin_case(TFK_INT8_ADD, 4, a4, 1, c1, 1);
-	bin_case(TFK_INT8_SUB, 4, a4, 4, b4, 0);
-	bin_case(TFK_INT8_SUB, 3, r3, 1, e0, 3);
-	bin_case(TFK_INT8_MUL, 4, a4, 4, b4, 0);
-	bin_case(TFK_INT8_MUL, 6, v6, 6, w6, 1);
+	bin_case(TFK_INT8_ADD, 4, a4, 4, a4, 0, 0);
+	bin_case(TFK_INT8_ADD, 4, a4, 1, c1, 1, 0);
+	bin_case(TFK_INT8_SUB, 4, a4, 4, b4, 0, 0);
+	bin_case(TFK_INT8_SUB, 3, r3, 1, e0, 3, 0);
+	bin_case(TFK_INT8_MUL, 4, a4, 4, b4, 0, 0);
+	bin_case(TFK_INT8_MUL, 6, v6, 6, w6, 1, 0);
+	bin_case(TFK_INT8_ADD, 4, a4, 4, b4, 0, 1);
+	bin_case(TFK_INT8_MUL, 4, a4, 1, c1, 3, 1);
 	softmax_case(5, 10, 1.0f, 0, 1.0f / 256, -128);
 	softmax_case(4, 37, 0.5f, 0, 1.0f / 256, -128);
 	softmax_case(3, 16, 1.0f, 1, 1.0f / 256, 0);
@@ -890,6 +898,31 @@ static void float_semantics(void)
 	ok(e <= 1, "DEPTHWISE_CONV_2D (mult 2) likewise (worst %g)", e);
 }
 
+/* lite_testdata/add_quantized{,_int8}.bin compute x + x + x with every
+ * tensor at scale 1/255 (0.003922), zero point 0: {1, 3} -> {3, 9}. */
+static void fixture_add(void)
+{
+	float s = 1.0f / 255;
+	int32_t z = 0;
+	struct tfk_int8_qp q = { &s, &z, 1 };
+	struct tfk_int8_bin b;
+	struct tfk_err err = { 0, "" };
+	int64_t shp[1] = { 2 };
+	uint8_t u[2] = { 1, 3 }, u2[2], u3[2];
+	int8_t i[2] = { 1, 3 }, i2[2], i3[2];
+
+	tfk_int8_bin_init(&b, TFK_INT8_ADD, TFK_DT_UINT8, &q, &q, &q, 0, &err);
+	tfk_int8_bin_ref(&b, 1, shp, u, 1, shp, u, u2, &err);
+	tfk_int8_bin_ref(&b, 1, shp, u2, 1, shp, u, u3, &err);
+	ok(u3[0] == 3 && u3[1] == 9, "uint8 ADD, ADD at 1/255: {1, 3} -> {3, "
+	   "9} (got {%d, %d})", u3[0], u3[1]);
+	tfk_int8_bin_init(&b, TFK_INT8_ADD, TFK_DT_INT8, &q, &q, &q, 0, &err);
+	tfk_int8_bin_ref(&b, 1, shp, i, 1, shp, i, i2, &err);
+	tfk_int8_bin_ref(&b, 1, shp, i2, 1, shp, i, i3, &err);
+	ok(i3[0] == 3 && i3[1] == 9, "int8 ADD, ADD at 1/255: {1, 3} -> {3, "
+	   "9} (got {%d, %d})", i3[0], i3[1]);
+}
+
 /* Fast paths against the _refs ------------------------------------------- */
 
 static int fast_fc(const char *isa, int batch, int in, int out, int pc,
@@ -1076,12 +1109,14 @@ static void bad_params(void)
 	tfk_alloc_fail_after(-1);
 	is_int(tfk_int8_pack(&p, 0, 2, w, &err), TFK_EINVAL,
 	       "pack: no rows refused");
-	is_int(tfk_int8_bin_init(&b, TFK_INT8_ADD, &q1, &q1, &qt, 0, &err),
+	is_int(tfk_int8_bin_init(&b, TFK_INT8_ADD, TFK_DT_INT8, &q1, &q1, &qt, 0,
+				 &err),
 	       TFK_EINVAL, "ADD with an output scale below 2^-20 of the "
 	       "inputs' refused (TFLite's Prepare check)");
-	is_int(tfk_int8_bin_init(&b, TFK_INT8_MUL, &q1, &qz, &q1, 0, &err),
+	is_int(tfk_int8_bin_init(&b, TFK_INT8_MUL, TFK_DT_INT8, &q1, &qz, &q1, 0,
+				 &err),
 	       TFK_EINVAL, "MUL with a zero scale refused");
-	tfk_int8_bin_init(&b, TFK_INT8_ADD, &q1, &q1, &q1, 0, &err);
+	tfk_int8_bin_init(&b, TFK_INT8_ADD, TFK_DT_INT8, &q1, &q1, &q1, 0, &err);
 	is_int(tfk_int8_bin_ref(&b, 2, s1, x, 2, s2, x, y, &err), TFK_EINVAL,
 	       "ADD of [2, 3] and [2, 4] refused");
 	{
@@ -1128,6 +1163,7 @@ int main(void)
 {
 	known_values();
 	hand_cases();
+	fixture_add();
 	oracle_cases();
 	float_semantics();
 	fast_paths();

@@ -16,7 +16,7 @@
 #include <string.h>
 
 int tfk_int8_bin_init(struct tfk_int8_bin *b, enum tfk_int8_binop op,
-		      const struct tfk_int8_qp *in1,
+		      enum tfk_dtype dt, const struct tfk_int8_qp *in1,
 		      const struct tfk_int8_qp *in2,
 		      const struct tfk_int8_qp *out, int act,
 		      struct tfk_err *err)
@@ -24,10 +24,15 @@ int tfk_int8_bin_init(struct tfk_int8_bin *b, enum tfk_int8_binop op,
 	const struct tfk_int8_qp *q[3] = { in1, in2, out };
 	static const char *const what[3] = { "input 0", "input 1", "output" };
 	float s1, s2, so;
+	int32_t qmin = dt == TFK_DT_UINT8 ? 0 : -128, qmax = qmin + 255;
 	int i, rc;
 
 	memset(b, 0, sizeof(*b));
 	b->op = op;
+	b->is_uint8 = dt == TFK_DT_UINT8;
+	if (dt != TFK_DT_INT8 && dt != TFK_DT_UINT8)
+		return tfk_errf(err, TFK_EINVAL, "dtype %d, want int8 or uint8",
+				(int)dt);
 	for (i = 0; i < 3; i++) {
 		if (!q[i] || !q[i]->scale || q[i]->n != 1)
 			return tfk_errf(err, TFK_EINVAL, "%s: want one scale "
@@ -37,10 +42,11 @@ int tfk_int8_bin_init(struct tfk_int8_bin *b, enum tfk_int8_binop op,
 			return tfk_errf(err, TFK_EINVAL, "%s: scale %g is not "
 					"a positive finite number", what[i],
 					(double)q[i]->scale[0]);
-		if (q[i]->zp && (q[i]->zp[0] < -128 || q[i]->zp[0] > 127))
+		if (q[i]->zp && (q[i]->zp[0] < qmin || q[i]->zp[0] > qmax))
 			return tfk_errf(err, TFK_EINVAL, "%s: zero_point %d "
-					"is outside [-128, 127]", what[i],
-					(int)q[i]->zp[0]);
+					"is outside [%d, %d]", what[i],
+					(int)q[i]->zp[0], (int)qmin,
+					(int)qmax);
 	}
 	s1 = in1->scale[0];
 	s2 = in2->scale[0];
@@ -48,7 +54,7 @@ int tfk_int8_bin_init(struct tfk_int8_bin *b, enum tfk_int8_binop op,
 	b->in1_offset = in1->zp ? -in1->zp[0] : 0;
 	b->in2_offset = in2->zp ? -in2->zp[0] : 0;
 	b->out_offset = out->zp ? out->zp[0] : 0;
-	rc = tfk_int8_act_range(act, so, b->out_offset, -128, 127,
+	rc = tfk_int8_act_range(act, so, b->out_offset, qmin, qmax,
 				&b->act_min, &b->act_max, err);
 	if (rc)
 		return rc;
@@ -83,7 +89,7 @@ int tfk_int8_bin_init(struct tfk_int8_bin *b, enum tfk_int8_binop op,
 	return 0;
 }
 
-static int8_t one(const struct tfk_int8_bin *b, int8_t x1, int8_t x2)
+static int32_t one(const struct tfk_int8_bin *b, int32_t x1, int32_t x2)
 {
 	int32_t v1 = b->in1_offset + x1, v2 = b->in2_offset + x2, r;
 
@@ -101,13 +107,15 @@ static int8_t one(const struct tfk_int8_bin *b, int8_t x1, int8_t x2)
 	}
 	r = r < b->act_min ? b->act_min : r;
 	r = r > b->act_max ? b->act_max : r;
-	return (int8_t)r;
+	return r;
 }
 
 int tfk_int8_bin_ref(const struct tfk_int8_bin *b, int r1, const int64_t *s1,
-		     const int8_t *x1, int r2, const int64_t *s2,
-		     const int8_t *x2, int8_t *y, struct tfk_err *err)
+		     const void *x1, int r2, const int64_t *s2,
+		     const void *x2, void *y, struct tfk_err *err)
 {
+	const int8_t *a1 = x1, *a2 = x2;
+	const uint8_t *u1 = x1, *u2 = x2;
 	int64_t out[8], st1[8], st2[8], idx[8], total = 1, i, o1, o2;
 	int64_t d1[8], d2[8];
 	int r, k, rc;
@@ -134,7 +142,10 @@ int tfk_int8_bin_ref(const struct tfk_int8_bin *b, int r1, const int64_t *s1,
 		idx[k] = 0;
 	}
 	for (i = 0, o1 = 0, o2 = 0; i < total; i++) {
-		y[i] = one(b, x1[o1], x2[o2]);
+		if (b->is_uint8)
+			((uint8_t *)y)[i] = (uint8_t)one(b, u1[o1], u2[o2]);
+		else
+			((int8_t *)y)[i] = (int8_t)one(b, a1[o1], a2[o2]);
 		for (k = r - 1; k >= 0; k--) {
 			o1 += st1[k];
 			o2 += st2[k];

@@ -766,6 +766,11 @@ static void print_option(const Tensorflow__SavedObjectGraph *og,
 		print_args(kwargs, "Named Argument");
 }
 
+typedef Tensorflow__TrackableObjectGraph__TrackableObject__ObjectReference
+	ObjectRef;
+#define KIND_FUNCTION TENSORFLOW__SAVED_OBJECT__KIND_FUNCTION
+#define KIND_BARE_FUNCTION TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION
+
 struct child_ref {
 	const char *name;
 	int node;
@@ -805,16 +810,14 @@ static int show_concrete_functions(const struct tfk_savedmodel *sm)
 	if (!ch)
 		return oom();
 	for (i = 0; i < root->n_children; i++) {
-		const Tensorflow__TrackableObjectGraph__TrackableObject__ObjectReference
-			*r = root->children[i];
+		const ObjectRef *r = root->children[i];
 		const Tensorflow__SavedObject *o;
 
 		if (!r || r->node_id < 0 || (size_t)r->node_id >= og->n_nodes)
 			continue;
 		o = og->nodes[r->node_id];
-		if (!o || (o->kind_case != TENSORFLOW__SAVED_OBJECT__KIND_FUNCTION &&
-			   o->kind_case !=
-			   TENSORFLOW__SAVED_OBJECT__KIND_BARE_CONCRETE_FUNCTION))
+		if (!o || (o->kind_case != KIND_FUNCTION &&
+			   o->kind_case != KIND_BARE_FUNCTION))
 			continue;
 		ch[n].name = r->local_name;
 		ch[n++].node = r->node_id;
@@ -824,7 +827,7 @@ static int show_concrete_functions(const struct tfk_savedmodel *sm)
 		const Tensorflow__SavedObject *o = og->nodes[ch[i].node];
 
 		printf("\n  Function Name: '%s'\n", ch[i].name);
-		if (o->kind_case == TENSORFLOW__SAVED_OBJECT__KIND_FUNCTION) {
+		if (o->kind_case == KIND_FUNCTION) {
 			const Tensorflow__SavedFunction *f = o->function;
 			const char **names;
 

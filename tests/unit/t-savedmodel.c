@@ -342,7 +342,8 @@ static void test_errors(void)
 
 		memcpy(m, d, n);
 		for (k = 0; k < nflip; k++)
-			m[rand_r(&seed) % n] ^= (unsigned char)(1 + rand_r(&seed) % 255);
+			m[rand_r(&seed) % n] ^=
+				(unsigned char)(1 + rand_r(&seed) % 255);
 		rc = tfk_savedmodel_parse(&sm, m, n, "flip", NULL, &err);
 		if (rc == 0) {
 			const char **ops;

@@ -1415,12 +1415,12 @@ static const struct klayer_class classes[] = {
 	/* recurrent.c */
 	{ "LSTM", RNN_KEYS "recurrent_activation unit_forget_bias "
 	  "implementation use_cudnn ", tfk_keras_rnn_parse,
-	  tfk_keras_rnn_build, tfk_keras_rnn_apply, KL_SHARED },
+	  tfk_keras_rnn_build, tfk_keras_rnn_apply, 0 },
 	{ "GRU", RNN_KEYS "recurrent_activation reset_after implementation "
 	  "use_cudnn ", tfk_keras_rnn_parse, tfk_keras_rnn_build,
-	  tfk_keras_rnn_apply, KL_SHARED },
+	  tfk_keras_rnn_apply, 0 },
 	{ "SimpleRNN", RNN_KEYS, tfk_keras_rnn_parse, tfk_keras_rnn_build,
-	  tfk_keras_rnn_apply, KL_SHARED },
+	  tfk_keras_rnn_apply, 0 },
 	/* their keys are checked by preprocess.c */
 	{ "Rescaling", NULL, parse_none, NULL, apply_prep, KL_SHARED },
 	{ "Normalization", NULL, parse_none, NULL, apply_prep, KL_SHARED },

@@ -29,13 +29,19 @@
  * the outputs stay in the order walked, as Keras returns them. Every
  * op used has a gradient, so training needs nothing more.
  *
+ * dropout (training branch only) multiplies the input by one mask
+ * [batch, 1, features] for all steps and gates, as Keras 3 and Keras
+ * 2's cell loop do with implementation 2 (Keras 2's fused path draws a
+ * mask per step instead; implementation 1, a mask per gate, is
+ * refused).
+ *
  * Rejected: a fused LSTM op (TF's BlockLSTM / CudnnRNN): the
  * serializers would have to carry it and it would need its own
  * gradient; a While loop: the graph has no control flow, and known
  * lengths are what text classifiers built with Embedding(input_length)
  * feed. Refused, each with its config key: stateful, return_state
- * (a layer here has one output), dropout and recurrent_dropout other
- * than 0, time_major, and masking (Embedding refuses mask_zero).
+ * (a layer here has one output), recurrent_dropout other than 0,
+ * time_major, and masking (Embedding refuses mask_zero).
  */
 #include "nn/keras-impl.h"
 #include "graph/graph.h"
@@ -114,19 +120,19 @@ static int r_act(struct kctx *c, struct klayer *l, const char *key,
 			"expected an activation name");
 }
 
-/* dropout, recurrent_dropout: 0 only */
-static int r_zero(struct kctx *c, struct klayer *l, const char *key)
+/* dropout, recurrent_dropout: a rate in [0, 1) into *v */
+static int r_rate(struct kctx *c, struct klayer *l, const char *key,
+		  double *v)
 {
 	const json_t *j = cget(l, key);
 
+	*v = 0;
 	if (!j)
 		return 0;
 	if (!json_is_number(j) || json_number_value(j) < 0 ||
 	    json_number_value(j) >= 1)
 		return kcfg_bad(c, l, key, "expected a number in [0, 1)");
-	if (json_number_value(j) != 0)
-		return kcfg_bad(c, l, key, "only 0 is supported (recurrent "
-				"dropout is not implemented)");
+	*v = json_number_value(j);
 	return 0;
 }
 
@@ -134,6 +140,7 @@ int tfk_keras_rnn_parse(struct kctx *c, struct klayer *l)
 {
 	int kind = kind_of(l), b, rc;
 	const json_t *j = cget(l, "units");
+	double rd;
 
 	if (!j || !json_is_integer(j) || json_integer_value(j) < 1 ||
 	    json_integer_value(j) > (1 << 16))
@@ -157,8 +164,8 @@ int tfk_keras_rnn_parse(struct kctx *c, struct klayer *l)
 	    (rc = tfk_keras_reg_parse(c, l, "recurrent_regularizer",
 				      &l->reg[1])) ||
 	    (rc = tfk_keras_reg_parse(c, l, "bias_regularizer", &l->reg[2])) ||
-	    (rc = r_zero(c, l, "dropout")) ||
-	    (rc = r_zero(c, l, "recurrent_dropout")) ||
+	    (rc = r_rate(c, l, "dropout", &l->rate)) ||
+	    (rc = r_rate(c, l, "recurrent_dropout", &rd)) ||
 	    (rc = r_bool(c, l, "return_sequences", 0, &l->ret_seq)) ||
 	    (rc = r_bool(c, l, "go_backwards", 0, &l->go_back)) ||
 	    (rc = r_bool(c, l, "unroll", 0, &b)) ||
@@ -177,10 +184,19 @@ int tfk_keras_rnn_parse(struct kctx *c, struct klayer *l)
 	if (kind == K_GRU &&
 	    (rc = r_bool(c, l, "reset_after", 1, &l->reset_after)))
 		return rc;
+	if (rd != 0)
+		return kcfg_bad(c, l, "recurrent_dropout", "only 0 is "
+				"supported (recurrent dropout is not "
+				"implemented)");
 	j = cget(l, "implementation");
 	if (j && (!json_is_integer(j) || json_integer_value(j) < 0 ||
 		  json_integer_value(j) > 2))
 		return kcfg_bad(c, l, "implementation", "expected 0, 1 or 2");
+	/* implementation 1 draws one input mask per gate */
+	if (j && json_integer_value(j) == 1 && l->rate != 0)
+		return kcfg_bad(c, l, "implementation", "dropout with "
+				"implementation 1 (a mask per gate) is not "
+				"supported; use 2");
 	/* Keras 3: "auto", true or false; no effect on a CPU */
 	j = cget(l, "use_cudnn");
 	if (j && !json_is_boolean(j) && !(json_is_string(j) &&
@@ -338,6 +354,47 @@ static int add_opt(struct kctx *c, struct tfk_port a, struct tfk_port b,
 		return 0;
 	}
 	return kop2(c, "AddV2", a, b, out);
+}
+
+/* Keras' input dropout in the training branch: x [batch, T, F] times
+ * one mask [batch, 1, F] of 0 and 1 / (1 - rate) for all steps and
+ * gates (DropoutRNNCell.get_dropout_mask, drawn once per call), the
+ * mask node named "<scope>dropout_mask". */
+static int input_dropout(struct kctx *c, struct klayer *l,
+			 struct tfk_port *x)
+{
+	const struct tfk_tdesc *d = kdesc(c, *x);
+	int32_t v0 = 0, v1 = 1, tail[2] = { 1, (int32_t)d->shape[2] };
+	struct tfk_attr dt = TFK_A_TYPE("dtype", TFK_DT_FLOAT);
+	struct tfk_attr na = TFK_A_INT("N", 2);
+	struct tfk_attr ct = TFK_A_TYPE("DstT", TFK_DT_FLOAT);
+	struct tfk_port sl[4], ci[3], shape, u, r, keep, k;
+	char name[200];
+	int rc;
+
+	if ((rc = kop1(c, "Shape", *x, &sl[0])) ||
+	    (rc = kconst_iv(c, &v0, 1, &sl[1])) ||
+	    (rc = kconst_iv(c, &v1, 1, &sl[2])) ||
+	    (rc = kconst_iv(c, &v1, 1, &sl[3])) ||
+	    (rc = kop(c, "StridedSlice", sl, 4, NULL, 0, &ci[0])) ||
+	    (rc = kconst_iv(c, tail, 2, &ci[1])) ||
+	    (rc = const_si(c, 0, &ci[2])) ||
+	    (rc = kop(c, "ConcatV2", ci, 3, &na, 1, &shape)) ||
+	    (rc = kop(c, "RandomUniform", &shape, 1, &dt, 1, &u)) ||
+	    (rc = kconst_f(c, (float)l->rate, &r)) ||
+	    (rc = kop2(c, "GreaterEqual", u, r, &keep)) ||
+	    (rc = kop(c, "Cast", &keep, 1, &ct, 1, &keep)) ||
+	    (rc = kconst_f(c, (float)(1 / (1 - l->rate)), &k)))
+		return rc;
+	snprintf(name, sizeof(name), "%sdropout_mask", c->scope);
+	{
+		struct tfk_port in[2] = { keep, k };
+
+		if ((rc = tfk_graph_add_node(c->g, "Mul", name, in, 2, NULL,
+					     0, &keep, c->err)))
+			return rc;
+	}
+	return kop2(c, "Mul", *x, keep, x);
 }
 
 /* x [batch, T, F] @ kernel (+ bias) cut into steps xs[0..T) [batch,
@@ -506,7 +563,7 @@ int tfk_keras_rnn_apply(struct kctx *c, struct klayer *l,
 	const struct tfk_tdesc *d = kdesc(c, in[0]);
 	struct tfk_port xs[RNN_MAX_T], hs[RNN_MAX_T];
 	struct tfk_port h = { -1, 0 }, cs = { -1, 0 };
-	struct tfk_port bx = { -1, 0 }, br = { -1, 0 }, rk[2];
+	struct tfk_port bx = { -1, 0 }, br = { -1, 0 }, rk[2], x_in;
 	int kind = kind_of(l), T, s, rc;
 
 	if ((rc = check_input(c, l, d)))
@@ -537,7 +594,10 @@ int tfk_keras_rnn_apply(struct kctx *c, struct klayer *l,
 						  (int32_t)l->units }, 2, 1,
 			 rk)))
 		return rc;
-	if ((rc = project(c, l, in[0], bx, xs)))
+	x_in = in[0];
+	if (c->train && l->rate > 0 && (rc = input_dropout(c, l, &x_in)))
+		return rc;
+	if ((rc = project(c, l, x_in, bx, xs)))
 		return rc;
 	for (s = 0; s < T; s++) {
 		struct tfk_port x = xs[l->go_back ? T - 1 - s : s], t;

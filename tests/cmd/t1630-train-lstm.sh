@@ -4,8 +4,8 @@
 # mostly from tokens 1..9, class 1 from 10..19, 30% noise tokens), where
 # the loss must fall and the accuracy rise; the checkpoint holds the
 # weights under Keras' names; tfk-eval and the exported SavedModel
-# (run by tfk-model run) classify with it; GRU (with go_backwards) and
-# SimpleRNN train too; refusals name the JSON path. The numerics of the
+# (run by tfk-model run) classify with it; LSTM with dropout, GRU (with
+# go_backwards) and SimpleRNN train too; refusals name the JSON path. The numerics of the
 # layers are checked against PyTorch in t-recurrent.
 . "$(dirname "$0")/lib.sh"
 
@@ -52,6 +52,10 @@ testcmd "the SavedModel runs: a class-0 and a class-1 sequence" \
 testcmd "the SavedModel's graph is the unrolled cell in plain TF ops" \
 	'tfk-model show --dir run --tag_set serve --list_ops | sed -n "s/.*the following ops: //p"' \
 	"{'AddV2', 'AssignVariableOp', 'BiasAdd', 'Const', 'GatherV2', 'Identity', 'MatMul', 'MergeV2Checkpoints', 'Mul', 'NoOp', 'Pack', 'Placeholder', 'ReadVariableOp', 'Reshape', 'RestoreV2', 'SaveV2', 'ShardedFilename', 'Sigmoid', 'Softmax', 'SplitV', 'StringJoin', 'Tanh', 'Unpack', 'VarHandleOp'}"
+testcmd "LSTM with dropout 0.3 trains; the exported graph has no random op" \
+	'tfk-train spec.json tr.tfrecord --out drop -q --json --set "model.config.layers[2].config.dropout=0.3" >h.json &&
+	 $PYTHON -c "$HIST" h.json && tfk-model show --dir drop --tag_set serve --list_ops | grep -o Random | wc -l' \
+	"5 True True\n0"
 testcmd "GRU with go_backwards trains" \
 	'tfk-train spec.json tr.tfrecord --out gru -q --json --set "model.config.layers[2].class_name=GRU" \
 		--set "model.config.layers[2].config.go_backwards=true" >h.json && $PYTHON -c "$HIST" h.json' \

@@ -5,8 +5,10 @@ Each DIR holds meta.json written by tests/unit/t-recurrent.c (class,
 Keras config, the input x0 [batch, T, features] and the Keras weights
 kernel, recurrent_kernel, bias as raw little-endian float32) and r.bin.
 Writes into DIR, as float64: y_infer.bin, y_train.bin (the layer's
-output; both branches are the same computation), dx0.bin and dw<k>.bin:
-the gradients of sum(y * r) with respect to the input and each weight.
+output in each branch; with dropout, the training branch's input is
+multiplied by the mask ours drew, mask.bin [batch, 1, features]),
+dx0.bin and dw<k>.bin: the gradients of sum(y_train * r) with respect
+to the input and each weight.
 
 Two independent references:
   - torch.nn.LSTM / GRU / RNN (float64, autograd) for the configurations
@@ -105,12 +107,12 @@ def np_forward(cls, cfg, x, ws):
     return h
 
 
-def np_grads(cls, cfg, x, ws, r):
-    """Central differences of sum(y * r) in float64."""
+def np_grads(cls, cfg, x, ws, r, mask):
+    """Central differences of sum(y(x * mask) * r) in float64."""
     eps = 1e-6
 
     def loss(xx, ww):
-        return float((np_forward(cls, cfg, xx, ww) * r).sum())
+        return float((np_forward(cls, cfg, xx * mask, ww) * r).sum())
 
     def grad_of(a, fn):
         gr = np.zeros_like(a)
@@ -201,15 +203,24 @@ def run(d):
     x = load(d, meta["inputs"][0])
     ws = [load(d, s) for s in meta["weights"]]
     r = np.fromfile(os.path.join(d, "r.bin"), dtype=np.float32)
+    # dropout: the training branch's input mask [batch, 1, features]
+    mask = load(d, meta["mask"]) if meta.get("mask") else np.ones(1)
     if torch_ok(cls, cfg):
-        xt = torch.tensor(x, requires_grad=True)
         mod = torch_module(cls, cfg, x.shape[2])
         with torch.no_grad():
             for k, v in torch_params(cls, cfg, ws).items():
                 getattr(mod, k).copy_(torch.tensor(np.ascontiguousarray(v)))
-        xin = xt.flip(1) if cfg.get("go_backwards", False) else xt
-        seq, _ = mod(xin)
-        y = seq if cfg.get("return_sequences", False) else seq[:, -1, :]
+
+        def fwd(xin):
+            if cfg.get("go_backwards", False):
+                xin = xin.flip(1)
+            seq, _ = mod(xin)
+            return seq if cfg.get("return_sequences", False) else \
+                seq[:, -1, :]
+        with torch.no_grad():
+            yi = fwd(torch.tensor(x)).numpy()
+        xt = torch.tensor(x, requires_grad=True)
+        y = fwd(xt * torch.tensor(mask))
         rt = torch.tensor(r.astype(np.float64).reshape(y.shape))
         (y * rt).sum().backward()
         y, dx = y.detach().numpy(), xt.grad.numpy()
@@ -217,11 +228,12 @@ def run(d):
                                      for k, v in mod.named_parameters()})
         how = "torch.nn." + mod.__class__.__name__
     else:
-        y = np_forward(cls, cfg, x, ws)
+        yi = np_forward(cls, cfg, x, ws)
+        y = np_forward(cls, cfg, x * mask, ws)
         dx, dws = np_grads(cls, cfg, x, ws, r.astype(np.float64)
-                           .reshape(y.shape))
+                           .reshape(y.shape), mask)
         how = "numpy"
-    save(d, "y_infer.bin", y)
+    save(d, "y_infer.bin", yi)
     save(d, "y_train.bin", y)
     save(d, "dx0.bin", dx)
     for k, g in enumerate(dws):

@@ -143,7 +143,7 @@ static void prepare(const struct rcase *rc, struct rrun *rr, int idx)
 	struct tfk_err err = { 0, "" };
 	struct tfk_model *m = NULL;
 	json_t *mj = wrap(rc->cls, rc->cfg, rc->shape[1], rc->shape[2]);
-	json_t *meta, *jws;
+	json_t *meta, *jws, *m_json = NULL;
 	struct tfk_tensor feeds[2], r;
 	struct tfk_port xs[4], dxs[4], rp;
 	const char *feed_names[2] = { "in0", "r" }, *fetch[MAXF];
@@ -209,6 +209,17 @@ static void prepare(const struct rcase *rc, struct rrun *rr, int idx)
 		else
 			snprintf(rr->fetch[nf++], 64, "dx0.bin");
 	}
+	/* dropout: the training branch's mask, for the oracle */
+	{
+		char mn[64];
+		struct tfk_port mp;
+
+		if (!tfk_graph_find(m->g, "train/L/dropout_mask", &mp, NULL)) {
+			fetch[nf] = port_name(m->g, mp);
+			snprintf(mn, sizeof(mn), "mask.bin");
+			snprintf(rr->fetch[nf++], 64, "%s", mn);
+		}
+	}
 	/* r has the output's shape: run once to learn it */
 	ex = run(m, feed_names, 1, &fetch[1], 1, feeds, out, &err);
 	if (!ex) {
@@ -226,6 +237,30 @@ static void prepare(const struct rcase *rc, struct rrun *rr, int idx)
 		goto out;
 	}
 	rr->n_fetch = nf;
+	if (!strcmp(rr->fetch[nf - 1], "mask.bin")) {
+		/* the mask is an input of the oracle, not a result */
+		const struct tfk_tensor *mt = out[nf - 1];
+		const float *mv = mt->data;
+		float keep = 0;
+		int64_t n0 = 0, n1 = 0, bad = 0;
+
+		sscanf(strstr(rc->cfg, "\"dropout\": ") + 11, "%f", &keep);
+		keep = 1 / (1 - keep);
+		for (j = 0; j < tfk_tensor_numel(mt); j++) {
+			n0 += mv[j] == 0;
+			n1 += mv[j] == keep;
+			bad += mv[j] != 0 && mv[j] != keep;
+		}
+		ok(!bad && n0 && n1 && mt->rank == 3 &&
+		   mt->shape[0] == rc->shape[0] && mt->shape[1] == 1 &&
+		   mt->shape[2] == rc->shape[2], "%s %s: mask [batch, 1, "
+		   "features] of 0 (%lld) and 1 / (1 - rate) (%lld)",
+		   rc->cls, rc->cfg, (long long)n0, (long long)n1);
+		write_bin(rr->dir, "mask.bin", mv, mt->nbytes);
+		m_json = json_pack("{s:s, s:o}", "file", "mask.bin", "shape",
+				   shape_json(mt->rank, mt->shape));
+		rr->n_fetch = --nf;
+	}
 	for (k = 0; k < rr->n_extra; k++)
 		snprintf(rr->fetch[rr->n_fetch++], 64, "%s", rr->extra[k]);
 	for (k = 0; k < nf; k++) {
@@ -254,6 +289,8 @@ static void prepare(const struct rcase *rc, struct rrun *rr, int idx)
 			 "config", json_loads(rc->cfg, 0, NULL), "inputs",
 			 "file", "x0.bin", "shape", shape_json(3, rc->shape),
 			 "weights", jws);
+	if (m_json)
+		json_object_set_new(meta, "mask", m_json);
 	s = json_dumps(meta, 0);
 	write_bin(rr->dir, "meta.json", s, strlen(s));
 	free(s);
@@ -335,6 +372,10 @@ static const struct rcase cases[] = {
 	  " true, \"go_backwards\": true}", { 2, 4, 2 } },
 	{ "GRU", "{\"units\": 3, \"reset_after\": false, \"use_bias\": false}",
 	  { 2, 4, 3 } },
+	{ "LSTM", "{\"units\": 3, \"dropout\": 0.5, \"return_sequences\": "
+	  "true}", { 4, 5, 16 } },
+	{ "GRU", "{\"units\": 3, \"dropout\": 0.3, \"reset_after\": false}",
+	  { 4, 4, 16 } },
 	{ "SimpleRNN", "{\"units\": 4}", { 2, 5, 3 } },
 	{ "SimpleRNN", "{\"units\": 3, \"activation\": \"relu\", "
 	  "\"return_sequences\": true, \"go_backwards\": true}", { 2, 5, 3 } },
@@ -569,9 +610,13 @@ static void errors(void)
 		{ "LSTM", "{\"units\": 4, \"return_state\": true}", 5,
 		  "spec.json: model.config.layers[1].config.return_state: true "
 		  "is not supported (a layer here has one output)" },
-		{ "LSTM", "{\"units\": 4, \"dropout\": 0.2}", 5, "spec.json: "
-		  "model.config.layers[1].config.dropout: only 0 is supported "
-		  "(recurrent dropout is not implemented)" },
+		{ "LSTM", "{\"units\": 4, \"recurrent_dropout\": 0.2}", 5,
+		  "spec.json: model.config.layers[1].config.recurrent_dropout: "
+		  "only 0 is supported (recurrent dropout is not implemented)" },
+		{ "LSTM", "{\"units\": 4, \"dropout\": 0.2, "
+		  "\"implementation\": 1}", 5, "spec.json: model.config."
+		  "layers[1].config.implementation: dropout with implementation "
+		  "1 (a mask per gate) is not supported; use 2" },
 		{ "GRU", "{\"units\": 4, \"recurrent_dropout\": 1.5}", 5,
 		  "spec.json: model.config.layers[1].config.recurrent_dropout: "
 		  "expected a number in [0, 1)" },

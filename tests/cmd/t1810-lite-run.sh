@@ -101,6 +101,9 @@ testerr "string for a float input" \
 testerr "wrong rank for a fixed reshape" \
 	'tfk-lite run ops/shapes.tflite --input_exprs "x=[1.0, 2.0]"' 1 \
 	"cannot reshape"
+testerr "conv over a 0-channel input refused (was a division by zero)" \
+	'tfk-lite run ops/conv.tflite --input_exprs "x=[[[[]]]]"' 1 \
+	"operator 0 (CONV_2D): node Conv2D: input 0: the input has 0 channels"
 testerr "no inputs at all" 'tfk-lite run "$TD/add.bin"' 2 \
 	"run needs --input_exprs or --inputs"
 testerr "missing .npy" 'tfk-lite run "$TD/add.bin" --inputs a=nope.npy' 1 \

@@ -129,6 +129,45 @@ testerr "--map input_1=image: uint8 bytes are not converted to float" \
 	"tfk-predict --dir run --map input_1=image te.tfrecord" \
 	1 "te.tfrecord: record 0 at byte 0: feature 'image': bytes values, input 'input_1' wants float32 [?, 28, 28] (float list)"
 
+# Integer inputs: a small Embedding model, int32 and int64 tokens -----------
+$PYTHON -c '
+import json, random
+random.seed(5)
+for n in range(64):
+    y = n % 2
+    t = [random.randint(10, 19) if y else random.randint(1, 9) for _ in range(8)]
+    print(json.dumps({"tokens": t, "label": [y]}))' | tfk-json >"$T/tok.tfrecord"
+printf '{"tokens":[1,2,3,4,5,6,7,2147483648]}\n' | tfk-json >"$T/big.tfrecord"
+cat >"$T/emb.json" <<'J'
+{"model": {"class_name": "Sequential", "config": {"name": "text", "layers": [
+  {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 8], "dtype": "int32", "name": "tokens"}},
+  {"class_name": "Embedding", "config": {"name": "embedding", "input_dim": 20, "output_dim": 4, "input_length": 8}},
+  {"class_name": "Flatten", "config": {"name": "flatten"}},
+  {"class_name": "Dense", "config": {"name": "dense", "units": 2, "activation": "softmax"}}]}},
+ "compile": {"optimizer": "adam", "loss": "sparse_categorical_crossentropy"},
+ "fit": {"epochs": 1, "batch_size": 32}}
+J
+(cd "$T" && tfk-train emb.json tok.tfrecord --out emb32 -q &&
+ tfk-train emb.json tok.tfrecord --out emb64 -q --set 'model.config.layers[0].config.dtype=int64')
+for m in emb32 emb64; do
+	testcmd "$m: int64 tokens feed the input; CSV floats equal tfk-model run's, bit for bit" \
+		"tfk-predict --dir $m --csv tok.tfrecord -b 5 | head -4 >p.csv &&
+		 tfk-cat --take 3 --json tok.tfrecord | $PYTHON -c \"
+import json, sys; print('tokens=%s' % [json.loads(l)['tokens'] for l in sys.stdin])\" >expr &&
+		 tfk-model run --dir $m --input_exprs \"\$(cat expr)\" --outdir o$m >/dev/null && $PYTHON -c \"
+import numpy as np
+got = np.loadtxt('p.csv', delimiter=',', skiprows=1, dtype=np.float32)
+want = np.load('o$m/dense.npy')
+print(open('p.csv').readline().strip(), got.shape, (got == want).all())\"" \
+		"dense_0,dense_1 (3, 2) True"
+done
+testerr "int32 input: an int64 value outside int32" \
+	"tfk-predict --dir emb32 big.tfrecord" \
+	1 "big.tfrecord: record 0 at byte 0: feature 'tokens': value 2147483648 is out of range for input 'tokens' (int32 [?, 8])"
+testerr "int32 input: float values are not converted" \
+	"tfk-predict --dir emb32 --map tokens=x x.tfrecord" \
+	1 "x.tfrecord: record 0 at byte 0: feature 'x': float values, input 'tokens' wants int32 [?, 8] (int64 list)"
+
 # Errors --------------------------------------------------------------------
 testerr "int64 feature for a float input" \
 	"tfk-predict --dir $TF1 xi.tfrecord" \

@@ -1005,11 +1005,20 @@ static int run_batch(struct run *R, struct tfk_err *err)
 			return tfk_err_prefix(err, "input '%s'", in->ti->key);
 	}
 	rc = tfk_exec_run(R->x, R->feeds, 0, R->fetched, err);
-	if (rc)
+	if (rc) {
+		/* ParseExample names the bad element: name its record */
+		const char *sp = strstr(err->msg, "serialized[");
+		long e = sp ? strtol(sp + 11, NULL, 10) : -1;
+
+		if (e >= 0 && e < n) {
+			tfk_err_prefix(err, "signature %s", R->sig->key);
+			return rec_err(err, &R->recs[e]);
+		}
 		return tfk_err_prefix(err, "%s: records %" PRIu64 "..%" PRIu64
 				      ": signature %s", R->recs[0].file,
 				      R->recs[0].index, R->recs[n - 1].index,
 				      R->sig->key);
+	}
 	for (j = 0; j < R->imp->n_fetches; j++) {
 		const struct tfk_tensor *t = R->fetched[j];
 		const char *key = R->imp->fetches[j].key;

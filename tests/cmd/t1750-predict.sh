@@ -184,9 +184,15 @@ testerr "no feature for the input" \
 testerr "a feature missing in a later record" \
 	"cat x.tfrecord z.tfrecord | tfk-predict --dir $TF1" \
 	1 "<stdin>: record 3 at byte $(wc -c <"$T/x.tfrecord"): no feature 'x' for input 'x' (float32 [?, 1])"
-testerr "ParseExample: required feature missing (serialized input)" \
-	"tfk-predict --dir $TF1 --signature_def regress_x_to_y z.tfrecord" \
-	1 "feature 'x' (float32) is required but could not be found"
+for d in TF1 TF2; do
+	eval dir=\$$d
+	testerr "$d ParseExample: a required feature missing, named with its record" \
+		"cat x.tfrecord z.tfrecord | tfk-predict --dir $dir --signature_def regress_x_to_y -b 2" \
+		1 "<stdin>: record 3 at byte $(wc -c <"$T/x.tfrecord"): signature regress_x_to_y: node "
+	testerr "  and ParseExample's words" \
+		"tfk-predict --dir $dir --signature_def regress_x_to_y z.tfrecord" \
+		1 "serialized[0]: feature 'x' (float32) is required but could not be found"
+done
 testerr "a record that is not an Example" \
 	"tfk-predict --dir $TF1 junk.tfrecord" \
 	1 "junk.tfrecord: record 0 at byte 0: byte "

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #define MAX_DEPTH 4000		/* nested resolutions (stack frames) */
+#define MAX_CALLS 64		/* nested function calls (recursion) */
 #define DT_REF_OFFSET 100	/* DT_FLOAT_REF = 101 (types.proto) */
 
 /* String -> int map (open addressing, FNV-1a). Keys are borrowed. */
@@ -135,6 +136,7 @@ struct scope {
 	struct val *args;	/* fn inputs, resolved lazily */
 	unsigned char *args_have;
 	struct scope *next_alloc;	/* list of all scopes, to free */
+	int level;		/* calls from the top-level graph */
 };
 
 struct imp {
@@ -1292,6 +1294,12 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 		rc = lazy_slots(im, m, (int)sig->n_output_arg);
 		if (rc)
 			goto done;
+		if (!m->callee && s->level >= MAX_CALLS) {
+			rc = tfk_errf(im->err, TFK_EINVAL, "function %s: calls "
+				      "nested deeper than %d (recursion?)",
+				      sig->name, MAX_CALLS);
+			goto done;
+		}
 		if (!m->callee) {
 			char *pre = tfk_malloc(strlen(fname) + 2);
 			struct scope *c;
@@ -1308,6 +1316,7 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 				goto done;
 			}
 			c->caller = s;
+			c->level = s->level + 1;
 			c->call = n;
 			c->fn = fn;
 			c->args = tfk_calloc(sig->n_input_arg + 1,

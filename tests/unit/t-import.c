@@ -200,6 +200,37 @@ static void tf2(void)
 	}
 	tfk_import_free(imp);
 
+	/* a function that calls itself: refused, not a stack overflow */
+	{
+		const Tensorflow__GraphDef *gd = sm->meta_graphs[0].graph_def;
+		Tensorflow__FunctionDef *w = NULL;
+		size_t i, j;
+		char *saved = NULL;
+		Tensorflow__AttrValue *fa = NULL;
+
+		for (i = 0; i < gd->library->n_function; i++)
+			if (!strcmp(gd->library->function[i]->signature->name,
+				    "__inference_signature_wrapper_predict_245"))
+				w = gd->library->function[i];
+		for (i = 0; w && i < w->n_node_def; i++)
+			for (j = 0; j < w->node_def[i]->n_attr; j++)
+				if (!strcmp(w->node_def[i]->attr[j]->key, "f"))
+					fa = w->node_def[i]->attr[j]->value;
+		ok(fa != NULL, "the wrapper's call");
+		if (fa) {
+			saved = fa->func->name;
+			fa->func->name = w->signature->name;
+			rc = tfk_import_signature(&imp, &sm->meta_graphs[0],
+						  sig_of(sm, "serving_default"),
+						  sm->variables_prefix, &err);
+			ok(rc == TFK_EINVAL && strstr(err.msg, "function "
+				"__inference_signature_wrapper_predict_245: "
+				"calls nested deeper than 64 (recursion?)"),
+			   "self-calling function: %.200s", err.msg);
+			fa->func->name = saved;
+		}
+	}
+
 	/* without the restore function: the object graph maps a -> key */
 	{
 		const Tensorflow__GraphDef *gd = sm->meta_graphs[0].graph_def;

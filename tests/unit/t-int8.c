@@ -19,6 +19,7 @@
  *    failed allocations.
  */
 #include "kernels/int8.h"
+#include "model/tflite.h"
 #include "util/alloc.h"
 
 #include "tap.h"
@@ -923,6 +924,113 @@ static void fixture_add(void)
 	   "9} (got {%d, %d})", i3[0], i3[1]);
 }
 
+/*
+ * TensorFlow's own int8 model: tflite/hello_world/hello_world_int8.tflite
+ * is three int8 FULLY_CONNECTEDs (RELU, RELU, none) approximating
+ * sin(x). Its weights, biases and quantization run through our FC
+ * (_ref and fast) must give sin(x) within 0.05 for the README's inputs
+ * -96, -63, -34, 0 (x = 0.77, 1.57, 2.3, 3.14): the TFLite semantics of
+ * real TF-made parameters, not ours. The file is read with
+ * lib/model/tflite.h.
+ */
+static int hw_fc(const struct tfk_tflite *m, const struct tfk_tfl_op *op,
+		 const int8_t *x, int8_t *y, int fast)
+{
+	const struct tfk_tfl_subgraph *sg = &m->subgraphs[0];
+	const struct tfk_tfl_tensor *ti = &sg->tensors[op->inputs[0]];
+	const struct tfk_tfl_tensor *tw = &sg->tensors[op->inputs[1]];
+	const struct tfk_tfl_tensor *to = &sg->tensors[op->outputs[0]];
+	const int32_t *bias = NULL;
+	struct tfk_err err = { 0, "" };
+	int32_t zi = (int32_t)ti->quant.zero_point[0];
+	int32_t zo = (int32_t)to->quant.zero_point[0], zw = 0;
+	struct tfk_int8_qp qi = { ti->quant.scale, &zi, 1 };
+	struct tfk_int8_qp qw = { tw->quant.scale, &zw, tw->quant.n_scale };
+	struct tfk_int8_qp qo = { to->quant.scale, &zo, 1 };
+	struct tfk_int8_rq rq;
+	struct tfk_int8_packed p;
+	struct tfk_conv_ws ws = { 0 };
+	char val[64];
+	const char *name;
+	int i, kind, act = -1, rc;
+
+	for (i = 0; tfk_tflite_option(op, i, &name, val, sizeof(val), &kind,
+				      &err) == 1; i++)
+		if (!strcmp(name, "fused_activation_function"))
+			act = !strcmp(val, "RELU") ? TFK_INT8_ACT_RELU :
+			      !strcmp(val, "NONE") ? TFK_INT8_ACT_NONE : 99;
+	if (op->n_inputs > 2 && op->inputs[2] >= 0)
+		bias = (const int32_t *)(const void *)
+		       m->buffers[sg->tensors[op->inputs[2]].buffer].data;
+	qw.zp = tw->quant.n_scale > 1 ? NULL : &zw;
+	rc = tfk_int8_rq_init(&rq, tw->shape[0], &qi, &qw, &qo, act, &err);
+	if (rc) {
+		tap_diag("hello_world: %s", err.msg);
+		return rc;
+	}
+	if (fast) {
+		rc = tfk_int8_pack(&p, tw->shape[0], tw->shape[1],
+				   (const int8_t *)m->buffers[tw->buffer].data,
+				   &err);
+		if (!rc)
+			rc = tfk_int8_fc(&rq, &p, 1, x, bias, y, 1, &ws, &err);
+		tfk_int8_packed_release(&p);
+		tfk_conv_ws_release(&ws);
+	} else {
+		tfk_int8_fc_ref(&rq, 1, tw->shape[1], tw->shape[0], x,
+				(const int8_t *)m->buffers[tw->buffer].data,
+				bias, y);
+	}
+	tfk_int8_rq_release(&rq);
+	return rc;
+}
+
+static void hello_world(void)
+{
+	static const int8_t in[4] = { -96, -63, -34, 0 };
+	struct tfk_tflite m;
+	struct tfk_err err = { 0, "" };
+	const struct tfk_tfl_subgraph *sg;
+	double worst[2] = { 0, 0 };
+	int fast, i, k, n_fc = 0, bad = 0;
+
+	if (tfk_tflite_load_file(&m, tap_fixture("tflite/hello_world/"
+						 "hello_world_int8.tflite"),
+				 &err)) {
+		ok(0, "hello_world_int8.tflite: %s", err.msg);
+		return;
+	}
+	sg = &m.subgraphs[0];
+	for (k = 0; k < sg->n_ops; k++)
+		n_fc += m.opcodes[sg->ops[k].opcode_index].builtin_code ==
+			TFK_TFL_FULLY_CONNECTED;
+	is_int(n_fc, 3, "hello_world_int8: three FULLY_CONNECTED ops");
+	for (fast = 0; fast < 2 && n_fc == 3 && sg->n_ops == 3; fast++)
+		for (i = 0; i < 4; i++) {
+			int8_t a[64], b[64];
+			const struct tfk_tfl_tensor *to;
+			double x, y;
+
+			a[0] = in[i];
+			for (k = 0; k < 3; k++) {
+				bad += hw_fc(&m, &sg->ops[k], a, b, fast) != 0;
+				memcpy(a, b, sizeof(a));
+			}
+			to = &sg->tensors[sg->outputs[0]];
+			x = (in[i] + 128) * 0.024480115622282028;
+			y = (a[0] - to->quant.zero_point[0]) *
+			    (double)to->quant.scale[0];
+			if (fabs(y - sin(x)) > worst[fast])
+				worst[fast] = fabs(y - sin(x));
+		}
+	ok(!bad && worst[0] <= 0.05, "hello_world_int8 through tfk_int8_fc_ref:"
+	   " sin(x) within 0.05 at x = 0.77, 1.57, 2.3, 3.14 (worst %.4f)",
+	   worst[0]);
+	ok(!bad && worst[1] <= 0.05, "... and through the fast FC (worst "
+	   "%.4f)", worst[1]);
+	tfk_tflite_release(&m);
+}
+
 /* Fast paths against the _refs ------------------------------------------- */
 
 static int fast_fc(const char *isa, int batch, int in, int out, int pc,
@@ -1164,6 +1272,7 @@ int main(void)
 	known_values();
 	hand_cases();
 	fixture_add();
+	hello_world();
 	oracle_cases();
 	float_semantics();
 	fast_paths();

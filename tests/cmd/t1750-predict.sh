@@ -168,6 +168,130 @@ testerr "int32 input: float values are not converted" \
 	"tfk-predict --dir emb32 --map tokens=x x.tfrecord" \
 	1 "x.tfrecord: record 0 at byte 0: feature 'x': float values, input 'tokens' wants int32 [?, 8] (int64 list)"
 
+# uint8 and string inputs, int64/string outputs: a SavedModel built here ---
+# by python3-protobuf (field numbers of TensorFlow's graph, meta_graph and
+# saved_model protos written below): img uint8 [-1, 2, 2] -> Cast to float
+# and int64; s string [-1] -> Identity. Signature "one" takes s alone.
+cat >"$T/mk.py" <<'P'
+import os, sys
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+F = descriptor_pb2.FieldDescriptorProto
+REP = F.LABEL_REPEATED
+fd = descriptor_pb2.FileDescriptorProto(name="sm.proto", package="t", syntax="proto3")
+def msg(name, *fields):
+    m = fd.message_type.add(name=name)
+    for fname, num, typ, *rest in fields:
+        f = m.field.add(name=fname, number=num, type=typ,
+                        label=rest[1] if len(rest) > 1 else F.LABEL_OPTIONAL)
+        if rest and rest[0]:
+            f.type_name = ".t." + rest[0]
+    return m
+def mapf(m, name, num, vtype, vmsg=None):
+    e = m.nested_type.add(name="".join(w.title() for w in name.split("_")) + "Entry")
+    e.options.map_entry = True
+    e.field.add(name="key", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    v = e.field.add(name="value", number=2, type=vtype, label=F.LABEL_OPTIONAL)
+    if vmsg:
+        v.type_name = ".t." + vmsg
+    m.field.add(name=name, number=num, type=F.TYPE_MESSAGE, label=REP,
+                type_name=".t.%s.%s" % (m.name, e.name))
+# field numbers: tensorflow/core/framework/{tensor_shape,attr_value,node_def,graph}.proto,
+# tensorflow/core/protobuf/{meta_graph,saved_model}.proto
+msg("Dim", ("size", 1, F.TYPE_INT64))
+msg("Shape", ("dim", 2, F.TYPE_MESSAGE, "Dim", REP), ("unknown_rank", 3, F.TYPE_BOOL))
+msg("AttrValue", ("s", 2, F.TYPE_BYTES), ("i", 3, F.TYPE_INT64), ("b", 5, F.TYPE_BOOL),
+    ("type", 6, F.TYPE_INT32), ("shape", 7, F.TYPE_MESSAGE, "Shape"))
+m = msg("NodeDef", ("name", 1, F.TYPE_STRING), ("op", 2, F.TYPE_STRING),
+        ("input", 3, F.TYPE_STRING, None, REP))
+mapf(m, "attr", 5, F.TYPE_MESSAGE, "AttrValue")
+msg("GraphDef", ("node", 1, F.TYPE_MESSAGE, "NodeDef", REP))
+msg("TensorInfo", ("name", 1, F.TYPE_STRING), ("dtype", 2, F.TYPE_INT32),
+    ("tensor_shape", 3, F.TYPE_MESSAGE, "Shape"))
+m = msg("SignatureDef", ("method_name", 3, F.TYPE_STRING))
+mapf(m, "inputs", 1, F.TYPE_MESSAGE, "TensorInfo")
+mapf(m, "outputs", 2, F.TYPE_MESSAGE, "TensorInfo")
+msg("MetaInfoDef", ("tags", 4, F.TYPE_STRING, None, REP))
+m = msg("MetaGraphDef", ("meta_info_def", 1, F.TYPE_MESSAGE, "MetaInfoDef"),
+        ("graph_def", 2, F.TYPE_MESSAGE, "GraphDef"))
+mapf(m, "signature_def", 5, F.TYPE_MESSAGE, "SignatureDef")
+msg("SavedModel", ("saved_model_schema_version", 1, F.TYPE_INT64),
+    ("meta_graphs", 2, F.TYPE_MESSAGE, "MetaGraphDef", REP))
+pool = descriptor_pool.DescriptorPool()
+pool.Add(fd)
+SavedModel = message_factory.MessageFactory(pool).GetPrototype(pool.FindMessageTypeByName("t.SavedModel"))
+
+DT_FLOAT, DT_UINT8, DT_STRING, DT_INT64, DT_BOOL = 1, 4, 7, 9, 10
+sm = SavedModel(saved_model_schema_version=1)
+mg = sm.meta_graphs.add()
+mg.meta_info_def.tags.append("serve")
+g = mg.graph_def
+def node(name, op, inputs=(), **attrs):
+    n = g.node.add(name=name, op=op)
+    n.input.extend(inputs)
+    for k, v in attrs.items():
+        a = n.attr[k]
+        if k in ("dtype", "T", "SrcT", "DstT"):
+            a.type = v
+        elif k == "shape":
+            for d in v:
+                a.shape.dim.add(size=d)
+        elif k == "Truncate":
+            a.b = v
+def ph(name, dt, dims):
+    node(name, "Placeholder", dtype=dt, shape=dims)
+ph("img", DT_UINT8, [-1, 2, 2])
+ph("s", DT_STRING, [-1])
+node("f", "Cast", ["img"], SrcT=DT_UINT8, DstT=DT_FLOAT)
+node("i", "Cast", ["img"], SrcT=DT_UINT8, DstT=DT_INT64)
+node("sid", "Identity", ["s"], T=DT_STRING)
+sd = mg.signature_def["serving_default"]
+sd.method_name = "tensorflow/serving/predict"
+for key, name, dt, dims in (("img", "img:0", DT_UINT8, [-1, 2, 2]), ("s", "s:0", DT_STRING, [-1])):
+    ti = sd.inputs[key]
+    ti.name, ti.dtype = name, dt
+    for d in dims:
+        ti.tensor_shape.dim.add(size=d)
+for key, name, dt in (("asfloat", "f:0", DT_FLOAT), ("asint", "i:0", DT_INT64), ("echo", "sid:0", DT_STRING)):
+    ti = sd.outputs[key]
+    ti.name, ti.dtype = name, dt
+sd = mg.signature_def["one"]
+sd.method_name = "tensorflow/serving/predict"
+ti = sd.inputs["s"]
+ti.name, ti.dtype = "s:0", DT_STRING
+ti.tensor_shape.dim.add(size=-1)
+ti = sd.outputs["echo"]
+ti.name, ti.dtype = "sid:0", DT_STRING
+os.makedirs(sys.argv[1], exist_ok=True)
+open(os.path.join(sys.argv[1], "saved_model.pb"), "wb").write(sm.SerializeToString())
+P
+$PYTHON "$T/mk.py" "$T/hand"
+printf '{"img":[{"b64":"AAH//w=="}],"s":["hi"]}\n{"img":[{"b64":"AQIDBA=="}],"s":["yo"]}\n' | tfk-json >"$T/hand.tfrecord"
+testcmd "uint8 input from one bytes value (raw), string input from a bytes_list; float, int64, bytes outputs" \
+	"tfk-predict --dir hand --json hand.tfrecord" \
+	'{"asfloat":[0.0,1.0,255.0,255.0],"asint":[0,1,255,255],"echo":["hi"]}\n{"asfloat":[1.0,2.0,3.0,4.0],"asint":[1,2,3,4],"echo":["yo"]}'
+testcmd "  as CSV" \
+	"tfk-predict --dir hand --csv hand.tfrecord" \
+	"asfloat_0,asfloat_1,asfloat_2,asfloat_3,asint_0,asint_1,asint_2,asint_3,echo\n0.0,1.0,255.0,255.0,0,1,255,255,hi\n1.0,2.0,3.0,4.0,1,2,3,4,yo"
+testerr "uint8 input: 3 bytes for 4 elements" \
+	"printf '{\"img\":[{\"b64\":\"AAH/\"}],\"s\":[\"hi\"]}' | tfk-json | tfk-predict --dir hand" \
+	1 "<stdin>: record 0 at byte 0: feature 'img': 3 bytes, input 'img' wants uint8 [?, 2, 2] (one byte per element)"
+testerr "uint8 input: two bytes values" \
+	"printf '{\"img\":[\"ab\",\"cd\"],\"s\":[\"hi\"]}' | tfk-json | tfk-predict --dir hand" \
+	1 "<stdin>: record 0 at byte 0: feature 'img': 2 bytes values, input 'img' (uint8 [?, 2, 2]) takes one (raw bytes)"
+testerr "uint8 input: int64 values are not converted" \
+	"printf '{\"img\":[1,2,3,4],\"s\":[\"hi\"]}' | tfk-json | tfk-predict --dir hand" \
+	1 "<stdin>: record 0 at byte 0: feature 'img': int64 values, input 'img' wants uint8 [?, 2, 2] (bytes list)"
+testcmd "one string input, records with a feature of its name: the feature feeds it" \
+	"tfk-predict --dir hand --signature_def one --json hand.tfrecord" \
+	'{"echo":["hi"]}\n{"echo":["yo"]}'
+testcmd "one string input, no such feature: the serialized records feed it" \
+	"tfk-predict --dir hand --signature_def one x.tfrecord -o e.tfrecord && $PYTHON -c \"
+import sys; sys.path.insert(0, '$TESTS/py'); import tfexample as tfe
+ins = list(tfe.read_tfrecords('x.tfrecord'))
+outs = [tfe.Example.FromString(r).features.feature['echo'].bytes_list.value for r in tfe.read_tfrecords('e.tfrecord')]
+print(len(outs), outs == [[r] for r in ins])\"" \
+	"3 True"
+
 # Errors --------------------------------------------------------------------
 testerr "int64 feature for a float input" \
 	"tfk-predict --dir $TF1 xi.tfrecord" \

@@ -84,6 +84,28 @@ static const struct tfk_cmd show_cmd = {
 	"tfk-lite show --json model.tflite | jq '.subgraphs[0].operators'",
 };
 
+/* s with control bytes and backslashes escaped (\xNN, \\), for
+ * names from the file in text output; one of four rotating buffers. */
+static const char *esc(const char *s)
+{
+	static char bufs[4][4096];
+	static int k;
+	char *b = bufs[k++ & 3];
+	size_t n = 0;
+
+	for (; s && *s && n + 8 < sizeof(bufs[0]); s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f || ch == '\\')
+			n += (size_t)snprintf(b + n, 8, ch == '\\' ? "\\\\" :
+					      "\\x%02x", ch);
+		else
+			b[n++] = (char)ch;
+	}
+	b[n] = 0;
+	return b;
+}
+
 /* "FULLY_CONNECTED", or "CUSTOM(name)" / "UNKNOWN(300)". */
 static const char *op_label(const struct tfk_tflite *m, uint32_t idx,
 			    char *buf, size_t cap)
@@ -124,7 +146,7 @@ static void print_io(const char *what, const struct tfk_tfl_subgraph *s,
 	if (!n)
 		printf(" none");
 	for (i = 0; i < n; i++)
-		printf("%s %d '%s'", i ? "," : "", v[i], tname(s, v[i]));
+		printf("%s %d '%s'", i ? "," : "", v[i], esc(tname(s, v[i])));
 	putchar('\n');
 }
 
@@ -183,9 +205,9 @@ static int show_text(const char *path, const struct tfk_tflite *m)
 	tfk_tflite_sizes(m, &sz);
 	printf("%s: TFLite schema version %u\n", path, m->version);
 	if (m->description)
-		printf("description: %s\n", m->description);
+		printf("description: %s\n", esc(m->description));
 	if (!tfk_tflite_min_runtime(m, rt, sizeof(rt)))
-		printf("min_runtime_version: %s\n", rt);
+		printf("min_runtime_version: %s\n", esc(rt));
 	printf("size: %" PRIu64 " bytes: buffers %" PRIu64 ", metadata %"
 	       PRIu64 ", structure %" PRIu64, sz.total, sz.buffers,
 	       sz.metadata, sz.structure);
@@ -198,14 +220,14 @@ static int show_text(const char *path, const struct tfk_tflite *m)
 		const struct tfk_tfl_subgraph *s = &m->subgraphs[i];
 
 		printf("\nsubgraph %d '%s': %d tensors, %d operators\n", i,
-		       s->name, s->n_tensors, s->n_ops);
+		       esc(s->name), s->n_tensors, s->n_ops);
 		print_io("inputs", s, s->inputs, s->n_inputs);
 		print_io("outputs", s, s->outputs, s->n_outputs);
 		printf("  tensors:\n");
 		for (j = 0; j < s->n_tensors; j++) {
 			const struct tfk_tfl_tensor *x = &s->tensors[j];
 
-			printf("    %d '%s' %s %s", j, x->name,
+			printf("    %d '%s' %s %s", j, esc(x->name),
 			       tfk_tfl_type_name(x->type),
 			       tfk_shape_str(x->rank, x->shape, buf,
 					     sizeof(buf)));
@@ -236,7 +258,8 @@ static int show_text(const char *path, const struct tfk_tflite *m)
 			int kind, rc;
 
 			printf("    %d %s (%d) v%d inputs ", j,
-			       op_label(m, o->opcode_index, buf, sizeof(buf)),
+			       esc(op_label(m, o->opcode_index, buf,
+					    sizeof(buf))),
 			       c->builtin_code, c->version);
 			print_ints(o->inputs, o->n_inputs);
 			printf(" outputs ");
@@ -263,23 +286,49 @@ static int show_text(const char *path, const struct tfk_tflite *m)
 		const struct tfk_tfl_subgraph *s =
 			&m->subgraphs[g->subgraph_index];
 
-		printf("  '%s': subgraph %u\n", g->key, g->subgraph_index);
+		printf("  '%s': subgraph %u\n", esc(g->key),
+		       g->subgraph_index);
 		for (j = 0; j < g->n_inputs; j++)
 			printf("    input '%s': tensor %u '%s'\n",
-			       g->inputs[j].name, g->inputs[j].tensor_index,
-			       tname(s, (int32_t)g->inputs[j].tensor_index));
+			       esc(g->inputs[j].name),
+			       g->inputs[j].tensor_index,
+			       esc(tname(s, (int32_t)
+					 g->inputs[j].tensor_index)));
 		for (j = 0; j < g->n_outputs; j++)
 			printf("    output '%s': tensor %u '%s'\n",
-			       g->outputs[j].name, g->outputs[j].tensor_index,
-			       tname(s, (int32_t)g->outputs[j].tensor_index));
+			       esc(g->outputs[j].name),
+			       g->outputs[j].tensor_index,
+			       esc(tname(s, (int32_t)
+					 g->outputs[j].tensor_index)));
 	}
 	if (m->n_metadata)
 		printf("\nmetadata:\n");
 	for (i = 0; i < m->n_metadata; i++)
 		printf("  '%s': buffer %u (%" PRIu64 " bytes)\n",
-		       m->metadata[i].name, m->metadata[i].buffer,
+		       esc(m->metadata[i].name), m->metadata[i].buffer,
 		       m->buffers[m->metadata[i].buffer].size);
 	return 0;
+}
+
+/* A JSON string of s; bytes that are not valid UTF-8 (names in a
+ * hostile or broken file) become '?', so the key is never lost. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	char *c;
+	size_t i;
+
+	if (j || !s)
+		return j ? j : json_null();
+	c = strdup(s);
+	if (!c)
+		return json_null();
+	for (i = 0; c[i]; i++)
+		if ((unsigned char)c[i] >= 0x80)
+			c[i] = '?';
+	j = json_string(c);
+	free(c);
+	return j ? j : json_null();
 }
 
 static json_t *ints_json(const int32_t *v, int n)
@@ -318,8 +367,8 @@ static json_t *tensor_json(const struct tfk_tflite *m,
 	json_t *o = json_object();
 	const struct tfk_tfl_quant *q = &x->quant;
 
-	json_object_set_new(o, "name", json_string(x->name));
-	json_object_set_new(o, "type", json_string(tfk_tfl_type_name(x->type)));
+	json_object_set_new(o, "name", jstr(x->name));
+	json_object_set_new(o, "type", jstr(tfk_tfl_type_name(x->type)));
 	json_object_set_new(o, "shape", shape_json(x->shape, x->rank));
 	if (x->has_shape_signature)
 		json_object_set_new(o, "shape_signature",
@@ -364,7 +413,7 @@ static json_t *op_json(const struct tfk_tflite *m, const struct tfk_tfl_op *o,
 	int k, kind, rc;
 
 	json_object_set_new(j, "opcode_index", json_integer(o->opcode_index));
-	json_object_set_new(j, "op", json_string(op_label(m, o->opcode_index,
+	json_object_set_new(j, "op", jstr(op_label(m, o->opcode_index,
 							  buf, sizeof(buf))));
 	json_object_set_new(j, "builtin_code", json_integer(c->builtin_code));
 	json_object_set_new(j, "version", json_integer(c->version));
@@ -375,7 +424,7 @@ static json_t *op_json(const struct tfk_tflite *m, const struct tfk_tfl_op *o,
 				    ints_json(o->intermediates,
 					      o->n_intermediates));
 	if (nm)
-		json_object_set_new(j, "options_type", json_string(nm));
+		json_object_set_new(j, "options_type", jstr(nm));
 	for (k = 0; (rc = tfk_tflite_option(o, k, &fname, val, sizeof(val),
 					    &kind, err)) == 1; k++) {
 		json_t *v;
@@ -389,7 +438,7 @@ static json_t *op_json(const struct tfk_tflite *m, const struct tfk_tfl_op *o,
 		else if (kind == 'v')
 			v = json_loads(val, 0, NULL);
 		else
-			v = json_string(val);
+			v = jstr(val);
 		json_object_set_new(opts, fname, v ? v : json_null());
 	}
 	if (rc < 0)
@@ -409,7 +458,7 @@ static json_t *tmap_json(const struct tfk_tfl_tensormap *v, int n)
 	for (i = 0; i < n; i++) {
 		json_t *o = json_object();
 
-		json_object_set_new(o, "name", json_string(v[i].name));
+		json_object_set_new(o, "name", jstr(v[i].name));
 		json_object_set_new(o, "tensor_index",
 				    json_integer(v[i].tensor_index));
 		json_array_append_new(a, o);
@@ -426,13 +475,13 @@ static int show_json(const char *path, const struct tfk_tflite *m)
 	int i, j, bad = 0;
 
 	tfk_tflite_sizes(m, &sz);
-	json_object_set_new(root, "file", json_string(path));
+	json_object_set_new(root, "file", jstr(path));
 	json_object_set_new(root, "version", json_integer(m->version));
 	json_object_set_new(root, "description", m->description ?
-			    json_string(m->description) : json_null());
+			    jstr(m->description) : json_null());
 	json_object_set_new(root, "min_runtime_version",
 			    tfk_tflite_min_runtime(m, rt, sizeof(rt)) ?
-			    json_null() : json_string(rt));
+			    json_null() : jstr(rt));
 	so = json_object();
 	json_object_set_new(so, "total", json_integer((json_int_t)sz.total));
 	json_object_set_new(so, "buffers",
@@ -452,14 +501,14 @@ static int show_json(const char *path, const struct tfk_tflite *m)
 
 		json_object_set_new(o, "builtin_code",
 				    json_integer(c->builtin_code));
-		json_object_set_new(o, "name", nm ? json_string(nm)
+		json_object_set_new(o, "name", nm ? jstr(nm)
 					       : json_null());
 		json_object_set_new(o, "deprecated_builtin_code",
 				    json_integer(c->deprecated_builtin_code));
 		json_object_set_new(o, "version", json_integer(c->version));
 		if (c->custom_code)
 			json_object_set_new(o, "custom_code",
-					    json_string(c->custom_code));
+					    jstr(c->custom_code));
 		json_array_append_new(a, o);
 	}
 	json_object_set_new(root, "operator_codes", a);
@@ -468,7 +517,7 @@ static int show_json(const char *path, const struct tfk_tflite *m)
 		const struct tfk_tfl_subgraph *s = &m->subgraphs[i];
 		json_t *o = json_object(), *t = json_array(), *ops = json_array();
 
-		json_object_set_new(o, "name", json_string(s->name));
+		json_object_set_new(o, "name", jstr(s->name));
 		json_object_set_new(o, "inputs", ints_json(s->inputs,
 							   s->n_inputs));
 		json_object_set_new(o, "outputs", ints_json(s->outputs,
@@ -493,7 +542,7 @@ static int show_json(const char *path, const struct tfk_tflite *m)
 		const struct tfk_tfl_signature *g = &m->signatures[i];
 		json_t *o = json_object();
 
-		json_object_set_new(o, "signature_key", json_string(g->key));
+		json_object_set_new(o, "signature_key", jstr(g->key));
 		json_object_set_new(o, "subgraph_index",
 				    json_integer(g->subgraph_index));
 		json_object_set_new(o, "inputs", tmap_json(g->inputs,
@@ -508,7 +557,7 @@ static int show_json(const char *path, const struct tfk_tflite *m)
 		json_t *o = json_object();
 
 		json_object_set_new(o, "name",
-				    json_string(m->metadata[i].name));
+				    jstr(m->metadata[i].name));
 		json_object_set_new(o, "buffer",
 				    json_integer(m->metadata[i].buffer));
 		json_object_set_new(o, "bytes", json_integer((json_int_t)

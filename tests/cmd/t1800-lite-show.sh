@@ -79,6 +79,17 @@ testcmd "json: operator codes of multi_signatures" \
 	'tfk-lite show --json "$TD/multi_signatures.bin" | $PYTHON -c "import json,sys; print([c[\"name\"] for c in json.load(sys.stdin)[\"operator_codes\"]])"' \
 	"['ADD', 'SUB']"
 
+# --- names with control bytes, backslashes, invalid UTF-8 ----------------
+$PYTHON -c "import sys; sys.path.insert(0, '$TESTS/py'); import tflite_fb as f
+f.write_model('$T/odd.tflite', [(b'in\\nput\\\\\\xff', 0, [1], None), ('y', 0, [1], None)],
+              [(0, [0], [1], 0, [])], [0], [1], [(19, None)])"
+testcmd "text: control bytes and backslashes escaped" \
+	'tfk-lite show odd.tflite | grep -a "^    0 '"'"'" | LC_ALL=C tr -d "\200-\377"' \
+	"    0 'in\\\\x0aput\\\\\\\\' FLOAT32 [1]"
+testcmd "json: invalid UTF-8 becomes ?, the key stays" \
+	'tfk-lite show --json odd.tflite | $PYTHON -c "import json,sys; print(repr(json.load(sys.stdin)[\"subgraphs\"][0][\"tensors\"][0][\"name\"]))"' \
+	"'in\\\\nput\\\\\\\\?'"
+
 # --- refusals --------------------------------------------------------------
 testerr "0_subgraphs.bin refused" 'tfk-lite show "$TD/0_subgraphs.bin"' 1 \
 	"tfk-lite: $TD/0_subgraphs.bin: the model has no subgraphs"

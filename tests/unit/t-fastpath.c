@@ -1,6 +1,7 @@
 /*
  * t-fastpath.c - the training hot-path fast paths against their _refs:
- * Relu, ReluGrad, BiasAdd (fixed-block vectorized loops), Cast of bool
+ * Relu, ReluGrad, BiasAdd (fixed-block vectorized loops, split over
+ * threads when large), Cast of bool
  * and uint8 to float32 (through the Cast kernel in an exec),
  * MaxPoolGrad (SSE2 argmax), the small-GEMM MatMul kernel, and the
  * executor's TFK_PROFILE report.
@@ -270,6 +271,65 @@ static void gemm_paths(void)
 	is_int(bad_threads, 0, "sgemm with 1, 2 and 3 threads: same bytes");
 }
 
+/* Relu, ReluGrad and BiasAdd large enough to be split over threads, run
+ * by an exec with 1, 2 and 3 threads, against the _refs. */
+static void split_paths(void)
+{
+	struct tfk_err err = { 0, "" };
+	struct tfk_graph *g = NULL;
+	struct tfk_port x, dy, b, in2[2];
+	int64_t s[2] = { 300, 257 }, sb[1] = { 257 };
+	const char *feeds[] = { "x", "dy", "b" };
+	const char *fetches[] = { "relu", "grad", "bias" };
+	struct tfk_tensor fv[3], want[3];
+	int t, i, bad = 0;
+
+	tfk_graph_new(&g, &err);
+	tfk_graph_placeholder(g, "x", TFK_DT_FLOAT, 2, s, &x, &err);
+	tfk_graph_placeholder(g, "dy", TFK_DT_FLOAT, 2, s, &dy, &err);
+	tfk_graph_placeholder(g, "b", TFK_DT_FLOAT, 1, sb, &b, &err);
+	tfk_graph_add_node(g, "Relu", "relu", &x, 1, NULL, 0, NULL, &err);
+	in2[0] = dy, in2[1] = x;
+	tfk_graph_add_node(g, "ReluGrad", "grad", in2, 2, NULL, 0, NULL,
+			   &err);
+	in2[0] = x, in2[1] = b;
+	tfk_graph_add_node(g, "BiasAdd", "bias", in2, 2, NULL, 0, NULL,
+			   &err);
+	tfk_tensor_init(&fv[0], TFK_DT_FLOAT, 2, s, NULL);
+	tfk_tensor_init(&fv[1], TFK_DT_FLOAT, 2, s, NULL);
+	tfk_tensor_init(&fv[2], TFK_DT_FLOAT, 1, sb, NULL);
+	for (i = 0; i < 3; i++)
+		fill(&fv[i], 1);
+	tfk_tensor_init(&want[0], TFK_DT_FLOAT, 2, s, NULL);
+	tfk_tensor_init(&want[1], TFK_DT_FLOAT, 2, s, NULL);
+	tfk_tensor_init(&want[2], TFK_DT_FLOAT, 2, s, NULL);
+	tfk_cpu_unary_ref(TFK_UN_RELU, &fv[0], &want[0], &err);
+	tfk_cpu_relu_grad_ref(&fv[1], &fv[0], &want[1], &err);
+	tfk_cpu_bias_add_ref(&fv[0], &fv[2], &want[2], &err);
+	for (t = 1; t <= 3; t++) {
+		struct tfk_exec_opts o = { NULL, 0, t };
+		struct tfk_exec *xe = NULL;
+		const struct tfk_tensor *got[3] = { NULL, NULL, NULL };
+		int rc = tfk_exec_new(&xe, g, feeds, 3, fetches, 3, &o, &err);
+
+		if (!rc)
+			rc = tfk_exec_run(xe, fv, 0, got, &err);
+		if (rc)
+			tap_diag("%s", err.msg);
+		for (i = 0; i < 3; i++)
+			bad += rc || memcmp(got[i]->data, want[i].data,
+					    want[i].nbytes);
+		tfk_exec_free(xe);
+	}
+	is_int(bad, 0, "Relu, ReluGrad, BiasAdd of 77,100 floats on 1, 2 "
+	       "and 3 threads == _refs bit for bit");
+	for (i = 0; i < 3; i++) {
+		tfk_tensor_release(&fv[i]);
+		tfk_tensor_release(&want[i]);
+	}
+	tfk_graph_free(g);
+}
+
 /* TFK_PROFILE=1: the exec reports per-node times on stderr at free. */
 static void profile_report(void)
 {
@@ -323,6 +383,7 @@ int main(void)
 	cast_path(TFK_DT_UINT8, "uint8");
 	pool_grad_paths();
 	gemm_paths();
+	split_paths();
 	profile_report();
 	return tap_done();
 }

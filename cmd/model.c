@@ -35,6 +35,7 @@
 #include "util/cli.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -881,6 +882,71 @@ static int show_all(const struct tfk_savedmodel *sm)
 
 /* JSON ------------------------------------------------------------------ */
 
+/* s as JSON text must be UTF-8, which protobuf-c does not check of the
+ * strings it reads: bytes that are not UTF-8 become U+FFFD, so a name
+ * is never silently dropped (jansson refuses invalid UTF-8). Returns a
+ * heap string (tfk_free) or NULL when out of memory. */
+static char *utf8_clean(const char *s)
+{
+	size_t n = strlen(s), i = 0, k = 0;
+	char *out = tfk_malloc(3 * n + 1);
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!out)
+		return NULL;
+	while (i < n) {
+		unsigned c = p[i];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 :
+			     (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp = len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 7;
+		size_t j;
+		int good = len > 0 && i + len <= n;
+
+		for (j = 1; good && j < len; j++) {
+			good = (p[i + j] & 0xc0) == 0x80;
+			cp = cp << 6 | (p[i + j] & 0x3f);
+		}
+		/* overlong forms, surrogates, past U+10FFFF */
+		if (good && len > 1)
+			good = !((len == 2 && cp < 0x80) ||
+				 (len == 3 && cp < 0x800) ||
+				 (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+				 (cp >= 0xd800 && cp <= 0xdfff));
+		if (good) {
+			memcpy(out + k, p + i, len);
+			k += len;
+			i += len;
+		} else {
+			memcpy(out + k, "\xef\xbf\xbd", 3);
+			k += 3;
+			i++;
+		}
+	}
+	out[k] = '\0';
+	return out;
+}
+
+static json_t *jstr(const char *s)
+{
+	char *c = utf8_clean(s);
+	json_t *j = c ? json_string(c) : NULL;
+
+	tfk_free(c);
+	return j;
+}
+
+/* json_object_set_new with a key made valid UTF-8. */
+static void jset(json_t *o, const char *key, json_t *v)
+{
+	char *c = utf8_clean(key);
+
+	if (c)
+		json_object_set_new(o, c, v);
+	else
+		json_decref(v);
+	tfk_free(c);
+}
+
 static json_t *tinfo_json(const struct tfk_tensor_info *ti)
 {
 	const char *dn = tfk_savedmodel_dtype_name(ti->dtype);
@@ -897,7 +963,7 @@ static json_t *tinfo_json(const struct tfk_tensor_info *ti)
 			json_array_append_new(shape,
 					      json_integer(ti->dims[i]));
 	}
-	json_object_set_new(o, "name", json_string(ti->name));
+	json_object_set_new(o, "name", jstr(ti->name));
 	json_object_set_new(o, "dtype", dn ? json_string(dn)
 					   : json_integer(ti->dtype));
 	json_object_set_new(o, "shape", shape);
@@ -916,12 +982,12 @@ static json_t *sig_json(const struct tfk_signature *s)
 	int i;
 
 	for (i = 0; i < s->n_inputs; i++)
-		json_object_set_new(in, s->inputs[i].key,
+		jset(in, s->inputs[i].key,
 				    tinfo_json(&s->inputs[i]));
 	for (i = 0; i < s->n_outputs; i++)
-		json_object_set_new(out, s->outputs[i].key,
+		jset(out, s->outputs[i].key,
 				    tinfo_json(&s->outputs[i]));
-	json_object_set_new(o, "method_name", json_string(s->method_name));
+	json_object_set_new(o, "method_name", jstr(s->method_name));
 	json_object_set_new(o, "inputs", in);
 	json_object_set_new(o, "outputs", out);
 	return o;
@@ -937,10 +1003,10 @@ static int mg_json(json_t *arr, const struct tfk_meta_graph *mg,
 	int i, n;
 
 	for (i = 0; i < mg->n_tags; i++)
-		json_array_append_new(tags, json_string(mg->tags[i]));
+		json_array_append_new(tags, jstr(mg->tags[i]));
 	for (i = 0; i < mg->n_signatures; i++)
 		if (!only || only == &mg->signatures[i])
-			json_object_set_new(sigs, mg->signatures[i].key,
+			jset(sigs, mg->signatures[i].key,
 					    sig_json(&mg->signatures[i]));
 	n = tfk_savedmodel_ops(mg, &names, &err);
 	if (n < 0) {
@@ -953,7 +1019,7 @@ static int mg_json(json_t *arr, const struct tfk_meta_graph *mg,
 	for (i = 0; i < n; i++) {
 		json_t *e = json_object();
 
-		json_object_set_new(e, "op", json_string(names[i]));
+		json_object_set_new(e, "op", jstr(names[i]));
 		json_object_set_new(e, "runnable",
 				    json_boolean(op_runnable(names[i])));
 		json_array_append_new(opl, e);
@@ -961,7 +1027,7 @@ static int mg_json(json_t *arr, const struct tfk_meta_graph *mg,
 	tfk_free(names);
 	json_object_set_new(o, "tags", tags);
 	json_object_set_new(o, "tensorflow_version",
-			    json_string(mg->tensorflow_version));
+			    jstr(mg->tensorflow_version));
 	json_object_set_new(o, "tf2_object_graph",
 			    json_boolean(mg->object_graph != NULL));
 	json_object_set_new(o, "tf1_saver",
@@ -985,7 +1051,7 @@ static int show_json(const struct tfk_savedmodel *sm,
 	char *text;
 	int i, rc = 0;
 
-	json_object_set_new(o, "dir", json_string(sm->dir));
+	json_object_set_new(o, "dir", jstr(sm->dir));
 	json_object_set_new(o, "saved_model_schema_version",
 			    json_integer(sm->schema_version));
 	json_object_set_new(o, "variables", json_boolean(sm->has_variables));

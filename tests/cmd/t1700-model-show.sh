@@ -242,6 +242,13 @@ d = json.load(sys.stdin)
 print(d[\"variables\"], list(d[\"meta_graphs\"][0][\"signature_defs\"]))"' \
 	"False ['serving_default']"
 
+testcmd "--json: a tag that is not UTF-8 is kept, as U+FFFD" \
+	'mkdir -p u && printf "\022\005\012\003\042\001\377" >u/saved_model.pb &&
+	tfk-model show --dir u --json | "$PYTHON" -c "
+import json, sys
+print(ascii(json.load(sys.stdin)[\"meta_graphs\"][0][\"tags\"]))"' \
+	"['\\\\ufffd']"
+
 # --- errors -----------------------------------------------------------------
 testerr "missing directory: exit 1, named" 'tfk-model show --dir nope' 1 \
 	"tfk-model: nope: no such directory"

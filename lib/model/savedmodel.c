@@ -289,14 +289,16 @@ static int index_tinfos(struct entry_ref *refs, size_t n,
 			t->has_shape = 1;
 			t->unknown_rank = !!s->unknown_rank;
 			if (!t->unknown_rank && s->n_dim) {
-				if (s->n_dim > INT32_MAX)
-					return tfk_errf(err, TFK_ECORRUPT,
-							"input '%s': absurd rank",
-							t->key);
-				d = tfk_calloc(s->n_dim, sizeof(*d));
+				d = s->n_dim <= INT32_MAX ?
+					tfk_calloc(s->n_dim, sizeof(*d)) : NULL;
 				if (!d) {
+					/* The caller frees what is done. */
 					*out = ti;
 					*n_out = (int)k;
+					if (s->n_dim > INT32_MAX)
+						return tfk_errf(err,
+							TFK_ECORRUPT, "'%s': "
+							"absurd rank", t->key);
 					return tfk_errf(err, TFK_ENOMEM,
 							"out of memory");
 				}

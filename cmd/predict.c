@@ -115,6 +115,7 @@ struct input {
 	int rank;		/* of one row; -1: unknown ([count]) */
 	int64_t dims[TFK_MAX_RANK];	/* of one row, -1 unknown */
 	struct tfk_buf vals;	/* the batch's values */
+	struct tfk_buf tmp;	/* int64s of one row for an int32 input */
 	int64_t per;		/* values per row in this batch */
 	int64_t row_dims[TFK_MAX_RANK];	/* resolved for this batch */
 	uint64_t first_row;	/* record that fixed per, for messages */
@@ -206,6 +207,7 @@ static int setup_names(struct run *R, struct tfk_err *err)
 		R->in[j].ti = &sig->inputs[j];
 		R->in[j].feature = sig->inputs[j].key;
 		tfk_buf_init(&R->in[j].vals);
+		tfk_buf_init(&R->in[j].tmp);
 	}
 	for (i = 0; i < map_arg.n; i++) {
 		const char *m = map_arg.v[i], *eq = strchr(m, '=');
@@ -421,18 +423,19 @@ static int setup_model(struct run *R, const struct brec *r0,
 			  R->imp->n_fetches, &eo, err);
 	if (rc) {
 		/* most likely an input the outputs need but no feature fed */
-		for (i = 0; i < R->n_in; i++)
-			if (!R->in[i].fed && strstr(err->msg, "not fed")) {
-				rc = tfk_errf(err, TFK_EINVAL, "no feature '%s' "
-					      "for input '%s' (%s), which "
-					      "signature %s needs",
-					      R->in[i].feature, R->in[i].ti->key,
-					      shape_of(&R->in[i], sbuf,
-						       sizeof(sbuf)),
-					      R->sig->key);
-				rec_err(err, r0);
-				goto out;
-			}
+		for (i = 0; i < R->n_in; i++) {
+			const struct input *in = &R->in[i];
+
+			if (in->fed || !strstr(err->msg, "not fed"))
+				continue;
+			rc = tfk_errf(err, TFK_EINVAL, "no feature '%s' for "
+				      "input '%s' (%s), which signature %s "
+				      "needs", in->feature, in->ti->key,
+				      shape_of(in, sbuf, sizeof(sbuf)),
+				      R->sig->key);
+			rec_err(err, r0);
+			goto out;
+		}
 		tfk_err_prefix(err, "%s: signature %s", dir, R->sig->key);
 	}
 out:
@@ -556,29 +559,28 @@ static int add_row(struct input *in, const struct tfk_example *ex,
 		break;
 	}
 	case TFK_DT_INT32: {
-		int64_t *all = tfk_malloc((size_t)count * 8 + 8);
+		const int64_t *v;
 		int64_t k;
 
-		if (!all)
+		tfk_buf_reset(&in->tmp);
+		if (tfk_buf_reserve(&in->tmp, (size_t)count * 8 + 8) ||
+		    tfk_buf_reserve(&in->vals, (size_t)count * 4))
 			return tfk_errf(err, TFK_ENOMEM, "out of memory");
-		tfk_feat_int64s(f, all, (size_t)count);
+		v = (const int64_t *)in->tmp.data;
+		tfk_feat_int64s(f, (int64_t *)in->tmp.data, (size_t)count);
 		for (k = 0; k < count; k++) {
-			int32_t w = (int32_t)all[k];
+			int32_t w;
 
-			if (all[k] < INT32_MIN || all[k] > INT32_MAX) {
-				int64_t v = all[k];
-
-				tfk_free(all);
-				return tfk_errf(err, TFK_EINVAL, "feature '%s': "
-						"value %" PRId64 " is out of "
+			if (v[k] < INT32_MIN || v[k] > INT32_MAX)
+				return tfk_errf(err, TFK_EINVAL, "feature '%s'"
+						": value %" PRId64 " is out of "
 						"range for input '%s' (%s)",
-						in->feature, v, in->ti->key,
+						in->feature, v[k], in->ti->key,
 						shape_of(in, sbuf,
 							 sizeof(sbuf)));
-			}
+			w = (int32_t)v[k];
 			tfk_buf_add(&in->vals, &w, 4);
 		}
-		tfk_free(all);
 		break;
 	}
 	case TFK_DT_STRING: {
@@ -1025,9 +1027,9 @@ static int run_batch(struct run *R, struct tfk_err *err)
 		int64_t cols;
 
 		if (t->rank < 1 || t->shape[0] != n)
-			return tfk_errf(err, TFK_EINVAL, "output '%s' has shape "
-					"%s for a batch of %" PRId64 " records:"
-					" no row per record", key,
+			return tfk_errf(err, TFK_EINVAL, "output '%s' has "
+					"shape %s for a batch of %" PRId64
+					" records: no row per record", key,
 					tfk_shape_str(t->rank, t->shape, sbuf,
 						      sizeof(sbuf)), n);
 		if (out_kind(t->dtype) == TFK_FEAT_NONE)
@@ -1036,10 +1038,11 @@ static int run_batch(struct run *R, struct tfk_err *err)
 					key, tfk_dtype_name(t->dtype));
 		cols = tfk_tensor_numel(t) / n;
 		if (R->out_cols[j] && csv_out && R->out_cols[j] != cols)
-			return tfk_errf(err, TFK_EINVAL, "output '%s': %" PRId64
-					" values per record, but the CSV header "
-					"has %ld columns for it (from the first "
-					"batch)", key, cols, R->out_cols[j]);
+			return tfk_errf(err, TFK_EINVAL, "output '%s': %"
+					PRId64 " values per record, but the "
+					"CSV header has %ld columns for it "
+					"(from the first batch)", key, cols,
+					R->out_cols[j]);
 		R->out_cols[j] = (long)cols;
 	}
 	for (i = 0; i < n; i++) {
@@ -1139,8 +1142,10 @@ static void run_release(struct run *R)
 
 	tfk_exec_free(R->x);
 	tfk_import_free(R->imp);
-	for (i = 0; i < R->n_in; i++)
+	for (i = 0; i < R->n_in; i++) {
 		tfk_buf_release(&R->in[i].vals);
+		tfk_buf_release(&R->in[i].tmp);
+	}
 	tfk_free(R->in);
 	for (i = 0; i < R->n_keep; i++)
 		tfk_free((char *)R->keep[i].name);

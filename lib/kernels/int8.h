@@ -143,12 +143,20 @@ void tfk_int8_fc_ref(const struct tfk_int8_rq *rq, int64_t batch,
  */
 struct tfk_int8_packed {
 	int64_t n, k, kp, np;
+	int64_t tap_c;		/* tfk_int8_pack_conv: channels per tap */
 	int8_t *w4;		/* [kp / 4][np][4]: vpdpbusd's layout */
 	int16_t *w2;		/* [kp / 2][np][2]: vpmaddwd's layout */
 	int32_t *wsum;		/* [np] */
 };
 int tfk_int8_pack(struct tfk_int8_packed *p, int64_t n, int64_t k,
 		  const int8_t *w, struct tfk_err *err);
+/* A CONV_2D filter OHWI [o, kh, kw, kc] packed for tfk_int8_conv2d,
+ * each tap's channels padded with zero weights to a multiple of 4 so
+ * that the VNNI kernel can read the input in place (a first layer's
+ * c = 1 or 3 included). tfk_int8_pack of [o, kh * kw * kc] serves too. */
+int tfk_int8_pack_conv(struct tfk_int8_packed *p, int64_t o, int64_t kh,
+		       int64_t kw, int64_t kc, const int8_t *f,
+		       struct tfk_err *err);
 void tfk_int8_packed_release(struct tfk_int8_packed *p);
 
 /*
@@ -183,8 +191,8 @@ const char *tfk_int8_isa(const char *want);
 void tfk_int8_conv2d_ref(const struct tfk_conv2d *g,
 			 const struct tfk_int8_rq *rq, const int8_t *x,
 			 const int8_t *f, const int32_t *bias, int8_t *y);
-/* The fast CONV_2D from f packed as [o, kh * kw * kc]: same result as
- * the _ref. Groups 1 and w_offset 0 only (else TFK_EINVAL: call the
+/* The fast CONV_2D from f packed by tfk_int8_pack_conv (or as [o, kh *
+ * kw * kc] by tfk_int8_pack): same result as the _ref. Groups 1 and w_offset 0 only (else TFK_EINVAL: call the
  * _ref). Threads and ws as tfk_int8_fc; TFK_ENOMEM growing ws. */
 int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 		    const int8_t *x, const struct tfk_int8_packed *p,

@@ -4,10 +4,10 @@
  *   int8 [-t THREADS] [-s SECONDS] [-i ISA] N H W C KH KW O [SAME|VALID]
  *
  * The same layer both ways: tfk_int8_conv2d (per-channel int8 weights,
- * packed once, as an interpreter holds them; requantization included)
- * and tfk_cpu_conv2d on float32, each for about SECONDS (default 2) on
- * a batch of N images, alternating halves so that a disturbance on the
- * shared machine hits both. Prints one line: "int8_ips float_ips
+ * packed once by tfk_int8_pack_conv, as an interpreter holds them;
+ * requantization included) and tfk_cpu_conv2d on float32, each for
+ * about SECONDS (default 2) on a batch of N images, alternating
+ * quarters so that a disturbance on the shared machine hits both. Prints one line: "int8_ips float_ips
  * int8_isa float_isa". bench-int8.sh turns it into the JSON report.
  */
 #include "kernels/cpu.h"
@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 		struct tfk_int8_qp qo = { &out_s, &out_z, 1 };
 
 		if (tfk_int8_rq_init(&rq, g.o, &qi, &qw, &qo, 1, &err) ||
-		    tfk_int8_pack(&p, g.o, g.kh * g.kw * g.c, f8, &err)) {
+		    tfk_int8_pack_conv(&p, g.o, g.kh, g.kw, g.c, f8, &err)) {
 			fprintf(stderr, "int8: %s\n", err.msg);
 			return 1;
 		}

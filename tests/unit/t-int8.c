@@ -1103,14 +1103,25 @@ static int fast_conv(const char *isa, int n, int h, int w, int c, int kh,
 	fill8(f, nf);
 	for (i = 0; i < o; i++)
 		b[i] = ri(-30000, 30000);
-	if (!make_rq(&rq, &q, o) && !tfk_int8_pack(&p, o, kh * kw * c, f,
-						   &err)) {
+	if (!make_rq(&rq, &q, o)) {
+		int how;
+
 		tfk_int8_conv2d_ref(&g, &rq, x, f, b, y1);
-		memset(y2, 0x55, (size_t)ny);
-		if (tfk_int8_conv2d(&g, &rq, x, &p, b, y2, threads, &ws, &err))
-			tap_diag("conv: %s", err.msg);
-		eq = !memcmp(y1, y2, (size_t)ny);
-		tfk_int8_packed_release(&p);
+		eq = 1;
+		/* packed flat, and per tap with channels padded to 4 */
+		for (how = 0; how < 2; how++) {
+			if (how ? tfk_int8_pack_conv(&p, o, kh, kw, c, f, &err) :
+			    tfk_int8_pack(&p, o, kh * kw * c, f, &err)) {
+				eq = 0;
+				continue;
+			}
+			memset(y2, 0x55, (size_t)ny);
+			if (tfk_int8_conv2d(&g, &rq, x, &p, b, y2, threads,
+					    &ws, &err))
+				tap_diag("conv: %s", err.msg);
+			eq &= !memcmp(y1, y2, (size_t)ny);
+			tfk_int8_packed_release(&p);
+		}
 		tfk_int8_rq_release(&rq);
 	}
 	if (!eq)
@@ -1152,8 +1163,9 @@ static void fast_paths(void)
 		good &= fast_conv(isas[i], 1, 10, 9, 8, 3, 3, 20, 1, 2, 1, 2);
 		good &= fast_conv(isas[i], 2, 7, 7, 12, 2, 3, 33, 3, 1, 1, 1);
 		good &= fast_conv(isas[i], 1, 5, 5, 8, 3, 3, 16, 1, 1, 1, 1);
+		good &= fast_conv(isas[i], 2, 12, 12, 1, 5, 5, 32, 1, 1, 0, 2);
 		ok(good, "fast FC and CONV_2D on %s: bit-exact with the _ref "
-		   "(13 shapes: tails of rows, k and channels, strides, "
+		   "(14 shapes, each packed flat and per tap padded: tails of rows, k and channels, c 1, strides, "
 		   "dilation, rows in place or copied, SAME/VALID, per-channel, threads 1-3, zp -128 "
 		   "and 127)", isas[i]);
 		/* 70000 * 255 * 128 > 2^31: the accumulator wraps */

@@ -15,7 +15,9 @@
  * pixel's patch in the filter's OHWI order (ky, kx, c), is then kh
  * runs of kw * c contiguous bytes of that copy: with dilation 1 in
  * width and c % 4 == 0 the VNNI kernel reads them in place (no im2col
- * at all), otherwise they are copied per tile of 12 pixels into
+ * at all; tfk_int8_pack_conv pads other c, a first layer's 1 or 3, to
+ * a multiple of 4 with zero weights, and the copy with filler bytes, so
+ * that they can be read in place too: 4 MACs for 1 beat a copy), else they are copied per tile of 12 pixels into
  * L1-resident scratch. A per-byte gather with bounds checks (the first
  * version) cost as much as the multiply-adds; the copy, a quarter.
  */
@@ -127,6 +129,7 @@ struct conv_rows {
 	const int8_t *x;
 	int64_t kp;
 	int64_t ph, pw;		/* padded input */
+	int64_t cs;		/* its bytes per pixel: c, or c padded to 4 */
 	uint8_t pad;		/* zp + 128 */
 	const uint8_t *px;	/* [n, ph, pw, c]: x + 128, pad outside */
 };
@@ -152,24 +155,33 @@ static void conv_prep(void *ctx, uint8_t *buf)
 {
 	struct conv_rows *cr = ctx;
 	const struct tfk_conv2d *g = cr->g;
-	int64_t b, y, c = g->c, row = cr->pw * c;
+	int64_t b, y, ix, c = g->c, cs = cr->cs, row = cr->pw * cs;
 
 	cr->px = buf;
 	for (b = 0; b < g->n; b++)
 		for (y = 0; y < cr->ph; y++) {
 			uint8_t *d = buf + (b * cr->ph + y) * row;
+			const int8_t *s;
 			int64_t iy = y - g->pt;
 
 			if (iy < 0 || iy >= g->h) {
 				memset(d, cr->pad, (size_t)row);
 				continue;
 			}
-			memset(d, cr->pad, (size_t)(g->pl * c));
-			flip_copy(d + g->pl * c,
-				  cr->x + (b * g->h + iy) * g->w * c,
-				  g->w * c);
-			memset(d + (g->pl + g->w) * c, cr->pad,
-			       (size_t)((cr->pw - g->pl - g->w) * c));
+			s = cr->x + (b * g->h + iy) * g->w * c;
+			memset(d, cr->pad, (size_t)(g->pl * cs));
+			if (cs == c) {
+				flip_copy(d + g->pl * c, s, g->w * c);
+			} else {
+				/* filler channels meet zero weights */
+				memset(d + g->pl * cs, cr->pad,
+				       (size_t)(g->w * cs));
+				for (ix = 0; ix < g->w; ix++)
+					flip_copy(d + (g->pl + ix) * cs,
+						  s + ix * c, c);
+			}
+			memset(d + (g->pl + g->w) * cs, cr->pad,
+			       (size_t)((cr->pw - g->pl - g->w) * cs));
 		}
 }
 
@@ -180,21 +192,22 @@ static void conv_row(const void *ctx, int64_t r, uint8_t *dst)
 	const struct conv_rows *cr = ctx;
 	const struct tfk_conv2d *g = cr->g;
 	int64_t ox = r % g->ow, oy = r / g->ow % g->oh, b = r / g->ow / g->oh;
-	int64_t ky, kx, c = g->c;
+	int64_t ky, kx, cs = cr->cs;
 	uint8_t *d = dst;
 
+	/* taps of cs bytes: the filler channels of a padded packing too */
 	for (ky = 0; ky < g->kh; ky++) {
 		const uint8_t *s = cr->px + ((b * cr->ph + oy * g->sh +
 					     ky * g->dh) * cr->pw +
-					    ox * g->sw) * c;
+					    ox * g->sw) * cs;
 
 		if (g->dw == 1) {
-			memcpy(d, s, (size_t)(g->kw * c));
-			d += g->kw * c;
+			memcpy(d, s, (size_t)(g->kw * cs));
+			d += g->kw * cs;
 			continue;
 		}
-		for (kx = 0; kx < g->kw; kx++, d += c)
-			memcpy(d, s + kx * g->dw * c, (size_t)c);
+		for (kx = 0; kx < g->kw; kx++, d += cs)
+			memcpy(d, s + kx * g->dw * cs, (size_t)cs);
 	}
 	memset(d, 0, (size_t)(dst + cr->kp - d));
 }
@@ -207,7 +220,7 @@ static const uint8_t *conv_rowptr(const void *ctx, int64_t r)
 	int64_t ox = r % g->ow, oy = r / g->ow % g->oh, b = r / g->ow / g->oh;
 
 	return cr->px + ((b * cr->ph + oy * g->sh) * cr->pw + ox * g->sw) *
-	       g->c;
+	       cr->cs;
 }
 
 int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
@@ -222,7 +235,10 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 		return tfk_errf(err, TFK_EINVAL, "fast int8 conv: groups %lld"
 				" (depthwise %d) not supported",
 				(long long)g->groups, g->depthwise);
-	if (p->n != g->o || p->k != g->kh * g->kw * g->kc)
+	/* taps of c channels (tfk_int8_pack), or padded (pack_conv) */
+	cr.cs = p->tap_c > g->c && p->k == g->kh * g->kw * p->tap_c ?
+		p->tap_c : g->c;
+	if (p->n != g->o || p->k != g->kh * g->kw * cr.cs)
 		return tfk_errf(err, TFK_EINVAL, "fast int8 conv: packed "
 				"weights [%lld, %lld], filter wants [%lld, "
 				"%lld]", (long long)p->n, (long long)p->k,
@@ -248,14 +264,14 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 	gm.ctx = &cr;
 	gm.bias = bias;
 	gm.y = y;
-	gm.pre_bytes = (size_t)(g->n * cr.ph * cr.pw * g->c);
+	gm.pre_bytes = (size_t)(g->n * cr.ph * cr.pw * cr.cs);
 	gm.prep = conv_prep;
-	if (g->dw == 1 && g->c % 4 == 0) {
-		/* rows in place: kh segments of kw * c bytes */
+	if (g->dw == 1 && cr.cs % 4 == 0) {
+		/* rows in place: kh segments of kw * cs bytes */
 		gm.rowptr = conv_rowptr;
 		gm.nseg = g->kh;
-		gm.seglen = g->kw * g->c;
-		gm.segstride = g->dh * cr.pw * g->c;
+		gm.seglen = g->kw * cr.cs;
+		gm.segstride = g->dh * cr.pw * cr.cs;
 	}
 	return tfk_i8_gemm_run(&gm, threads, ws, err);
 }

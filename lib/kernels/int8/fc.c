@@ -110,6 +110,38 @@ int tfk_int8_pack(struct tfk_int8_packed *p, int64_t n, int64_t k,
 	return 0;
 }
 
+int tfk_int8_pack_conv(struct tfk_int8_packed *p, int64_t o, int64_t kh,
+		       int64_t kw, int64_t kc, const int8_t *f,
+		       struct tfk_err *err)
+{
+	int64_t c4 = (kc + 3) / 4 * 4, taps = kh * kw, j, t;
+	int8_t *w;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	if (o < 1 || kh < 1 || kw < 1 || kc < 1 || taps > (1 << 20) ||
+	    kc > (1 << 20))
+		return tfk_errf(err, TFK_EINVAL, "filter [%lld, %lld, %lld, "
+				"%lld]: sizes out of range", (long long)o,
+				(long long)kh, (long long)kw, (long long)kc);
+	if (c4 == kc) {
+		rc = tfk_int8_pack(p, o, taps * kc, f, err);
+		p->tap_c = kc;
+		return rc;
+	}
+	w = tfk_calloc((size_t)(o * taps * c4), 1);
+	if (!w)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (j = 0; j < o; j++)
+		for (t = 0; t < taps; t++)
+			memcpy(w + (j * taps + t) * c4, f + (j * taps + t) * kc,
+			       (size_t)kc);
+	rc = tfk_int8_pack(p, o, taps * c4, w, err);
+	tfk_free(w);
+	p->tap_c = c4;
+	return rc;
+}
+
 /* The GEMM core ---------------------------------------------------------- */
 
 /* What a tile needs beyond the gemm: per-channel arrays padded to np. */

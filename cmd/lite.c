@@ -588,7 +588,11 @@ static int show_main(int argc, char **argv)
 				    "show needs a MODEL.tflite");
 	if (tfk_tflite_load_file(&m, argv[0], &err))
 		return tfk_cli_fail(&err);
-	rc = json ? show_json(argv[0], &m) : show_text(argv[0], &m);
+	{
+		const char *shown = strcmp(argv[0], "-") ? argv[0] : "<stdin>";
+
+		rc = json ? show_json(shown, &m) : show_text(shown, &m);
+	}
 	tfk_tflite_release(&m);
 	if (!rc && (fflush(stdout) || ferror(stdout))) {
 		tfk_cli_warn("write error on stdout");
@@ -1002,7 +1006,7 @@ static int run_main(int argc, char **argv)
 		tfk_cli_usage_error("run needs --input_exprs or --inputs");
 	if (tfk_tflite_load_file(&m, argv[0], &err))
 		return tfk_cli_fail(&err);
-	rc = run_model(argv[0], &m);
+	rc = run_model(strcmp(argv[0], "-") ? argv[0] : "<stdin>", &m);
 	tfk_tflite_release(&m);
 	if (!rc && (fflush(stdout) || ferror(stdout))) {
 		tfk_cli_warn("write error on stdout");

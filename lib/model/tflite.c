@@ -767,12 +767,15 @@ int tfk_tflite_load(struct tfk_tflite *m, const void *p, size_t n,
 int tfk_tflite_load_file(struct tfk_tflite *m, const char *path,
 			 struct tfk_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	int std = !strcmp(path, "-");
+	FILE *f = std ? stdin : fopen(path, "rb");
 	uint8_t *buf = NULL;
 	size_t n = 0, cap = 0;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
+	if (std)
+		path = "<stdin>";
 	if (!f)
 		return tfk_errf(err, TFK_EIO, "%s: %s", path, strerror(errno));
 	for (;;) {
@@ -784,7 +787,8 @@ int tfk_tflite_load_file(struct tfk_tflite *m, const char *path,
 
 			if (!nb) {
 				tfk_free(buf);
-				fclose(f);
+				if (!std)
+					fclose(f);
 				return tfk_errf(err, TFK_ENOMEM, "%s: out of "
 						"memory", path);
 			}
@@ -798,11 +802,13 @@ int tfk_tflite_load_file(struct tfk_tflite *m, const char *path,
 	}
 	if (ferror(f)) {
 		rc = tfk_errf(err, TFK_EIO, "%s: %s", path, strerror(errno));
-		fclose(f);
+		if (!std)
+			fclose(f);
 		tfk_free(buf);
 		return rc;
 	}
-	fclose(f);
+	if (!std)
+		fclose(f);
 	rc = tfk_tflite_load(m, buf, n, err);
 	if (rc) {
 		tfk_free(buf);

@@ -201,8 +201,9 @@ struct tfk_tflite {
  */
 int tfk_tflite_load(struct tfk_tflite *m, const void *p, size_t n,
 		    struct tfk_err *err);
-/* Read path whole and load it (the model owns the bytes). Errors are
- * prefixed with path; TFK_EIO for a file that cannot be read. */
+/* Read path whole ("-": standard input, named "<stdin>" in messages)
+ * and load it (the model owns the bytes). Errors are prefixed with
+ * path; TFK_EIO for a file that cannot be read. */
 int tfk_tflite_load_file(struct tfk_tflite *m, const char *path,
 			 struct tfk_err *err);
 /* Free what m owns. NULL is fine. */

@@ -116,6 +116,12 @@ testcmd "truncations: none loads, each refusal names the file" '
 			tfk-lite show t.bin 2>&1 >/dev/null | grep -vc "^tfk-lite: t.bin: " || :
 		done
 	done | sort -u' "0"
+testcmd "model from standard input (-)" \
+	'tfk-lite show - <"$TD/add.bin" | head -n 1' \
+	"<stdin>: TFLite schema version 3"
+testerr "corrupt model on standard input" \
+	'head -c 100 "$TD/add.bin" | tfk-lite show -' 1 "tfk-lite: <stdin>: "
+testerr "a directory" 'tfk-lite show .' 1 "tfk-lite: .: Is a directory"
 testerr "missing file" 'tfk-lite show nonexistent.tflite' 1 \
 	"tfk-lite: nonexistent.tflite: No such file or directory"
 testerr "no command: usage error" 'tfk-lite' 2 "a command is needed"

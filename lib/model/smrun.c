@@ -59,6 +59,9 @@ static const char *signature_def = "serving_default";
 static const char *inputs_arg, *exprs_arg, *examples_arg, *records_arg;
 static const char *outdir;
 static int overwrite;
+static long threads;
+
+void openblas_set_num_threads(int n);	/* OpenBLAS's cblas.h has it */
 
 static const struct tfk_opt run_opts[] = {
 	TFK_OPT_STR(0, "dir", &dir, "DIR", "the SavedModel directory"),
@@ -66,18 +69,21 @@ static const struct tfk_opt run_opts[] = {
 		    "tags, comma-separated"),
 	TFK_OPT_STR(0, "signature_def", &signature_def, "KEY",
 		    "the signature to run"),
-	TFK_OPT_STR(0, "inputs", &inputs_arg, "K=FILE;...", "inputs from "
-		    ".npy files or FILE.npz[NAME]"),
-	TFK_OPT_STR(0, "input_exprs", &exprs_arg, "K=LITERAL;...",
-		    "inputs as Python literals, e.g. x=[[1.0],[2.0]]"),
-	TFK_OPT_STR(0, "input_examples", &examples_arg, "K=[{...}];...",
-		    "inputs as lists of tf.Example feature dicts"),
-	TFK_OPT_STR(0, "input_records", &records_arg, "[K=]FILE;...",
+	TFK_OPT_STR(0, "inputs", &inputs_arg, "K=FILE", "inputs from .npy "
+		    "files or FILE.npz[NAME] (';' between inputs)"),
+	TFK_OPT_STR(0, "input_exprs", &exprs_arg, "K=LITERAL",
+		    "inputs as Python literals, e.g. 'x=[[1.0],[2.0]]'"),
+	TFK_OPT_STR(0, "input_examples", &examples_arg, "K=LIST",
+		    "inputs as lists of tf.Example feature dicts, e.g. "
+		    "'inputs=[{\"x\": [1.0]}]'"),
+	TFK_OPT_STR(0, "input_records", &records_arg, "[K=]FILE",
 		    "every record of a TFRecord file as a string vector"),
 	TFK_OPT_STR(0, "outdir", &outdir, "DIR", "also write each output "
 		    "as DIR/KEY.npy"),
 	TFK_OPT_FLAG(0, "overwrite", &overwrite, "replace existing .npy "
 		     "files in --outdir"),
+	TFK_OPT_LONG('j', "threads", &threads, "N", "kernel threads "
+		     "(0: all CPUs)"),
 	TFK_OPT_END
 };
 
@@ -638,6 +644,7 @@ int tfk_model_run_main(int argc, char **argv)
 	struct feeds f = { NULL, 0, 0 };
 	struct rec_ctx rcx;
 	struct tfk_buf out;
+	struct tfk_exec_opts eo = { NULL, 0, 1 };
 	struct tfk_err err;
 	int rc = 0, n, i, j, k, n_fed = 0;
 
@@ -654,6 +661,18 @@ int tfk_model_run_main(int argc, char **argv)
 				    "needed");
 	if (overwrite && !outdir)
 		tfk_cli_usage_error("--overwrite needs --outdir");
+	if (threads < 0 || threads > 1024)
+		tfk_cli_usage_error("--threads: expected 0 to 1024");
+	if (!threads) {
+		threads = sysconf(_SC_NPROCESSORS_ONLN);
+		if (threads < 1)
+			threads = 1;
+	}
+	/* OpenBLAS splits a product differently with more threads, and the
+	 * sums round differently (seen: 2e-8 on the CNN's Dense); our own
+	 * kernels give the same bits at any -j, so they alone thread */
+	openblas_set_num_threads(1);
+	eo.threads = (int)threads;
 	if (tfk_savedmodel_open(&sm, dir, &err))
 		return fail(&err);
 	k = tfk_savedmodel_find_tags(sm, tag_set, &err);
@@ -793,7 +812,7 @@ int tfk_model_run_main(int argc, char **argv)
 	for (j = 0; j < imp->n_fetches; j++)
 		fetch_names[j] = imp->fetches[j].key;
 	if (tfk_exec_new(&x, imp->g, fb.names, n_fed, fetch_names,
-			 imp->n_fetches, NULL, &err) ||
+			 imp->n_fetches, &eo, &err) ||
 	    tfk_exec_run(x, fb.vals, 0, fetched, &err)) {
 		tfk_err_prefix(&err, "%s: signature %s", dir, sig->key);
 		rc = fail(&err);

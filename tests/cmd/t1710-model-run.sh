@@ -184,6 +184,15 @@ assert y.shape == (3, 10) and y.dtype == np.float32, (y.shape, y.dtype)
 assert np.abs(y - p).max() < 1e-6, np.abs(y - p).max()
 EOF'
 
+# The exported CNN (Conv2D, MaxPool): the same bytes at any -j.
+(cd "$T" && tfk-train "$TESTS/../examples/cnn.spec.json" r64.tfrecord --out cnn \
+	--set fit.epochs=1 -q -j1 >/dev/null 2>&1)
+$PYTHON -c 'import numpy as np; np.save("'"$T"'/img4.npy", (np.arange(8 * 784).reshape(8, 28, 28, 1) % 255 / 255.).astype(np.float32))'
+check "CNN: -j 1 and -j 2 give the same bytes" sh -c '
+tfk-model run -j 1 --dir cnn --inputs input_1=img4.npy --outdir c1 >/dev/null &&
+tfk-model run -j 2 --dir cnn --inputs input_1=img4.npy --outdir c2 >/dev/null &&
+cmp c1/dense.npy c2/dense.npy'
+
 # Errors.
 testerr "unknown input key lists the valid ones" \
 	"tfk-model run --dir $TF1 --input_exprs 'z=[[1.0]]'" \

@@ -192,8 +192,9 @@ void tfk_int8_conv2d_ref(const struct tfk_conv2d *g,
 			 const struct tfk_int8_rq *rq, const int8_t *x,
 			 const int8_t *f, const int32_t *bias, int8_t *y);
 /* The fast CONV_2D from f packed by tfk_int8_pack_conv (or as [o, kh *
- * kw * kc] by tfk_int8_pack): same result as the _ref. Groups 1 and w_offset 0 only (else TFK_EINVAL: call the
- * _ref). Threads and ws as tfk_int8_fc; TFK_ENOMEM growing ws. */
+ * kw * kc] by tfk_int8_pack): same result as the _ref. Groups 1 and
+ * w_offset 0 only (else TFK_EINVAL: call the _ref). Threads and ws as
+ * tfk_int8_fc; TFK_ENOMEM growing ws. */
 int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 		    const int8_t *x, const struct tfk_int8_packed *p,
 		    const int32_t *bias, int8_t *y, int threads,
@@ -248,8 +249,8 @@ int tfk_int8_bin_init(struct tfk_int8_bin *b, enum tfk_int8_binop op,
 		      struct tfk_err *err);
 /*
  * y = x1 OP x2 (bytes of b's dtype) with numpy broadcasting of shapes
- * s1 (rank r1) and s2 (rank r2) into y's shape (tfk_shape_broadcast; rank <= 8), as
- * TFLite's BroadcastAdd/Mul. TFK_EINVAL when the shapes do not
+ * s1 (rank r1) and s2 (rank r2) into y's shape (tfk_shape_broadcast;
+ * rank <= 8), as TFLite's BroadcastAdd/Mul. TFK_EINVAL when the shapes do not
  * broadcast.
  */
 int tfk_int8_bin_ref(const struct tfk_int8_bin *b, int r1, const int64_t *s1,

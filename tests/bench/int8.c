@@ -7,8 +7,9 @@
  * packed once by tfk_int8_pack_conv, as an interpreter holds them;
  * requantization included) and tfk_cpu_conv2d on float32, each for
  * about SECONDS (default 2) on a batch of N images, alternating
- * quarters so that a disturbance on the shared machine hits both. Prints one line: "int8_ips float_ips
- * int8_isa float_isa". bench-int8.sh turns it into the JSON report.
+ * quarters so that a disturbance on the shared machine hits both.
+ * Prints one line: "int8_ips float_ips int8_isa float_isa";
+ * bench-int8.sh turns it into the JSON report.
  */
 #include "kernels/cpu.h"
 #include "kernels/int8.h"

@@ -3,17 +3,23 @@
  * arithmetic.
  *
  * 1. Known values: QuantizeMultiplier, SRDHM, RoundingDivideByPOT and
- *    the activation clamps on hand-checked inputs (gemmlowp's rounding
- *    of ties away from zero, the 2^31 carry, the flush below 2^-31).
- * 2. Every _ref (and the activation tables) on random inputs with random scales and zero points,
- *    bit-exact against tests/py/int8_ref.py (an independent numpy model
- *    of TFLite's reference integer kernels): the cases are written to a
- *    temporary directory, the oracle runs once over all of them.
- * 3. The fast FC and CONV_2D on every instruction set this CPU has
+ *    the activation clamps on hand-checked inputs (gemmlowp's ties: up
+ *    in SRDHM, away from zero in RDBPOT; the 2^31 carry, the flush
+ *    below 2^-31).
+ * 2. Every _ref (and the activation tables) on random inputs with
+ *    random scales and zero points, bit-exact against
+ *    tests/py/int8_ref.py (an independent numpy model of TFLite's
+ *    reference integer kernels): the cases are written to a temporary
+ *    directory, the oracle runs once over all of them.
+ * 3. Meaning: int8 CONV_2D/DEPTHWISE within one quantum of the float
+ *    conv of the dequantized values; TensorFlow's hello_world_int8
+ *    .tflite run through our FC gives sin(x) within 0.05; the fixture
+ *    add_quantized's x + x + x.
+ * 4. The fast FC and CONV_2D on every instruction set this CPU has
  *    ("c", "avx2", "avx512vnni"), bit-exact against the _refs, with odd
  *    sizes, tails, threads, extreme zero points and a K large enough
  *    for the int32 accumulator to wrap.
- * 4. Bad parameters: zero, negative, NaN scales, zero points outside the
+ * 5. Bad parameters: zero, negative, NaN scales, zero points outside the
  *    type, scale counts that do not fit, asymmetric per-channel filters,
  *    unsupported fused activations, shapes that do not broadcast, and
  *    failed allocations.
@@ -1165,9 +1171,10 @@ static void fast_paths(void)
 		good &= fast_conv(isas[i], 1, 5, 5, 8, 3, 3, 16, 1, 1, 1, 1);
 		good &= fast_conv(isas[i], 2, 12, 12, 1, 5, 5, 32, 1, 1, 0, 2);
 		ok(good, "fast FC and CONV_2D on %s: bit-exact with the _ref "
-		   "(14 shapes, each packed flat and per tap padded: tails of rows, k and channels, c 1, strides, "
-		   "dilation, rows in place or copied, SAME/VALID, per-channel, threads 1-3, zp -128 "
-		   "and 127)", isas[i]);
+		   "(14 shapes, each packed flat and per tap padded: tails "
+		   "of rows, k and channels, c 1, strides, dilation, rows "
+		   "in place or copied, SAME/VALID, per-channel, threads "
+		   "1-3, zp -128 and 127)", isas[i]);
 		/* 70000 * 255 * 128 > 2^31: the accumulator wraps */
 		ok(fast_fc(isas[i], 2, 70000, 3, 0, 2, -128), "fast FC on %s "
 		   "wraps its int32 sums as the _ref does (K = 70000)",

@@ -17,9 +17,10 @@
  * width and c % 4 == 0 the VNNI kernel reads them in place (no im2col
  * at all; tfk_int8_pack_conv pads other c, a first layer's 1 or 3, to
  * a multiple of 4 with zero weights, and the copy with filler bytes, so
- * that they can be read in place too: 4 MACs for 1 beat a copy), else they are copied per tile of 12 pixels into
- * L1-resident scratch. A per-byte gather with bounds checks (the first
- * version) cost as much as the multiply-adds; the copy, a quarter.
+ * that they can be read in place too: 4 MACs for 1 beat a copy), else
+ * they are copied per tile of 12 pixels into L1-resident scratch. A
+ * per-byte gather with bounds checks (the first version) cost as much
+ * as the multiply-adds; the copy, a quarter.
  */
 #include "kernels/int8.h"
 #include "kernels/int8/gemm-impl.h"
@@ -38,90 +39,97 @@ static int8_t finish(const struct tfk_int8_rq *rq, int64_t acc, int64_t ch)
 	return (int8_t)v;
 }
 
+/* The int32 sum of one CONV_2D output (b, oy, ox, oc), bias included. */
+static int64_t conv_acc(const struct tfk_conv2d *g,
+			const struct tfk_int8_rq *rq, const int8_t *x,
+			const int8_t *f, const int32_t *bias, int64_t b,
+			int64_t oy, int64_t ox, int64_t oc)
+{
+	int64_t grp = oc / (g->o / g->groups), acc = bias ? bias[oc] : 0;
+	int64_t ky, kx, ic;
+
+	for (ky = 0; ky < g->kh; ky++) {
+		int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+
+		if (iy < 0 || iy >= g->h)
+			continue;
+		for (kx = 0; kx < g->kw; kx++) {
+			int64_t ix = ox * g->sw - g->pl + kx * g->dw;
+			const int8_t *xp, *fp;
+
+			if (ix < 0 || ix >= g->w)
+				continue;
+			xp = x + ((b * g->h + iy) * g->w + ix) * g->c +
+			     grp * g->kc;
+			fp = f + ((oc * g->kh + ky) * g->kw + kx) * g->kc;
+			for (ic = 0; ic < g->kc; ic++)
+				acc += (int64_t)(fp[ic] + rq->w_offset) *
+				       (xp[ic] + rq->in_offset);
+		}
+	}
+	return acc;
+}
+
+/* The same for DEPTHWISE_CONV_2D: output channel oc reads input
+ * channel oc / mult; the filter is [kh, kw, o]. */
+static int64_t dw_acc(const struct tfk_conv2d *g,
+		      const struct tfk_int8_rq *rq, const int8_t *x,
+		      const int8_t *f, const int32_t *bias, int64_t b,
+		      int64_t oy, int64_t ox, int64_t oc)
+{
+	int64_t ic = oc / g->mult, acc = bias ? bias[oc] : 0, ky, kx;
+
+	for (ky = 0; ky < g->kh; ky++) {
+		int64_t iy = oy * g->sh - g->pt + ky * g->dh;
+
+		if (iy < 0 || iy >= g->h)
+			continue;
+		for (kx = 0; kx < g->kw; kx++) {
+			int64_t ix = ox * g->sw - g->pl + kx * g->dw;
+			int8_t xv, fv;
+
+			if (ix < 0 || ix >= g->w)
+				continue;
+			xv = x[((b * g->h + iy) * g->w + ix) * g->c + ic];
+			fv = f[(ky * g->kw + kx) * g->o + oc];
+			acc += (int64_t)(fv + rq->w_offset) *
+			       (xv + rq->in_offset);
+		}
+	}
+	return acc;
+}
+
 void tfk_int8_conv2d_ref(const struct tfk_conv2d *g,
 			 const struct tfk_int8_rq *rq, const int8_t *x,
 			 const int8_t *f, const int32_t *bias, int8_t *y)
 {
-	int64_t b, oy, ox, oc, ky, kx, ic;
-	int64_t per_group = g->o / g->groups;
+	int64_t b, oy, ox, oc;
+	int8_t *yp = y;
 
 	for (b = 0; b < g->n; b++)
 		for (oy = 0; oy < g->oh; oy++)
 			for (ox = 0; ox < g->ow; ox++)
-				for (oc = 0; oc < g->o; oc++) {
-					int64_t grp = oc / per_group, acc = 0;
-
-					for (ky = 0; ky < g->kh; ky++) {
-						int64_t iy = oy * g->sh - g->pt +
-							     ky * g->dh;
-
-						if (iy < 0 || iy >= g->h)
-							continue;
-						for (kx = 0; kx < g->kw; kx++) {
-							int64_t ix = ox * g->sw -
-								g->pl + kx * g->dw;
-							const int8_t *xp, *fp;
-
-							if (ix < 0 || ix >= g->w)
-								continue;
-							xp = x + ((b * g->h + iy) *
-								  g->w + ix) * g->c +
-							     grp * g->kc;
-							fp = f + ((oc * g->kh + ky) *
-								  g->kw + kx) * g->kc;
-							for (ic = 0; ic < g->kc; ic++)
-								acc += (int64_t)(fp[ic] +
-									rq->w_offset) *
-									(xp[ic] +
-									 rq->in_offset);
-						}
-					}
-					if (bias)
-						acc += bias[oc];
-					y[((b * g->oh + oy) * g->ow + ox) * g->o +
-					  oc] = finish(rq, acc, oc);
-				}
+				for (oc = 0; oc < g->o; oc++)
+					*yp++ = finish(rq, conv_acc(g, rq, x, f,
+								    bias, b,
+								    oy, ox,
+								    oc), oc);
 }
 
 void tfk_int8_dwconv2d_ref(const struct tfk_conv2d *g,
 			   const struct tfk_int8_rq *rq, const int8_t *x,
 			   const int8_t *f, const int32_t *bias, int8_t *y)
 {
-	int64_t b, oy, ox, oc, ky, kx;
+	int64_t b, oy, ox, oc;
+	int8_t *yp = y;
 
 	for (b = 0; b < g->n; b++)
 		for (oy = 0; oy < g->oh; oy++)
 			for (ox = 0; ox < g->ow; ox++)
-				for (oc = 0; oc < g->o; oc++) {
-					int64_t ic = oc / g->mult, acc = 0;
-
-					for (ky = 0; ky < g->kh; ky++) {
-						int64_t iy = oy * g->sh - g->pt +
-							     ky * g->dh;
-
-						if (iy < 0 || iy >= g->h)
-							continue;
-						for (kx = 0; kx < g->kw; kx++) {
-							int64_t ix = ox * g->sw -
-								g->pl + kx * g->dw;
-							int8_t xv, fv;
-
-							if (ix < 0 || ix >= g->w)
-								continue;
-							xv = x[((b * g->h + iy) *
-								g->w + ix) * g->c + ic];
-							fv = f[(ky * g->kw + kx) *
-							       g->o + oc];
-							acc += (int64_t)(fv +
-								rq->w_offset) *
-								(xv + rq->in_offset);
-						}
-					}
-					if (bias)
-						acc += bias[oc];
-					y[((b * g->oh + oy) * g->ow + ox) * g->o +
-					  oc] = finish(rq, acc, oc);
-				}
+				for (oc = 0; oc < g->o; oc++)
+					*yp++ = finish(rq, dw_acc(g, rq, x, f,
+								  bias, b, oy,
+								  ox, oc), oc);
 }
 
 struct conv_rows {
@@ -129,7 +137,7 @@ struct conv_rows {
 	const int8_t *x;
 	int64_t kp;
 	int64_t ph, pw;		/* padded input */
-	int64_t cs;		/* its bytes per pixel: c, or c padded to 4 */
+	int64_t cs;		/* its bytes per pixel: c, or c to 4 */
 	uint8_t pad;		/* zp + 128 */
 	const uint8_t *px;	/* [n, ph, pw, c]: x + 128, pad outside */
 };

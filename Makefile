@@ -83,16 +83,17 @@ $(B)/%.o: %.c | $(GEN_H)
 
 $(LIBTFK): $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@.$$$$ && ar rcs $@.$$$$ $^ && mv -f $@.$$$$ $@
 
 $(BIN)/tfk-%: $(B)/cmd/%.o $(LIBTFK)
 	@mkdir -p $(BIN)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBTFK) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@.$$$$ $< $(LIBTFK) $(LDLIBS) && mv -f $@.$$$$ $@
 
 $(B)/tests/t-%: $(B)/tests/unit/t-%.o $(B)/tests/unit/tap.o $(LIBTFK)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(B)/tests/unit/tap.o $(LIBTFK) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@.$$$$ $< $(B)/tests/unit/tap.o $(LIBTFK) \
+		$(LDLIBS) && mv -f $@.$$$$ $@
 
 $(B)/bench/%: $(B)/tests/bench/%.o $(LIBTFK)
 	@mkdir -p $(B)/bench

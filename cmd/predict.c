@@ -16,8 +16,10 @@
  * lose nothing and guess nothing are made: float_list -> float32,
  * int64_list -> int64 or int32 (range-checked), bytes_list -> string,
  * one bytes value -> uint8 (raw bytes, e.g. an image). Anything else is
- * an error naming the record, the feature and what the signature wants;
- * scaling raw image bytes to floats is the job of tfk-map, upstream.
+ * an error naming the record, the feature and what the signature wants
+ * (for a model tfk-train wrote, plus how its training spec fed that
+ * input); scaling raw image bytes to floats is the job of tfk-map,
+ * upstream.
  * A signature whose one input is a string, with no feature of that name
  * in the first record, takes the serialized records themselves: TF
  * Serving's regress/classify signatures and TFX serving functions,
@@ -51,6 +53,7 @@
 #include "util/cli.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -64,6 +67,10 @@ static const char *dir, *tag_set = "serve",
 static long batch_size = 256, jobs = 1;
 static struct tfk_strlist keep_arg, map_arg;
 static int json_out, csv_out;
+
+/* DIR/assets.extra/tfkit_spec.json's "inputs" (tfk-train's mapping of
+ * features to inputs), when the model has one: only for hints. */
+static json_t *train_spec;
 
 static const struct tfk_opt opts[] = {
 	TFK_OPT_STR(0, "dir", &dir, "DIR", "the SavedModel directory"),
@@ -178,6 +185,42 @@ static int rec_err(struct tfk_err *err, const struct brec *r)
 {
 	return tfk_err_prefix(err, "%s: record %" PRIu64 " at byte %" PRIu64,
 			      r->file, r->index, r->byte);
+}
+
+/*
+ * When tfk-train wrote the model, its spec says how records fed input
+ * key in training (feature, storage dtype, scale); append that to err as
+ * a hint, since a record stream it was trained on does not feed the
+ * SavedModel as is (no conversion is guessed here).
+ */
+static int spec_hint(struct tfk_err *err, const char *key)
+{
+	json_t *in = train_spec ? json_object_get(train_spec, key) : NULL;
+	json_t *f = in ? json_object_get(in, "feature") : NULL;
+	json_t *dt = in ? json_object_get(in, "dtype") : NULL;
+	json_t *sc = in ? json_object_get(in, "scale") : NULL;
+	json_t *of = in ? json_object_get(in, "offset") : NULL;
+	char how[160] = "";
+	size_t n = strlen(err->msg), k = 0;
+
+	if (!json_is_string(f))
+		return err->code;
+	if (json_is_string(dt))
+		k += snprintf(how + k, sizeof(how) - k, "%s%s",
+			      k ? ", " : " (", json_string_value(dt));
+	if (json_is_number(sc) && k < sizeof(how))
+		k += snprintf(how + k, sizeof(how) - k, "%sscale %.9g",
+			      k ? ", " : " (", json_number_value(sc));
+	if (json_is_number(of) && k < sizeof(how))
+		k += snprintf(how + k, sizeof(how) - k, "%soffset %.9g",
+			      k ? ", " : " (", json_number_value(of));
+	if (k && k < sizeof(how))
+		snprintf(how + k, sizeof(how) - k, ")");
+	snprintf(err->msg + n, sizeof(err->msg) - n, "; in training it was "
+		 "fed from feature '%s'%s: convert that feature first, e.g. "
+		 "with tfk-map, then --map %s=NEW_FEATURE",
+		 json_string_value(f), how, key);
+	return err->code;
 }
 
 /* Set-up ---------------------------------------------------------------- */
@@ -433,6 +476,7 @@ static int setup_model(struct run *R, const struct brec *r0,
 				      "needs", in->feature, in->ti->key,
 				      shape_of(in, sbuf, sizeof(sbuf)),
 				      R->sig->key);
+			spec_hint(err, in->ti->key);
 			rec_err(err, r0);
 			goto out;
 		}
@@ -464,19 +508,23 @@ static int add_row(struct input *in, const struct tfk_example *ex,
 		return 0;
 	}
 	f = tfk_example_findn(ex, in->feature, strlen(in->feature));
-	if (!f)
-		return tfk_errf(err, TFK_EINVAL, "no feature '%s' for input "
-				"'%s' (%s)", in->feature, in->ti->key,
-				shape_of(in, sbuf, sizeof(sbuf)));
+	if (!f) {
+		tfk_errf(err, TFK_EINVAL, "no feature '%s' for input '%s' (%s)",
+			 in->feature, in->ti->key,
+			 shape_of(in, sbuf, sizeof(sbuf)));
+		return spec_hint(err, in->ti->key);
+	}
 	want_kind = dt == TFK_DT_FLOAT ? TFK_FEAT_FLOAT :
 		dt == TFK_DT_STRING || dt == TFK_DT_UINT8 ? TFK_FEAT_BYTES :
 		TFK_FEAT_INT64;
-	if (f->kind != want_kind)
-		return tfk_errf(err, TFK_EINVAL, "feature '%s': %s values, "
-				"input '%s' wants %s (%s list)", in->feature,
-				tfk_feat_kind_name(f->kind), in->ti->key,
-				shape_of(in, sbuf, sizeof(sbuf)),
-				tfk_feat_kind_name(want_kind));
+	if (f->kind != want_kind) {
+		tfk_errf(err, TFK_EINVAL, "feature '%s': %s values, input '%s' "
+			 "wants %s (%s list)", in->feature,
+			 tfk_feat_kind_name(f->kind), in->ti->key,
+			 shape_of(in, sbuf, sizeof(sbuf)),
+			 tfk_feat_kind_name(want_kind));
+		return spec_hint(err, in->ti->key);
+	}
 	count = (int64_t)f->n;
 	if (dt == TFK_DT_UINT8) {
 		size_t it = 0, len;
@@ -1211,6 +1259,19 @@ int main(int argc, char **argv)
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
+	{
+		char *p = tfk_malloc(strlen(dir) + 40);
+		json_t *root;
+
+		if (p) {
+			sprintf(p, "%s/assets.extra/tfkit_spec.json", dir);
+			root = json_load_file(p, 0, NULL);
+			train_spec = json_incref(json_object_get(root,
+								 "inputs"));
+			json_decref(root);
+			tfk_free(p);
+		}
+	}
 	R.recs = tfk_calloc((size_t)batch_size, sizeof(*R.recs));
 	if (!R.recs) {
 		tfk_errf(&err, TFK_ENOMEM, "out of memory");
@@ -1243,5 +1304,6 @@ int main(int argc, char **argv)
 	rc = rc ? tfk_cli_fail(&err) : 0;
 out:
 	run_release(&R);
+	json_decref(train_spec);
 	return rc;
 }

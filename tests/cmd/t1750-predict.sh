@@ -122,12 +122,12 @@ a, b = load('a.tfrecord'), load('b.tfrecord')
 print(len(a), [r['label'] for r in a] == [r['label'] for r in b],
       max(abs(x - y) for r, s in zip(a, b) for x, y in zip(r['dense_1'][1], s['dense_1'][1])) < 1e-6)\"" \
 	"300 True True"
-testerr "trained MLP on raw records: no feature input_1, named with what it wants" \
+testerr "trained MLP on raw records: no feature input_1; the training spec's mapping as a hint" \
 	"tfk-predict --dir run te.tfrecord" \
-	1 "te.tfrecord: record 0 at byte 0: no feature 'input_1' for input 'input_1' (float32 [?, 28, 28]), which signature serving_default needs"
+	1 "te.tfrecord: record 0 at byte 0: no feature 'input_1' for input 'input_1' (float32 [?, 28, 28]), which signature serving_default needs; in training it was fed from feature 'image' (uint8, scale 0.00392156863): convert that feature first, e.g. with tfk-map, then --map input_1=NEW_FEATURE"
 testerr "--map input_1=image: uint8 bytes are not converted to float" \
 	"tfk-predict --dir run --map input_1=image te.tfrecord" \
-	1 "te.tfrecord: record 0 at byte 0: feature 'image': bytes values, input 'input_1' wants float32 [?, 28, 28] (float list)"
+	1 "te.tfrecord: record 0 at byte 0: feature 'image': bytes values, input 'input_1' wants float32 [?, 28, 28] (float list); in training it was fed from feature 'image' (uint8, scale 0.00392156863)"
 
 # Integer inputs: a small Embedding model, int32 and int64 tokens -----------
 $PYTHON -c '

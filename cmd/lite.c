@@ -57,7 +57,9 @@ static void top_help(void)
 	       "  show  subgraphs, tensors, operators, signatures, metadata "
 	       "and sizes of a model\n"
 	       "  run   run a float model on inputs given as literals or "
-	       ".npy files\n\n");
+	       ".npy files\n"
+	       "  convert  convert a SavedModel signature to a .tflite "
+	       "model\n\n");
 	printf("Options:\n");
 	printf("  %-28s %s\n", "-h, --help", "show this help and exit");
 	printf("  %-28s %s\n", "    --version", "show the version and exit");
@@ -1035,5 +1037,8 @@ int main(int argc, char **argv)
 		return show_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return run_main(argc - 1, argv + 1);
-	tfk_cli_usage_error("unknown command '%s' (show or run)", argv[1]);
+	if (!strcmp(argv[1], "convert"))
+		return tfk_lite_convert_main(argc - 1, argv + 1);
+	tfk_cli_usage_error("unknown command '%s' (show, run or convert)",
+			    argv[1]);
 }

@@ -294,4 +294,11 @@ int tfk_tflite_graph(const struct tfk_tflite *m, int sg,
 		     const struct tfk_tdesc *in, struct tfk_graph **g,
 		     struct tfk_err *err);
 
+/*
+ * `tfk-lite convert`: the convert subcommand's main (argv[0] is
+ * "convert"), implemented in lib/model/tflconvert.c: a SavedModel
+ * signature to a .tflite file. Returns the exit status.
+ */
+int tfk_lite_convert_main(int argc, char **argv);
+
 #endif

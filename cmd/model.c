@@ -24,10 +24,12 @@
  * op type the graph uses, and "yes"/"no": whether `run` can execute it
  * on the CPU, as the SavedModel importer answers).
  *
- * `run` lives in lib/model/smrun.c (tfk_model_run_main); this file only
- * dispatches to it. The two subcommands have separate option tables, so
- * each one's --help lists its own options; the top-level --help lists
- * the commands (scripts/check-man reads both).
+ * `run` lives in lib/model/smrun.c (tfk_model_run_main) and `bench`
+ * (load time and run latency in a loop) in lib/model/smbench.c
+ * (tfk_model_bench_main); this file only dispatches to them. The
+ * subcommands have separate option tables, so each one's --help lists
+ * its own options; the top-level --help lists the commands
+ * (scripts/check-man reads them all).
  */
 #include "model/import.h"
 #include "model/savedmodel.h"
@@ -56,7 +58,9 @@ static void top_help(void)
 	       "  show  tag-sets, signatures (inputs, outputs, method) and "
 	       "ops of a SavedModel\n"
 	       "  run   run a signature on inputs given as literals, .npy "
-	       "files or tf.Examples\n\n");
+	       "files or tf.Examples\n"
+	       "  bench time loading a SavedModel and running a signature "
+	       "in a loop\n\n");
 	printf("Options:\n");
 	printf("  %-28s %s\n", "-h, --help", "show this help and exit");
 	printf("  %-28s %s\n", "    --version", "show the version and exit");
@@ -1214,7 +1218,8 @@ int main(int argc, char **argv)
 	/* Registers the tool name for messages and sets up signals. */
 	tfk_cli_parse(1, argv0, &top_cmd, no_opts);
 	if (argc < 2)
-		tfk_cli_usage_error("a command is needed: show or run");
+		tfk_cli_usage_error("a command is needed: show, run or "
+				    "bench");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		top_help();
 		return 0;
@@ -1229,5 +1234,8 @@ int main(int argc, char **argv)
 		return show_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return tfk_model_run_main(argc - 1, argv + 1);
-	tfk_cli_usage_error("unknown command '%s' (show or run)", argv[1]);
+	if (!strcmp(argv[1], "bench"))
+		return tfk_model_bench_main(argc - 1, argv + 1);
+	tfk_cli_usage_error("unknown command '%s' (show, run or bench)",
+			    argv[1]);
 }

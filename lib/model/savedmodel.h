@@ -159,6 +159,10 @@ const char *tfk_savedmodel_dtype_name(int t);
  */
 int tfk_model_run_main(int argc, char **argv);
 
+/* `tfk-model bench` (lib/model/smbench.c): load time and run latency
+ * of a signature in a loop. Returns the exit status. */
+int tfk_model_bench_main(int argc, char **argv);
+
 /* Writing (lib/model/smwrite.c) ------------------------------------------ */
 
 struct tfk_model;

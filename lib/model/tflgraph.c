@@ -458,6 +458,20 @@ static int filter(struct ctx *c, const float **f, int64_t *dims)
 	x = &c->s->tensors[t];
 	if (is_quantized(x->type))
 		return make_const(c, t, 0, &c->port[t]);	/* refuses */
+	if (x->type == TFK_TFL_FLOAT32 && !has_data(c, t) &&
+	    c->port[t].node >= 0) {
+		/* the output of a DEQUANTIZE of a FLOAT16 or INT8 constant
+		 * (float16 and dynamic-range files): already a Const */
+		const struct tfk_tensor *v = tfk_graph_const_value(c->g,
+								   c->port[t]);
+
+		if (v && v->dtype == TFK_DT_FLOAT && v->rank == 4) {
+			for (d = 0; d < 4; d++)
+				dims[d] = v->shape[d];
+			*f = (const float *)v->data;
+			return 0;
+		}
+	}
 	if (x->type != TFK_TFL_FLOAT32 || !has_data(c, t) || x->rank != 4)
 		return op_err(c, TFK_EINVAL, "filter '%s' must be a constant "
 			      "float32 tensor of rank 4", x->name);

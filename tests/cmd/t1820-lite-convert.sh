@@ -1,0 +1,310 @@
+#!/bin/sh
+# tfk-lite convert: SavedModels that tfk-train exported (an MLP, the CNN,
+# and a Functional model using every op family convert lowers) become
+# .tflite files that (1) our interpreter runs to the SavedModel's outputs
+# (tfk-model run), and (2) Arm NN's TfLite parser with the CpuRef backend
+# (python3-pyarmnn, tests/py/armnn_run.py: an independent runtime) runs
+# to the same outputs. The file structure is read back by
+# python3-flatbuffers' raw Table API with schema.fbs slots written here.
+# --quantize float16/dynamic: sizes and accuracy; every refusal.
+. "$(dirname "$0")/lib.sh"
+
+ARM="$PYTHON $TESTS/py/armnn_run.py"
+export ARM
+
+tfk-idx -q --images /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz \
+	--labels /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz |
+	tfk-cat --take 64 >"$T/r64.tfrecord"
+cat >"$T/mix.spec.json" <<'SPEC'
+{"model": {"class_name": "Functional", "config": {"name": "mix", "layers": [
+ {"class_name": "InputLayer", "name": "input_1", "inbound_nodes": [], "config": {"batch_input_shape": [null, 28, 28, 1], "dtype": "float32", "name": "input_1"}},
+ {"class_name": "ZeroPadding2D", "name": "pad", "inbound_nodes": [[["input_1", 0, 0, {}]]], "config": {"name": "pad", "padding": [[1, 1], [1, 1]]}},
+ {"class_name": "Conv2D", "name": "c1", "inbound_nodes": [[["pad", 0, 0, {}]]], "config": {"name": "c1", "filters": 4, "kernel_size": [3, 3], "strides": [2, 2], "use_bias": false}},
+ {"class_name": "BatchNormalization", "name": "bn", "inbound_nodes": [[["c1", 0, 0, {}]]], "config": {"name": "bn"}},
+ {"class_name": "Activation", "name": "r1", "inbound_nodes": [[["bn", 0, 0, {}]]], "config": {"name": "r1", "activation": "relu"}},
+ {"class_name": "DepthwiseConv2D", "name": "dw", "inbound_nodes": [[["r1", 0, 0, {}]]], "config": {"name": "dw", "kernel_size": [3, 3], "depth_multiplier": 2, "padding": "same", "activation": "relu6"}},
+ {"class_name": "AveragePooling2D", "name": "ap", "inbound_nodes": [[["dw", 0, 0, {}]]], "config": {"name": "ap", "pool_size": [2, 2]}},
+ {"class_name": "GlobalAveragePooling2D", "name": "gap", "inbound_nodes": [[["ap", 0, 0, {}]]], "config": {"name": "gap"}},
+ {"class_name": "Flatten", "name": "fl", "inbound_nodes": [[["ap", 0, 0, {}]]], "config": {"name": "fl"}},
+ {"class_name": "Dense", "name": "d1", "inbound_nodes": [[["fl", 0, 0, {}]]], "config": {"name": "d1", "units": 8, "activation": "sigmoid"}},
+ {"class_name": "Dense", "name": "d2", "inbound_nodes": [[["gap", 0, 0, {}]]], "config": {"name": "d2", "units": 8, "activation": "tanh"}},
+ {"class_name": "Add", "name": "add", "inbound_nodes": [[["d1", 0, 0, {}], ["d2", 0, 0, {}]]], "config": {"name": "add"}},
+ {"class_name": "Multiply", "name": "mul", "inbound_nodes": [[["d1", 0, 0, {}], ["d2", 0, 0, {}]]], "config": {"name": "mul"}},
+ {"class_name": "Subtract", "name": "sub", "inbound_nodes": [[["add", 0, 0, {}], ["mul", 0, 0, {}]]], "config": {"name": "sub"}},
+ {"class_name": "Concatenate", "name": "cat", "inbound_nodes": [[["sub", 0, 0, {}], ["gap", 0, 0, {}]]], "config": {"name": "cat", "axis": -1}},
+ {"class_name": "Dense", "name": "head", "inbound_nodes": [[["cat", 0, 0, {}]]], "config": {"name": "head", "units": 10, "activation": "softmax"}}
+], "input_layers": [["input_1", 0, 0]], "output_layers": [["head", 0, 0]]}},
+ "inputs": {"input_1": {"feature": "image", "dtype": "uint8", "scale": 0.00392156862745098}},
+ "labels": {"feature": "label", "dtype": "int64"},
+ "compile": {"optimizer": {"class_name": "Adam", "config": {"learning_rate": 0.01}}, "loss": "sparse_categorical_crossentropy"},
+ "fit": {"epochs": 2, "batch_size": 16, "shuffle": false}}
+SPEC
+(cd "$T" &&
+	tfk-train "$TESTS/../examples/mlp.spec.json" r64.tfrecord --out mlp --set fit.epochs=1 -q -j1 &&
+	tfk-train "$TESTS/../examples/cnn.spec.json" r64.tfrecord --out cnn --set fit.epochs=1 -q -j1 &&
+	tfk-train mix.spec.json r64.tfrecord --out mix -q -j1) >/dev/null 2>&1
+$PYTHON -c 'import numpy as np
+np.save("'"$T"'/img3.npy", (np.arange(3 * 784).reshape(3, 28, 28) % 255 / 255.).astype(np.float32))
+np.save("'"$T"'/img4.npy", (np.arange(4 * 784).reshape(4, 28, 28, 1) % 253 / 253.).astype(np.float32))'
+
+# close A.npy B.npy TOL: max |a - b| <= TOL * max(1, |b|) elementwise
+cat >"$T/close.py" <<'EOF2'
+import sys
+import numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+tol = float(sys.argv[3])
+assert a.shape == b.shape and a.dtype == b.dtype == np.float32, (a.shape, b.shape, a.dtype, b.dtype)
+err = (np.abs(a - b) / np.maximum(1.0, np.abs(b))).max()
+assert err <= tol, err
+EOF2
+
+# --- float: ours == SavedModel, Arm NN == ours ---------------------------
+for m in mlp:mlp:img3:dense_1 cnn:cnn:img4:dense mix:mix:img4:head; do
+	IFS=: read -r name dir img key <<EOF3
+$m
+EOF3
+	check "$name: converts" tfk-lite convert --saved_model_dir $dir -o $name.tflite
+	check "$name: tfk-lite run equals tfk-model run (1e-5)" sh -c "
+mkdir -p $name-sm $name-tl &&
+tfk-model run --dir $dir --inputs input_1=$img.npy --outdir $name-sm >/dev/null &&
+tfk-lite run $name.tflite --inputs input_1=$img.npy --outdir $name-tl >/dev/null &&
+$PYTHON close.py $name-tl/$key.npy $name-sm/$key.npy 1e-5"
+	check "$name: Arm NN CpuRef equals tfk-lite run (1e-5)" sh -c "
+$ARM $name.tflite $img.npy $name-arm.npy 2>/dev/null &&
+$PYTHON close.py $name-arm.npy $name-tl/$key.npy 1e-5"
+done
+
+# --- structure, read by python3-flatbuffers with schema.fbs slots --------
+cat >"$T/fbdump.py" <<'EOF2'
+import sys
+import flatbuffers
+from flatbuffers import number_types as N
+from flatbuffers.table import Table
+
+buf = bytearray(open(sys.argv[1], "rb").read())
+assert buf[4:8] == b"TFL3", buf[4:8]
+
+def root():
+    return Table(buf, flatbuffers.encode.Get(N.UOffsetTFlags.packer_type, buf, 0))
+
+def off(t, slot):
+    return t.Offset(4 + 2 * slot)
+
+def scalar(t, slot, flags, default):
+    o = off(t, slot)
+    return t.Get(flags, t.Pos + o) if o else default
+
+def vec(t, slot):
+    o = off(t, slot)
+    if not o:
+        return []
+    return [t.Vector(o) + 4 * i for i in range(t.VectorLen(o))]
+
+def table(t, pos):
+    return Table(buf, t.Indirect(pos))
+
+def string(t, slot):
+    o = off(t, slot)
+    return t.String(o + t.Pos).decode() if o else None
+
+m = root()
+print("version", scalar(m, 0, N.Uint32Flags, 0))
+for p in vec(m, 1):   # OperatorCode: deprecated_builtin_code, _, version, builtin_code
+    c = table(m, p)
+    print("opcode", scalar(c, 0, N.Int8Flags, 0), scalar(c, 3, N.Int32Flags, 0), scalar(c, 2, N.Int32Flags, 1))
+sg = table(m, vec(m, 2)[0])
+ops = [table(sg, p) for p in vec(sg, 3)]
+codes = [table(m, p) for p in vec(m, 1)]
+for o in ops:
+    c = codes[scalar(o, 0, N.Uint32Flags, 0)]
+    print("op", scalar(c, 3, N.Int32Flags, 0), "options", scalar(o, 3, N.Uint8Flags, 0))
+bufs = [table(m, p) for p in vec(m, 4)]
+print("buffer0", len(vec(bufs[0], 0)))
+for p in vec(m, 6):
+    md = table(m, p)
+    b = bufs[scalar(md, 1, N.Uint32Flags, 0)]
+    o = off(b, 0)
+    data = bytes(buf[b.Vector(o):b.Vector(o) + b.VectorLen(o)])
+    print("metadata", string(md, 0), data.rstrip(b"\0").decode())
+for p in vec(m, 7):
+    s = table(m, p)
+    ins = [string(table(s, q), 0) for q in vec(s, 0)]
+    outs = [string(table(s, q), 0) for q in vec(s, 1)]
+    print("signature", string(s, 2), ins, outs)
+tensors = [table(sg, p) for p in vec(sg, 0)]
+i = scalar(sg, 1, N.Int32Flags, 0)
+t = tensors[flatbuffers.encode.Get(N.Int32Flags.packer_type, buf, vec(sg, 1)[0])]
+shape = [flatbuffers.encode.Get(N.Int32Flags.packer_type, buf, q) for q in vec(t, 0)]
+sig = [flatbuffers.encode.Get(N.Int32Flags.packer_type, buf, q) for q in vec(t, 7)]
+print("input", string(t, 3), shape, sig)
+EOF2
+testcmd "mix: version 3, opcodes (deprecated, builtin, version), operators, signature, metadata" \
+	'$PYTHON fbdump.py mix.tflite' \
+"version 3
+opcode 34 34 1
+opcode 3 3 1
+opcode 4 4 1
+opcode 1 1 1
+opcode 22 22 1
+opcode 9 9 1
+opcode 14 14 1
+opcode 40 40 1
+opcode 0 0 1
+opcode 18 18 1
+opcode 41 41 1
+opcode 2 2 1
+opcode 25 25 1
+op 34 options 22
+op 3 options 1
+op 4 options 2
+op 1 options 5
+op 22 options 17
+op 9 options 8
+op 14 options 0
+op 40 options 27
+op 9 options 8
+op 0 options 11
+op 18 options 21
+op 41 options 28
+op 2 options 10
+op 9 options 8
+op 25 options 9
+buffer0 0
+metadata min_runtime_version 1.14.0
+signature serving_default ['input_1'] ['head']
+input input_1:0 [1, 28, 28, 1] [-1, 28, 28, 1]"
+# BatchNormalization folded into the conv, activations fused (show's text)
+testcmd "mix: batch norm folded, relu/relu6/tanh fused, stride and depth multiplier kept" \
+	'tfk-lite show mix.tflite | grep -E "^    [0-9]+ (CONV|DEPTHWISE|FULLY)" | sed "s/ inputs.*outputs \[[0-9]*\]//"' \
+"    1 CONV_2D (3) v1 padding=VALID stride_w=2 stride_h=2 fused_activation_function=RELU dilation_w_factor=1 dilation_h_factor=1
+    2 DEPTHWISE_CONV_2D (4) v1 padding=SAME stride_w=1 stride_h=1 depth_multiplier=2 fused_activation_function=RELU6 dilation_w_factor=1 dilation_h_factor=1
+    5 FULLY_CONNECTED (9) v1 fused_activation_function=NONE weights_format=0 keep_num_dims=false asymmetric_quantize_inputs=false
+    8 FULLY_CONNECTED (9) v1 fused_activation_function=TANH weights_format=0 keep_num_dims=false asymmetric_quantize_inputs=false
+    13 FULLY_CONNECTED (9) v1 fused_activation_function=NONE weights_format=0 keep_num_dims=false asymmetric_quantize_inputs=false"
+testcmd "cnn: FULLY_CONNECTED weights are the kernel transposed, conv filter OHWI" '
+	$PYTHON "$TESTS/py/bundle_check.py" dump cnn/variables/variables >w.txt &&
+	$PYTHON - <<EOF2
+import numpy as np
+import flatbuffers
+from flatbuffers import number_types as N
+from flatbuffers.table import Table
+w = {}
+for line in open("w.txt"):
+    f = line.split()
+    if "dtype=1" in f:
+        shape = tuple(int(d) for d in f[2][6:].split(","))
+        w[bytes.fromhex(f[0]).decode()] = np.frombuffer(bytes.fromhex(f[-1]), "<f4").reshape(shape)
+buf = bytearray(open("cnn.tflite", "rb").read())
+m = Table(buf, flatbuffers.encode.Get(N.UOffsetTFlags.packer_type, buf, 0))
+def vec(t, s):
+    o = t.Offset(4 + 2 * s)
+    return [Table(buf, t.Indirect(t.Vector(o) + 4 * i)) for i in range(t.VectorLen(o))] if o else []
+bufs = vec(m, 4)
+sg = vec(m, 2)[0]
+got = {}
+for t in vec(sg, 0):
+    o = t.Offset(4 + 2 * 3)
+    name = t.String(o + t.Pos).decode()
+    o = t.Offset(4 + 2 * 2)
+    b = bufs[t.Get(N.Uint32Flags, t.Pos + o)] if o else None
+    if b is not None and b.Offset(4):
+        d = b.Offset(4)
+        got[name] = np.frombuffer(bytes(buf[b.Vector(d):b.Vector(d) + b.VectorLen(d)]), "<f4")
+print(np.array_equal(got["dense/MatMul/weights"], w["dense/kernel"].T.ravel()),
+      np.array_equal(got["conv2d/Conv2D/filter"], w["conv2d/kernel"].transpose(3, 0, 1, 2).ravel()),
+      np.array_equal(got["dense/MatMul/bias"], w["dense/bias"]))
+EOF2' "True True True"
+
+# --- --quantize float16 / dynamic ----------------------------------------
+# float16: weights FLOAT16 + DEQUANTIZE (v3) in front of their users, file
+# about half; outputs within float16 rounding of the SavedModel's.
+# dynamic: INT8 symmetric per-channel weights (scale max|w|/127 per output
+# channel, zero point 0) + DEQUANTIZE (v2), file about a quarter.
+for q in float16 dynamic; do
+	check "cnn --quantize $q: converts and runs" sh -c "
+tfk-lite convert --saved_model_dir cnn -o cnn-$q.tflite --quantize $q &&
+mkdir -p cnn-$q && tfk-lite run cnn-$q.tflite --inputs input_1=img4.npy --outdir cnn-$q >/dev/null"
+done
+testcmd "float16 and dynamic: sizes, outputs near the float model's, same classes" '
+	$PYTHON - <<EOF2
+import os
+import numpy as np
+f = os.path.getsize("cnn.tflite")
+h = os.path.getsize("cnn-float16.tflite") / f
+d = os.path.getsize("cnn-dynamic.tflite") / f
+print(0.49 < h < 0.52, 0.24 < d < 0.28)
+ref = np.load("cnn-sm/dense.npy")
+for q, tol in (("float16", 1e-3), ("dynamic", 2e-2)):
+    y = np.load("cnn-%s/dense.npy" % q)
+    print(q, np.abs(y - ref).max() < tol, (y.argmax(1) == ref.argmax(1)).all())
+EOF2' "True True\nfloat16 True True\ndynamic True True"
+testcmd "dynamic: int8 filter per output channel, symmetric, from the checkpoint" '
+	$PYTHON "$TESTS/py/bundle_check.py" dump cnn/variables/variables >w.txt &&
+	$PYTHON - <<EOF2
+import numpy as np
+import flatbuffers
+from flatbuffers import number_types as N
+from flatbuffers.table import Table
+w = {}
+for line in open("w.txt"):
+    f = line.split()
+    if "dtype=1" in f:
+        shape = tuple(int(d) for d in f[2][6:].split(","))
+        w[bytes.fromhex(f[0]).decode()] = np.frombuffer(bytes.fromhex(f[-1]), "<f4").reshape(shape)
+buf = bytearray(open("cnn-dynamic.tflite", "rb").read())
+m = Table(buf, flatbuffers.encode.Get(N.UOffsetTFlags.packer_type, buf, 0))
+def vec(t, s):
+    o = t.Offset(4 + 2 * s)
+    return [Table(buf, t.Indirect(t.Vector(o) + 4 * i)) for i in range(t.VectorLen(o))] if o else []
+def raw(t, s, dt):
+    o = t.Offset(4 + 2 * s)
+    return np.frombuffer(bytes(buf[t.Vector(o):t.Vector(o) + t.VectorLen(o) * np.dtype(dt).itemsize]), dt)
+bufs = vec(m, 4)
+for t in vec(vec(m, 2)[0], 0):
+    if t.String(t.Offset(10) + t.Pos).decode() != "conv2d_1/Conv2D/filter_int8":
+        continue
+    assert t.Get(N.Uint8Flags, t.Pos + t.Offset(6)) == 9  # INT8
+    q = Table(buf, t.Indirect(t.Pos + t.Offset(12)))
+    scale, zp = raw(q, 2, "<f4"), raw(q, 3, "<i8")
+    axis = q.Get(N.Int32Flags, q.Pos + q.Offset(16)) if q.Offset(16) else 0
+    data = raw(bufs[t.Get(N.Uint32Flags, t.Pos + t.Offset(8))], 0, "i1").reshape(32, 5, 5, 32)
+    k = w["conv2d_1/kernel"].transpose(3, 0, 1, 2)
+    want_s = (np.abs(k).reshape(32, -1).max(1) / 127).astype(np.float32)
+    want_q = np.clip(np.round(k / want_s[:, None, None, None]), -127, 127)
+    print(axis, len(scale), (zp == 0).all(), np.allclose(scale, want_s, rtol=1e-6),
+          np.abs(data - want_q).max() <= 1)
+EOF2' "0 32 True True True"
+testcmd "float16: DEQUANTIZE v3 from FLOAT16, min_runtime_version 1.15.0" \
+	'tfk-lite show cnn-float16.tflite | grep -E "DEQUANTIZE|conv2d/Conv2D/filter_fp16|min_runtime" | head -n 3 | sed "s/ inputs.*//; s/ buffer.*//"' \
+"min_runtime_version: 1.15.0
+    1 'conv2d/Conv2D/filter_fp16' FLOAT16 [32, 5, 5, 1]
+    0 DEQUANTIZE (6) v3"
+
+# --- refusals --------------------------------------------------------------
+cat >"$T/leaky.spec.json" <<'SPEC'
+{"model": {"class_name": "Sequential", "config": {"name": "lk", "layers": [
+ {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 28, 28], "dtype": "float32", "name": "input_1"}},
+ {"class_name": "Flatten", "config": {"name": "fl"}},
+ {"class_name": "Dense", "config": {"name": "d", "units": 10}},
+ {"class_name": "LeakyReLU", "config": {"name": "lr"}}]}},
+ "inputs": {"input_1": {"feature": "image", "dtype": "uint8", "scale": 0.00392156862745098}},
+ "labels": {"feature": "label", "dtype": "int64"},
+ "compile": {"optimizer": "sgd", "loss": "sparse_categorical_crossentropy"},
+ "fit": {"epochs": 1, "batch_size": 32}}
+SPEC
+(cd "$T" && tfk-train leaky.spec.json r64.tfrecord --out leaky -q -j1) >/dev/null 2>&1
+testerr "an op convert does not lower is named, and no file is left" \
+	'tfk-lite convert --saved_model_dir leaky -o lk.tflite; rc=$?; test ! -e lk.tflite && exit $rc' \
+	1 "tfk-lite: leaky: signature serving_default: node lr/LeakyRelu: op LeakyRelu is not supported by convert"
+testerr "missing SavedModel" 'tfk-lite convert --saved_model_dir nope -o x.tflite' 1 "nope"
+testerr "unknown signature" 'tfk-lite convert --saved_model_dir mlp --signature_def zz -o x.tflite' \
+	1 'could not find signature "zz"'
+testerr "no --saved_model_dir" 'tfk-lite convert -o x.tflite' 2 "convert needs --saved_model_dir"
+testerr "no -o" 'tfk-lite convert --saved_model_dir mlp' 2 "convert needs -o FILE"
+testerr "unknown --quantize" 'tfk-lite convert --saved_model_dir mlp -o x.tflite --quantize int4' \
+	2 "--quantize: expected float16 or dynamic, got 'int4'"
+testerr "--quantize int8 is refused as not implemented" \
+	'tfk-lite convert --saved_model_dir mlp -o x.tflite --quantize int8' \
+	2 "--quantize int8 (full integer quantization) is not implemented yet"
+
+done_testing

@@ -3,25 +3,27 @@
 # and CNN exported by tfk-train (issue 6: <= 0.5x PyTorch eager no_grad
 # latency, i.e. ratio >= 2), and the CNN SavedModel's load time.
 #
-# ours: tests/bench/model-run.c: load DIR (saved_model.pb, variables,
-#       import, plan, first run: "load_ms"), then exec_run in a loop on a
-#       [1, 28, 28] (MLP) / [1, 28, 28, 1] (CNN) input of ones.
+# ours: `tfk-model bench --json`: load DIR (saved_model.pb, variables,
+#       import, plan, first run: "load_ms"), then the signature run in
+#       an in-process loop on a random [1, 28, 28] (MLP) / [1, 28, 28, 1]
+#       (CNN) input, each run timed; we take the median.
 # peer: PyTorch 1.13 eager, torch.no_grad(), the same layers (Flatten,
 #       Linear 784-128, ReLU, Linear 128-10, Softmax; Conv 5x5 valid,
 #       ReLU, Conv 5x5 same, ReLU, MaxPool 2, Flatten, Linear, Softmax).
 # Both on one thread (OPENBLAS_NUM_THREADS=1, torch.set_num_threads(1);
-# OMP_WAIT_POLICY=PASSIVE), three alternating rounds, best of each side
-# (the machine is shared). The models are trained for one step only:
+# OMP_WAIT_POLICY=PASSIVE), each call timed alone and the median taken
+# on both sides (a median shrugs off the other processes of a shared
+# machine better than a mean), three alternating rounds, best of each
+# side. The models are trained for one step only:
 # weights do not change the time.
 #
 # Prints {"bench":"model-run","ours","peer" (MLP runs/s),"unit":"runs/s",
 # "ratio","target":2.0,"us_ours","us_peer","cnn_us_ours","cnn_us_peer",
 # "cnn_ratio","cnn_load_ms"}.
-# Environment: TFK_BIN, TFK_BENCH_BIN, PYTHON.
+# Environment: TFK_BIN, PYTHON (TFK_BENCH_BIN is not used).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${TFK_BIN:=$root/bin}"
-: "${TFK_BENCH_BIN:=$root/build/bench}"
 : "${PYTHON:=/usr/bin/python3}"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 : "${OMP_WAIT_POLICY:=PASSIVE}"
@@ -37,7 +39,7 @@ for m in mlp cnn; do
 		--out "$T/$m" --set fit.epochs=1 -q -j1 >/dev/null
 done
 
-torch_round() {	# -> microseconds per run: MLP CNN
+torch_round() {	# -> median microseconds per call: MLP CNN
 	"$PYTHON" - <<'PY'
 import time, torch
 import torch.nn as nn
@@ -54,23 +56,30 @@ for m, x in ((mlp, torch.ones(1, 28, 28)), (cnn, torch.ones(1, 1, 28, 28))):
     with torch.no_grad():
         for _ in range(50):
             m(x)
-        n, t0 = 0, time.perf_counter()
+        lat, t0 = [], time.perf_counter()
         while time.perf_counter() - t0 < 1.5:
-            for _ in range(10):
-                m(x)
-            n += 10
-        out.append((time.perf_counter() - t0) / n * 1e6)
+            t = time.perf_counter_ns()
+            m(x)
+            lat.append(time.perf_counter_ns() - t)
+        lat.sort()
+        out.append(lat[len(lat) // 2] / 1e3)
 print("%.3f %.3f" % tuple(out))
 PY
 }
 
 best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
 
+ours() {	# DIR -> "median_us load_ms"
+	"$TFK_BIN/tfk-model" bench --dir "$1" --seconds 1.5 --warmup 100 \
+		-j 1 --json | "$PYTHON" -c 'import json, sys
+d = json.load(sys.stdin); print(d["median_us"], d["load_ms"])'
+}
+
 mo= mp= co= cp= load=
 for r in 1 2 3; do
-	set -- $("$TFK_BENCH_BIN/model-run" -s 1.5 "$T/mlp")
+	set -- $(ours "$T/mlp")
 	mo=$(best "$mo" "$1")
-	set -- $("$TFK_BENCH_BIN/model-run" -s 1.5 "$T/cnn")
+	set -- $(ours "$T/cnn")
 	co=$(best "$co" "$1")
 	load=$(best "$load" "$2")
 	set -- $(torch_round)

@@ -328,6 +328,7 @@ testerr "a stray argument (usage)" 'tfk-model show --dir "$MAT" extra' 2 \
 testcmd "--help lists the commands" 'tfk-model --help | sed -n "/^Commands:/,/^\$/p"' \
 "Commands:
   show  tag-sets, signatures (inputs, outputs, method) and ops of a SavedModel
-  run   run a signature on inputs given as literals, .npy files or tf.Examples"
+  run   run a signature on inputs given as literals, .npy files or tf.Examples
+  bench time loading a SavedModel and running a signature in a loop"
 
 done_testing

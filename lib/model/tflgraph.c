@@ -117,6 +117,15 @@ static int make_const(struct ctx *c, int t, int dequant, struct tfk_port *out)
 	int64_t i, n;
 	int rc;
 
+	if (x->is_sparse)
+		/* its buffer holds the sparse encoding, not numel values */
+		return op_err(c, TFK_EINVAL, "sparse constant '%s' is not "
+			      "supported", x->name);
+	if (x->type == TFK_TFL_INT4)
+		/* packed two to a byte; the loader does not size-check its
+		 * buffer, so it must never be indexed as bytes */
+		return op_err(c, TFK_EINVAL, "INT4 constant '%s' is not "
+			      "supported", x->name);
 	if (x->type == TFK_TFL_FLOAT16 || (dequant && is_quantized(x->type)))
 		dt = TFK_DT_FLOAT;
 	if (is_quantized(x->type) && !dequant)
@@ -201,7 +210,7 @@ static int const_ints(struct ctx *c, int k, int64_t *v, int cap, int *n)
 		return op_err(c, TFK_EINVAL, "input %d is missing", k);
 	t = c->op->inputs[k];
 	x = &c->s->tensors[t];
-	if (!has_data(c, t) ||
+	if (!has_data(c, t) || x->is_sparse ||
 	    (x->type != TFK_TFL_INT32 && x->type != TFK_TFL_INT64))
 		return op_err(c, TFK_EINVAL, "input %d must be a constant "
 			      "int32 or int64 tensor", k);
@@ -456,7 +465,7 @@ static int filter(struct ctx *c, const float **f, int64_t *dims)
 	if (t < 0)
 		return op_err(c, TFK_EINVAL, "no filter");
 	x = &c->s->tensors[t];
-	if (is_quantized(x->type))
+	if (is_quantized(x->type) || x->is_sparse)
 		return make_const(c, t, 0, &c->port[t]);	/* refuses */
 	if (x->type == TFK_TFL_FLOAT32 && !has_data(c, t) &&
 	    c->port[t].node >= 0) {

@@ -290,6 +290,9 @@ struct knobs {
 	uint32_t sig_tensor;
 	uint32_t sig_subgraph;
 	uint32_t meta_buffer;
+	int c_sparse;
+	int c_type;
+	int y_type;
 };
 
 static void defaults(struct knobs *k)
@@ -309,12 +312,20 @@ static void defaults(struct knobs *k)
 	k->sig_len = 2;
 	k->sig_tensor = 2;
 	k->meta_buffer = 2;
+	k->c_type = TFK_TFL_FLOAT32;
+	k->y_type = TFK_TFL_INT8;
 }
 
 static uint32_t mk_tensor(struct tfk_fbb *b, const char *name, int type,
 			  const int32_t *shape, int rank, const int32_t *sig,
-			  uint32_t buffer, uint32_t quant)
+			  uint32_t buffer, uint32_t quant, int sparse)
 {
+	uint32_t sp = 0;
+
+	if (sparse) {
+		tfk_fbb_start(b);
+		sp = tfk_fbb_end(b);
+	}
 	uint32_t nm = tfk_fbb_string(b, name, strlen(name));
 	uint32_t sh = tfk_fbb_vector(b, shape, (uint32_t)rank, 4);
 	uint32_t sg = sig ? tfk_fbb_vector(b, sig, (uint32_t)rank, 4) : 0;
@@ -326,6 +337,8 @@ static uint32_t mk_tensor(struct tfk_fbb *b, const char *name, int type,
 	tfk_fbb_add_ref(b, 3, nm);
 	if (quant)
 		tfk_fbb_add_ref(b, 4, quant);
+	if (sp)
+		tfk_fbb_add_ref(b, 6, sp);
 	if (sg)
 		tfk_fbb_add_ref(b, 7, sg);
 	return tfk_fbb_end(b);
@@ -375,9 +388,9 @@ static int mk_model(const struct knobs *k, uint8_t **out, size_t *n)
 
 	for (i = 0; i < 9; i++)
 		cs[i] = i ? 1 : k->c_dim;
-	tens[0] = mk_tensor(&b, "x", TFK_TFL_FLOAT32, xs, 2, xsig, 0, 0);
-	tens[1] = mk_tensor(&b, "c", TFK_TFL_FLOAT32, cs, k->c_rank, NULL,
-			    k->c_buffer, 0);
+	tens[0] = mk_tensor(&b, "x", TFK_TFL_FLOAT32, xs, 2, xsig, 0, 0, 0);
+	tens[1] = mk_tensor(&b, "c", k->c_type, cs, k->c_rank, NULL,
+			    k->c_buffer, 0, k->c_sparse);
 	{
 		uint32_t sc = tfk_fbb_vector(&b, scales,
 					     (uint32_t)k->y_n_scale, 4);
@@ -389,7 +402,7 @@ static int mk_model(const struct knobs *k, uint8_t **out, size_t *n)
 		tfk_fbb_add_i32(&b, 6, k->y_qdim);
 		q = tfk_fbb_end(&b);
 	}
-	tens[2] = mk_tensor(&b, "y", TFK_TFL_INT8, xs, 2, NULL, 0, q);
+	tens[2] = mk_tensor(&b, "y", k->y_type, xs, 2, NULL, 0, q, 0);
 	tfk_fbb_start(&b);
 	tfk_fbb_add_u8(&b, 0, TFK_TFL_ACT_RELU);
 	opts = tfk_fbb_end(&b);
@@ -685,6 +698,53 @@ static void graphs(void)
 	tfk_tflite_release(&m);
 }
 
+/* Constants whose buffers do not hold numel plain values (sparse,
+ * INT4: the loader cannot size-check them) are refused by the graph
+ * builder before any read (y made FLOAT32, so that the refusal comes
+ * from c, operator 0's input 1; ASan checks that nothing is read). */
+static void unsized_constants(void)
+{
+	struct knobs k;
+	struct tfk_tflite m;
+	struct tfk_graph *g;
+	struct tfk_err err;
+	uint8_t *p;
+	size_t n;
+	int rc;
+
+	defaults(&k);
+	k.y_type = TFK_TFL_FLOAT32;
+	k.c_sparse = 1;
+	k.c_bytes = 3;		/* not numel * 4: a sparse encoding */
+	ok(!mk_model(&k, &p, &n), "model with a sparse constant");
+	rc = tfk_tflite_load(&m, p, n, &err);
+	is_int(rc, 0, "sparse constant: loads (its size is not checked)");
+	if (!rc) {
+		rc = tfk_tflite_graph(&m, 0, NULL, &g, &err);
+		ok(rc == TFK_EINVAL && strstr(err.msg, "operator 0 (ADD): "
+					      "sparse constant 'c' is not "
+					      "supported"),
+		   "sparse constant refused: %s", err.msg);
+		tfk_tflite_release(&m);
+	}
+	free(p);
+	defaults(&k);
+	k.y_type = TFK_TFL_FLOAT32;
+	k.c_type = TFK_TFL_INT4;
+	k.c_bytes = 1;
+	ok(!mk_model(&k, &p, &n), "model with an INT4 constant");
+	rc = tfk_tflite_load(&m, p, n, &err);
+	is_int(rc, 0, "INT4 constant: loads");
+	if (!rc) {
+		rc = tfk_tflite_graph(&m, 0, NULL, &g, &err);
+		ok(rc == TFK_EINVAL && strstr(err.msg, "INT4 constant 'c' is "
+					      "not supported"),
+		   "INT4 constant refused: %s", err.msg);
+		tfk_tflite_release(&m);
+	}
+	free(p);
+}
+
 int main(void)
 {
 	hello_world();
@@ -693,5 +753,6 @@ int main(void)
 	built_models();
 	alloc_failures();
 	graphs();
+	unsized_constants();
 	return tap_done();
 }

@@ -10,6 +10,18 @@
  * node's output never shares bytes with its inputs (their lifetimes
  * meet at the node's step), so kernels need not handle aliasing.
  *
+ * Except byte-preserving ops (Reshape, Identity, Squeeze, ExpandDims):
+ * their output is a view of their input's bytes, planned as no buffer
+ * of its own, and the node does not run (a Flatten and its gradient
+ * were two copies per step). The input's lifetime then extends to the
+ * alias's last reader, so nothing overwrites the bytes while a reader
+ * of the alias is still to come. An alias may view another alias, an
+ * arena buffer or a feed (its pointer is taken at each run, as feeds
+ * change), never a Const or a variable (an optimizer may write the
+ * variable later in the same run), and a fetched output is never a
+ * view of a feed (the fetch would dangle when the caller frees it).
+ * String tensors are copied as before.
+ *
  * Batch changes: the plan is a function of the feed shapes. Re-planning
  * when they change (O(n^2) in buffers, microseconds for hundreds of
  * nodes) was preferred to planning once for a maximum batch: it needs
@@ -40,6 +52,7 @@ struct slot {
 					 * planning (see fold), or NULL */
 	int known;			/* val holds this plan's values */
 	double prof_s;			/* TFK_PROFILE: seconds in compute */
+	int alias;			/* output 0 is a view of input 0 */
 };
 
 struct tfk_exec {
@@ -469,6 +482,70 @@ static int infer_all(struct tfk_exec *x, struct tfk_err *err)
 	return 0;
 }
 
+static int is_view_op(const struct slot *s)
+{
+	static const char *const ops[] = { "Reshape", "Identity", "Squeeze",
+					   "ExpandDims" };
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(s->n->op->name, ops[i]))
+			return 1;
+	return 0;
+}
+
+static struct slot *producer(struct tfk_exec *x, const struct slot *s)
+{
+	return &x->slots[x->pos[s->n->inputs[0].node]];
+}
+
+/*
+ * Decide which slots are views (s->alias: 1 of an arena buffer, 2 of a
+ * feed; see the top comment) and extend the lifetime of each viewed
+ * output to its views' last reader. Called with the lifetimes (last[])
+ * set, fetched outputs at n_slots.
+ */
+static void plan_aliases(struct tfk_exec *x)
+{
+	int i;
+
+	for (i = 0; i < x->n_slots; i++) {
+		struct slot *s = &x->slots[i], *p;
+		const struct tfk_tdesc *d = &s->desc[0], *pd;
+		int fetched = s->n->n_outputs && s->last[0] == x->n_slots;
+		int64_t a = 1, b = 1;
+
+		s->alias = 0;
+		if (is_source(s) || !is_view_op(s) || s->n->n_inputs < 1 ||
+		    s->n->n_outputs != 1 || d->dtype == TFK_DT_STRING)
+			continue;
+		p = producer(x, s);
+		pd = &p->desc[s->n->inputs[0].index];
+		tfk_shape_numel(d->rank, d->shape, 0, &a, NULL);
+		tfk_shape_numel(pd->rank, pd->shape, 0, &b, NULL);
+		if (pd->dtype != d->dtype || a != b)
+			continue;
+		if (is_source(p))
+			s->alias = strcmp(p->n->op->name, "Placeholder") ||
+				fetched ? 0 : 2;
+		else
+			s->alias = p->alias == 2 ? (fetched ? 0 : 2) : 1;
+	}
+	/* a view's readers read its root: extend the root's lifetime
+	 * (reverse order carries a chain's end down to its root) */
+	for (i = x->n_slots - 1; i >= 0; i--) {
+		struct slot *s = &x->slots[i], *p;
+		int k;
+
+		if (!s->alias)
+			continue;
+		p = producer(x, s);
+		k = s->n->inputs[0].index;
+		if (!is_source(p) && p->last[k] < s->last[0])
+			p->last[k] = s->last[0];
+	}
+}
+
 static int plan(struct tfk_exec *x, struct tfk_err *err)
 {
 	struct buf *bufs;
@@ -496,11 +573,12 @@ static int plan(struct tfk_exec *x, struct tfk_err *err)
 	}
 	for (j = 0; j < x->n_fetch; j++)
 		x->slots[x->fetch[j].node].last[x->fetch[j].index] = x->n_slots;
+	plan_aliases(x);
 	nb = 0;
 	for (i = 0; i < x->n_slots; i++) {
 		struct slot *s = &x->slots[i];
 
-		if (is_source(s))
+		if (is_source(s) || s->alias)
 			continue;
 		for (k = 0; k < s->n->n_outputs; k++) {
 			int64_t cnt = 1;
@@ -573,6 +651,20 @@ static int plan(struct tfk_exec *x, struct tfk_err *err)
 				     TFK_OWN_ARENA, NULL);
 		t->strs = strs;
 		s->off[bufs[j].out] = bufs[j].off;
+	}
+	for (i = 0; i < x->n_slots; i++) {
+		struct slot *s = &x->slots[i];
+		const struct tfk_tdesc *d = &s->desc[0];
+		int64_t cnt = 1;
+
+		if (!s->alias)
+			continue;
+		/* the bytes are the input's, pointed at by each run */
+		tfk_shape_numel(d->rank, d->shape, 0, &cnt, NULL);
+		tfk_tensor_init_view(&s->out[0], d->dtype, d->rank, d->shape,
+				     NULL, (size_t)cnt * tfk_dtype_size(d->dtype),
+				     TFK_OWN_ARENA, NULL);
+		s->off[0] = (size_t)-1;
 	}
 	tfk_free(bufs);
 	x->st.arena_bytes = top;
@@ -665,6 +757,10 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 
 		if (is_source(s))
 			continue;
+		if (s->alias) {
+			s->out[0].data = s->in[0]->data;
+			continue;
+		}
 		for (k = 0; k < s->n->n_outputs && k < 64; k++) {
 			outs[k] = &s->out[k];
 			if (outs[k]->dtype == TFK_DT_STRING)

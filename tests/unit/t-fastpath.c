@@ -1,10 +1,11 @@
 /*
  * t-fastpath.c - the training hot-path fast paths against their _refs:
  * Relu, ReluGrad, BiasAdd (fixed-block vectorized loops, split over
- * threads when large), Cast of bool
- * and uint8 to float32 (through the Cast kernel in an exec),
- * MaxPoolGrad (SSE2 argmax), the small-GEMM MatMul kernel, and the
- * executor's TFK_PROFILE report.
+ * threads when large), Sum over leading axes (bias gradients), Cast
+ * of bool and uint8 to float32 (through the Cast kernel in an exec),
+ * MaxPoolGrad (SSE2 argmax), the small-GEMM MatMul kernel, the
+ * executor's views (Reshape/Identity sharing their input's bytes) and
+ * its TFK_PROFILE report.
  *
  * Bounds: everything but MatMul is exact (bit for bit, NaN, -0,
  * infinities, subnormals and ties included, odd lengths so the vector
@@ -89,6 +90,58 @@ static void relu_paths(void)
 	       "lengths 0..4099)");
 	is_int(bad_ip, 0, "fast Relu in place likewise");
 	is_int(bad_g, 0, "fast ReluGrad == _ref bit for bit");
+}
+
+/* Sum over the leading axes (a bias gradient) == float sums in row
+ * order, the order of the generic loop it replaces; K1 x R x K2 too. */
+static void sum_paths(void)
+{
+	static const int64_t sh[][4] = { { 4, 6, 5, 32 }, { 2, 3, 7, 17 },
+					 { 1, 9, 1, 48 }, { 3, 5, 2, 130 } };
+	static const unsigned masks[] = { 7, 6 };
+	struct tfk_err err = { 0, "" };
+	int i, m, bad = 0;
+
+	for (i = 0; i < 4; i++)
+		for (m = 0; m < 2; m++) {
+			int64_t os[4], n, c, j, outer;
+			struct tfk_tensor x, o;
+			float *want;
+
+			memcpy(os, sh[i], sizeof(os));
+			os[1] = os[2] = 1;
+			if (masks[m] & 1)
+				os[0] = 1;
+			tfk_tensor_init(&x, TFK_DT_FLOAT, 4, sh[i], NULL);
+			tfk_tensor_init(&o, TFK_DT_FLOAT, 4, os, NULL);
+			fill(&x, 1);
+			c = sh[i][3];
+			outer = masks[m] & 1 ? 1 : sh[i][0];
+			n = tfk_tensor_numel(&x) / c / outer;
+			want = calloc(outer * c, sizeof(float));
+			for (j = 0; j < outer * n; j++) {
+				int64_t k, base = (j / n) * c;
+
+				for (k = 0; k < c; k++)
+					want[base + k] +=
+						((float *)x.data)[j * c + k];
+			}
+			bad += !!tfk_cpu_reduce(TFK_RED_SUM, &x, masks[m], &o,
+						&err);
+			for (j = 0; j < outer * c; j++) {
+				float g = ((float *)o.data)[j];
+
+				/* a NaN's payload depends on which
+				 * operand the compiler put first */
+				bad += isnan(g) ? !isnan(want[j]) :
+					memcmp(&g, &want[j], 4) != 0;
+			}
+			free(want);
+			tfk_tensor_release(&x);
+			tfk_tensor_release(&o);
+		}
+	is_int(bad, 0, "Sum over leading axes == float sums in row order, "
+	       "bit for bit but NaN payloads (inf, -0; 17..130 columns)");
 }
 
 static void bias_paths(void)
@@ -330,6 +383,98 @@ static void split_paths(void)
 	tfk_graph_free(g);
 }
 
+static struct tfk_port node1(struct tfk_graph *g, const char *op,
+			     const char *name, struct tfk_port a,
+			     struct tfk_port b, int n_in)
+{
+	struct tfk_port in[2] = { a, b }, out = { -1, 0 };
+	struct tfk_err err = { 0, "" };
+
+	if (tfk_graph_add_node(g, op, name, in, n_in, NULL, 0, &out, &err))
+		tap_diag("%s: %s", name, err.msg);
+	return out;
+}
+
+/*
+ * Views: Reshape/Identity outputs share their input's bytes. The root's
+ * lifetime must reach the view's last reader: in
+ *   a = Relu(x); v = Reshape(a); w = Identity(v); b = Neg(x);
+ *   c = AddV2(w, b)
+ * b would take a's bytes (a's last direct reader is v) and c would be
+ * b + b. A fetched view of an arena buffer is fine; a fetched view of a
+ * feed is a copy (the fetch must not point into the caller's feed).
+ */
+static void view_paths(void)
+{
+	struct tfk_err err = { 0, "" };
+	struct tfk_graph *g = NULL;
+	struct tfk_exec *xe = NULL;
+	struct tfk_exec_stats st;
+	struct tfk_port x, a, v, w, b, c, fx, r, none = { -1, 0 }, shp, shp2;
+	int64_t s[2] = { 64, 16 };
+	int32_t flat[1] = { 1024 }, back[2] = { 64, 16 };
+	const char *feeds[] = { "x" };
+	const char *f1[] = { "c", "w" }, *f2[] = { "fx", "r" };
+	const struct tfk_tensor *got[2] = { NULL, NULL };
+	struct tfk_tensor in;
+	int i, bad = 0, rc;
+
+	tfk_graph_new(&g, &err);
+	tfk_graph_placeholder(g, "x", TFK_DT_FLOAT, 2, s, &x, &err);
+	tfk_graph_const_i32v(g, "flat", flat, 1, &shp, &err);
+	tfk_graph_const_i32v(g, "back", back, 2, &shp2, &err);
+	a = node1(g, "Relu", "a", x, none, 1);
+	v = node1(g, "Reshape", "v", a, shp, 2);
+	w = node1(g, "Identity", "w", v, none, 1);
+	b = node1(g, "Neg", "b", x, none, 1);
+	b = node1(g, "Reshape", "bf", b, shp, 2);
+	c = node1(g, "AddV2", "c", w, b, 2);
+	fx = node1(g, "Reshape", "fx", x, shp, 2);	/* fetched: copy */
+	r = node1(g, "Reshape", "xr", x, shp, 2);	/* view of the feed */
+	r = node1(g, "Relu", "r", r, none, 1);
+	(void)c, (void)fx, (void)r;
+	tfk_tensor_init(&in, TFK_DT_FLOAT, 2, s, NULL);
+	fill(&in, 0);
+	rc = tfk_exec_new(&xe, g, feeds, 1, f1, 2, NULL, &err);
+	if (!rc)
+		rc = tfk_exec_run(xe, &in, 0, got, &err);
+	ok(!rc, "views: run (%s)", err.msg);
+	for (i = 0; !rc && i < 1024; i++) {
+		float xv = ((float *)in.data)[i];
+		float av = xv > 0 ? xv : 0;
+
+		bad += ((float *)got[0]->data)[i] != av + -xv ||
+			((float *)got[1]->data)[i] != av;
+	}
+	is_int(bad, 0, "a viewed buffer lives to its views' last reader "
+	       "(c = relu(x) - x, fetched w = relu(x))");
+	tfk_exec_stats(xe, &st);
+	is_int(st.sum_bytes, 3 * 1024 * 4, "views take no buffer: a, b "
+	       "(Neg) and c only");
+	tfk_exec_free(xe);
+	xe = NULL;
+	bad = 0;
+	rc = tfk_exec_new(&xe, g, feeds, 1, f2, 2, NULL, &err);
+	if (!rc)
+		rc = tfk_exec_run(xe, &in, 0, got, &err);
+	ok(!rc, "views of a feed: run (%s)", err.msg);
+	for (i = 0; !rc && i < 1024; i++) {
+		float xv = ((float *)in.data)[i];
+
+		bad += ((float *)got[0]->data)[i] != xv ||
+			((float *)got[1]->data)[i] != (xv > 0 ? xv : 0);
+	}
+	is_int(bad, 0, "values through views of the feed");
+	ok(!rc && got[0]->data != in.data, "a fetched Reshape of a feed is "
+	   "a copy, not the caller's bytes");
+	tfk_exec_stats(xe, &st);
+	is_int(st.sum_bytes, 2 * 1024 * 4, "the fetched copy and r; xr is "
+	       "a view of the feed");
+	tfk_exec_free(xe);
+	tfk_tensor_release(&in);
+	tfk_graph_free(g);
+}
+
 /* TFK_PROFILE=1: the exec reports per-node times on stderr at free. */
 static void profile_report(void)
 {
@@ -379,11 +524,13 @@ int main(void)
 {
 	relu_paths();
 	bias_paths();
+	sum_paths();
 	cast_path(TFK_DT_BOOL, "bool");
 	cast_path(TFK_DT_UINT8, "uint8");
 	pool_grad_paths();
 	gemm_paths();
 	split_paths();
+	view_paths();
 	profile_report();
 	return tap_done();
 }

@@ -12,6 +12,11 @@
  * live to the end) do not overlap share bytes. The arena only grows, so
  * runs alternating between batch sizes stop allocating once the largest
  * has been seen; a run with unchanged shapes allocates nothing.
+ * Reshape, Identity, Squeeze and ExpandDims outputs are views of their
+ * input's bytes (no copy), except a fetched one whose input is a feed.
+ *
+ * TFK_PROFILE=1 in the environment when the exec is made: wall time per
+ * node is summed over runs and printed to stderr when it is freed.
  *
  * Feeds are borrowed for the run (a Placeholder's output is the feed
  * itself, not a copy); Const outputs are the node's value; VariableV2

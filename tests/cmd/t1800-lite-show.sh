@@ -110,10 +110,12 @@ check "nothing on stdout for a corrupt model" \
 testcmd "truncations: none loads, each refusal names the file" '
 	for f in "$HW"/*.tflite "$TD"/add.bin "$TD"/multi*.bin; do
 		n=$(wc -c <"$f")
-		for k in 8 64 $((n / 3)) $((n / 2)) $((n - 100)) $((n - 16)); do
+		for k in 64 $((n / 2)) $((n - 100)) $((n - 16)); do
 			head -c $k "$f" >t.bin
-			tfk-lite show t.bin >/dev/null 2>&1 && echo "loaded $f $k"
-			tfk-lite show t.bin 2>&1 >/dev/null | grep -vc "^tfk-lite: t.bin: " || :
+			if tfk-lite show t.bin >/dev/null 2>err; then
+				echo "loaded $f $k"
+			fi
+			grep -vc "^tfk-lite: t.bin: " err || :
 		done
 	done | sort -u' "0"
 testcmd "model from standard input (-)" \

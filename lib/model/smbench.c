@@ -19,7 +19,9 @@
  *
  * Each run is timed alone (clock_gettime around tfk_exec_run); the
  * report gives min, median, p90, p99 (nearest rank) and mean in
- * microseconds, and throughput = examples per run * runs / wall time
+ * microseconds (min and mean over every run; the percentiles over at
+ * most 2^20 runs spread evenly over the loop, so a long --seconds on a
+ * tiny model cannot exhaust memory), and throughput = examples per run * runs / wall time
  * of the timed loop. --warmup runs come first and are not counted.
  * Rejected: timing batches of runs and dividing (model-run.c's way):
  * it hides the tail that p99 shows, and the clock's cost (~20 ns) is
@@ -355,6 +357,9 @@ static int parse_items(const char *spec, int records, struct givens *g,
 	return 0;
 }
 
+/* Latencies kept for the percentiles (8 MiB). */
+#define MAX_SAMPLES (1L << 20)
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -526,7 +531,7 @@ int tfk_model_bench_main(int argc, char **argv)
 	struct tfk_tensor *vals = NULL;
 	int *given = NULL;
 	double *lat = NULL, t0, t1, t2, t3, sum = 0;
-	long cap = 0, k;
+	long cap, k, n_kept = 0, stride = 1;
 	struct result r;
 	struct tfk_err err;
 	uint64_t rng;
@@ -655,38 +660,50 @@ int tfk_model_bench_main(int argc, char **argv)
 			rc = fail(&err);
 			goto out;
 		}
+	/* latencies of every stride-th run; when full, every other one is
+	 * dropped and the stride doubles, so memory stays bounded however
+	 * long --seconds is and the kept runs stay spread evenly */
+	cap = iterations > 0 && iterations < MAX_SAMPLES ? iterations :
+		MAX_SAMPLES;
+	lat = tfk_malloc(cap * sizeof(*lat));
+	if (!lat) {
+		tfk_errf(&err, TFK_ENOMEM, "out of memory");
+		rc = fail(&err);
+		goto out;
+	}
+	r.min = HUGE_VAL;
 	t0 = now();
 	for (k = 0; iterations > 0 ? k < iterations :
 	     k == 0 || now() - t0 < seconds; k++) {
-		if (k == cap) {
-			long nc = cap ? cap * 2 : iterations > 0 ?
-				iterations : 4096;
-			double *nl = tfk_realloc(lat, nc * sizeof(*nl));
+		double us;
 
-			if (!nl) {
-				tfk_errf(&err, TFK_ENOMEM, "out of memory");
-				rc = fail(&err);
-				goto out;
-			}
-			lat = nl;
-			cap = nc;
-		}
 		t1 = now();
 		if (tfk_exec_run(x, vals, 0, fetched, &err)) {
 			rc = fail(&err);
 			goto out;
 		}
-		lat[k] = (now() - t1) * 1e6;
+		us = (now() - t1) * 1e6;
+		sum += us;
+		if (us < r.min)
+			r.min = us;
+		if (k % stride)
+			continue;
+		if (n_kept == cap) {
+			for (i = 0; 2 * i < n_kept; i++)
+				lat[i] = lat[2 * i];
+			n_kept = i;
+			stride *= 2;
+			if (k % stride)
+				continue;
+		}
+		lat[n_kept++] = us;
 	}
 	r.wall = now() - t0;
 	r.runs = k;
-	for (k = 0; k < r.runs; k++)
-		sum += lat[k];
-	qsort(lat, r.runs, sizeof(*lat), cmp_double);
-	r.min = lat[0];
-	r.median = pct(lat, r.runs, 0.5);
-	r.p90 = pct(lat, r.runs, 0.9);
-	r.p99 = pct(lat, r.runs, 0.99);
+	qsort(lat, n_kept, sizeof(*lat), cmp_double);
+	r.median = pct(lat, n_kept, 0.5);
+	r.p90 = pct(lat, n_kept, 0.9);
+	r.p99 = pct(lat, n_kept, 0.99);
 	r.mean = sum / r.runs;
 	r.examples_per_s = r.wall > 0 ? r.examples * r.runs / r.wall : 0;
 	if (json)

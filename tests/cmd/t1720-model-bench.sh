@@ -59,6 +59,9 @@ testcmd "--seconds 0.2: at least one timed run" \
 	'tfk-model bench --dir "$MAT" --seconds 0.2 --json | $PYTHON -c "
 import json, sys; d = json.load(sys.stdin); print(d[\"iterations\"] >= 1)"' \
 	"True"
+testcmd "-n 1100000: past the 2^20 kept latencies, still every run counted" \
+	'tfk-model bench --dir "$MAT" -n 1100000 --warmup 0 --json | $PYTHON check.py | tail -n 2' \
+	"True True True True\nTrue 1 1100000 0 1 serve serving_default"
 testcmd "--warmup 0 accepted" \
 	'tfk-model bench --dir "$MAT" --warmup 0 -n 3 --json | $PYTHON check.py | tail -n 1' \
 	"True 1 3 0 1 serve serving_default"

@@ -1033,6 +1033,8 @@ int main(int argc, char **argv)
 		printf("tfk-lite (tfkit) %s\n", TFK_VERSION);
 		return 0;
 	}
+	if (argv[1][0] == '-')	/* an option before the command */
+		tfk_cli_parse(argc, argv, &top_cmd, no_opts);
 	if (!strcmp(argv[1], "show"))
 		return show_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))

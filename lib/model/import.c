@@ -175,7 +175,8 @@ static char *xstrndup(const char *s, size_t n)
 	char *p = tfk_malloc(n + 1);
 
 	if (p) {
-		memcpy(p, s, n);
+		if (n)	/* protobuf-c gives NULL data for empty bytes */
+			memcpy(p, s, n);
 		p[n] = 0;
 	}
 	return p;
@@ -395,7 +396,8 @@ static int tensor_from_proto(const Tensorflow__TensorProto *tp,
 				i < (int64_t)tp->n_string_val ? i :
 				(int64_t)tp->n_string_val - 1];
 
-			rc = tfk_tensor_set_str(t, i, b->data, b->len, err);
+			rc = tfk_tensor_set_str(t, i, b->data ? (const void *)
+						b->data : "", b->len, err);
 			if (rc)
 				return rc;
 		}
@@ -467,6 +469,7 @@ static int ignorable_attr(const char *name, const Tensorflow__AttrValue *v)
 struct attrs {
 	struct tfk_attr *a;
 	int n;
+	int cap;			/* slots of tensors and types */
 	struct tfk_tensor *tensors;	/* n entries, released after add */
 	enum tfk_dtype **types;		/* LIST_TYPE arrays */
 };
@@ -475,9 +478,11 @@ static void attrs_release(struct attrs *as)
 {
 	int i;
 
-	for (i = 0; i < as->n; i++) {
-		tfk_tensor_release(&as->tensors[i]);
-		tfk_free(as->types[i]);
+	for (i = 0; i < as->cap; i++) {
+		if (as->tensors)
+			tfk_tensor_release(&as->tensors[i]);
+		if (as->types)
+			tfk_free(as->types[i]);
 	}
 	tfk_free(as->a);
 	tfk_free(as->tensors);
@@ -498,6 +503,7 @@ static int attrs_convert(struct imp *im, const Tensorflow__NodeDef *n,
 	as->types = tfk_calloc(n->n_attr + 1, sizeof(*as->types));
 	if (!as->a || !as->tensors || !as->types)
 		return oom(im);
+	as->cap = (int)n->n_attr + 1;
 	for (i = 0; i < n->n_attr; i++) {
 		const char *name = n->attr[i]->key;
 		const Tensorflow__AttrValue *v = n->attr[i]->value;

@@ -3,9 +3,9 @@
  * Relu, ReluGrad, BiasAdd (fixed-block vectorized loops, split over
  * threads when large), Sum over leading axes (bias gradients), Cast
  * of bool and uint8 to float32 (through the Cast kernel in an exec),
- * MaxPoolGrad (SSE2 argmax), the small-GEMM MatMul kernel, the
- * executor's views (Reshape/Identity sharing their input's bytes) and
- * its TFK_PROFILE report.
+ * MaxPool (vectorized max) and MaxPoolGrad (SSE2 argmax), the
+ * small-GEMM MatMul kernel, the executor's views (Reshape/Identity
+ * sharing their input's bytes) and its TFK_PROFILE report.
  *
  * Bounds: everything but MatMul is exact (bit for bit, NaN, -0,
  * infinities, subnormals and ties included, odd lengths so the vector
@@ -231,7 +231,7 @@ static void pool_grad_paths(void)
 			int64_t k[4] = { 1, cf[i].k, cf[i].k, 1 };
 			int64_t s[4] = { 1, cf[i].s, cf[i].s, 1 }, ys[4], j;
 			struct tfk_pool2d p;
-			struct tfk_tensor x, dy, d1, d2;
+			struct tfk_tensor x, dy, d1, d2, y1, y2;
 
 			bad += !!tfk_pool2d_geom(&p, in, k, s, cf[i].pad,
 						 &err);
@@ -240,11 +240,16 @@ static void pool_grad_paths(void)
 			tfk_tensor_init(&d1, TFK_DT_FLOAT, 4, in, NULL);
 			tfk_tensor_init(&d2, TFK_DT_FLOAT, 4, in, NULL);
 			tfk_tensor_init(&dy, TFK_DT_FLOAT, 4, ys, NULL);
+			tfk_tensor_init(&y1, TFK_DT_FLOAT, 4, ys, NULL);
+			tfk_tensor_init(&y2, TFK_DT_FLOAT, 4, ys, NULL);
 			/* few distinct values: many ties */
 			for (j = 0; j < tfk_tensor_numel(&x); j++)
 				((float *)x.data)[j] = urand() % 50 == 0 ?
 					frand(1) : (float)(urand() % 4);
 			fill(&dy, 1);
+			bad += !!tfk_cpu_max_pool_ref(&p, &x, &y1, &err);
+			bad += !!tfk_cpu_max_pool(&p, &x, &y2, t, &err);
+			bad += !!memcmp(y1.data, y2.data, y1.nbytes);
 			bad += !!tfk_cpu_max_pool_grad_ref(&p, &x, &dy, &d1,
 							   &err);
 			bad += !!tfk_cpu_max_pool_grad(&p, &x, &dy, &d2, t,
@@ -254,9 +259,11 @@ static void pool_grad_paths(void)
 			tfk_tensor_release(&dy);
 			tfk_tensor_release(&d1);
 			tfk_tensor_release(&d2);
+			tfk_tensor_release(&y1);
+			tfk_tensor_release(&y2);
 		}
-	is_int(bad, 0, "fast MaxPoolGrad == _ref bit for bit (ties, NaN, "
-	       "-0; channels 1..36; 1 and 2 threads)");
+	is_int(bad, 0, "fast MaxPool and MaxPoolGrad == _ref bit for bit "
+	       "(ties, NaN, -0; channels 1..36; 1 and 2 threads)");
 }
 
 static void gemm_paths(void)

@@ -255,12 +255,30 @@ struct job {
 	float *y, *dx;
 };
 
+/* o[c] = max(o[c], x[c]) as the _ref's first-maximum rule (a NaN in o
+ * stays, a NaN in x is passed over); restrict and fixed blocks so -O2
+ * vectorizes it (the plain loop may alias and stayed scalar). */
+static __attribute__((noinline)) void
+max_into(float *restrict o, const float *restrict x, int64_t n)
+{
+	int64_t i, k;
+
+	for (i = 0; i + 16 <= n; i += 16)
+		for (k = 0; k < 16; k++) {
+			float a = o[i + k], v = x[i + k];
+
+			o[i + k] = v > a ? v : a;
+		}
+	for (; i < n; i++)
+		o[i] = x[i] > o[i] ? x[i] : o[i];
+}
+
 /* rows [b, e) of n * oh */
 static void max_rows(void *ctx, int64_t b, int64_t e, int k)
 {
 	const struct job *j = ctx;
 	const struct tfk_pool2d *p = j->p;
-	int64_t r, ow, h0, h1, w0, w1, h, w, c, C = p->c;
+	int64_t r, ow, h0, h1, w0, w1, h, w, C = p->c;
 
 	for (r = b; r < e; r++) {
 		int64_t n = r / p->oh, oh = r % p->oh;
@@ -280,9 +298,7 @@ static void max_rows(void *ctx, int64_t b, int64_t e, int k)
 						first = 0;
 						continue;
 					}
-					for (c = 0; c < C; c++)
-						o[c] = xi[c] > o[c] ? xi[c] :
-							o[c];
+					max_into(o, xi, C);
 				}
 		}
 	}

@@ -37,8 +37,19 @@
  *     `tfk-lite run` has no hybrid kernels, so we write the DEQUANTIZE
  *     form (which TFLite, Arm NN and our runtime all run: same file
  *     size, float arithmetic on the dequantized weights).
- * Full integer quantization (int8 activations, calibration) is not
- * implemented: --quantize int8 is refused with a message saying so.
+ *   int8: full integer. The float model's tensors are calibrated (min
+ *     and max over --representative records fed as the SavedModel's
+ *     training spec says: one executor run of the pruned float graph,
+ *     every activation fetched), then every tensor gets TFLite's int8
+ *     parameters (asymmetric activations, symmetric weights per channel
+ *     for convs and per tensor for FULLY_CONNECTED, int32 biases at
+ *     in_scale * w_scale, fixed SOFTMAX/LOGISTIC/TANH outputs, pools,
+ *     reshapes and pads keeping their input's, concatenations sharing
+ *     one), with QUANTIZE/DEQUANTIZE at the ends for float I/O. Rejected:
+ *     calibrating from .npy inputs (the records and the training spec
+ *     are what tfk-train users have), and per-channel FULLY_CONNECTED
+ *     (newer TFLite only; Arm NN and TFLite's reference kernel take per
+ *     tensor).
  *
  * The writer (at the bottom) is a plain pass over the collected
  * tensors/operators with the flatbuf.h builder, children before
@@ -50,6 +61,10 @@
 #include "graph/op.h"
 #include "model/import.h"
 #include "model/savedmodel.h"
+#include "graph/exec.h"
+#include "nn/feed.h"
+#include "nn/model.h"
+#include "nn/spec.h"
 #include "io/out.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -69,7 +84,7 @@ enum {
 	OPT_DEQUANTIZE = 38
 };
 
-enum { Q_NONE = 0, Q_FLOAT16, Q_DYNAMIC };
+enum { Q_NONE = 0, Q_FLOAT16, Q_DYNAMIC, Q_INT8 };
 
 /* TF's threshold for dynamic-range quantization of a constant
  * (lite/tools/optimize: kWeightsMinNumElementsDefault). */
@@ -287,7 +302,7 @@ static int add_const(struct conv *c, const char *name, enum tfk_dtype dt,
 		return tfk_errf(c->err, TFK_EINVAL, "constant '%s': %s "
 				"constants are not supported", name,
 				tfk_dtype_name(dt));
-	if (dt != TFK_DT_FLOAT || c->quant == Q_NONE ||
+	if (dt != TFK_DT_FLOAT || c->quant == Q_NONE || c->quant == Q_INT8 ||
 	    (c->quant == Q_DYNAMIC && n < DYN_MIN_ELEMS)) {
 		k = add_buffer(c, p, (size_t)n * tfk_dtype_size(dt));
 		if (k < 0)
@@ -1059,8 +1074,11 @@ static const char *min_runtime(const struct cop *op)
 		return "1.14.0";
 	case TFK_TFL_DEQUANTIZE:
 		return op->version == 3 ? "1.15.0" : "1.14.0";
+	case TFK_TFL_QUANTIZE:
+		return "1.14.0";
 	default:
-		return "1.5.0";
+		/* the int8 versions (2, 3, 4) of the ops we write */
+		return op->version > 1 ? "1.14.0" : "1.5.0";
 	}
 }
 
@@ -1352,6 +1370,458 @@ out:
 	return rc;
 }
 
+/* Full integer quantization ---------------------------------------------- */
+
+/*
+ * Calibration: the signature's inputs for the first n_max records of
+ * rep, mapped as the SavedModel's training spec (assets.extra/
+ * tfkit_spec.json "inputs", what tfk-train fed) maps them, run through
+ * the float graph once; min/max of every activation tensor (those
+ * without a buffer) into mn/mx. Tensors are named after the graph node
+ * (or "NODE:0") they hold, so the fetch names are the tensor names.
+ */
+static int calibrate(struct conv *c, const struct tfk_import *imp,
+		     const char *dir, const char *rep, long n_max,
+		     float *mn, float *mx)
+{
+	struct tfk_spec *spec = NULL;
+	struct tfk_model *m = NULL;
+	struct tfk_feed *f = NULL;
+	struct tfk_feed_opts fo;
+	struct tfk_feed_batch fb;
+	struct tfk_exec *x = NULL;
+	const char **fetch = NULL, **feed = NULL;
+	const struct tfk_tensor **got = NULL;
+	struct tfk_tensor *fv = NULL;
+	int *ti = NULL, n_fetch = 0, k, j, rc;
+	size_t rows;
+	char *path;
+
+	path = tfk_malloc(strlen(dir) + 40);
+	if (!path)
+		return oom(c);
+	sprintf(path, "%s/assets.extra/tfkit_spec.json", dir);
+	rc = tfk_spec_load(&spec, path, c->err);
+	tfk_free(path);
+	if (rc) {
+		tfk_err_prefix(c->err, "calibration needs the training spec "
+			       "tfk-train saves");
+		goto out;
+	}
+	if ((rc = tfk_keras_build(tfk_spec_get(spec, "model"), "spec: model",
+				  0, &m, c->err)))
+		goto out;
+	memset(&fo, 0, sizeof(fo));
+	if ((rc = tfk_feed_new(&f, spec, m, &fo, c->err)) ||
+	    (rc = tfk_feed_add_file(f, rep, c->err)))
+		goto out;
+	rows = tfk_feed_rows(f);
+	if (!rows) {
+		rc = tfk_errf(c->err, TFK_EINVAL, "%s: no records", rep);
+		goto out;
+	}
+	if (n_max > 0 && rows > (size_t)n_max)
+		rows = (size_t)n_max;
+	if ((rc = tfk_feed_batch(f, NULL, 0, rows, &fb, c->err)))
+		goto out;
+	fetch = tfk_calloc((size_t)c->n_t + 1, sizeof(*fetch));
+	ti = tfk_calloc((size_t)c->n_t + 1, sizeof(*ti));
+	got = tfk_calloc((size_t)c->n_t + 1, sizeof(*got));
+	feed = tfk_calloc((size_t)imp->n_feeds + 1, sizeof(*feed));
+	fv = tfk_calloc((size_t)imp->n_feeds + 1, sizeof(*fv));
+	if (!fetch || !ti || !got || !feed || !fv) {
+		rc = oom(c);
+		goto out;
+	}
+	for (k = 0; k < c->n_t; k++)
+		if (!c->t[k].buffer && c->t[k].type == TFK_TFL_FLOAT32) {
+			ti[n_fetch] = k;
+			fetch[n_fetch++] = c->t[k].name;
+		}
+	for (j = 0; j < imp->n_feeds; j++) {
+		for (k = 0; k < m->n_inputs; k++)
+			if (!strcmp(m->inputs[k].name, imp->feeds[j].key))
+				break;
+		if (k == m->n_inputs) {
+			rc = tfk_errf(c->err, TFK_EINVAL, "input '%s' is not "
+				      "an input of the training spec's model",
+				      imp->feeds[j].key);
+			goto out;
+		}
+		feed[j] = imp->feeds[j].node;
+		fv[j] = fb.inputs[k];
+	}
+	if ((rc = tfk_exec_new(&x, imp->g, feed, imp->n_feeds, fetch,
+			       n_fetch, NULL, c->err)) ||
+	    (rc = tfk_exec_run(x, fv, 0, got, c->err)))
+		goto out;
+	for (k = 0; k < n_fetch; k++) {
+		const float *v = got[k]->data;
+		int64_t i, n = tfk_tensor_numel(got[k]);
+		float lo = 0, hi = 0;	/* the range always holds 0 */
+
+		for (i = 0; i < n; i++) {
+			if (v[i] < lo)
+				lo = v[i];
+			if (v[i] > hi)
+				hi = v[i];
+		}
+		mn[ti[k]] = lo;
+		mx[ti[k]] = hi;
+	}
+out:
+	tfk_exec_free(x);
+	tfk_free(fetch);
+	tfk_free(ti);
+	tfk_free(got);
+	tfk_free(feed);
+	tfk_free(fv);
+	tfk_feed_free(f);
+	tfk_model_free(m);
+	tfk_spec_free(spec);
+	return rc;
+}
+
+static int set_q(struct conv *c, int t, int n, int axis, const float *scale,
+		 const int64_t *zp)
+{
+	struct ctensor *x = &c->t[t];
+
+	tfk_free(x->scale);
+	tfk_free(x->zp);
+	x->scale = tfk_calloc((size_t)n, sizeof(float));
+	x->zp = tfk_calloc((size_t)n, sizeof(int64_t));
+	if (!x->scale || !x->zp)
+		return oom(c);
+	memcpy(x->scale, scale, (size_t)n * sizeof(float));
+	memcpy(x->zp, zp, (size_t)n * sizeof(int64_t));
+	x->nq = n;
+	x->qaxis = axis;
+	return 0;
+}
+
+/* Asymmetric int8 parameters of [lo, hi] (holding 0), as TF's
+ * GetAsymmetricQuantizationParams: scale (hi - lo) / 255, zero point
+ * -128 - lo / scale rounded into [-128, 127]. */
+static void range_q(float lo, float hi, float *scale, int64_t *zp)
+{
+	double s, z;
+
+	if (lo > 0)
+		lo = 0;
+	if (hi < 0)
+		hi = 0;
+	s = ((double)hi - lo) / 255.0;
+	if (s <= 0)
+		s = 1.0 / 255;	/* an all-zero tensor */
+	z = -128.0 - lo / s;
+	z = z < -128 ? -128 : z > 127 ? 127 : z;
+	*scale = (float)s;
+	*zp = (int64_t)lround(z);
+}
+
+/* Replace float buffer b by its int8 quantization (per channel along
+ * axis of a tensor of rank/shape, -1 per tensor; symmetric [-127,
+ * 127]); the scales into sc[]. */
+static int quant_weights(struct conv *c, int t, int axis)
+{
+	struct ctensor *x = &c->t[t];
+	struct cbuffer *b = &c->b[x->buffer];
+	int64_t n = (int64_t)(b->n / 4), inner = 1, j;
+	int nch = axis >= 0 ? (int)x->shape[axis] : 1, k, i;
+	const float *w = (const float *)b->data;
+	int8_t *q = tfk_malloc((size_t)n + 1);
+	float *sc = tfk_calloc((size_t)nch + 1, sizeof(float));
+	int64_t *zp = tfk_calloc((size_t)nch + 1, sizeof(int64_t));
+
+	if (!q || !sc || !zp) {
+		tfk_free(q);
+		tfk_free(sc);
+		tfk_free(zp);
+		return oom(c);
+	}
+	for (i = axis + 1; axis >= 0 && i < x->rank; i++)
+		inner *= x->shape[i];
+	for (k = 0; k < nch; k++) {
+		float m = 0;
+
+		for (j = 0; j < n; j++)
+			if ((axis < 0 || (j / inner) % nch == k) &&
+			    fabsf(w[j]) > m)
+				m = fabsf(w[j]);
+		sc[k] = m > 0 ? m / 127.0f : 1.0f;
+	}
+	for (j = 0; j < n; j++) {
+		float v = roundf(w[j] / sc[axis < 0 ? 0 : (j / inner) % nch]);
+
+		q[j] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+	}
+	tfk_free(b->data);
+	b->data = (uint8_t *)q;
+	b->n = (size_t)n;
+	x->type = TFK_TFL_INT8;
+	k = set_q(c, t, nch, axis < 0 ? 0 : axis, sc, zp);
+	tfk_free(sc);
+	tfk_free(zp);
+	return k;
+}
+
+/* Bias (float buffer) to int32 with scale in_scale * w_scale[k]. */
+static int quant_bias(struct conv *c, int t, float in_scale, int wt)
+{
+	struct ctensor *x = &c->t[t];
+	struct cbuffer *b = &c->b[x->buffer];
+	int n = (int)(b->n / 4), k, nw = c->t[wt].nq;
+	const float *v = (const float *)b->data;
+	int32_t *q = tfk_malloc((size_t)n * 4 + 4);
+	float *sc = tfk_calloc((size_t)n + 1, sizeof(float));
+	int64_t *zp = tfk_calloc((size_t)n + 1, sizeof(int64_t));
+
+	if (!q || !sc || !zp) {
+		tfk_free(q);
+		tfk_free(sc);
+		tfk_free(zp);
+		return oom(c);
+	}
+	for (k = 0; k < n; k++) {
+		double r;
+
+		sc[k] = in_scale * c->t[wt].scale[nw == n ? k : 0];
+		r = round(v[k] / (double)sc[k]);
+		q[k] = (int32_t)(r > INT32_MAX ? INT32_MAX : r < -INT32_MAX ?
+				 -INT32_MAX : r);
+	}
+	memcpy(b->data, q, (size_t)n * 4);
+	x->type = TFK_TFL_INT32;
+	/* one scale per channel when the weights have them, as TF writes */
+	k = set_q(c, t, nw == n ? n : 1, 0, sc, zp);
+	tfk_free(q);
+	tfk_free(sc);
+	tfk_free(zp);
+	return k;
+}
+
+/* Inputs/outputs of an op that must share their parameters with input
+ * 0 (TFLite's int8 kernels for these do not rescale). */
+static int same_as_input(int code)
+{
+	return code == TFK_TFL_MAX_POOL_2D || code == TFK_TFL_AVERAGE_POOL_2D ||
+		code == TFK_TFL_RESHAPE || code == TFK_TFL_PAD ||
+		code == TFK_TFL_CONCATENATION;
+}
+
+/* int8 op versions (TF's op_version.cc for int8 kernels). */
+static int int8_version(int code)
+{
+	switch (code) {
+	case TFK_TFL_CONV_2D: case TFK_TFL_DEPTHWISE_CONV_2D:
+		return 3;
+	case TFK_TFL_FULLY_CONNECTED:
+		return 4;
+	case TFK_TFL_RESHAPE:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+/*
+ * Turn the float model in c into a full-integer one: activations INT8
+ * from the calibrated ranges, weights INT8 (per channel for CONV_2D and
+ * DEPTHWISE_CONV_2D, per tensor for FULLY_CONNECTED, as TFLite's int8
+ * FULLY_CONNECTED reference kernel takes), biases INT32; float I/O
+ * (io_int8 0) through QUANTIZE/DEQUANTIZE at the ends.
+ */
+static int quantize_int8(struct conv *c, struct sigio *ins, int n_in,
+			 struct sigio *outs, int n_out, const float *mn,
+			 const float *mx, int io_int8)
+{
+	int n_t = c->n_t, k, i, rc, n_op = c->n_op;
+	float *lo = tfk_calloc((size_t)n_t + 1, sizeof(float));
+	float *hi = tfk_calloc((size_t)n_t + 1, sizeof(float));
+	struct cop *ops = NULL;
+
+	if (!lo || !hi) {
+		rc = oom(c);
+		goto out;
+	}
+	memcpy(lo, mn, (size_t)n_t * sizeof(float));
+	memcpy(hi, mx, (size_t)n_t * sizeof(float));
+	/* concatenation: every input and the output take the union range */
+	for (k = 0; k < n_op; k++) {
+		struct cop *op = &c->op[k];
+		float a = lo[op->out[0]], b = hi[op->out[0]];
+
+		if (op->code != TFK_TFL_CONCATENATION)
+			continue;
+		for (i = 0; i < op->n_in; i++) {
+			a = fminf(a, lo[op->in[i]]);
+			b = fmaxf(b, hi[op->in[i]]);
+		}
+		for (i = 0; i < op->n_in; i++) {
+			lo[op->in[i]] = a;
+			hi[op->in[i]] = b;
+		}
+		lo[op->out[0]] = a;
+		hi[op->out[0]] = b;
+	}
+	/* activations, in operator order so that same-as-input chains */
+	for (i = 0; i < n_in; i++) {
+		float s;
+		int64_t z;
+
+		range_q(lo[ins[i].tensor], hi[ins[i].tensor], &s, &z);
+		if ((rc = set_q(c, ins[i].tensor, 1, 0, &s, &z)))
+			goto out;
+		c->t[ins[i].tensor].type = TFK_TFL_INT8;
+	}
+	for (k = 0; k < n_op; k++) {
+		struct cop *op = &c->op[k];
+		struct ctensor *y = &c->t[op->out[0]];
+		float s;
+		int64_t z;
+
+		if (op->code == TFK_TFL_SOFTMAX ||
+		    op->code == TFK_TFL_LOGISTIC) {
+			s = 1.0f / 256;	/* TFLite's fixed int8 output */
+			z = -128;
+		} else if (op->code == TFK_TFL_TANH) {
+			s = 1.0f / 128;
+			z = 0;
+		} else if (same_as_input(op->code) &&
+			   c->t[op->in[0]].nq) {
+			s = c->t[op->in[0]].scale[0];
+			z = c->t[op->in[0]].zp[0];
+		} else {
+			range_q(lo[op->out[0]], hi[op->out[0]], &s, &z);
+		}
+		if ((rc = set_q(c, op->out[0], 1, 0, &s, &z)))
+			goto out;
+		y->type = TFK_TFL_INT8;
+		op->version = int8_version(op->code);
+		/* constant inputs */
+		for (i = 0; i < op->n_in; i++) {
+			struct ctensor *t = &c->t[op->in[i]];
+
+			if (!t->buffer || t->type != TFK_TFL_FLOAT32)
+				continue;
+			if (op->code == TFK_TFL_CONV_2D && i == 1)
+				rc = quant_weights(c, op->in[i], 0);
+			else if (op->code == TFK_TFL_DEPTHWISE_CONV_2D && i == 1)
+				rc = quant_weights(c, op->in[i], 3);
+			else if (op->code == TFK_TFL_FULLY_CONNECTED && i == 1)
+				rc = quant_weights(c, op->in[i], -1);
+			else if (i == 2 && (op->code == TFK_TFL_CONV_2D ||
+					    op->code ==
+					    TFK_TFL_DEPTHWISE_CONV_2D ||
+					    op->code ==
+					    TFK_TFL_FULLY_CONNECTED))
+				rc = quant_bias(c, op->in[i],
+						c->t[op->in[0]].scale[0],
+						op->in[1]);
+			else {
+				/* an elementwise constant: asymmetric, its
+				 * own range */
+				const float *v = (const float *)
+					c->b[t->buffer].data;
+				size_t j, nv = c->b[t->buffer].n / 4;
+				float a = 0, b = 0, sc;
+				int64_t zz;
+				int8_t *q = tfk_malloc(nv + 1);
+
+				if (!q) {
+					rc = oom(c);
+					goto out;
+				}
+				for (j = 0; j < nv; j++) {
+					a = fminf(a, v[j]);
+					b = fmaxf(b, v[j]);
+				}
+				range_q(a, b, &sc, &zz);
+				for (j = 0; j < nv; j++) {
+					double r = round(v[j] / sc) + zz;
+
+					q[j] = (int8_t)(r > 127 ? 127 :
+							r < -128 ? -128 : r);
+				}
+				tfk_free(c->b[t->buffer].data);
+				c->b[t->buffer].data = (uint8_t *)q;
+				c->b[t->buffer].n = nv;
+				t->type = TFK_TFL_INT8;
+				rc = set_q(c, op->in[i], 1, 0, &sc, &zz);
+			}
+			if (rc)
+				goto out;
+		}
+	}
+	if (io_int8) {
+		rc = 0;
+		goto out;
+	}
+	/* float ends: a float input tensor QUANTIZEd into the int8 one
+	 * (operators go first), int8 outputs DEQUANTIZEd */
+	ops = tfk_calloc((size_t)(n_op + n_in + n_out) + 1, sizeof(*ops));
+	if (!ops) {
+		rc = oom(c);
+		goto out;
+	}
+	for (i = 0; i < n_in; i++) {
+		struct ctensor *t = &c->t[ins[i].tensor];
+		char nm[512];
+		int f;
+		int64_t shp[TFK_MAX_RANK];
+
+		snprintf(nm, sizeof(nm), "%s_float", t->name);
+		for (k = 0; k < t->rank; k++)
+			shp[k] = t->has_sig ? t->sig[k] : t->shape[k];
+		if ((f = add_tensor(c, nm, TFK_TFL_FLOAT32, c->t[ins[i].tensor]
+				    .rank, shp)) < 0) {
+			rc = f;
+			goto out;
+		}
+		ops[i].code = TFK_TFL_QUANTIZE;
+		ops[i].version = 1;
+		ops[i].n_in = 1;
+		ops[i].in[0] = f;
+		ops[i].n_out = 1;
+		ops[i].out[0] = ins[i].tensor;
+		ins[i].tensor = f;
+	}
+	memcpy(ops + n_in, c->op, (size_t)n_op * sizeof(*ops));
+	for (i = 0; i < n_out; i++) {
+		struct ctensor *t = &c->t[outs[i].tensor];
+		struct cop *op = &ops[n_in + n_op + i];
+		char nm[512];
+		int f;
+		int64_t shp[TFK_MAX_RANK];
+
+		snprintf(nm, sizeof(nm), "%s_float", t->name);
+		for (k = 0; k < t->rank; k++)
+			shp[k] = t->has_sig ? t->sig[k] : t->shape[k];
+		if ((f = add_tensor(c, nm, TFK_TFL_FLOAT32, t->rank, shp)) < 0) {
+			rc = f;
+			goto out;
+		}
+		op->code = TFK_TFL_DEQUANTIZE;
+		op->version = 2;
+		op->n_in = 1;
+		op->in[0] = outs[i].tensor;
+		op->n_out = 1;
+		op->out[0] = f;
+		outs[i].tensor = f;
+	}
+	tfk_free(c->op);
+	c->op = ops;
+	c->n_op = c->cap_op = n_op + n_in + n_out;
+	ops = NULL;
+	rc = 0;
+out:
+	tfk_free(ops);
+	tfk_free(lo);
+	tfk_free(hi);
+	return rc;
+}
+
 /* Conversion --------------------------------------------------------------- */
 
 static void conv_release(struct conv *c)
@@ -1377,9 +1847,18 @@ static void conv_release(struct conv *c)
  * Convert imp into a flatbuffer written to out_path. 0 or < 0 with err
  * set (node-level messages; the caller prefixes the model).
  */
+struct int8_opts {
+	const char *dir;	/* the SavedModel (its training spec) */
+	const char *rep;	/* representative records */
+	long n;			/* at most this many records */
+	int io_int8;		/* int8 inputs/outputs, else float */
+};
+
 static int convert(const struct tfk_import *imp, int quant,
-		   const char *out_path, size_t *out_size, struct tfk_err *err)
+		   const struct int8_opts *q8, const char *out_path,
+		   size_t *out_size, struct tfk_err *err)
 {
+	float *mn = NULL, *mx = NULL;
 	struct conv c;
 	struct tfk_fbb b;
 	struct sigio ins[32], outs[32];
@@ -1464,6 +1943,18 @@ static int convert(const struct tfk_import *imp, int quant,
 		outs[k].key = imp->fetches[k].key;
 		outs[k].tensor = rc;
 	}
+	if (quant == Q_INT8) {
+		mn = tfk_calloc((size_t)c.n_t + 1, sizeof(float));
+		mx = tfk_calloc((size_t)c.n_t + 1, sizeof(float));
+		if (!mn || !mx) {
+			rc = oom(&c);
+			goto out;
+		}
+		if ((rc = calibrate(&c, imp, q8->dir, q8->rep, q8->n, mn, mx)) ||
+		    (rc = quantize_int8(&c, ins, imp->n_feeds, outs,
+					imp->n_fetches, mn, mx, q8->io_int8)))
+			goto out;
+	}
 	if ((rc = write_model(&c, ins, imp->n_feeds, outs, imp->n_fetches,
 			      &b, &p, &n)))
 		goto out;
@@ -1478,6 +1969,8 @@ static int convert(const struct tfk_import *imp, int quant,
 	*out_size = n;
 	rc = 0;
 out:
+	tfk_free(mn);
+	tfk_free(mx);
 	tfk_fbb_release(&b);
 	conv_release(&c);
 	return rc < 0 ? rc : 0;
@@ -1486,7 +1979,9 @@ out:
 /* The subcommand ------------------------------------------------------------ */
 
 static const char *sm_dir, *out_arg, *sig_key = "serving_default";
-static const char *tag_set = "serve", *quant_arg;
+static const char *tag_set = "serve", *quant_arg, *rep_arg;
+static const char *itype_arg = "float";
+static long n_calib = 100;
 
 static const struct tfk_opt convert_opts[] = {
 	TFK_OPT_STR(0, "saved_model_dir", &sm_dir, "DIR",
@@ -1498,14 +1993,23 @@ static const struct tfk_opt convert_opts[] = {
 	TFK_OPT_STR(0, "tag_set", &tag_set, "TAGS", "the MetaGraphDef's "
 		    "tags, comma-separated"),
 	TFK_OPT_STR(0, "quantize", &quant_arg, "MODE", "weight "
-		    "quantization: float16 or dynamic (int8 weights)"),
+		    "quantization: float16, dynamic (int8 weights) or int8 "
+		    "(full integer)"),
+	TFK_OPT_STR(0, "representative", &rep_arg, "FILE", "int8: "
+		    "TFRecord file of tf.Example records to calibrate on, "
+		    "fed as the model's training spec says"),
+	TFK_OPT_LONG(0, "calibration_records", &n_calib, "N", "int8: "
+		     "calibrate on the first N records"),
+	TFK_OPT_STR(0, "inference-type", &itype_arg, "TYPE", "int8: the "
+		    "model's input/output type, float or int8"),
 	TFK_OPT_END
 };
 
 static const struct tfk_cmd convert_cmd = {
 	"tfk-lite",
 	"convert --saved_model_dir DIR -o FILE [--signature_def KEY] "
-	"[--tag_set TAGS] [--quantize float16|dynamic]",
+	"[--tag_set TAGS] [--quantize float16|dynamic|int8 "
+	"[--representative FILE] [--inference-type float|int8]]",
 	"convert a SavedModel signature to a TensorFlow Lite model, as "
 	"tf.lite.TFLiteConverter",
 	"tfk-lite convert --saved_model_dir model -o model.tflite",
@@ -1519,6 +2023,7 @@ int tfk_lite_convert_main(int argc, char **argv)
 	struct tfk_err err;
 	int k, rc = 1, quant = Q_NONE;
 	size_t size = 0;
+	struct int8_opts q8;
 
 	if (tfk_cli_parse(argc, argv, &convert_cmd, convert_opts))
 		tfk_cli_usage_error("convert takes no file arguments (use "
@@ -1533,13 +2038,26 @@ int tfk_lite_convert_main(int argc, char **argv)
 		else if (!strcmp(quant_arg, "dynamic"))
 			quant = Q_DYNAMIC;
 		else if (!strcmp(quant_arg, "int8"))
-			tfk_cli_usage_error("--quantize int8 (full integer "
-					    "quantization) is not implemented "
-					    "yet; float16 and dynamic are");
+			quant = Q_INT8;
 		else
-			tfk_cli_usage_error("--quantize: expected float16 or "
-					    "dynamic, got '%s'", quant_arg);
+			tfk_cli_usage_error("--quantize: expected float16, "
+					    "dynamic or int8, got '%s'",
+					    quant_arg);
 	}
+	if (quant == Q_INT8 && !rep_arg)
+		tfk_cli_usage_error("--quantize int8 needs --representative "
+				    "FILE");
+	if (quant != Q_INT8 && rep_arg)
+		tfk_cli_usage_error("--representative is for --quantize int8");
+	if (strcmp(itype_arg, "float") && strcmp(itype_arg, "int8"))
+		tfk_cli_usage_error("--inference-type: expected float or int8, "
+				    "got '%s'", itype_arg);
+	if (n_calib < 1)
+		tfk_cli_usage_error("--calibration_records: expected N >= 1");
+	q8.dir = sm_dir;
+	q8.rep = rep_arg;
+	q8.n = n_calib;
+	q8.io_int8 = !strcmp(itype_arg, "int8");
 	if (tfk_savedmodel_open(&sm, sm_dir, &err))
 		return tfk_cli_fail(&err);
 	k = tfk_savedmodel_find_tags(sm, tag_set, &err);
@@ -1557,7 +2075,7 @@ int tfk_lite_convert_main(int argc, char **argv)
 		tfk_err_prefix(&err, "%s: signature %s", sm_dir, sig->key);
 		goto fail;
 	}
-	if (convert(imp, quant, out_arg, &size, &err)) {
+	if (convert(imp, quant, &q8, out_arg, &size, &err)) {
 		tfk_err_prefix(&err, "%s: signature %s", sm_dir, sig->key);
 		goto fail;
 	}

@@ -280,6 +280,97 @@ testcmd "float16: DEQUANTIZE v3 from FLOAT16, min_runtime_version 1.15.0" \
     1 'conv2d/Conv2D/filter_fp16' FLOAT16 [32, 5, 5, 1]
     0 DEQUANTIZE (6) v3"
 
+# --- --quantize int8: full integer --------------------------------------
+# An MLP trained on 2048 records; calibrated on them; Arm NN runs the
+# float and the int8 file on 300 test images: accuracy within 1 point.
+tfk-idx -q --images /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz \
+	--labels /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz |
+	tfk-cat --take 2048 >"$T/r2k.tfrecord"
+(cd "$T" && tfk-train "$TESTS/../examples/mlp.spec.json" r2k.tfrecord --out mlp2 \
+	--set fit.epochs=2 -q -j1) >/dev/null 2>&1
+$PYTHON -c 'import gzip, numpy as np
+d = "/usr/share/datasets/fashion-mnist/"
+img = np.frombuffer(gzip.open(d + "t10k-images-idx3-ubyte.gz").read()[16:], np.uint8).reshape(-1, 28, 28)
+lab = np.frombuffer(gzip.open(d + "t10k-labels-idx1-ubyte.gz").read()[8:], np.uint8)
+np.save("'"$T"'/t300.npy", (img[:300] / np.float32(255)).astype(np.float32))
+np.save("'"$T"'/l300.npy", lab[:300])'
+check "mlp2: float and int8 (float I/O) convert" sh -c '
+tfk-lite convert --saved_model_dir mlp2 -o mlp2.tflite &&
+tfk-lite convert --saved_model_dir mlp2 -o mlp2-int8.tflite --quantize int8 --representative r2k.tfrecord'
+testcmd "mlp2 int8: Arm NN accuracy on 300 test images within 1 point of float" '
+	$ARM mlp2.tflite t300.npy af.npy 2>/dev/null && $ARM mlp2-int8.tflite t300.npy a8.npy 2>/dev/null &&
+	$PYTHON -c "import numpy as np
+l = np.load(\"l300.npy\")
+f = (np.load(\"af.npy\").argmax(1) == l).mean()
+q = (np.load(\"a8.npy\").argmax(1) == l).mean()
+print(f > 0.6, abs(f - q) <= 0.01)"' "True True"
+check "cnn int8 and int8 I/O convert" sh -c '
+tfk-lite convert --saved_model_dir cnn -o cnn-int8.tflite --quantize int8 --representative r64.tfrecord --calibration_records 32 &&
+tfk-lite convert --saved_model_dir cnn -o cnn-int8io.tflite --quantize int8 --representative r64.tfrecord --inference-type int8'
+testcmd "cnn int8: QUANTIZE first, int8 versions, DEQUANTIZE last; size <= 0.27 of float" '
+	tfk-lite show cnn-int8.tflite | grep -E "^    [0-9]+ [A-Z_0-9]+ \([0-9]+\) v[0-9]" | sed "s/ inputs.*//"
+	$PYTHON -c "import os; print(os.path.getsize(\"cnn-int8.tflite\") / os.path.getsize(\"cnn.tflite\") <= 0.27)"' \
+"    0 QUANTIZE (114) v1
+    1 CONV_2D (3) v3
+    2 CONV_2D (3) v3
+    3 MAX_POOL_2D (17) v2
+    4 RESHAPE (22) v1
+    5 FULLY_CONNECTED (9) v4
+    6 SOFTMAX (25) v2
+    7 DEQUANTIZE (6) v2
+True"
+cat >"$T/q8check.py" <<'EOF2'
+import sys
+import numpy as np
+import flatbuffers
+from flatbuffers import number_types as N
+from flatbuffers.table import Table
+buf = bytearray(open(sys.argv[1], "rb").read())
+m = Table(buf, flatbuffers.encode.Get(N.UOffsetTFlags.packer_type, buf, 0))
+def vec(t, s):
+    o = t.Offset(4 + 2 * s)
+    return [Table(buf, t.Indirect(t.Vector(o) + 4 * i)) for i in range(t.VectorLen(o))] if o else []
+def ints(t, s):
+    o = t.Offset(4 + 2 * s)
+    return [flatbuffers.encode.Get(N.Int32Flags.packer_type, buf, t.Vector(o) + 4 * i) for i in range(t.VectorLen(o))] if o else []
+def raw(t, s, dt):
+    o = t.Offset(4 + 2 * s)
+    return np.frombuffer(bytes(buf[t.Vector(o):t.Vector(o) + t.VectorLen(o) * np.dtype(dt).itemsize]), dt)
+sg = vec(m, 2)[0]
+T = vec(sg, 0)
+codes = [c.Get(N.Int32Flags, c.Pos + c.Offset(10)) for c in vec(m, 1)]
+def q(i):
+    t = T[i]
+    qp = Table(buf, t.Indirect(t.Pos + t.Offset(12)))
+    return raw(qp, 2, "<f4"), raw(qp, 3, "<i8")
+def ty(i):
+    return T[i].Get(N.Uint8Flags, T[i].Pos + T[i].Offset(6))
+ok = True
+for o in vec(sg, 3):
+    code = codes[o.Get(N.Uint32Flags, o.Pos + o.Offset(4)) if o.Offset(4) else 0]
+    i, out = ints(o, 1), ints(o, 2)
+    if code in (3, 9):   # CONV_2D, FULLY_CONNECTED: int32 bias scale = in * w
+        si, _ = q(i[0]); sw, _ = q(i[1]); sb, zb = q(i[2])
+        ok &= ty(i[1]) == 9 and ty(i[2]) == 2 and (zb == 0).all()
+        ok &= np.allclose(sb, si[0] * sw, rtol=1e-6)
+        ok &= (len(sw) == 32) == (code == 3)   # per channel for conv only
+    if code == 25:       # SOFTMAX: output 1/256, zero point -128
+        s, z = q(out[0])
+        ok &= s[0] == np.float32(1 / 256) and z[0] == -128
+    if code in (17, 22): # MAX_POOL_2D, RESHAPE: output as input
+        ok &= (q(out[0])[0] == q(i[0])[0]).all() and (q(out[0])[1] == q(i[0])[1]).all()
+ins, outs = ints(sg, 1), ints(sg, 2)
+print(ok, ty(ins[0]), ty(outs[0]))
+EOF2
+testcmd "cnn int8: bias scales in*w, per-channel conv, softmax 1/256 -128, pool/reshape keep scale; float ends" \
+	'$PYTHON q8check.py cnn-int8.tflite' "True 0 0"
+testcmd "--inference-type int8: INT8 input and output, no QUANTIZE/DEQUANTIZE" \
+	'$PYTHON q8check.py cnn-int8io.tflite; tfk-lite show cnn-int8io.tflite | grep -c "QUANTIZE" || :' "True 9 9\n0"
+testcmd "cnn int8: Arm NN on 4 images within 3/256 of the float file" '
+	$PYTHON -c "import numpy as np; np.save(\"t4.npy\", np.load(\"t300.npy\")[:4, :, :, None])" &&
+	$ARM cnn.tflite t4.npy cf.npy 2>/dev/null && $ARM cnn-int8.tflite t4.npy c8.npy 2>/dev/null &&
+	$PYTHON -c "import numpy as np; print(np.abs(np.load(\"cf.npy\") - np.load(\"c8.npy\")).max() <= 3 / 256)"' "True"
+
 # --- refusals --------------------------------------------------------------
 cat >"$T/leaky.spec.json" <<'SPEC'
 {"model": {"class_name": "Sequential", "config": {"name": "lk", "layers": [
@@ -302,9 +393,18 @@ testerr "unknown signature" 'tfk-lite convert --saved_model_dir mlp --signature_
 testerr "no --saved_model_dir" 'tfk-lite convert -o x.tflite' 2 "convert needs --saved_model_dir"
 testerr "no -o" 'tfk-lite convert --saved_model_dir mlp' 2 "convert needs -o FILE"
 testerr "unknown --quantize" 'tfk-lite convert --saved_model_dir mlp -o x.tflite --quantize int4' \
-	2 "--quantize: expected float16 or dynamic, got 'int4'"
-testerr "--quantize int8 is refused as not implemented" \
+	2 "--quantize: expected float16, dynamic or int8, got 'int4'"
+testerr "--quantize int8 needs --representative" \
 	'tfk-lite convert --saved_model_dir mlp -o x.tflite --quantize int8' \
-	2 "--quantize int8 (full integer quantization) is not implemented yet"
+	2 "--quantize int8 needs --representative FILE"
+testerr "--representative without int8" \
+	'tfk-lite convert --saved_model_dir mlp -o x.tflite --representative r64.tfrecord' \
+	2 "--representative is for --quantize int8"
+testerr "unknown --inference-type" \
+	'tfk-lite convert --saved_model_dir mlp -o x.tflite --quantize int8 --representative r64.tfrecord --inference-type uint8' \
+	2 "--inference-type: expected float or int8, got 'uint8'"
+testerr "int8 calibration needs the training spec (a TF-written SavedModel has none)" \
+	'tfk-lite convert --saved_model_dir "$FIX/savedmodel/half_plus_two_tf2_cpu/00000123" -o x.tflite --quantize int8 --representative r64.tfrecord; rc=$?; test ! -e x.tflite && exit $rc' \
+	1 "calibration needs the training spec tfk-train saves"
 
 done_testing

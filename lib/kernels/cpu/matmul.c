@@ -73,6 +73,19 @@ void tfk_cpu_dgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
 
 /* Fast path ------------------------------------------------------------- */
 
+/*
+ * OpenBLAS splits a call over its threads above a small size, and its
+ * threads then wait for the next call spinning on sched_yield: with a
+ * CNN's dense layer ([32, 4608] x [4608, 10], 1.5 M multiply-adds, a
+ * few microseconds) that spin was 13% of a -j 2 training run's CPU
+ * time. Below MM_BLAS_MT multiply-adds a call runs on the calling
+ * thread only (OpenBLAS's split is along rows and columns, each
+ * element's sum the same on any thread, so results do not change).
+ */
+#define MM_BLAS_MT ((int64_t)1 << 23)
+int openblas_get_num_threads(void);	/* OpenBLAS's, not in every cblas.h */
+void openblas_set_num_threads(int n);
+
 #define MM_MR 4			/* rows of a tile */
 #define MM_NV 4			/* 16-float vectors of a tile */
 #define MM_MAX_K 2048		/* k x 64 floats of B: 512 KiB, in L2 */
@@ -198,6 +211,8 @@ void tfk_cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 void tfk_cpu_sgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		      const float *a, const float *b, float *c, int threads)
 {
+	int nt;
+
 	if (!m || !n)
 		return;
 	if (!k) {
@@ -218,10 +233,15 @@ void tfk_cpu_sgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 	}
 	if (sgemm_fast(ta, tb, m, n, k, a, b, c, threads))
 		return;
+	nt = openblas_get_num_threads();
+	if (nt > 1 && m * n * k < MM_BLAS_MT)
+		openblas_set_num_threads(1);
 	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
 		    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
 		    1.0f, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n,
 		    0.0f, c, (int)n);
+	if (nt > 1 && m * n * k < MM_BLAS_MT)
+		openblas_set_num_threads(nt);
 }
 
 void tfk_cpu_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,

@@ -3,8 +3,9 @@
  *
  * The general path is OpenBLAS (cblas_sgemm/dgemm, row-major, transposes
  * passed through; one row through sgemv); the _ref triple loop is the
- * specification. OpenBLAS picks its own thread count
- * (OPENBLAS_NUM_THREADS).
+ * specification. OpenBLAS uses its own thread count (the tools set it
+ * to --threads) for calls of 8 M multiply-adds and more, one thread
+ * below (see MM_BLAS_MT).
  *
  * Small-GEMM fast path (float32, B not transposed, n a multiple of 16,
  * B's k x 64 panel within L2): the shapes of a small MLP's step,

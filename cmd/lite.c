@@ -17,8 +17,9 @@
  * options and output text (as `tfk-model run`): the subgraph becomes a
  * tfk_graph (lib/model/tflgraph.c) built for the shapes actually fed
  * (TFLite's ResizeInputTensor, implicitly), run once by the executor.
- * Float models only: quantized ones are refused until the int8 backend
- * exists.
+ * Quantized (int8) models go through lib/model/tflint8.c instead, an
+ * interpreter over the lib/kernels/int8 kernels (tfk_tflite_is_int8
+ * decides).
  *
  * The file is verified whole before anything is used (lib/model/
  * tflite.c): a corrupt or truncated file is one error naming the file
@@ -56,7 +57,7 @@ static void top_help(void)
 	printf("Commands:\n"
 	       "  show  subgraphs, tensors, operators, signatures, metadata "
 	       "and sizes of a model\n"
-	       "  run   run a float model on inputs given as literals or "
+	       "  run   run a float or int8 model on inputs given as literals or "
 	       ".npy files\n"
 	       "  convert  convert a SavedModel signature to a .tflite "
 	       "model\n\n");
@@ -623,8 +624,7 @@ static const struct tfk_cmd run_cmd = {
 	"tfk-lite",
 	"run [--signature KEY] [--input_exprs K=LITERAL;...] "
 	"[--inputs K=FILE;...] [--outdir DIR] MODEL.tflite",
-	"run a float .tflite model on the given inputs (quantized models "
-	"are refused)",
+	"run a float or int8 .tflite model on the given inputs",
 	"tfk-lite run hello_world_float.tflite --input_exprs 'dense_input=[[1.0]]'",
 };
 
@@ -846,6 +846,8 @@ static int run_model(const char *path, struct tfk_tflite *m)
 	char (*names)[16] = NULL;
 	struct tfk_err err;
 	int n_in, n_out, i, k, rc = 1, sg = 0;
+	struct tfk_tensor *q8 = NULL;	/* int8 models: outputs */
+	int *q8_idx = NULL;
 
 	if (signature_key) {
 		for (i = 0; i < m->n_signatures; i++)
@@ -949,10 +951,24 @@ static int run_model(const char *path, struct tfk_tflite *m)
 			 outs[i].tensor);
 		fetch_names[i] = names[s->n_inputs + i];
 	}
-	if (tfk_tflite_graph(m, sg, desc, &g, &err) ||
-	    tfk_exec_new(&x, g, feed_names, s->n_inputs, fetch_names, n_out,
-			 NULL, &err) ||
-	    tfk_exec_run(x, feeds, 0, got, &err)) {
+	if (tfk_tflite_is_int8(m, sg)) {
+		/* quantized: lib/model/tflint8.c's interpreter */
+		q8 = calloc((size_t)n_out + 1, sizeof(*q8));
+		q8_idx = calloc((size_t)n_out + 1, sizeof(*q8_idx));
+		if (!q8 || !q8_idx) {
+			tfk_cli_warn("out of memory");
+			goto out;
+		}
+		for (i = 0; i < n_out; i++) {
+			q8_idx[i] = outs[i].tensor;
+			got[i] = &q8[i];
+		}
+	}
+	if (q8 ? tfk_tflite_run_int8(m, sg, feeds, n_out, q8_idx, q8, &err) :
+	    (tfk_tflite_graph(m, sg, desc, &g, &err) ||
+	     tfk_exec_new(&x, g, feed_names, s->n_inputs, fetch_names, n_out,
+			  NULL, &err) ||
+	     tfk_exec_run(x, feeds, 0, got, &err))) {
 		tfk_err_prefix(&err, "%s", path);
 		rc = tfk_cli_fail(&err);
 		goto out;
@@ -991,6 +1007,10 @@ out:
 	free(fetch_names);
 	free(got);
 	free(names);
+	for (i = 0; q8 && i < n_out; i++)
+		tfk_tensor_release(&q8[i]);
+	free(q8);
+	free(q8_idx);
 	return rc;
 }
 

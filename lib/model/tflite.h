@@ -301,4 +301,24 @@ int tfk_tflite_graph(const struct tfk_tflite *m, int sg,
  */
 int tfk_lite_convert_main(int argc, char **argv);
 
+/*
+ * Quantized models (tflint8.c). tfk_tflite_is_int8: 1 when subgraph sg
+ * has a QUANTIZE operator or an operator writing an INT8, UINT8 or
+ * INT16 tensor (tfk_tflite_graph refuses those; run them here).
+ * tfk_tflite_run_int8: run sg once with the lib/kernels/int8 kernels
+ * (TFLite's reference integer arithmetic) on feeds[k] for subgraph
+ * input k (float32; quantized with the input's parameters when the
+ * input is INT8), batch = dimension 0 of feeds[0]; outs[j] gets a heap
+ * copy of tensor out_tensors[j] (caller releases). Operators: QUANTIZE,
+ * DEQUANTIZE, FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,
+ * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,
+ * RELU, RELU6, CONCATENATION, PAD; others TFK_EINVAL "operator 3
+ * (MEAN): is not supported by run for int8 models".
+ */
+int tfk_tflite_is_int8(const struct tfk_tflite *m, int sg);
+int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
+			const struct tfk_tensor *feeds, int n_out,
+			const int *out_tensors, struct tfk_tensor *outs,
+			struct tfk_err *err);
+
 #endif

@@ -70,9 +70,16 @@ elementwise True
 fp16 True"
 
 # --- refusals --------------------------------------------------------------
-testerr "int8 model refused" \
-	'tfk-lite run "$HW/hello_world_int8.tflite" --input_exprs "dense_input=[[-96]]"' 1 \
-	"hello_world_int8.tflite: subgraph 0: tensor 0 'serving_default_dense_input:0' is INT8: quantized models are not supported by run yet"
+# (int8 models run since lib/model/tflint8.c: the README's int8 inputs)
+testcmd "int8 model: README inputs dequantize within 0.05 of sin(x)" '
+	for q in -96 -63 -34 0; do
+		mkdir q$q && tfk-lite run "$HW/hello_world_int8.tflite" --input_exprs "dense_input=[[$q]]" --outdir q$q >/dev/null || exit 1
+	done
+	$PYTHON -c "import numpy as np, math
+for q, x in ((-96, 0.77), (-63, 1.57), (-34, 2.3), (0, 3.14)):
+    y = np.load(\"q%d/dense_2.npy\" % q)
+    print(y.dtype == np.int8 and abs(0.008290956728160381 * (int(y[0, 0]) - 5) - math.sin(x)) < 0.05)"' \
+	"True\nTrue\nTrue\nTrue"
 testerr "uint8 model refused" \
 	'tfk-lite run "$TD/add_quantized.bin" --input_exprs "input=[1, 3]"' 1 \
 	"tensor 1 'input' is UINT8: quantized models are not supported by run yet"

@@ -371,6 +371,26 @@ testcmd "cnn int8: Arm NN on 4 images within 3/256 of the float file" '
 	$ARM cnn.tflite t4.npy cf.npy 2>/dev/null && $ARM cnn-int8.tflite t4.npy c8.npy 2>/dev/null &&
 	$PYTHON -c "import numpy as np; print(np.abs(np.load(\"cf.npy\") - np.load(\"c8.npy\")).max() <= 3 / 256)"' "True"
 
+# --- int8 files run by tfk-lite run (lib/model/tflint8.c) ------------------
+testcmd "cnn int8: tfk-lite run within 1 quantum (1/256) of Arm NN" '
+	mkdir -p r8 && tfk-lite run cnn-int8.tflite --inputs input_1=t4.npy --outdir r8 >/dev/null &&
+	$PYTHON -c "import numpy as np; print(np.abs(np.load(\"r8/dense.npy\") - np.load(\"c8.npy\")).max() <= 1 / 256 + 1e-7)"' "True"
+testcmd "mlp2 int8: tfk-lite run within 1 quantum of Arm NN on 300 images; accuracy within 1 point of our float run" '
+	mkdir -p m8 mf && tfk-lite run mlp2-int8.tflite --inputs input_1=t300.npy --outdir m8 >/dev/null &&
+	tfk-lite run mlp2.tflite --inputs input_1=t300.npy --outdir mf >/dev/null &&
+	$PYTHON -c "import numpy as np
+l = np.load(\"l300.npy\")
+q, f = np.load(\"m8/dense_1.npy\"), np.load(\"mf/dense_1.npy\")
+print(np.abs(q - np.load(\"a8.npy\")).max() <= 1 / 256 + 1e-7, abs((q.argmax(1) == l).mean() - (f.argmax(1) == l).mean()) <= 0.01)"' "True True"
+testcmd "--inference-type int8: the int8 output is the float-I/O file's before its DEQUANTIZE" '
+	mkdir -p i8 && tfk-lite run cnn-int8io.tflite --inputs input_1=t4.npy --outdir i8 >/dev/null &&
+	$PYTHON -c "import numpy as np
+q = np.load(\"i8/dense.npy\")
+print(q.dtype, np.array_equal((q.astype(np.float32) + 128) / 256, np.load(\"r8/dense.npy\")))"' "int8 True"
+testerr "int8 run: an op without an int8 kernel is named (MEAN)" \
+	'tfk-lite convert --saved_model_dir mix -o mix8.tflite --quantize int8 --representative r64.tfrecord --calibration_records 16 && tfk-lite run mix8.tflite --inputs input_1=t4.npy' \
+	1 "mix8.tflite: operator 8 (MEAN): is not supported by run for int8 models"
+
 # --- refusals --------------------------------------------------------------
 cat >"$T/leaky.spec.json" <<'SPEC'
 {"model": {"class_name": "Sequential", "config": {"name": "lk", "layers": [

@@ -1,0 +1,789 @@
+/*
+ * tflint8.c - running quantized (int8) .tflite subgraphs with the
+ * TFLite-exact int8 kernels of lib/kernels/int8.
+ *
+ * Approach: a direct interpreter, not the graph IR: the registry has no
+ * int8 ops, and a full-integer model is a straight line of operators
+ * whose every parameter (multipliers, shifts, lookup tables) TFLite
+ * computes once in Prepare; here each operator is prepared and run in
+ * file order, one buffer per tensor. Shapes are the file's, with the
+ * batch (dimension 0 of a tensor whose shape_signature has -1 there)
+ * replaced by the fed batch, which is the only dynamic dimension a
+ * converter writes.
+ *
+ * Operators: QUANTIZE (float -> int8, int8 -> int8), DEQUANTIZE,
+ * FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,
+ * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,
+ * RELU, RELU6, CONCATENATION (inputs sharing the output's parameters,
+ * as TF's converter writes them), PAD. Anything else is refused by
+ * operator index and name.
+ */
+#include "model/tflite.h"
+
+#include "kernels/cpu.h"
+#include "kernels/int8.h"
+#include "util/alloc.h"
+#include "util/err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct i8run {
+	const struct tfk_tflite *m;
+	const struct tfk_tfl_subgraph *s;
+	int64_t batch;
+	void **data;		/* per tensor; constants point into the file */
+	int *owned;
+	int *rank;		/* runtime shapes, per tensor */
+	int64_t (*shape)[TFK_MAX_RANK];
+	struct tfk_err *err;
+	int op_i;
+};
+
+static int is_q(int type)
+{
+	return type == TFK_TFL_INT8 || type == TFK_TFL_UINT8 ||
+		type == TFK_TFL_INT16;
+}
+
+int tfk_tflite_is_int8(const struct tfk_tflite *m, int sg)
+{
+	const struct tfk_tfl_subgraph *s = &m->subgraphs[sg];
+	int k;
+
+	for (k = 0; k < s->n_ops; k++) {
+		int32_t code = m->opcodes[s->ops[k].opcode_index].builtin_code;
+		int t = s->ops[k].n_outputs ? s->ops[k].outputs[0] : -1;
+
+		if (code == TFK_TFL_QUANTIZE)
+			return 1;
+		if (t >= 0 && is_q(s->tensors[t].type))
+			return 1;
+	}
+	return 0;
+}
+
+static int op_err(struct i8run *r, const char *fmt, const char *a)
+{
+	const struct tfk_tfl_op *op = &r->s->ops[r->op_i];
+	const char *nm = tfk_tfl_op_name(
+		r->m->opcodes[op->opcode_index].builtin_code);
+
+	return tfk_errf(r->err, TFK_EINVAL, "operator %d (%s): %s%s", r->op_i,
+			nm ? nm : "UNKNOWN", fmt, a ? a : "");
+}
+
+/* The file's shape of tensor t with the batch replaced (a dynamic
+ * dimension 0) into shape; its rank. */
+static int file_shape(const struct i8run *r, int t, int64_t *shape)
+{
+	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
+	int k;
+
+	for (k = 0; k < x->rank; k++)
+		shape[k] = x->shape[k];
+	if (x->rank && x->has_shape_signature && x->shape_signature[0] < 0)
+		shape[0] = r->batch;
+	return x->rank;
+}
+
+/* The runtime shape of tensor t (as fed, or as its operator made it). */
+static int shape_of(const struct i8run *r, int t, int64_t *shape)
+{
+	int k;
+
+	for (k = 0; k < r->rank[t]; k++)
+		shape[k] = r->shape[t][k];
+	return r->rank[t];
+}
+
+static void set_shape(struct i8run *r, int t, int rank, const int64_t *sh)
+{
+	int k;
+
+	r->rank[t] = rank;
+	for (k = 0; k < rank; k++)
+		r->shape[t][k] = sh[k];
+}
+
+static int64_t numel_of(const struct i8run *r, int t)
+{
+	int64_t sh[TFK_MAX_RANK], n = 1;
+	int k, rank = shape_of(r, t, sh);
+
+	for (k = 0; k < rank; k++)
+		n *= sh[k];
+	return n;
+}
+
+/* The data of tensor t: the file's bytes for a constant, else a buffer
+ * made on first use (outputs) of the tensor's runtime size. */
+static void *data_of(struct i8run *r, int t)
+{
+	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
+	const struct tfk_tfl_buffer *b = &r->m->buffers[x->buffer];
+
+	if (r->data[t])
+		return r->data[t];
+	if (b->size) {
+		r->data[t] = (void *)(b->offset > 1 ? r->m->p + b->offset :
+				      b->data);
+		return r->data[t];
+	}
+	r->data[t] = tfk_calloc((size_t)numel_of(r, t) + 1,
+				tfk_tfl_type_size(x->type) ?
+				tfk_tfl_type_size(x->type) : 1);
+	if (r->data[t])
+		r->owned[t] = 1;
+	return r->data[t];
+}
+
+/* Per-tensor parameters (scale[0], zp[0]) or per channel; qp borrows
+ * zp32 storage of cap entries. */
+static int qp_of(struct i8run *r, int t, struct tfk_int8_qp *qp,
+		 int32_t *zp32, int cap)
+{
+	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
+	int k;
+
+	if (!x->has_quant || x->quant.n_scale < 1)
+		return op_err(r, "tensor has no quantization: ", x->name);
+	if (x->quant.n_scale > cap)
+		return op_err(r, "too many channels: ", x->name);
+	for (k = 0; k < x->quant.n_scale; k++)
+		zp32[k] = (int32_t)x->quant.zero_point[k];
+	qp->scale = x->quant.scale;
+	qp->zp = zp32;
+	qp->n = x->quant.n_scale;
+	return 0;
+}
+
+static int opt_i32(const struct tfk_tfl_op *op, int slot, int32_t def,
+		   struct tfk_err *err)
+{
+	int32_t v = def;
+
+	if (op->has_options && tfk_fb_i32(&op->options, slot, def, &v, err))
+		return def;
+	return v;
+}
+
+static int opt_u8(const struct tfk_tfl_op *op, int slot, struct tfk_err *err)
+{
+	uint8_t v = 0;
+
+	if (op->has_options && tfk_fb_u8(&op->options, slot, 0, &v, err))
+		return 0;
+	return v;
+}
+
+#define MAXCH 4096
+
+/*
+ * The runtime shape of op's output from its input's (sa, ra), as
+ * TFLite's Prepare computes it after ResizeInputTensor: elementwise and
+ * unary ops broadcast or keep their inputs', FULLY_CONNECTED is [rows,
+ * units], conv and pool from their geometry (computed again by run_op;
+ * the file's spatial shape is kept here unless the input's differs),
+ * RESHAPE resolves its -1, CONCATENATION sums, PAD adds.
+ */
+static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
+		     int32_t code, const int64_t *sa, int ra)
+{
+	int out = op->outputs[0], k, d;
+	int64_t sy[TFK_MAX_RANK], sb[TFK_MAX_RANK];
+	int ry = file_shape(r, out, sy), rb;
+
+	switch (code) {
+	case TFK_TFL_QUANTIZE: case TFK_TFL_DEQUANTIZE: case TFK_TFL_SOFTMAX:
+	case TFK_TFL_LOGISTIC: case TFK_TFL_TANH: case TFK_TFL_RELU:
+	case TFK_TFL_RELU6:
+		set_shape(r, out, ra, sa);
+		return 0;
+	case TFK_TFL_ADD: case TFK_TFL_SUB: case TFK_TFL_MUL:
+		if (op->n_inputs < 2)
+			return 0;
+		rb = shape_of(r, op->inputs[1], sb);
+		ry = ra > rb ? ra : rb;
+		for (k = 0; k < ry; k++) {
+			int64_t a = k - (ry - ra) >= 0 ? sa[k - (ry - ra)] : 1;
+			int64_t b = k - (ry - rb) >= 0 ? sb[k - (ry - rb)] : 1;
+
+			if (a != b && a != 1 && b != 1)
+				return op_err(r, "input shapes do not "
+					      "broadcast", NULL);
+			sy[k] = a == 1 ? b : a;
+		}
+		set_shape(r, out, ry, sy);
+		return 0;
+	case TFK_TFL_FULLY_CONNECTED: {
+		int64_t n = 1, kk;
+
+		if (op->n_inputs < 2 || shape_of(r, op->inputs[1], sb) != 2 ||
+		    !sb[1])
+			return op_err(r, "weights must have rank 2", NULL);
+		for (k = 0; k < ra; k++)
+			n *= sa[k];
+		kk = sb[1];
+		sy[0] = n / kk;
+		sy[1] = sb[0];
+		set_shape(r, out, 2, sy);
+		return 0;
+	}
+	case TFK_TFL_CONV_2D: case TFK_TFL_DEPTHWISE_CONV_2D:
+	case TFK_TFL_MAX_POOL_2D: case TFK_TFL_AVERAGE_POOL_2D: {
+		int64_t st[2], ks[2] = { 0, 0 }, dl[2] = { 1, 1 };
+		int pool = code == TFK_TFL_MAX_POOL_2D ||
+			code == TFK_TFL_AVERAGE_POOL_2D;
+		int dw = code == TFK_TFL_DEPTHWISE_CONV_2D;
+		int valid = opt_u8(op, 0, r->err) == 1;
+
+		if (ra != 4 || ry != 4)
+			return op_err(r, "input and output must have rank 4",
+				      NULL);
+		st[0] = opt_i32(op, 2, 1, r->err);
+		st[1] = opt_i32(op, 1, 1, r->err);
+		if (pool) {
+			ks[0] = opt_i32(op, 4, 1, r->err);
+			ks[1] = opt_i32(op, 3, 1, r->err);
+		} else {
+			if (op->n_inputs < 2 ||
+			    shape_of(r, op->inputs[1], sb) != 4)
+				return op_err(r, "filter must have rank 4",
+					      NULL);
+			ks[0] = sb[1];
+			ks[1] = sb[2];
+			dl[0] = opt_i32(op, dw ? 6 : 5, 1, r->err);
+			dl[1] = opt_i32(op, dw ? 5 : 4, 1, r->err);
+		}
+		sy[0] = sa[0];
+		for (d = 0; d < 2; d++) {
+			int64_t ek = (ks[d] - 1) * dl[d] + 1;
+
+			if (st[d] < 1)
+				return op_err(r, "stride must be >= 1", NULL);
+			sy[1 + d] = valid ? (sa[1 + d] - ek + st[d]) / st[d] :
+				(sa[1 + d] + st[d] - 1) / st[d];
+			if (sy[1 + d] < 1)
+				return op_err(r, "input smaller than the "
+					      "window", NULL);
+		}
+		sy[3] = pool ? sa[3] : dw ? sb[3] : sb[0];
+		set_shape(r, out, 4, sy);
+		return 0;
+	}
+	case TFK_TFL_RESHAPE: {
+		int64_t n = 1, m = 1;
+		int neg = -1;
+
+		for (k = 0; k < ra; k++)
+			n *= sa[k];
+		if (op->n_inputs > 1 && op->inputs[1] >= 0 &&
+		    r->s->tensors[op->inputs[1]].type == TFK_TFL_INT32 &&
+		    r->m->buffers[r->s->tensors[op->inputs[1]].buffer].size) {
+			const int32_t *v = data_of(r, op->inputs[1]);
+
+			ry = (int)numel_of(r, op->inputs[1]);
+			if (ry > TFK_MAX_RANK)
+				return op_err(r, "shape too long", NULL);
+			for (k = 0; k < ry; k++)
+				sy[k] = v[k];
+		}
+		for (k = 0; k < ry; k++) {
+			if (sy[k] < 0)
+				neg = k;
+			else
+				m *= sy[k];
+		}
+		if (neg >= 0)
+			sy[neg] = m ? n / m : 0;
+		set_shape(r, out, ry, sy);
+		return 0;
+	}
+	case TFK_TFL_CONCATENATION: {
+		int axis = opt_i32(op, 0, 0, r->err);
+
+		if (axis < 0)
+			axis += ra;
+		if (axis < 0 || axis >= ra)
+			return op_err(r, "axis out of range", NULL);
+		for (k = 0; k < ra; k++)
+			sy[k] = sa[k];
+		for (k = 1; k < op->n_inputs; k++) {
+			if (shape_of(r, op->inputs[k], sb) != ra)
+				return op_err(r, "inputs differ in rank", NULL);
+			sy[axis] += sb[axis];
+		}
+		set_shape(r, out, ra, sy);
+		return 0;
+	}
+	case TFK_TFL_PAD: {
+		const int32_t *pads;
+
+		if (op->n_inputs < 2 || op->inputs[1] < 0 ||
+		    r->s->tensors[op->inputs[1]].type != TFK_TFL_INT32 ||
+		    numel_of(r, op->inputs[1]) != 2 * ra ||
+		    !(pads = data_of(r, op->inputs[1])))
+			return op_err(r, "paddings must be INT32 [rank, 2]",
+				      NULL);
+		for (k = 0; k < ra; k++) {
+			if (pads[2 * k] < 0 || pads[2 * k + 1] < 0)
+				return op_err(r, "negative padding", NULL);
+			sy[k] = sa[k] + pads[2 * k] + pads[2 * k + 1];
+		}
+		set_shape(r, out, ra, sy);
+		return 0;
+	}
+	}
+	set_shape(r, out, ry, sy);
+	return 0;
+}
+
+static int run_op(struct i8run *r)
+{
+	const struct tfk_tfl_op *op = &r->s->ops[r->op_i];
+	int32_t code = r->m->opcodes[op->opcode_index].builtin_code;
+	int in0 = op->n_inputs > 0 ? op->inputs[0] : -1;
+	int out = op->n_outputs > 0 ? op->outputs[0] : -1;
+	int32_t zpa[MAXCH], zpb[MAXCH], zpc[MAXCH];
+	struct tfk_int8_qp qa, qb, qc;
+	int64_t sa[TFK_MAX_RANK], sb[TFK_MAX_RANK], sy[TFK_MAX_RANK];
+	int ra, rb, ry, rc = 0;
+	void *x, *y;
+
+	if (in0 < 0 || out < 0)
+		return op_err(r, "missing input or output", NULL);
+	if (r->m->buffers[r->s->tensors[out].buffer].size)
+		return op_err(r, "writes a constant tensor", NULL);
+	x = data_of(r, in0);
+	if (!x)
+		return tfk_errf(r->err, TFK_ENOMEM, "out of memory");
+	ra = shape_of(r, in0, sa);
+	if ((rc = out_shape(r, op, code, sa, ra)))
+		return rc;
+	y = data_of(r, out);
+	if (!y)
+		return tfk_errf(r->err, TFK_ENOMEM, "out of memory");
+	ry = shape_of(r, out, sy);
+	switch (code) {
+	case TFK_TFL_QUANTIZE:
+		if ((rc = qp_of(r, out, &qc, zpc, MAXCH)))
+			return rc;
+		if (r->s->tensors[in0].type == TFK_TFL_FLOAT32)
+			return tfk_int8_quantize_ref(&qc, TFK_DT_INT8,
+						     numel_of(r, in0), x, y,
+						     r->err);
+		if ((rc = qp_of(r, in0, &qa, zpa, MAXCH)))
+			return rc;
+		return tfk_int8_requantize_ref(&qa, TFK_DT_INT8, &qc,
+					       TFK_DT_INT8, numel_of(r, in0),
+					       x, y, r->err);
+	case TFK_TFL_DEQUANTIZE: {
+		const struct tfk_tfl_tensor *t = &r->s->tensors[in0];
+
+		if ((rc = qp_of(r, in0, &qa, zpa, MAXCH)))
+			return rc;
+		return tfk_int8_dequantize_ref(&qa, tfk_tfl_dtype(t->type), ra,
+					       sa, t->quant.quantized_dimension,
+					       x, y, r->err);
+	}
+	case TFK_TFL_FULLY_CONNECTED: case TFK_TFL_CONV_2D:
+	case TFK_TFL_DEPTHWISE_CONV_2D: {
+		struct tfk_int8_rq rq;
+		int dw = code == TFK_TFL_DEPTHWISE_CONV_2D;
+		int act = opt_u8(op, code == TFK_TFL_FULLY_CONNECTED ? 0 :
+				 dw ? 4 : 3, r->err);
+		int wt = op->n_inputs > 1 ? op->inputs[1] : -1;
+		int bt = op->n_inputs > 2 ? op->inputs[2] : -1;
+		const int8_t *w;
+		const int32_t *bias = NULL;
+		int64_t ch;
+
+		if (wt < 0 || r->s->tensors[wt].type != TFK_TFL_INT8 ||
+		    r->s->tensors[in0].type != TFK_TFL_INT8 ||
+		    r->s->tensors[out].type != TFK_TFL_INT8)
+			return op_err(r, "only int8 input, weights and output "
+				      "are supported", NULL);
+		if (bt >= 0 && r->s->tensors[bt].type != TFK_TFL_INT32)
+			return op_err(r, "the bias must be INT32", NULL);
+		w = data_of(r, wt);
+		bias = bt >= 0 ? data_of(r, bt) : NULL;
+		rb = shape_of(r, wt, sb);
+		ch = code == TFK_TFL_FULLY_CONNECTED || !dw ? sb[0] : sb[3];
+		if (!w || (bt >= 0 && (!bias || numel_of(r, bt) != ch)))
+			return op_err(r, "bias size differs from the output "
+				      "channels", NULL);
+		if (dw && (rb != 4 || ra != 4 || sb[0] != 1 || !sa[3] ||
+			   sb[3] % sa[3]))
+			return op_err(r, "filter channels are not a multiple "
+				      "of the input's", NULL);
+		if (numel_of(r, out) % (ch ? ch : 1) || !ch)
+			return op_err(r, "output size does not fit the "
+				      "channels", NULL);
+		if ((rc = qp_of(r, in0, &qa, zpa, MAXCH)) ||
+		    (rc = qp_of(r, wt, &qb, zpb, MAXCH)) ||
+		    (rc = qp_of(r, out, &qc, zpc, MAXCH)) ||
+		    (rc = tfk_int8_rq_init(&rq, ch, &qa, &qb, &qc, act,
+					   r->err)))
+			return rc;
+		if (code == TFK_TFL_FULLY_CONNECTED) {
+			int64_t k = rb == 2 ? sb[1] : 0;
+
+			if (!k || numel_of(r, in0) % k)
+				rc = op_err(r, "input size does not fit the "
+					    "weights", NULL);
+			else
+				tfk_int8_fc_ref(&rq, numel_of(r, in0) / k, k,
+						ch, x, w, bias, y);
+		} else {
+			struct tfk_conv2d g;
+			struct tfk_conv2d_attrs a;
+			int64_t fs[4];
+
+			memset(&a, 0, sizeof(a));
+			a.strides[0] = a.strides[3] = 1;
+			a.dilations[0] = a.dilations[3] = 1;
+			a.strides[1] = opt_i32(op, 2, 1, r->err);
+			a.strides[2] = opt_i32(op, 1, 1, r->err);
+			a.dilations[1] = opt_i32(op, dw ? 6 : 5, 1, r->err);
+			a.dilations[2] = opt_i32(op, dw ? 5 : 4, 1, r->err);
+			a.padding = opt_u8(op, 0, r->err) == 1 ?
+				TFK_CONV_VALID : TFK_CONV_SAME;
+			if (dw) {	/* [1, kh, kw, c * m] as [kh, kw, c, m] */
+				fs[0] = sb[1];
+				fs[1] = sb[2];
+				fs[2] = sa[3];
+				fs[3] = sb[3] / (sa[3] ? sa[3] : 1);
+			} else {	/* OHWI as TF's [kh, kw, kc, o] */
+				fs[0] = sb[1];
+				fs[1] = sb[2];
+				fs[2] = sb[3];
+				fs[3] = sb[0];
+			}
+			if (ra != 4 || rb != 4)
+				rc = op_err(r, "input and filter must have rank "
+					    "4", NULL);
+			else if (!(rc = tfk_conv2d_geom(&g, sa, fs, dw, &a,
+							r->err)) &&
+				 (g.n != sy[0] || g.oh != sy[1] ||
+				  g.ow != sy[2] || g.o != sy[3]))
+				rc = op_err(r, "output shape differs from the "
+					    "geometry", NULL);
+			else if (!rc) {
+				if (dw)
+					tfk_int8_dwconv2d_ref(&g, &rq, x, w,
+							      bias, y);
+				else
+					tfk_int8_conv2d_ref(&g, &rq, x, w, bias,
+							    y);
+			}
+		}
+		tfk_int8_rq_release(&rq);
+		return rc;
+	}
+	case TFK_TFL_MAX_POOL_2D: case TFK_TFL_AVERAGE_POOL_2D: {
+		struct tfk_pool2d p;
+		int64_t ks[4] = { 1, 1, 1, 1 }, st[4] = { 1, 1, 1, 1 };
+		int32_t lo, hi;
+
+		st[1] = opt_i32(op, 2, 1, r->err);
+		st[2] = opt_i32(op, 1, 1, r->err);
+		ks[1] = opt_i32(op, 4, 1, r->err);
+		ks[2] = opt_i32(op, 3, 1, r->err);
+		if ((rc = qp_of(r, out, &qc, zpc, 1)) ||
+		    (rc = tfk_int8_act_range(opt_u8(op, 5, r->err),
+					     qc.scale[0], qc.zp[0], -128, 127,
+					     &lo, &hi, r->err)) ||
+		    (rc = tfk_pool2d_geom(&p, sa, ks, st,
+					  opt_u8(op, 0, r->err) == 1 ? "VALID" :
+					  "SAME", r->err)))
+			return rc;
+		if (p.n != sy[0] || p.oh != sy[1] || p.ow != sy[2] ||
+		    p.c != sy[3])
+			return op_err(r, "output shape differs from the "
+				      "geometry", NULL);
+		if (code == TFK_TFL_MAX_POOL_2D)
+			tfk_int8_max_pool_ref(&p, lo, hi, x, y);
+		else
+			tfk_int8_avg_pool_ref(&p, lo, hi, x, y);
+		return 0;
+	}
+	case TFK_TFL_RESHAPE:
+		if (numel_of(r, in0) != numel_of(r, out))
+			return op_err(r, "element counts differ", NULL);
+		memcpy(y, x, (size_t)numel_of(r, in0) *
+		       tfk_tfl_type_size(r->s->tensors[in0].type));
+		return 0;
+	case TFK_TFL_SOFTMAX: {
+		struct tfk_int8_softmax sm;
+		float beta = 1;
+
+		if (op->has_options &&
+		    tfk_fb_f32(&op->options, 0, 1.0f, &beta, r->err))
+			return TFK_ECORRUPT;
+		if ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
+		    (rc = qp_of(r, out, &qc, zpc, 1)) ||
+		    (rc = tfk_int8_softmax_init(&sm, beta, &qa, &qc, 0,
+						r->err)))
+			return rc;
+		if (ra < 1 || sa[ra - 1] < 1)
+			return op_err(r, "input must have rank >= 1", NULL);
+		tfk_int8_softmax_ref(&sm, numel_of(r, in0) / sa[ra - 1],
+				     sa[ra - 1], x, y);
+		return 0;
+	}
+	case TFK_TFL_ADD: case TFK_TFL_SUB: case TFK_TFL_MUL: {
+		struct tfk_int8_bin b;
+		int t2 = op->n_inputs > 1 ? op->inputs[1] : -1;
+		void *x2;
+
+		if (t2 < 0 || !(x2 = data_of(r, t2)))
+			return op_err(r, "missing input", NULL);
+		rb = shape_of(r, t2, sb);
+		if ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
+		    (rc = qp_of(r, t2, &qb, zpb, 1)) ||
+		    (rc = qp_of(r, out, &qc, zpc, 1)) ||
+		    (rc = tfk_int8_bin_init(&b, code == TFK_TFL_ADD ?
+					    TFK_INT8_ADD : code ==
+					    TFK_TFL_SUB ? TFK_INT8_SUB :
+					    TFK_INT8_MUL, TFK_DT_INT8, &qa,
+					    &qb, &qc, opt_u8(op, 0, r->err),
+					    r->err)))
+			return rc;
+		return tfk_int8_bin_ref(&b, ra, sa, x, rb, sb, x2, y, r->err);
+	}
+	case TFK_TFL_LOGISTIC: case TFK_TFL_TANH: case TFK_TFL_RELU:
+	case TFK_TFL_RELU6: {
+		struct tfk_int8_lut l;
+
+		if ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
+		    (rc = qp_of(r, out, &qc, zpc, 1)) ||
+		    (rc = tfk_int8_lut_init(&l, code == TFK_TFL_LOGISTIC ?
+					    TFK_INT8_LOGISTIC : code ==
+					    TFK_TFL_TANH ? TFK_INT8_TANH :
+					    code == TFK_TFL_RELU ?
+					    TFK_INT8_RELU : TFK_INT8_RELU6,
+					    &qa, &qc, r->err)))
+			return rc;
+		tfk_int8_lut_ref(&l, numel_of(r, in0), x, y);
+		return 0;
+	}
+	case TFK_TFL_CONCATENATION: {
+		int axis = opt_i32(op, 0, 0, r->err), k, d;
+		int64_t outer = 1, inner_y = 1, off = 0, o;
+		const struct tfk_tfl_tensor *ty = &r->s->tensors[out];
+
+		if (axis < 0)
+			axis += ry;
+		if (axis < 0 || axis >= ry)
+			return op_err(r, "axis out of range", NULL);
+		for (d = 0; d < axis; d++)
+			outer *= sy[d];
+		for (d = axis; d < ry; d++)
+			inner_y *= sy[d];
+		for (k = 0; k < op->n_inputs; k++) {
+			int t = op->inputs[k];
+			const struct tfk_tfl_tensor *tx = &r->s->tensors[t];
+			int64_t inner = numel_of(r, t) / (outer ? outer : 1);
+			const int8_t *src = data_of(r, t);
+
+			for (d = 0; d < ry; d++)
+				if (d != axis && (r->rank[t] != ry ||
+						  r->shape[t][d] != sy[d]))
+					return op_err(r, "input shapes differ "
+						      "outside the axis", NULL);
+			if (!src || tx->type != TFK_TFL_INT8 || !tx->has_quant ||
+			    !ty->has_quant || tx->quant.scale[0] !=
+			    ty->quant.scale[0] || tx->quant.zero_point[0] !=
+			    ty->quant.zero_point[0])
+				return op_err(r, "inputs must share the "
+					      "output's quantization", NULL);
+			for (o = 0; o < outer; o++)
+				memcpy((int8_t *)y + o * inner_y + off,
+				       src + o * inner, (size_t)inner);
+			off += inner;
+		}
+		return 0;
+	}
+	case TFK_TFL_PAD: {
+		int pt = op->n_inputs > 1 ? op->inputs[1] : -1;
+		const int32_t *pads;
+		int64_t i, n = numel_of(r, in0);
+		int d;
+
+		if (pt < 0 || !(pads = data_of(r, pt)) ||
+		    r->s->tensors[pt].type != TFK_TFL_INT32 ||
+		    r->s->tensors[in0].type != TFK_TFL_INT8 ||
+		    (rc = qp_of(r, out, &qc, zpc, 1)))
+			return rc ? rc : op_err(r, "int8 input and INT32 "
+						"paddings only", NULL);
+		memset(y, (int8_t)qc.zp[0], (size_t)numel_of(r, out));
+		for (i = 0; i < n; i++) {	/* element i of x to y */
+			int64_t rem = i, yi = 0, stride = 1;
+
+			for (d = ra - 1; d >= 0; d--) {
+				int64_t c = rem % sa[d];
+
+				rem /= sa[d];
+				yi += (c + pads[2 * d]) * stride;
+				stride *= sy[d];
+			}
+			((int8_t *)y)[yi] = ((const int8_t *)x)[i];
+		}
+		return 0;
+	}
+	}
+	return op_err(r, "is not supported by run for int8 models", NULL);
+}
+
+int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
+			const struct tfk_tensor *feeds, int n_out,
+			const int *out_tensors, struct tfk_tensor *outs,
+			struct tfk_err *err)
+{
+	const struct tfk_tfl_subgraph *s = &m->subgraphs[sg];
+	struct i8run r;
+	int k, rc = 0;
+
+	memset(&r, 0, sizeof(r));
+	for (k = 0; k < n_out; k++)
+		memset(&outs[k], 0, sizeof(outs[k]));
+	r.m = m;
+	r.s = s;
+	r.err = err;
+	r.batch = s->n_inputs && feeds[0].rank ? feeds[0].shape[0] : 1;
+	r.data = tfk_calloc((size_t)s->n_tensors + 1, sizeof(*r.data));
+	r.owned = tfk_calloc((size_t)s->n_tensors + 1, sizeof(*r.owned));
+	r.rank = tfk_calloc((size_t)s->n_tensors + 1, sizeof(*r.rank));
+	r.shape = tfk_calloc((size_t)s->n_tensors + 1, sizeof(*r.shape));
+	if (!r.data || !r.owned || !r.rank || !r.shape) {
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (k = 0; k < s->n_tensors; k++) {
+		if (s->tensors[k].type == TFK_TFL_UINT8 ||
+		    s->tensors[k].type == TFK_TFL_INT16) {
+			rc = tfk_errf(err, TFK_EINVAL, "subgraph %d: tensor %d "
+				      "'%s' is %s: quantized models are not "
+				      "supported by run yet (int8 ones are)",
+				      sg, k,
+				      s->tensors[k].name,
+				      tfk_tfl_type_name(s->tensors[k].type));
+			goto out;
+		}
+		r.rank[k] = file_shape(&r, k, r.shape[k]);
+	}
+	for (k = 0; k < s->n_inputs; k++)
+		set_shape(&r, s->inputs[k], feeds[k].rank, feeds[k].shape);
+	/* inputs: float given for an INT8 input is quantized with its
+	 * parameters (what a caller of TFLite does before Invoke) */
+	for (k = 0; k < s->n_inputs; k++) {
+		int t = s->inputs[k];
+		const struct tfk_tfl_tensor *x = &s->tensors[t];
+		int64_t n = numel_of(&r, t);
+		void *d;
+
+		if (tfk_tensor_numel(&feeds[k]) != n) {
+			rc = tfk_errf(err, TFK_EINVAL, "input %d '%s': %lld "
+				      "values, expected %lld", k, x->name,
+				      (long long)tfk_tensor_numel(&feeds[k]),
+				      (long long)n);
+			goto out;
+		}
+		if (!(d = data_of(&r, t))) {
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			goto out;
+		}
+		if (x->type == TFK_TFL_FLOAT32 &&
+		    feeds[k].dtype == TFK_DT_FLOAT) {
+			memcpy(d, feeds[k].data, (size_t)n * 4);
+		} else if (x->type == TFK_TFL_INT8 &&
+			   (feeds[k].dtype == TFK_DT_FLOAT ||
+			    feeds[k].dtype == TFK_DT_DOUBLE)) {
+			struct tfk_int8_qp q;
+			int32_t zp[1];
+			float *f = feeds[k].data, *tmp = NULL;
+			int64_t i;
+
+			if (feeds[k].dtype == TFK_DT_DOUBLE) {
+				tmp = tfk_malloc((size_t)n * 4 + 4);
+				if (!tmp) {
+					rc = tfk_errf(err, TFK_ENOMEM,
+						      "out of memory");
+					goto out;
+				}
+				for (i = 0; i < n; i++)
+					tmp[i] = (float)((const double *)
+							 feeds[k].data)[i];
+				f = tmp;
+			}
+			r.op_i = 0;
+			if (!(rc = qp_of(&r, t, &q, zp, 1)))
+				rc = tfk_int8_quantize_ref(&q, TFK_DT_INT8, n,
+							   f, d, err);
+			tfk_free(tmp);
+			if (rc)
+				goto out;
+		} else if (x->type == TFK_TFL_INT8 &&
+			   (feeds[k].dtype == TFK_DT_INT64 ||
+			    feeds[k].dtype == TFK_DT_INT32)) {
+			/* integers are the quantized values themselves, as
+			 * an int8 numpy array fed to TFLite */
+			int64_t i, v;
+
+			for (i = 0; i < n; i++) {
+				v = feeds[k].dtype == TFK_DT_INT64 ?
+					((const int64_t *)feeds[k].data)[i] :
+					((const int32_t *)feeds[k].data)[i];
+				if (v < -128 || v > 127) {
+					rc = tfk_errf(err, TFK_EINVAL, "input "
+						      "%d '%s': value %lld is "
+						      "outside int8", k,
+						      x->name, (long long)v);
+					goto out;
+				}
+				((int8_t *)d)[i] = (int8_t)v;
+			}
+		} else {
+			rc = tfk_errf(err, TFK_EINVAL, "input %d '%s': %s "
+				      "values for a %s tensor are not "
+				      "supported", k, x->name,
+				      tfk_dtype_name(feeds[k].dtype),
+				      tfk_tfl_type_name(x->type));
+			goto out;
+		}
+	}
+	for (k = 0; k < s->n_ops; k++) {
+		r.op_i = k;
+		if ((rc = run_op(&r)))
+			goto out;
+	}
+	for (k = 0; k < n_out; k++) {
+		int t = out_tensors[k];
+		const struct tfk_tfl_tensor *x = &s->tensors[t];
+		int64_t sh[TFK_MAX_RANK];
+		int rank = shape_of(&r, t, sh);
+		enum tfk_dtype dt = tfk_tfl_dtype(x->type);
+		void *d = data_of(&r, t);
+
+		if (!d) {
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			goto out;
+		}
+		if ((rc = tfk_tensor_init(&outs[k], dt, rank, sh, err)))
+			goto out;
+		memcpy(outs[k].data, d, outs[k].nbytes);
+	}
+out:
+	if (rc)
+		for (k = 0; k < n_out; k++)
+			tfk_tensor_release(&outs[k]);
+	for (k = 0; r.data && k < s->n_tensors; k++)
+		if (r.owned[k])
+			tfk_free(r.data[k]);
+	tfk_free(r.data);
+	tfk_free(r.owned);
+	tfk_free(r.rank);
+	tfk_free(r.shape);
+	return rc;
+}

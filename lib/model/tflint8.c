@@ -38,7 +38,12 @@ struct i8run {
 	int64_t (*shape)[TFK_MAX_RANK];
 	struct tfk_err *err;
 	int op_i;
+	int data_rc;		/* why data_of last returned NULL */
 };
+
+/* Largest buffer one tensor may take: a corrupt file's absurd shapes
+ * are refused rather than allocated. */
+#define MAX_TENSOR_BYTES ((int64_t)1 << 30)
 
 static int is_q(int type)
 {
@@ -130,11 +135,27 @@ static void *data_of(struct i8run *r, int t)
 				      b->data);
 		return r->data[t];
 	}
-	r->data[t] = tfk_calloc((size_t)numel_of(r, t) + 1,
-				tfk_tfl_type_size(x->type) ?
-				tfk_tfl_type_size(x->type) : 1);
+	{
+		size_t es = tfk_tfl_type_size(x->type) ?
+			tfk_tfl_type_size(x->type) : 1;
+		int64_t n;
+
+		if ((r->data_rc = tfk_shape_numel(r->rank[t], r->shape[t], es,
+						  &n, r->err)))
+			return NULL;
+		if (n * (int64_t)es > MAX_TENSOR_BYTES) {
+			r->data_rc = tfk_errf(r->err, TFK_EINVAL, "tensor %d "
+					      "'%s' would take %lld bytes", t,
+					      x->name,
+					      (long long)(n * (int64_t)es));
+			return NULL;
+		}
+		r->data[t] = tfk_calloc((size_t)n + 1, es);
+	}
 	if (r->data[t])
 		r->owned[t] = 1;
+	else
+		r->data_rc = tfk_errf(r->err, TFK_ENOMEM, "out of memory");
 	return r->data[t];
 }
 
@@ -290,10 +311,14 @@ static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
 				sy[k] = v[k];
 		}
 		for (k = 0; k < ry; k++) {
-			if (sy[k] < 0)
+			if (sy[k] < 0) {
 				neg = k;
-			else
+			} else {
+				if (sy[k] && m > INT64_MAX / sy[k])
+					return op_err(r, "new shape too large",
+						      NULL);
 				m *= sy[k];
+			}
 		}
 		if (neg >= 0)
 			sy[neg] = m ? n / m : 0;
@@ -357,13 +382,13 @@ static int run_op(struct i8run *r)
 		return op_err(r, "writes a constant tensor", NULL);
 	x = data_of(r, in0);
 	if (!x)
-		return tfk_errf(r->err, TFK_ENOMEM, "out of memory");
+		return r->data_rc;
 	ra = shape_of(r, in0, sa);
 	if ((rc = out_shape(r, op, code, sa, ra)))
 		return rc;
 	y = data_of(r, out);
 	if (!y)
-		return tfk_errf(r->err, TFK_ENOMEM, "out of memory");
+		return r->data_rc;
 	ry = shape_of(r, out, sy);
 	switch (code) {
 	case TFK_TFL_QUANTIZE:
@@ -691,7 +716,7 @@ int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
 			goto out;
 		}
 		if (!(d = data_of(&r, t))) {
-			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			rc = r.data_rc;
 			goto out;
 		}
 		if (x->type == TFK_TFL_FLOAT32 &&
@@ -767,7 +792,7 @@ int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
 		void *d = data_of(&r, t);
 
 		if (!d) {
-			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			rc = r.data_rc;
 			goto out;
 		}
 		if ((rc = tfk_tensor_init(&outs[k], dt, rank, sh, err)))

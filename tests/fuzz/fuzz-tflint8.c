@@ -1,0 +1,84 @@
+/*
+ * fuzz-tflint8.c - the int8 interpreter of `tfk-lite run`
+ * (lib/model/tflint8.c) on arbitrary .tflite bytes.
+ *
+ * FUZZ-SEEDS: fixtures/tflite/hello_world/hello_world_int8.tflite
+ * FUZZ-SEEDS: fixtures/tflite/lite_testdata/add_quantized_int8.bin
+ * (and tests/fuzz/seeds/fuzz-tflint8/ when it exists: int8 files of
+ * `tfk-lite convert --quantize int8`)
+ *
+ * A model that loads and that tfk_tflite_is_int8 calls int8 is run once
+ * on subgraph 0 with float zeros of its inputs' shapes (at most 64 Ki
+ * elements each, batch as the file says): the interpreter trusts only
+ * what the loader verified, so whatever the operators' shapes, types,
+ * options and quantization say it must refuse with a message or run
+ * within its buffers. Bytes 4..7 are forced to "TFL3" as fuzz-tflite
+ * does.
+ */
+#include "model/tflite.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void run(const uint8_t *p, size_t n)
+{
+	struct tfk_tflite m;
+	struct tfk_err err;
+	struct tfk_tensor feeds[8], outs[8];
+	int outi[8], k, n_in = 0, n_out = 0, rc = 0;
+	const struct tfk_tfl_subgraph *s;
+
+	if (tfk_tflite_load(&m, p, n, &err))
+		return;
+	if (!m.n_subgraphs || !tfk_tflite_is_int8(&m, 0))
+		goto out;
+	s = &m.subgraphs[0];
+	if (s->n_inputs > 8 || s->n_outputs > 8)
+		goto out;
+	for (k = 0; k < s->n_inputs; k++) {
+		const struct tfk_tfl_tensor *x = &s->tensors[s->inputs[k]];
+		int64_t c;
+
+		if (tfk_shape_numel(x->rank, x->shape, 4, &c, &err) ||
+		    c > 65536 ||
+		    tfk_tensor_init(&feeds[k], TFK_DT_FLOAT, x->rank,
+				    x->shape, &err)) {
+			rc = 1;
+			break;
+		}
+		n_in++;
+	}
+	if (!rc) {
+		for (k = 0; k < s->n_outputs; k++)
+			outi[k] = s->outputs[k];
+		n_out = s->n_outputs;
+		rc = tfk_tflite_run_int8(&m, 0, feeds, n_out, outi, outs, &err);
+		if (rc && !err.msg[0])
+			abort();
+		for (k = 0; !rc && k < n_out; k++)
+			tfk_tensor_release(&outs[k]);
+	}
+	for (k = 0; k < n_in; k++)
+		tfk_tensor_release(&feeds[k]);
+out:
+	tfk_tflite_release(&m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *p = malloc(size ? size : 1);
+
+	if (!p)
+		return 0;
+	memcpy(p, data, size);
+	run(p, size);
+	if (size >= 8) {
+		memcpy(p + 4, "TFL3", 4);
+		run(p, size);
+	}
+	free(p);
+	return 0;
+}

@@ -39,6 +39,7 @@ struct i8run {
 	struct tfk_err *err;
 	int op_i;
 	int data_rc;		/* why data_of last returned NULL */
+	struct tfk_conv_ws ws;	/* the fast kernels' scratch */
 };
 
 /* Largest buffer one tensor may take: a corrupt file's absurd shapes
@@ -454,12 +455,21 @@ static int run_op(struct i8run *r)
 		if (code == TFK_TFL_FULLY_CONNECTED) {
 			int64_t k = rb == 2 ? sb[1] : 0;
 
+			struct tfk_int8_packed pk;
+
+			memset(&pk, 0, sizeof(pk));
 			if (!k || numel_of(r, in0) % k)
 				rc = op_err(r, "input size does not fit the "
 					    "weights", NULL);
-			else
+			else if (rq.w_offset)	/* asymmetric weights */
 				tfk_int8_fc_ref(&rq, numel_of(r, in0) / k, k,
 						ch, x, w, bias, y);
+			else if (!(rc = tfk_int8_pack(&pk, ch, k, w, r->err)))
+				/* the fast path: bit-exact with the _ref
+				 * (lib/kernels/int8 tests it) */
+				rc = tfk_int8_fc(&rq, &pk, numel_of(r, in0) / k,
+						 x, bias, y, 1, &r->ws, r->err);
+			tfk_int8_packed_release(&pk);
 		} else {
 			struct tfk_conv2d g;
 			struct tfk_conv2d_attrs a;
@@ -495,12 +505,23 @@ static int run_op(struct i8run *r)
 				rc = op_err(r, "output shape differs from the "
 					    "geometry", NULL);
 			else if (!rc) {
+				struct tfk_int8_packed pk;
+
+				memset(&pk, 0, sizeof(pk));
 				if (dw)
 					tfk_int8_dwconv2d_ref(&g, &rq, x, w,
 							      bias, y);
-				else
+				else if (rq.w_offset || g.groups != 1)
 					tfk_int8_conv2d_ref(&g, &rq, x, w, bias,
 							    y);
+				else if (!(rc = tfk_int8_pack_conv(&pk, sb[0],
+								   sb[1], sb[2],
+								   sb[3], w,
+								   r->err)))
+					rc = tfk_int8_conv2d(&g, &rq, x, &pk,
+							     bias, y, 1,
+							     &r->ws, r->err);
+				tfk_int8_packed_release(&pk);
 			}
 		}
 		tfk_int8_rq_release(&rq);
@@ -810,5 +831,6 @@ out:
 	tfk_free(r.owned);
 	tfk_free(r.rank);
 	tfk_free(r.shape);
+	tfk_conv_ws_release(&r.ws);
 	return rc;
 }

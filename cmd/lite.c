@@ -32,6 +32,7 @@
 #include "graph/exec.h"
 #include "graph/graph.h"
 #include "io/npy.h"
+#include "io/out.h"
 #include "model/tflite.h"
 #include "util/buf.h"
 #include "util/cli.h"
@@ -1028,6 +1029,10 @@ static int run_main(int argc, char **argv)
 		tfk_cli_usage_error("run needs --input_exprs or --inputs");
 	if (tfk_tflite_load_file(&m, argv[0], &err))
 		return tfk_cli_fail(&err);
+	if (outdir && tfk_mkdirs(outdir, &err)) {
+		tfk_tflite_release(&m);
+		return tfk_cli_fail(&err);
+	}
 	rc = run_model(strcmp(argv[0], "-") ? argv[0] : "<stdin>", &m);
 	tfk_tflite_release(&m);
 	if (!rc && (fflush(stdout) || ferror(stdout))) {

@@ -28,6 +28,7 @@
  * instead). SIGINT/SIGTERM/SIGHUP are passed on to COMMAND before the
  * shared handler removes our temporary files and we die of the signal.
  */
+#include "io/out.h"
 #include "io/snapshot.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -304,7 +305,7 @@ static int snapshot(const char *dir, int argc, char **argv)
 		return 0;
 	}
 	forward_signals();
-	if (tfk_snap_mkdir(dir, &err) < 0)
+	if (tfk_mkdirs(dir, &err) < 0)
 		goto fail;
 	got = tfk_snap_lock(dir, fp.hex, 0, !no_wait, &fd, &err);
 	if (got < 0)

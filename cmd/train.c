@@ -40,6 +40,7 @@
 #include "nn/optim.h"
 #include "nn/spec.h"
 #include "nn/train.h"
+#include "io/out.h"
 #include "io/record.h"
 #include "model/savedmodel.h"
 #include "util/alloc.h"
@@ -316,26 +317,6 @@ static json_t *state_json(struct run *r)
 	return s;
 }
 
-static int mkdirs(const char *path)
-{
-	char *p = tfk_strdup(path);
-	int rc = 0;
-
-	if (!p)
-		return -1;
-	for (char *s = p + 1; *s && !rc; s++)
-		if (*s == '/') {
-			*s = '\0';
-			if (mkdir(p, 0777) && errno != EEXIST)
-				rc = -1;
-			*s = '/';
-		}
-	if (!rc && mkdir(p, 0777) && errno != EEXIST)
-		rc = -1;
-	tfk_free(p);
-	return rc;
-}
-
 static int save_prefix(struct run *r, const char *prefix, struct tfk_err *e)
 {
 	json_t *st = state_json(r);
@@ -350,9 +331,7 @@ static int save_prefix(struct run *r, const char *prefix, struct tfk_err *e)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = '\0';
-		if (mkdirs(dir)) {
-			rc = tfk_errf(e, TFK_EIO, "%s: %s", dir,
-				      strerror(errno));
+		if ((rc = tfk_mkdirs(dir, e))) {
 			json_decref(st);
 			tfk_free(dir);
 			return rc;
@@ -806,14 +785,10 @@ static int hparams(struct run *r)
 static int check_out(void)
 {
 	char probe[4200];
-	int fd;
-	struct stat st;
+	int fd, rc = tfk_mkdirs(out_dir, &err);
 
-	if (mkdirs(out_dir))
-		return tfk_errf(&err, TFK_EIO, "%s: cannot create directory: "
-				"%s", out_dir, strerror(errno));
-	if (stat(out_dir, &st) || !S_ISDIR(st.st_mode))
-		return tfk_errf(&err, TFK_EIO, "%s: not a directory", out_dir);
+	if (rc)
+		return rc;
 	snprintf(probe, sizeof(probe), "%s/.tfk-train-probe-%ld", out_dir,
 		 (long)getpid());
 	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);

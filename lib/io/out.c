@@ -326,3 +326,32 @@ const char *tfk_out_path(const struct tfk_out *o)
 {
 	return o->path;
 }
+
+int tfk_mkdirs(const char *dir, struct tfk_err *err)
+{
+	char *p = tfk_strdup(dir);
+	struct stat st;
+	int rc = 0;
+
+	if (!p)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (char *s = p + 1; ; s++) {
+		char c = *s;
+
+		if (c != '/' && c)
+			continue;
+		*s = 0;
+		if (mkdir(p, 0777) && errno != EEXIST) {
+			rc = tfk_errf(err, TFK_EIO, "%s: cannot create: %s", p,
+				      strerror(errno));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	tfk_free(p);
+	if (!rc && (stat(dir, &st) || !S_ISDIR(st.st_mode)))
+		rc = tfk_errf(err, TFK_EIO, "%s: not a directory", dir);
+	return rc;
+}

@@ -59,4 +59,9 @@ uint64_t tfk_out_file_bytes(const struct tfk_out *out);
 /* The final path, "<stdout>" for "-". */
 const char *tfk_out_path(const struct tfk_out *out);
 
+/* mkdir -p: create dir and its missing parents. 0, TFK_EIO ("P: cannot
+ * create: strerror" naming the part that failed, "DIR: not a
+ * directory"), TFK_ENOMEM. */
+int tfk_mkdirs(const char *dir, struct tfk_err *err);
+
 #endif

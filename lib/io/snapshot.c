@@ -540,37 +540,6 @@ static char *path_of(const char *dir, const char *fp, const char *leaf)
 	return p;
 }
 
-int tfk_snap_mkdir(const char *dir, struct tfk_err *err)
-{
-	char *p = tfk_strdup(dir), *s;
-	int rc = 0;
-
-	if (!p)
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	for (s = p + 1; ; s++) {
-		if (*s == '/' || !*s) {
-			char c = *s;
-			struct stat st;
-
-			*s = 0;
-			if (mkdir(p, 0777) < 0 && errno != EEXIST) {
-				rc = tfk_errf(err, TFK_EIO, "%s: cannot create: %s",
-					      p, strerror(errno));
-				break;
-			}
-			if (!c) {
-				if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode))
-					rc = tfk_errf(err, TFK_EIO,
-						      "%s: not a directory", p);
-				break;
-			}
-			*s = c;
-		}
-	}
-	tfk_free(p);
-	return rc;
-}
-
 int tfk_snap_lock(const char *dir, const char *fp, int exclusive, int wait,
 		  int *fdp, struct tfk_err *err)
 {

@@ -128,9 +128,6 @@ void tfk_snap_fp_release(struct tfk_snap_fp *fp);
 
 /* Store -------------------------------------------------------------- */
 
-/* Create dir (and missing parents). Errors: TFK_EIO. */
-int tfk_snap_mkdir(const char *dir, struct tfk_err *err);
-
 /*
  * Lock DIR/<fp>.lock: shared (exclusive == 0) or exclusive; wait for it
  * or not. Returns 1 with *fd holding the lock (release with

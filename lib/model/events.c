@@ -30,6 +30,7 @@
  * TensorBoard groups the session by its run, as its docs say.
  */
 #include "model/events.h"
+#include "io/out.h"
 
 #include "formats/event.pb-c.h"
 #include "formats/hparams_plugin_data.pb-c.h"
@@ -64,34 +65,9 @@ struct tfk_events {
 /* mkdir -p; errors name the directory. */
 static int make_dirs(const char *dir, struct tfk_err *err)
 {
-	char *p, *s;
-	struct stat st;
-
 	if (!*dir)
 		return tfk_errf(err, TFK_EINVAL, "empty event directory name");
-	if (!(s = tfk_strdup(dir)))
-		return tfk_errf(err, TFK_ENOMEM, "%s: out of memory", dir);
-	for (p = s + 1; ; p++) {
-		if (*p != '/' && *p)
-			continue;
-		char c = *p;
-
-		*p = 0;
-		if (mkdir(s, 0777) && errno != EEXIST) {
-			int e = errno;
-
-			tfk_free(s);
-			return tfk_errf(err, TFK_EIO, "%s: cannot create "
-					"directory: %s", dir, strerror(e));
-		}
-		*p = c;
-		if (!c)
-			break;
-	}
-	tfk_free(s);
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		return tfk_errf(err, TFK_EIO, "%s: not a directory", dir);
-	return 0;
+	return tfk_mkdirs(dir, err);
 }
 
 static int buf_reserve(struct tfk_events *ev, size_t more,

@@ -38,6 +38,7 @@
 #include "graph/exec.h"
 #include "io/in.h"
 #include "io/npy.h"
+#include "io/out.h"
 #include "io/record.h"
 #include "model/import.h"
 #include "util/alloc.h"
@@ -598,33 +599,6 @@ static int convert(struct tfk_tensor *t, enum tfk_dtype want,
 
 /* Output ----------------------------------------------------------------- */
 
-static int mkdirs(const char *path, struct tfk_err *err)
-{
-	char *p = dupn(path, strlen(path)), *q;
-
-	if (!p)
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	for (q = p + 1; ; q++) {
-		if (*q == '/' || !*q) {
-			char c = *q;
-
-			*q = 0;
-			if (mkdir(p, 0777) && errno != EEXIST) {
-				int e = errno;
-
-				tfk_free(p);
-				return tfk_errf(err, TFK_EIO, "%s: %s", path,
-						strerror(e));
-			}
-			*q = c;
-			if (!c)
-				break;
-		}
-	}
-	tfk_free(p);
-	return 0;
-}
-
 static int fail(struct tfk_err *err)
 {
 	return tfk_cli_fail(err);
@@ -818,7 +792,7 @@ int tfk_model_run_main(int argc, char **argv)
 		rc = fail(&err);
 		goto out;
 	}
-	if (outdir && mkdirs(outdir, &err)) {
+	if (outdir && tfk_mkdirs(outdir, &err)) {
 		rc = fail(&err);
 		goto out;
 	}

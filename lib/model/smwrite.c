@@ -1258,32 +1258,6 @@ int tfk_savedmodel_pack(const struct tfk_model *m, void **data, size_t *n,
 	return rc;
 }
 
-static int mkdir_p(const char *dir, struct tfk_err *err)
-{
-	char *p = tfk_strdup(dir);
-	int rc = 0;
-
-	if (!p)
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	for (char *s = p + 1;; s++) {
-		char c = *s;
-
-		if (c != '/' && c != '\0')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0777) && errno != EEXIST) {
-			rc = tfk_errf(err, TFK_EIO, "%s: cannot create "
-				      "directory: %s", p, strerror(errno));
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	tfk_free(p);
-	return rc;
-}
-
 static int write_file(const char *path, const void *p, size_t n,
 		      struct tfk_err *err)
 {
@@ -1328,16 +1302,16 @@ int tfk_savedmodel_write(const char *dir, const struct tfk_model *m,
 		}
 		snprintf(path, len, "%s/variables", dir);
 		if (!rc)
-			rc = mkdir_p(path, err);
+			rc = tfk_mkdirs(path, err);
 		snprintf(path, len, "%s/variables/variables", dir);
 		if (!rc)
 			rc = tfk_bundle_write(path, m->n_vars, keys, ts, err);
 	} else if (!rc) {
-		rc = mkdir_p(dir, err);
+		rc = tfk_mkdirs(dir, err);
 	}
 	if (!rc && spec_json) {
 		snprintf(path, len, "%s/assets.extra", dir);
-		rc = mkdir_p(path, err);
+		rc = tfk_mkdirs(path, err);
 		snprintf(path, len, "%s/assets.extra/tfkit_spec.json", dir);
 		if (!rc)
 			rc = write_file(path, spec_json, strlen(spec_json),

@@ -61,7 +61,7 @@ testerr "--nan-policy other: usage error" \
 # Output directory -------------------------------------------------------------
 testerr "--out under a regular file" \
 	'tfk-train spec.json tr.tfrecord --out empty.tfrecord/run' 1 \
-	"tfk-train: empty.tfrecord/run: cannot create directory: Not a directory"
+	"tfk-train: empty.tfrecord/run: cannot create: Not a directory"
 testerr "--out is a file" \
 	'tfk-train spec.json tr.tfrecord --out empty.tfrecord' 1 \
 	"tfk-train: empty.tfrecord: not a directory"

@@ -7,6 +7,7 @@
  * meta.json); meta.json parsing; locks; list and remove; failed
  * allocations.
  */
+#include "io/out.h"
 #include "io/snapshot.h"
 #include "util/alloc.h"
 #include "tap.h"
@@ -319,7 +320,7 @@ static int store_one(const char *dir, struct tfk_snap_fp *fp, const char *arg,
 
 	rc = tfk_snap_fingerprint(fp, 2, argv, NULL, 0, 0, &err);
 	if (!rc)
-		rc = tfk_snap_mkdir(dir, &err);
+		rc = tfk_mkdirs(dir, &err);
 	if (rc)
 		return rc;
 	rc = tfk_snap_begin(&w, dir, fp, &err);
@@ -363,10 +364,10 @@ static void store(void)
 	int fd, fd2;
 
 	snprintf(dir, sizeof(dir), "%s", tap_tmp("s/a/b"));
-	is_int(tfk_snap_mkdir(dir, &err), 0, "mkdir with parents");
-	is_int(tfk_snap_mkdir(dir, &err), 0, "... again: fine");
+	is_int(tfk_mkdirs(dir, &err), 0, "mkdir with parents");
+	is_int(tfk_mkdirs(dir, &err), 0, "... again: fine");
 	tap_write_file(tap_tmp("file"), "x", 1);
-	is_int(tfk_snap_mkdir(tap_tmp("file"), &err), TFK_EIO,
+	is_int(tfk_mkdirs(tap_tmp("file"), &err), TFK_EIO,
 	       "mkdir over a file: TFK_EIO");
 	ok(strstr(err.msg, "file: not a directory") != NULL, "... %s", err.msg);
 

@@ -172,8 +172,12 @@ static int qp_of(struct i8run *r, int t, struct tfk_int8_qp *qp,
 		return op_err(r, "tensor has no quantization: ", x->name);
 	if (x->quant.n_scale > cap)
 		return op_err(r, "too many channels: ", x->name);
-	for (k = 0; k < x->quant.n_scale; k++)
-		zp32[k] = (int32_t)x->quant.zero_point[k];
+	if (x->quant.n_zero_point && x->quant.n_zero_point != x->quant.n_scale)
+		return op_err(r, "zero points and scales differ in number: ",
+			      x->name);
+	for (k = 0; k < x->quant.n_scale; k++)	/* none given: 0 */
+		zp32[k] = x->quant.n_zero_point ?
+			  (int32_t)x->quant.zero_point[k] : 0;
 	qp->scale = x->quant.scale;
 	qp->zp = zp32;
 	qp->n = x->quant.n_scale;

@@ -92,11 +92,17 @@ static int parse_layer(struct kctx *c, struct klayer *l, const json_t *obj,
 	nm = json_object_get(l->cfg, "name");
 	if (!nm && functional)
 		nm = json_object_get(obj, "name");
+	/* '/' first or last, or "//", would make a graph scope, not a
+	 * node name (graph.h), and the layer's nodes unfindable */
 	if (!json_is_string(nm) || !json_string_length(nm) ||
 	    strchr(json_string_value(nm), ':') ||
-	    json_string_length(nm) > 100)
+	    json_string_length(nm) > 100 ||
+	    json_string_value(nm)[0] == '/' ||
+	    json_string_value(nm)[json_string_length(nm) - 1] == '/' ||
+	    strstr(json_string_value(nm), "//"))
 		return tfk_errf(c->err, TFK_EINVAL, "%s.config.name: expected "
-				"a layer name (1 to 100 characters, no ':')",
+				"a layer name (1 to 100 characters, no ':', "
+				"no '/' first, last or twice in a row)",
 				l->path);
 	l->name = json_string_value(nm);
 	if (functional && json_object_get(obj, "name") &&

@@ -552,6 +552,10 @@ static int run_op(struct i8run *r)
 		    p.c != sy[3])
 			return op_err(r, "output shape differs from the "
 				      "geometry", NULL);
+		if (ks[1] > sa[1] || ks[2] > sa[2])	/* the loops walk the
+							 * whole window */
+			return op_err(r, "pool filter larger than the input",
+				      NULL);
 		if (code == TFK_TFL_MAX_POOL_2D)
 			tfk_int8_max_pool_ref(&p, lo, hi, x, y);
 		else

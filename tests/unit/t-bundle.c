@@ -27,13 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 /* Run bundle_check.py ARGS; its stdout into out (NUL-terminated).
  * Returns the exit status, -1 when it could not run. */
 static int oracle(const char *args, char *out, size_t cap)
@@ -43,7 +36,7 @@ static int oracle(const char *args, char *out, size_t cap)
 	size_t n = 0;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s", python(),
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s", tap_python(),
 		 tap_source("tests/py/bundle_check.py"), args);
 	f = popen(cmd, "r");
 	if (!f)

@@ -31,13 +31,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 /* The one events.out.tfevents.* file directly in dir, into buf. */
 static int find_events(const char *dir, char *buf, size_t n)
 {
@@ -218,7 +211,7 @@ static char *run_oracle(const char *file, const char *raw)
 	size_t n;
 
 	snprintf(cmd, sizeof(cmd), "'%s' '%s' dump '%s' 'weights/w=%s' "
-		 "'empty=%s' > '%s'", python(),
+		 "'empty=%s' > '%s'", tap_python(),
 		 tap_source("tests/py/events_check.py"), file, raw,
 		 tap_tmp("empty.f32"), out);
 	if (system(cmd))

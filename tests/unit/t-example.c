@@ -826,13 +826,6 @@ static const char *find_oracle(void)
 	return NULL;
 }
 
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 /* Run the oracle with args; its stdout lines into *lines (malloc'd
  * buffer, NUL-separated), returns the line count or -1. */
 static long run_oracle(const char *args, char **buf)
@@ -843,7 +836,7 @@ static long run_oracle(const char *args, char **buf)
 	FILE *f;
 	int c, st;
 
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s", python(), oracle, args);
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s", tap_python(), oracle, args);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;

@@ -21,20 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Deterministic test values in [-1, 1). */
-static double val(int seed, int i)
-{
-	uint64_t z = tfk_rng_u64((uint64_t)seed, (uint64_t)i);
-
-	return (z >> 11) * (2.0 / 9007199254740992.0) - 1;
-}
-
 static void fill_f32(struct tfk_tensor *t, int seed)
 {
 	int64_t i;
 
 	for (i = 0; i < tfk_tensor_numel(t); i++)
-		((float *)t->data)[i] = (float)val(seed, (int)i);
+		((float *)t->data)[i] = (float)tap_val(seed, (int)i);
 }
 
 static void fill_f64(struct tfk_tensor *t, int seed)
@@ -42,7 +34,7 @@ static void fill_f64(struct tfk_tensor *t, int seed)
 	int64_t i;
 
 	for (i = 0; i < tfk_tensor_numel(t); i++)
-		((double *)t->data)[i] = val(seed, (int)i);
+		((double *)t->data)[i] = tap_val(seed, (int)i);
 }
 
 static struct tfk_port add(struct tfk_graph *g, const char *op,
@@ -103,13 +95,6 @@ static struct tfk_graph *mlp(void)
 	return g;
 }
 
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 /* numpy computes the MLP from the same raw float32 bytes. */
 static int numpy_mlp(struct tfk_graph *g, const struct tfk_tensor *x,
 		     float *want, int batch)
@@ -140,7 +125,7 @@ static int numpy_mlp(struct tfk_graph *g, const struct tfk_tensor *x,
 		 "h = np.maximum(x @ w1 + b1, 0) @ w2 + b2\n"
 		 "e = np.exp(h - h.max(axis=1, keepdims=True))\n"
 		 "(e / e.sum(axis=1, keepdims=True)).astype(np.float32)"
-		 ".tofile(\"want.bin\")\n'", tap_tmpdir(), python(), batch);
+		 ".tofile(\"want.bin\")\n'", tap_tmpdir(), tap_python(), batch);
 	if (system(cmd))
 		return -1;
 	got = tap_read_file(tap_tmp("want.bin"), &n);

@@ -35,20 +35,6 @@
 
 #define MAXF 24
 
-static double val(int seed, int64_t i)
-{
-	uint64_t z = tfk_rng_u64((uint64_t)seed, (uint64_t)i);
-
-	return (z >> 11) * (2.0 / 9007199254740992.0) - 1;
-}
-
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 struct lcase {
 	const char *cls;
 	const char *cfg;	/* the layer's config, JSON */
@@ -174,7 +160,7 @@ static void prepare(const struct lcase *lc, struct lrun *lr, int idx)
 		int64_t j;
 
 		for (j = 0; j < tfk_tensor_numel(t); j++) {
-			double v = val(100 + k, j) * 0.5;
+			double v = tap_val(100 + k, j) * 0.5;
 
 			if (strstr(nm, "moving_variance"))
 				v = 0.5 + fabs(v);
@@ -190,10 +176,10 @@ static void prepare(const struct lcase *lc, struct lrun *lr, int idx)
 		for (j = 0; j < tfk_tensor_numel(&feeds[i]); j++) {
 			if (float_in)
 				((float *)feeds[i].data)[j] =
-					(float)val(10 + i, j);
+					(float)tap_val(10 + i, j);
 			else
 				((int32_t *)feeds[i].data)[j] = (int32_t)
-					((val(10 + i, j) + 1) / 2 * lc->int_max);
+					((tap_val(10 + i, j) + 1) / 2 * lc->int_max);
 		}
 	}
 	yd = tfk_graph_desc(m->g, m->outputs[0].train);
@@ -254,7 +240,7 @@ static void prepare(const struct lcase *lc, struct lrun *lr, int idx)
 		tfk_exec_free(e1);
 	}
 	for (k = 0; k < tfk_tensor_numel(&r); k++)
-		((float *)r.data)[k] = (float)val(99, k);
+		((float *)r.data)[k] = (float)tap_val(99, k);
 	feeds[lc->n_in] = r;
 	if (tfk_exec_run(ex, feeds, 0, out, &err)) {
 		tap_diag("%s: run: %s", lc->cls, err.msg);
@@ -482,8 +468,8 @@ static void dropout(const char *cls, int spatial)
 	tfk_tensor_init(&r, TFK_DT_FLOAT, 4, s, &err);
 	n = tfk_tensor_numel(&x);
 	for (i = 0; i < n; i++) {
-		((float *)x.data)[i] = (float)val(1, i) + 2;	/* nonzero */
-		((float *)r.data)[i] = (float)val(2, i);
+		((float *)x.data)[i] = (float)tap_val(1, i) + 2;	/* nonzero */
+		((float *)r.data)[i] = (float)tap_val(2, i);
 	}
 	{
 		struct tfk_tensor f[2] = { x, r };
@@ -548,7 +534,7 @@ int main(void)
 		   cases[i].cfg);
 	}
 	cmd = malloc(len + n * 300);
-	p = cmd + sprintf(cmd, "'%s' '%s'", python(),
+	p = cmd + sprintf(cmd, "'%s' '%s'", tap_python(),
 			  tap_source("tests/py/torch_layers.py"));
 	for (i = 0; i < n; i++)
 		if (runs[i].ok)

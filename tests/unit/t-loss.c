@@ -24,20 +24,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static double val(int seed, int64_t i)
-{
-	uint64_t z = tfk_rng_u64((uint64_t)seed, (uint64_t)i);
-
-	return (z >> 11) * (2.0 / 9007199254740992.0) - 1;
-}
-
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 enum { L_DENSE, L_ONEHOT, L_SPARSE, L_SPARSE2, L_BINARY };
 
 struct lcase {
@@ -168,23 +154,23 @@ static void run_case(int ci)
 	tfk_tensor_init(&feeds[1], ydt, yrank, ys, &err);
 	tfk_tensor_init(&feeds[2], TFK_DT_FLOAT, 1, ws, &err);
 	for (i = 0; i < B * lc->k; i++) {
-		double v = val(ci, i) * 3;
+		double v = tap_val(ci, i) * 3;
 
 		((float *)feeds[0].data)[i] = (float)(lc->prob ?
-			(val(ci, i) + 1.02) / 2.05 : v);
+			(tap_val(ci, i) + 1.02) / 2.05 : v);
 	}
 	for (i = 0; i < B; i++) {
-		int cls = (int)((val(50 + ci, i) + 1) / 2 * lc->k) % lc->k;
+		int cls = (int)((tap_val(50 + ci, i) + 1) / 2 * lc->k) % lc->k;
 
-		((float *)feeds[2].data)[i] = (float)(0.5 + (val(60, i) + 1));
+		((float *)feeds[2].data)[i] = (float)(0.5 + (tap_val(60, i) + 1));
 		for (j = 0; j < lc->k; j++) {
 			float *yf = feeds[1].data;
 
 			if (lc->labels == L_DENSE)
-				yf[i * lc->k + j] = (float)val(70 + ci,
+				yf[i * lc->k + j] = (float)tap_val(70 + ci,
 							       i * lc->k + j);
 			else if (lc->labels == L_BINARY)
-				yf[i * lc->k + j] = val(70 + ci, i * lc->k + j)
+				yf[i * lc->k + j] = tap_val(70 + ci, i * lc->k + j)
 					> 0 ? 1.0f : 0.0f;
 			else if (lc->labels == L_ONEHOT)
 				yf[i * lc->k + j] = j == cls ? 1.0f : 0.0f;
@@ -239,7 +225,7 @@ static void oracle(void)
 	double wl = 0, wg = 0;
 	int i;
 
-	p = cmd + sprintf(cmd, "'%s' '%s'", python(),
+	p = cmd + sprintf(cmd, "'%s' '%s'", tap_python(),
 			  tap_source("tests/py/torch_layers.py"));
 	for (i = 0; i < N_CASES; i++)
 		if (done[i])

@@ -23,13 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static double unif(void)
@@ -257,7 +250,7 @@ static void vs_numpy(void)
 		}
 	}
 	tap_write_file(tap_tmp("mmanifest.txt"), man, off);
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' > '%s'", python(),
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' > '%s'", tap_python(),
 		 tap_source("tests/py/metric_ref.py"), tap_tmp("mmanifest.txt"),
 		 tap_tmp("mout.txt"));
 	ok(system(cmd) == 0, "numpy oracle ran %d cases", NC);

@@ -23,13 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double val(int seed, int64_t i)
-{
-	uint64_t z = tfk_rng_u64((uint64_t)seed, (uint64_t)i);
-
-	return (z >> 11) * (2.0 / 9007199254740992.0) - 1;
-}
-
 static json_t *load_json(const char *rel, const char *key)
 {
 	json_error_t je;
@@ -142,7 +135,7 @@ static void mlp(void)
 	/* forward vs the formula in double */
 	tfk_tensor_init(&x, TFK_DT_FLOAT, 3, xs, &err);
 	for (i = 0; i < 3 * 784; i++)
-		((float *)x.data)[i] = (float)((val(5, i) + 1) / 2);
+		((float *)x.data)[i] = (float)((tap_val(5, i) + 1) / 2);
 	fetch[0] = pname(m->g, m->outputs[0].infer);
 	fetch[1] = pname(m->g, m->outputs[0].train);
 	ok(!tfk_exec_new(&ex, m->g, feeds, 1, fetch, 2, NULL, &err) &&
@@ -229,7 +222,7 @@ static void functional(void)
 			tfk_tensor_init(&in[i], TFK_DT_FLOAT, 2, s, &err);
 			for (k = 0; k < 12; k++)
 				((float *)in[i].data)[k] =
-					(float)val(20 + i, k);
+					(float)tap_val(20 + i, k);
 		}
 		/* nonzero bias so that both calls' bias shows */
 		bias = var_data(m, "shared/bias");

@@ -91,13 +91,6 @@ static double at(const struct tfk_tensor *t, int64_t i)
 	}
 }
 
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 /* A graph around one op ------------------------------------------------ */
 
 #define MAX_IN 6
@@ -297,7 +290,7 @@ static void torch_compare(void)
 	int i, k;
 
 	fclose(manifest);
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s'", python(),
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s'", tap_python(),
 		 tap_source("tests/py/torch_nn.py"), tap_tmpdir());
 	if (!ok(system(cmd) == 0, "torch oracle ran (%d cases)", n_cases))
 		return;

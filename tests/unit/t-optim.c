@@ -38,13 +38,6 @@
 
 static const int64_t sizes[NV] = { 35, 13, 24, 67 };
 
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 static uint64_t rng = 88172645463325252ull;
 
 static double unif(void)
@@ -247,7 +240,7 @@ static void vs_oracles(void)
 				cases[c].cfg);
 	}
 	tap_write_file(tap_tmp("manifest.txt"), man, off);
-	snprintf(man, sizeof(man), "'%s' '%s' run '%s' '%s'", python(),
+	snprintf(man, sizeof(man), "'%s' '%s' run '%s' '%s'", tap_python(),
 		 tap_source("tests/py/optim_ref.py"), tap_tmp("manifest.txt"),
 		 tap_tmpdir());
 	ok(system(man) == 0, "numpy/torch oracle ran %d cases", NC);
@@ -357,7 +350,7 @@ static void schedules(void)
 	size_t off, n;
 	int q, i;
 
-	off = snprintf(cmd, sizeof(cmd), "'%s' '%s' lr ", python(),
+	off = snprintf(cmd, sizeof(cmd), "'%s' '%s' lr ", tap_python(),
 		       tap_source("tests/py/optim_ref.py"));
 	for (i = 0; i < ns; i++)
 		off += snprintf(cmd + off, sizeof(cmd) - off, "%s%lld",

@@ -38,20 +38,6 @@
 
 #define MAXF 8
 
-static double val(int seed, int64_t i)
-{
-	uint64_t z = tfk_rng_u64((uint64_t)seed, (uint64_t)i);
-
-	return (z >> 11) * (2.0 / 9007199254740992.0) - 1;
-}
-
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 struct rcase {
 	const char *cls;
 	const char *cfg;	/* the layer's config, JSON */
@@ -169,12 +155,12 @@ static void prepare(const struct rcase *rc, struct rrun *rr, int idx)
 							 &nm);
 
 		for (j = 0; j < tfk_tensor_numel(t); j++)
-			((float *)t->data)[j] = (float)(val(100 + k, j) * 0.6);
+			((float *)t->data)[j] = (float)(tap_val(100 + k, j) * 0.6);
 		tfk_graph_find(m->g, nm, &xs[n_x++], &err);
 	}
 	tfk_tensor_init(&feeds[0], TFK_DT_FLOAT, 3, rc->shape, &err);
 	for (j = 0; j < tfk_tensor_numel(&feeds[0]); j++)
-		((float *)feeds[0].data)[j] = (float)val(10, j);
+		((float *)feeds[0].data)[j] = (float)tap_val(10, j);
 	yd = tfk_graph_desc(m->g, m->outputs[0].train);
 	tfk_graph_placeholder(m->g, "r", TFK_DT_FLOAT, yd->rank, yd->shape,
 			      &rp, &err);
@@ -229,7 +215,7 @@ static void prepare(const struct rcase *rc, struct rrun *rr, int idx)
 	tfk_tensor_init(&r, TFK_DT_FLOAT, out[0]->rank, out[0]->shape, &err);
 	tfk_exec_free(ex);
 	for (j = 0; j < tfk_tensor_numel(&r); j++)
-		((float *)r.data)[j] = (float)val(99, j);
+		((float *)r.data)[j] = (float)tap_val(99, j);
 	feeds[1] = r;
 	ex = run(m, feed_names, 2, fetch, nf, feeds, out, &err);
 	if (!ex) {
@@ -697,7 +683,7 @@ int main(void)
 		   cases[i].cfg, (long long)cases[i].shape[1]);
 	}
 	cmd = malloc(4096 + N_CASES * 300);
-	p = cmd + sprintf(cmd, "'%s' '%s'", python(),
+	p = cmd + sprintf(cmd, "'%s' '%s'", tap_python(),
 			  tap_source("tests/py/torch_rnn.py"));
 	for (i = 0; i < N_CASES; i++)
 		if (runs[i].ok)

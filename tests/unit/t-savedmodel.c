@@ -22,13 +22,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 static const char *TF1 = "savedmodel/half_plus_two_cpu_tf1/00000123";
 static const char *TF2 = "savedmodel/half_plus_two_tf2_cpu/00000123";
 static const char *MAT = "savedmodel/matrix_half_plus_two/1";
@@ -221,7 +214,7 @@ static void test_synth(void)
 	const char **ops;
 	int st, k, n;
 
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' synth", python(),
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' synth", tap_python(),
 		 tap_source("tests/py/savedmodel_show.py"), d);
 	st = system(cmd);
 	ok(st == 0, "synthetic model written by python3-protobuf");

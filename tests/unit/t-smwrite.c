@@ -39,13 +39,6 @@
 
 static struct tfk_err err;
 
-static const char *python(void)
-{
-	const char *p = getenv("PYTHON");
-
-	return p && *p ? p : "/usr/bin/python3";
-}
-
 /* Run tests/py/SCRIPT ARGS; stdout into a malloc'd string (*out), exit
  * status returned (-1: could not run). */
 static int oracle(const char *script, const char *args, char **out)
@@ -60,7 +53,7 @@ static int oracle(const char *script, const char *args, char **out)
 	if (!buf)
 		return -1;
 	snprintf(rel, sizeof(rel), "tests/py/%s", script);
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s", python(), tap_source(rel),
+	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s", tap_python(), tap_source(rel),
 		 args);
 	f = popen(cmd, "r");
 	if (!f) {

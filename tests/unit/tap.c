@@ -1,5 +1,6 @@
 /* tap.c - see tap.h. */
 #include "tap.h"
+#include "graph/op.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -212,4 +213,18 @@ const char *tap_source(const char *rel)
 			return path[k];
 	}
 	return rel;
+}
+
+const char *tap_python(void)
+{
+	const char *p = getenv("PYTHON");
+
+	return p && *p ? p : "/usr/bin/python3";
+}
+
+double tap_val(int seed, int64_t i)
+{
+	uint64_t z = tfk_rng_u64((uint64_t)seed, (uint64_t)i);
+
+	return (z >> 11) * (2.0 / 9007199254740992.0) - 1;
 }

@@ -41,6 +41,10 @@ int tap_write_file(const char *path, const void *p, size_t n);
  * root), else rel under the first of the test binary's parent
  * directories that has it; rel when none has. In rotating buffers. */
 const char *tap_source(const char *rel);
+/* The Python with the oracle packages: $PYTHON, else /usr/bin/python3. */
+const char *tap_python(void);
+/* Deterministic test value in [-1, 1) for (seed, i), on any thread. */
+double tap_val(int seed, int64_t i);
 
 #define ok(c, ...) ok_at(!!(c), __FILE__, __LINE__, __VA_ARGS__)
 #define is_int(g, w, ...) is_int_at((long long)(g), (long long)(w), \

@@ -87,6 +87,24 @@ void tfk_cpu_dgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
 int openblas_get_num_threads(void);	/* OpenBLAS's, not in every cblas.h */
 void openblas_set_num_threads(int n);
 
+/*
+ * OpenBLAS (the pthread build) starts its threads when it is loaded and
+ * they spin on sched_yield for about 0.1 s before they sleep: that much
+ * CPU time per core in every tfk process, BLAS used or not. A tool of
+ * a pipeline such as tfk-map -j 2 lost a sixth of its second core to
+ * it. The threads are stopped as soon as we run (this constructor runs
+ * after OpenBLAS's own); OpenBLAS starts them again by itself on the
+ * first call that splits work, as it does after a fork. Weak: other
+ * BLAS builds have no such function and need nothing.
+ */
+void blas_thread_shutdown_(void) __attribute__((weak));
+
+__attribute__((constructor)) static void mm_blas_threads_stop(void)
+{
+	if (blas_thread_shutdown_)
+		blas_thread_shutdown_();
+}
+
 #define MM_MR 4			/* rows of a tile */
 #define MM_NV 4			/* 16-float vectors of a tile */
 #define MM_MAX_K 2048		/* k x 64 floats of B: 512 KiB, in L2 */

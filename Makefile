@@ -33,7 +33,7 @@ CPPFLAGS += -Ilib -I$(B)/gen -D_GNU_SOURCE -DTFK_VERSION='"$(VERSION)"'
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -MMD -MP \
             -fno-strict-aliasing
 LDLIBS   += -Wl,--as-needed -lprotobuf-c -ljansson -larchive -lpng -ljpeg -lgif -lsnappy \
-            -lz -lopenblas -lm -lpthread
+            -lz -ldl -lm -lpthread
 ifdef SANITIZE
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)

@@ -13,6 +13,7 @@
  * and evaluated in batches of --batch-size (default: the spec's
  * validation_batch_size, else batch_size).
  */
+#include "kernels/cpu.h"
 #include "nn/ckpt.h"
 #include "nn/feed.h"
 #include "nn/model.h"
@@ -32,8 +33,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-void openblas_set_num_threads(int n);
 
 static uint64_t seed;
 static long threads, batch_size;
@@ -192,7 +191,7 @@ int main(int argc, char **argv)
 		if (threads < 1)
 			threads = 1;
 	}
-	openblas_set_num_threads((int)threads);
+	tfk_cpu_blas_threads((int)threads);
 	memset(&fit, 0, sizeof(fit));
 	rc = locate(argv[0], prefix, sizeof(prefix));
 	if (!rc)

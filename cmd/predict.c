@@ -46,6 +46,7 @@
 #include "graph/exec.h"
 #include "io/out.h"
 #include "io/record.h"
+#include "kernels/cpu.h"
 #include "model/import.h"
 #include "model/savedmodel.h"
 #include "util/alloc.h"
@@ -59,8 +60,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void openblas_set_num_threads(int n);
 
 static const char *dir, *tag_set = "serve",
 		  *signature_def = "serving_default", *out_path = "-";
@@ -1234,7 +1233,7 @@ int main(int argc, char **argv)
 		tfk_cli_usage_error("--jobs: expected 1 to 1024");
 	if (json_out && csv_out)
 		tfk_cli_usage_error("--json and --csv exclude each other");
-	openblas_set_num_threads((int)jobs);
+	tfk_cpu_blas_threads((int)jobs);
 	memset(&R, 0, sizeof(R));
 	tfk_err_clear(&err);
 	tfk_buf_init(&R.store);

@@ -32,6 +32,7 @@
  * terminal, one line per epoch otherwise; --json prints the History
  * on stdout.
  */
+#include "kernels/cpu.h"
 #include "nn/callback.h"
 #include "nn/ckpt.h"
 #include "nn/feed.h"
@@ -57,8 +58,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-void openblas_set_num_threads(int n);
 
 static struct tfk_strlist train_files, val_files, sets;
 static const char *out_dir, *logdir, *nan_policy = "stop";
@@ -1017,7 +1016,7 @@ int main(int argc, char **argv)
 		v[train_files.n++] = argv[i];
 		train_files.v = v;
 	}
-	openblas_set_num_threads((int)threads);
+	tfk_cpu_blas_threads((int)threads);
 	rc = setup(&r, argv[0]);
 	if (!rc)
 		rc = fit(&r);

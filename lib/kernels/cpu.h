@@ -120,7 +120,7 @@ int tfk_cpu_sum_ref(const struct tfk_tensor *x, unsigned mask,
  * C[m x n] = op(A) op(B), row-major, op(X) = X or X^T: A is m x k (ta 0)
  * or k x m (ta 1), B is k x n (tb 0) or n x k (tb 1). C is overwritten.
  * The _ref is the triple loop (accumulating in the element type);
- * tfk_cpu_sgemm/dgemm call OpenBLAS cblas_sgemm/dgemm, except small
+ * tfk_cpu_sgemm/dgemm call OpenBLAS's sgemm/dgemm, except small
  * float32 shapes with B not transposed, which take an AVX-512 kernel
  * where the CPU has one (see matmul.c). tfk_cpu_sgemm_mt is
  * tfk_cpu_sgemm splitting that kernel's rows over up to `threads`
@@ -136,6 +136,26 @@ void tfk_cpu_dgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		       const double *a, const double *b, double *c);
 void tfk_cpu_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		   const double *a, const double *b, double *c);
+
+/*
+ * OpenBLAS (blas.c), opened with dlopen on the first product that needs
+ * it, so that tools which never make one do not pay its load time and
+ * its spinning threads. tfk_cpu_blas_threads sets its thread count for
+ * large products (applied at load if not loaded yet; <= 0: OpenBLAS's
+ * default). tfk_cpu_blas_name loads it and says which library it is,
+ * NULL if none could be opened. tfk_blas_* are the row-major products
+ * with alpha 1 and beta 0 (split 0: on one thread); -1 when there is
+ * no library, and the caller computes it another way.
+ */
+void tfk_cpu_blas_threads(int n);
+const char *tfk_cpu_blas_name(void);
+int tfk_blas_sgemm(int ta, int tb, int m, int n, int k, const float *a,
+		   int lda, const float *b, int ldb, float *c, int ldc,
+		   int split);
+int tfk_blas_sgemv(int trans, int rows, int cols, const float *a, int lda,
+		   const float *x, float *y);
+int tfk_blas_dgemm(int ta, int tb, int m, int n, int k, const double *a,
+		   int lda, const double *b, int ldb, double *c, int ldc);
 
 /* Pooling, reductions, shape ops, comparisons (engineer POOL) ---------- */
 

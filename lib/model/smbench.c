@@ -35,6 +35,7 @@
 #include "graph/exec.h"
 #include "io/npy.h"
 #include "io/record.h"
+#include "kernels/cpu.h"
 #include "model/import.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -47,8 +48,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-void openblas_set_num_threads(int n);	/* OpenBLAS's cblas.h has it */
 
 static const char *dir;
 static const char *tag_set = "serve";
@@ -559,7 +558,7 @@ int tfk_model_bench_main(int argc, char **argv)
 		if (threads < 1)
 			threads = 1;
 	}
-	openblas_set_num_threads(1);
+	tfk_cpu_blas_threads(1);
 	eo.threads = (int)threads;
 	eo.seed = (uint64_t)seed;
 	rng = (uint64_t)seed;

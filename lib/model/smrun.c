@@ -40,6 +40,7 @@
 #include "io/npy.h"
 #include "io/out.h"
 #include "io/record.h"
+#include "kernels/cpu.h"
 #include "model/import.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -61,8 +62,6 @@ static const char *inputs_arg, *exprs_arg, *examples_arg, *records_arg;
 static const char *outdir;
 static int overwrite;
 static long threads;
-
-void openblas_set_num_threads(int n);	/* OpenBLAS's cblas.h has it */
 
 static const struct tfk_opt run_opts[] = {
 	TFK_OPT_STR(0, "dir", &dir, "DIR", "the SavedModel directory"),
@@ -645,7 +644,7 @@ int tfk_model_run_main(int argc, char **argv)
 	/* OpenBLAS splits a product differently with more threads, and the
 	 * sums round differently (seen: 2e-8 on the CNN's Dense); our own
 	 * kernels give the same bits at any -j, so they alone thread */
-	openblas_set_num_threads(1);
+	tfk_cpu_blas_threads(1);
 	eo.threads = (int)threads;
 	if (tfk_savedmodel_open(&sm, dir, &err))
 		return fail(&err);

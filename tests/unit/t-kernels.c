@@ -448,6 +448,10 @@ static void gemm(void)
 				free(da), free(db), free(d1), free(d2);
 			}
 	is_int(bad, 0, "OpenBLAS sgemm/dgemm vs triple loop, all transposes");
+	/* the products above went to a BLAS library, not the fallback */
+	ok(tfk_cpu_blas_name() && strstr(tfk_cpu_blas_name(), "openblas"),
+	   "OpenBLAS was loaded on first use (%s)",
+	   tfk_cpu_blas_name() ? tfk_cpu_blas_name() : "none");
 	tap_diag("max error / sum|ab|: float %.3g, double %.3g", worst,
 		 dworst);
 	{

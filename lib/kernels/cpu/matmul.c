@@ -1,11 +1,12 @@
 /*
  * matmul.c - MatMul: op def, shape inference, gradient, CPU kernel.
  *
- * The general path is OpenBLAS (cblas_sgemm/dgemm, row-major, transposes
- * passed through; one row through sgemv); the _ref triple loop is the
- * specification. OpenBLAS uses its own thread count (the tools set it
- * to --threads) for calls of 8 M multiply-adds and more, one thread
- * below (see MM_BLAS_MT).
+ * The general path is OpenBLAS (sgemm/dgemm through blas.c, which loads
+ * it on first use; row-major, transposes passed through; one row through
+ * sgemv); the _ref triple loop is the specification, and the fallback
+ * where no BLAS library can be opened. OpenBLAS uses its own thread
+ * count (the tools set it to --threads) for calls of 8 M multiply-adds
+ * and more, one thread below (see MM_BLAS_MT).
  *
  * Small-GEMM fast path (float32, B not transposed, n a multiple of 16,
  * B's k x 64 panel within L2): the shapes of a small MLP's step,
@@ -29,7 +30,6 @@
 #include "graph/graph.h"
 #include "util/pool.h"
 
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,26 +84,7 @@ void tfk_cpu_dgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
  * element's sum the same on any thread, so results do not change).
  */
 #define MM_BLAS_MT ((int64_t)1 << 23)
-int openblas_get_num_threads(void);	/* OpenBLAS's, not in every cblas.h */
-void openblas_set_num_threads(int n);
 
-/*
- * OpenBLAS (the pthread build) starts its threads when it is loaded and
- * they spin on sched_yield for about 0.1 s before they sleep: that much
- * CPU time per core in every tfk process, BLAS used or not. A tool of
- * a pipeline such as tfk-map -j 2 lost a sixth of its second core to
- * it. The threads are stopped as soon as we run (this constructor runs
- * after OpenBLAS's own); OpenBLAS starts them again by itself on the
- * first call that splits work, as it does after a fork. Weak: other
- * BLAS builds have no such function and need nothing.
- */
-void blas_thread_shutdown_(void) __attribute__((weak));
-
-__attribute__((constructor)) static void mm_blas_threads_stop(void)
-{
-	if (blas_thread_shutdown_)
-		blas_thread_shutdown_();
-}
 
 #define MM_MR 4			/* rows of a tile */
 #define MM_NV 4			/* 16-float vectors of a tile */
@@ -230,8 +211,6 @@ void tfk_cpu_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 void tfk_cpu_sgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		      const float *a, const float *b, float *c, int threads)
 {
-	int nt;
-
 	if (!m || !n)
 		return;
 	if (!k) {
@@ -242,25 +221,18 @@ void tfk_cpu_sgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		/* one row (batch-1 inference): sgemm would copy all of B
 		 * into its packed layout on every call, which costs more
 		 * than the product; a (1 x k) is the same bytes with ta */
-		if (tb)
-			cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k,
-				    1.0f, b, (int)k, a, 1, 0.0f, c, 1);
-		else
-			cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n,
-				    1.0f, b, (int)n, a, 1, 0.0f, c, 1);
+		if (!(tb ? tfk_blas_sgemv(0, (int)n, (int)k, b, (int)k, a, c) :
+		      tfk_blas_sgemv(1, (int)k, (int)n, b, (int)n, a, c)))
+			return;
+	} else if (sgemm_fast(ta, tb, m, n, k, a, b, c, threads)) {
+		return;
+	} else if (!tfk_blas_sgemm(ta, tb, (int)m, (int)n, (int)k, a,
+				   ta ? (int)m : (int)k, b,
+				   tb ? (int)k : (int)n, c, (int)n,
+				   m * n * k >= MM_BLAS_MT)) {
 		return;
 	}
-	if (sgemm_fast(ta, tb, m, n, k, a, b, c, threads))
-		return;
-	nt = openblas_get_num_threads();
-	if (nt > 1 && m * n * k < MM_BLAS_MT)
-		openblas_set_num_threads(1);
-	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-		    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-		    1.0f, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n,
-		    0.0f, c, (int)n);
-	if (nt > 1 && m * n * k < MM_BLAS_MT)
-		openblas_set_num_threads(nt);
+	tfk_cpu_sgemm_ref(ta, tb, m, n, k, a, b, c);	/* no BLAS library */
 }
 
 void tfk_cpu_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
@@ -272,10 +244,10 @@ void tfk_cpu_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		memset(c, 0, m * n * sizeof(*c));
 		return;
 	}
-	cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-		    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-		    1.0, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n,
-		    0.0, c, (int)n);
+	if (tfk_blas_dgemm(ta, tb, (int)m, (int)n, (int)k, a,
+			   ta ? (int)m : (int)k, b, tb ? (int)k : (int)n, c,
+			   (int)n))
+		tfk_cpu_dgemm_ref(ta, tb, m, n, k, a, b, c);
 }
 
 static int infer_matmul(struct tfk_infer_ctx *ic)

@@ -8,8 +8,9 @@
  * count (the tools set it to --threads) for calls of 8 M multiply-adds
  * and more, one thread below (see MM_BLAS_MT).
  *
- * Small-GEMM fast path (float32, B not transposed, n a multiple of 16,
- * B's k x 64 panel within L2): the shapes of a small MLP's step,
+ * Small-GEMM fast path (float32, B not transposed, n <= 1024, B's k x 64
+ * panel within L2 unless there are at most 4 rows; columns past the last
+ * multiple of 16 by masked loads): the shapes of a small MLP's step,
  * [32, 784] x [784, 128] forward and x^T dy = [784, 32] x [32, 128] for
  * the kernel's gradient. Debian's OpenBLAS runs its Haswell (AVX2)
  * kernels on this Zen 5 CPU and, at these sizes, spends a good part of
@@ -138,6 +139,36 @@ void mm_tile(const struct mm_job *jb, int64_t i, int64_t j, int mr, int nv)
 					 acc[r][v]);
 }
 
+/* The last columns j..n-1 (fewer than 16) of rows i..i+mr: mm_tile's
+ * loop with masked loads and stores, one FMA chain per element all the
+ * same. */
+static inline __attribute__((always_inline, target("avx512f")))
+void mm_tile_tail(const struct mm_job *jb, int64_t i, int64_t j, int mr)
+{
+	const int64_t m = jb->m, n = jb->n, k = jb->k;
+	const __mmask16 mask = (__mmask16)((1u << (n - j)) - 1);
+	const float *a = jb->a, *b = jb->b + j;
+	__m512 acc[MM_MR];
+	int64_t l;
+	int r;
+
+#pragma GCC unroll 4
+	for (r = 0; r < mr; r++)
+		acc[r] = _mm512_setzero_ps();
+	for (l = 0; l < k; l++, b += n) {
+		__m512 bv = _mm512_maskz_loadu_ps(mask, b);
+
+#pragma GCC unroll 4
+		for (r = 0; r < mr; r++)
+			acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(jb->ta ?
+				a[l * m + i + r] : a[(i + r) * k + l]), bv,
+				acc[r]);
+	}
+#pragma GCC unroll 4
+	for (r = 0; r < mr; r++)
+		_mm512_mask_storeu_ps(jb->c + (i + r) * n + j, mask, acc[r]);
+}
+
 #define MM_ROWS(nv) do {						\
 	if (mr == MM_MR)						\
 		mm_tile(jb, i, j, MM_MR, (nv));				\
@@ -162,8 +193,18 @@ void mm_rows(void *ctx, int64_t tb, int64_t te, int worker)
 
 		for (j = 0; j + 16 * MM_NV <= jb->n; j += 16 * MM_NV)
 			MM_ROWS(MM_NV);
-		for (; j < jb->n; j += 16)
+		for (; j + 16 <= jb->n; j += 16)
 			MM_ROWS(1);
+		if (j < jb->n) {
+			if (mr == MM_MR)
+				mm_tile_tail(jb, i, j, MM_MR);
+			else if (mr == 3)
+				mm_tile_tail(jb, i, j, 3);
+			else if (mr == 2)
+				mm_tile_tail(jb, i, j, 2);
+			else
+				mm_tile_tail(jb, i, j, 1);
+		}
 	}
 	(void)worker;
 }
@@ -186,7 +227,9 @@ static int sgemm_fast(int ta, int tb, int64_t m, int64_t n, int64_t k,
 #ifdef MM_X86
 	struct mm_job jb = { ta, m, n, k, a, b, c };
 
-	if (tb || n % 16 || n > MM_MAX_N || k > MM_MAX_K || !k ||
+	/* k bounds B's panel for its reuse by row tiles; a single tile
+	 * (batch-1 inference) reads B once whatever k */
+	if (tb || n > MM_MAX_N || (k > MM_MAX_K && m > MM_MR) || !k ||
 	    !mm_have_avx512())
 		return 0;
 	/* below ~1 M multiply-adds a second thread costs more to wake
@@ -217,15 +260,15 @@ void tfk_cpu_sgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		memset(c, 0, m * n * sizeof(*c));
 		return;
 	}
-	if (m == 1) {
+	if (sgemm_fast(ta, tb, m, n, k, a, b, c, threads)) {
+		return;
+	} else if (m == 1) {
 		/* one row (batch-1 inference): sgemm would copy all of B
 		 * into its packed layout on every call, which costs more
 		 * than the product; a (1 x k) is the same bytes with ta */
 		if (!(tb ? tfk_blas_sgemv(0, (int)n, (int)k, b, (int)k, a, c) :
 		      tfk_blas_sgemv(1, (int)k, (int)n, b, (int)n, a, c)))
 			return;
-	} else if (sgemm_fast(ta, tb, m, n, k, a, b, c, threads)) {
-		return;
 	} else if (!tfk_blas_sgemm(ta, tb, (int)m, (int)n, (int)k, a,
 				   ta ? (int)m : (int)k, b,
 				   tb ? (int)k : (int)n, c, (int)n,

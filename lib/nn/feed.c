@@ -29,6 +29,7 @@
 #include "io/in.h"
 #include "io/record.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -44,10 +45,12 @@ enum store {
 	ST_I8,
 	ST_F32_RAW,		/* one bytes value of little-endian float32 */
 	ST_F32,			/* float_list */
-	ST_I64			/* int64_list */
+	ST_I64,			/* int64_list */
+	ST_STR			/* bytes_list, one element per value:
+				 * (offset, length) into col->sbuf */
 };
 
-static const size_t store_size[] = { 0, 1, 1, 4, 4, 8 };
+static const size_t store_size[] = { 0, 1, 1, 4, 4, 8, 16 };
 
 struct col {
 	const char *input;	/* model input name (the model's) */
@@ -66,6 +69,7 @@ struct col {
 	uint8_t *data;		/* cap rows of numel * store_size[st] */
 	uint8_t *obuf;		/* batch output */
 	size_t ocap;		/* bytes */
+	struct tfk_buf sbuf;	/* ST_STR: the values' bytes */
 };
 
 struct tfk_feed {
@@ -121,6 +125,7 @@ static const char *store_name(enum store st)
 	case ST_I8: return "int8";
 	case ST_F32_RAW: case ST_F32: return "float32";
 	case ST_I64: return "int64";
+	case ST_STR: return "string";
 	default: return "?";
 	}
 }
@@ -131,6 +136,7 @@ static const char *store_kind(enum store st)
 	case ST_U8: case ST_I8: case ST_F32_RAW: return "bytes";
 	case ST_F32: return "float";
 	case ST_I64: return "int64";
+	case ST_STR: return "bytes";
 	default: return "?";
 	}
 }
@@ -160,6 +166,8 @@ static int parse_store(const char *s, enum store *st)
 		*st = ST_F32;
 	else if (!strcmp(s, "int64"))
 		*st = ST_I64;
+	else if (!strcmp(s, "string"))
+		*st = ST_STR;
 	else
 		return -1;
 	return 0;
@@ -434,7 +442,7 @@ int tfk_feed_new(struct tfk_feed **out, const struct tfk_spec *s,
 		}
 		if (c->out != TFK_DT_FLOAT && c->out != TFK_DT_DOUBLE &&
 		    c->out != TFK_DT_INT32 && c->out != TFK_DT_INT64 &&
-		    c->out != TFK_DT_UINT8) {
+		    c->out != TFK_DT_UINT8 && c->out != TFK_DT_STRING) {
 			rc = tfk_errf(err, TFK_EINVAL, "%s: model input %s: "
 				      "dtype %s cannot be fed from records",
 				      name, mi->name,
@@ -449,6 +457,17 @@ int tfk_feed_new(struct tfk_feed **out, const struct tfk_spec *s,
 			if (rc < 0)
 				goto fail;
 		}
+		/* string inputs take bytes values, one per element */
+		if (c->out == TFK_DT_STRING ? c->want != ST_NONE &&
+		    c->want != ST_STR : c->want == ST_STR) {
+			rc = tfk_errf(err, TFK_EINVAL, "%s: inputs.%s.dtype: "
+				      "%s values cannot feed the %s input %s",
+				      name, mi->name, store_name(c->want),
+				      tfk_dtype_name(c->out), mi->name);
+			goto fail;
+		}
+		if (c->out == TFK_DT_STRING)
+			c->want = ST_STR;
 		if (c->numel < 0) {
 			rc = tfk_errf(err, TFK_EINVAL, "%s: inputs.%s.shape: "
 				      "required: the input's shape has "
@@ -540,6 +559,7 @@ void tfk_feed_free(struct tfk_feed *f)
 		tfk_free(f->cols[i].feature);
 		tfk_free(f->cols[i].data);
 		tfk_free(f->cols[i].obuf);
+		tfk_buf_release(&f->cols[i].sbuf);
 	}
 	tfk_free(f->cols);
 	tfk_free(f->views);
@@ -810,7 +830,8 @@ static int decide_store(struct col *c, const struct tfk_feat *ft,
 
 	switch (ft->kind) {
 	case TFK_FEAT_BYTES:
-		st = c->want == ST_NONE ? ST_U8 :
+		st = c->want == ST_STR ? ST_STR :
+		     c->want == ST_NONE ? ST_U8 :
 		     c->want == ST_F32 ? ST_F32_RAW :
 		     c->want == ST_I64 ? ST_NONE : c->want;
 		break;
@@ -1088,6 +1109,25 @@ static int add_example(struct tfk_feed *f, const struct tfk_example *ex,
 				return count_error(c, ft->n, l, err);
 			tfk_feat_int64s(ft, (int64_t *)dst, ft->n);
 			break;
+		case ST_STR: {
+			uint64_t *sd = (uint64_t *)dst;
+			size_t j;
+
+			if (ft->kind != TFK_FEAT_BYTES)
+				goto kind;
+			if ((int64_t)ft->n != c->numel)
+				return count_error(c, ft->n, l, err);
+			for (j = 0; j < ft->n; j++) {
+				tfk_feat_bytes_next(ft, &it, &p, &len);
+				sd[2 * j] = c->sbuf.len;
+				sd[2 * j + 1] = len;
+				tfk_buf_add(&c->sbuf, p, len);
+				if (!tfk_buf_ok(&c->sbuf))
+					return tfk_errf(err, TFK_ENOMEM,
+							"out of memory");
+			}
+			break;
+		}
 		default:
 			break;
 		}
@@ -1212,7 +1252,11 @@ size_t tfk_feed_bytes(const struct tfk_feed *f)
 
 void tfk_feed_clear(struct tfk_feed *f)
 {
+	int i;
+
 	f->rows = 0;
+	for (i = 0; i < f->n_cols; i++)
+		f->cols[i].sbuf.len = 0;
 }
 
 void tfk_feed_shift(struct tfk_feed *f, size_t n)
@@ -1221,7 +1265,7 @@ void tfk_feed_shift(struct tfk_feed *f, size_t n)
 	int i;
 
 	if (n >= f->rows) {
-		f->rows = 0;
+		tfk_feed_clear(f);
 		return;
 	}
 	rest = f->rows - n;
@@ -1333,6 +1377,18 @@ static void convert_row(const struct col *c, const uint8_t *src, void *dst)
 				   ((const float *)src)[j];
 
 			d[j] = v * c->scale + c->offset;
+		}
+		break;
+	}
+	case TFK_DT_STRING: {
+		/* views of the stored bytes (valid until the next add) */
+		const uint64_t *s = (const uint64_t *)src;
+		struct tfk_str *d = dst;
+
+		for (j = 0; j < n; j++) {
+			d[j].ptr = s[2 * j + 1] ? (const char *)c->sbuf.data +
+				   s[2 * j] : NULL;
+			d[j].len = (size_t)s[2 * j + 1];
 		}
 		break;
 	}

@@ -17,9 +17,12 @@
  *   dtype    how the feature's values are stored: "uint8" or "int8"
  *            (one raw byte per element of a single bytes value), "float32"
  *            (a float_list, or a single bytes value of little-endian
- *            float32s), "int64" (an int64_list). Default: the schema
- *            sidecar's "dtype" for a bytes feature, else by the kind of
- *            the feature in the first record (bytes: uint8).
+ *            float32s), "int64" (an int64_list), "string" (a
+ *            bytes_list, one value per element: the only storage, and
+ *            the default, of a string input, e.g. for StringLookup).
+ *            Default: the schema sidecar's "dtype" for a bytes
+ *            feature, else by the kind of the feature in the first
+ *            record (bytes: uint8).
  *   shape    the shape of one record's values (a check: its element
  *            count must be the input's). Default: the input's shape.
  *            Values are reshaped to the input's shape (row-major), as

@@ -492,9 +492,10 @@ static int parse_input(struct kctx *c, struct klayer *l)
 	if (d && (!json_is_string(d) ||
 		  tfk_dtype_parse(json_string_value(d), &l->dtype) ||
 		  !(l->dtype == TFK_DT_FLOAT || l->dtype == TFK_DT_UINT8 ||
-		    l->dtype == TFK_DT_INT32 || l->dtype == TFK_DT_INT64)))
+		    l->dtype == TFK_DT_INT32 || l->dtype == TFK_DT_INT64 ||
+		    l->dtype == TFK_DT_STRING)))
 		return kcfg_bad(c, l, "dtype", "expected float32, uint8, "
-				"int32 or int64");
+				"int32, int64 or string");
 	return 0;
 }
 
@@ -1424,6 +1425,13 @@ static const struct klayer_class classes[] = {
 	/* their keys are checked by preprocess.c */
 	{ "Rescaling", NULL, parse_none, NULL, apply_prep, KL_SHARED },
 	{ "Normalization", NULL, parse_none, NULL, apply_prep, KL_SHARED },
+	/* preplayers.c (keys checked by preprocess.c) */
+	{ "StringLookup", NULL, parse_none, NULL, tfk_keras_prep_apply,
+	  KL_SHARED },
+	{ "IntegerLookup", NULL, parse_none, NULL, tfk_keras_prep_apply,
+	  KL_SHARED },
+	{ "TextVectorization", NULL, parse_none, NULL, tfk_keras_prep_apply,
+	  KL_SHARED },
 };
 
 const struct klayer_class *tfk_keras_class(const char *cls)

@@ -2023,9 +2023,14 @@ int tfk_prep_layer_add(struct tfk_graph *g, const struct json_t *obj,
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	rc = parse_layer(&cx, &l, view, 1);
 	json_decref(view);
-	if (!rc && l.kind != L_RESCALE && l.kind != L_NORM)
-		rc = bad(&cx, l.path, NULL, "only Rescaling and Normalization "
-			 "work inside a model; image layers run in tfk-map");
+	/* the categorical ones through nn/preplayers.c */
+	if (!rc && l.kind != L_RESCALE && l.kind != L_NORM &&
+	    l.kind != L_SLOOK && l.kind != L_ILOOK && l.kind != L_HASH &&
+	    l.kind != L_DISC)
+		rc = bad(&cx, l.path, NULL, "only Rescaling, Normalization, "
+			 "StringLookup, IntegerLookup, Hashing and "
+			 "Discretization work inside a model; image layers "
+			 "run in tfk-map");
 	if (!rc) {
 		rc = add_layer(g, &l, x, err);
 		if (rc)

@@ -26,8 +26,23 @@
  *    per-epoch warnings.
  * At the end --out also holds the trained model as a SavedModel
  * (saved_model.pb, variables/, assets.extra/tfkit_spec.json: see
- * model/savedmodel.h); a model with ops TensorFlow lacks is not
- * exported, with a warning (its checkpoints are complete).
+ * model/savedmodel.h) with the final training state beside it in
+ * assets.extra/tfkit_train.* (a checkpoint as ckpt.h's, written before
+ * saved_model.pb); a model with ops TensorFlow lacks is not exported,
+ * with a warning (its checkpoints are complete). --resume in a
+ * directory holding only such a SavedModel (a copied export) continues
+ * from that state.
+ * Fine-tuning, as keras.models.load_model(DIR) + fit(): --init-from
+ * DIR takes the weights from DIR/variables/ (exactly the spec model's
+ * variables, by name, dtype and shape; anything else is an error
+ * naming the variable), and the optimizer's slots and step count from
+ * DIR's training state when the optimizer (class and whole config, as
+ * Keras' get_config) is the same; otherwise, or with --reset-optimizer,
+ * a fresh optimizer, with a note. Epochs, history and callbacks start
+ * anew. SPEC may be omitted: a first argument not ending in ".json" is
+ * data, and the spec is DIR/assets.extra/tfkit_spec.json (--set still
+ * applies). With --resume too, a checkpoint in --out wins, so rerunning
+ * a killed fine-tuning command continues it.
  * Progress goes to stderr in Keras' format: a bar with ETA on a
  * terminal, one line per epoch otherwise; --json prints the History
  * on stdout.
@@ -60,10 +75,11 @@
 #include <unistd.h>
 
 static struct tfk_strlist train_files, val_files, sets;
-static const char *out_dir, *logdir, *nan_policy = "stop";
+static const char *out_dir, *logdir, *nan_policy = "stop", *init_from;
 static uint64_t seed;
 static long threads;
 static int resume, json_out, quiet, force_progress, histograms;
+static int reset_optimizer;
 
 static int opt_seed(const char *arg, void *value)
 {
@@ -92,7 +108,15 @@ static const struct tfk_opt opts[] = {
 		     "override a spec value, e.g. fit.batch_size=64 "
 		     "(repeatable)"),
 	TFK_OPT_FLAG(0, "resume", &resume,
-		     "continue from the latest checkpoint in --out"),
+		     "continue from the latest checkpoint in --out (or the "
+		     "SavedModel there)"),
+	TFK_OPT_STR(0, "init-from", &init_from, "SAVED_MODEL_DIR",
+		    "fine-tune: start from the weights (and optimizer state) "
+		    "of a SavedModel tfk-train wrote; SPEC defaults to its "
+		    "assets.extra/tfkit_spec.json"),
+	TFK_OPT_FLAG(0, "reset-optimizer", &reset_optimizer,
+		     "with --init-from: a fresh optimizer, not the saved "
+		     "one"),
 	TFK_OPT_LONG('j', "threads", &threads, "N",
 		     "kernel threads (default: all CPUs)"),
 	TFK_OPT_FLAG(0, "json", &json_out,
@@ -114,7 +138,8 @@ static const struct tfk_cmd cmd = {
 	"train a Keras model (spec: model.to_json() + compile/fit) on "
 	"TFRecord data",
 	"tfk-idx train-images train-labels | tfk-train mlp.spec.json "
-	"--out run1 --val test.tfrecord",
+	"--out run1 --val test.tfrecord; tfk-train --init-from run1 --out "
+	"run2 --set fit.epochs=2 more.tfrecord",
 };
 
 #define KEEP 5			/* checkpoints kept, as CheckpointManager */
@@ -288,6 +313,20 @@ static int stream_fill(struct run *r, size_t bs, size_t *n)
 
 /* Checkpoints ------------------------------------------------------------ */
 
+/* The optimizer as Keras' serialize() gives it: what --init-from
+ * compares to decide whether the saved slots fit. */
+static json_t *optim_json(const struct tfk_optim *o)
+{
+	json_t *j = json_object();
+
+	if (j) {
+		json_object_set_new(j, "class_name",
+				    json_string(tfk_optim_name(o)));
+		json_object_set_new(j, "config", tfk_optim_config(o));
+	}
+	return j;
+}
+
 static json_t *state_json(struct run *r)
 {
 	json_t *s = json_object(), *spec;
@@ -306,6 +345,7 @@ static json_t *state_json(struct run *r)
 	json_object_set_new(s, "epoch", json_integer(r->epochs_done));
 	json_object_set_new(s, "iterations",
 			    json_integer(tfk_optim_iterations(r->opt)));
+	json_object_set_new(s, "optimizer", optim_json(r->opt));
 	json_object_set_new(s, "learning_rate", r->env.lr_set ?
 			    json_real(r->env.lr) : json_null());
 	json_object_set_new(s, "seed", json_string(sd));
@@ -395,6 +435,20 @@ static int restore(struct run *r, int64_t *start)
 	*start = 0;
 	rc = tfk_ckpt_latest(out_dir, prefix, sizeof(prefix), &err);
 	if (rc == TFK_ENOTFOUND) {
+		/* a SavedModel we exported (a copy holds no ckpt-N) */
+		snprintf(prefix, sizeof(prefix), "%s/%s.index", out_dir,
+			 TFK_CKPT_IN_SAVEDMODEL);
+		if (!access(prefix, F_OK)) {
+			tfk_err_clear(&err);
+			snprintf(prefix, sizeof(prefix), "%s/%s", out_dir,
+				 TFK_CKPT_IN_SAVEDMODEL);
+			rc = 0;
+		}
+	}
+	if (rc == TFK_ENOTFOUND) {
+		tfk_err_clear(&err);
+		if (init_from)
+			return 1;
 		if (!quiet)
 			tfk_cli_warn("%s: no checkpoint to resume; starting "
 				     "at epoch 1", out_dir);
@@ -441,6 +495,117 @@ static int restore(struct run *r, int64_t *start)
 	r->env.resumed = 1;
 	json_decref(st);
 	return 0;
+}
+
+/* Fine-tuning ------------------------------------------------------------ */
+
+/* Did the run that saved state use this optimizer? 1 yes, 0 no (what
+ * differs into why[0..n): the class, or the first config key). */
+static int same_optimizer(struct run *r, json_t *st, char *why, size_t n)
+{
+	json_t *have = optim_json(r->opt), *saved = json_object_get(st,
+								     "optimizer");
+	json_t *hc = json_object_get(have, "config");
+	json_t *sc = json_object_get(saved, "config");
+	const char *hn = json_string_value(json_object_get(have, "class_name"));
+	const char *sn = json_string_value(json_object_get(saved,
+							    "class_name"));
+	const char *k;
+	json_t *v;
+	int same = saved && have && json_equal(have, saved);
+
+	if (same) {
+		json_decref(have);
+		return 1;
+	}
+	snprintf(why, n, "no optimizer in the saved state");
+	if (sn && hn && strcmp(sn, hn))
+		snprintf(why, n, "saved %s, now %s", sn, hn);
+	else if (json_is_object(sc) && json_is_object(hc)) {
+		json_object_foreach(hc, k, v) {
+			json_t *w = json_object_get(sc, k);
+			char *a, *b;
+
+			if (w && json_equal(v, w))
+				continue;
+			a = w ? json_dumps(w, JSON_ENCODE_ANY |
+					   JSON_REAL_PRECISION(9)) : NULL;
+			b = json_dumps(v, JSON_ENCODE_ANY |
+				       JSON_REAL_PRECISION(9));
+			snprintf(why, n, "%s %s: saved %.100s, now %.100s",
+				 hn, k, a ? a : "none", b ? b : "?");
+			free(a);	/* jansson's allocator */
+			free(b);
+			break;
+		}
+	}
+	json_decref(have);
+	return 0;
+}
+
+/*
+ * --init-from DIR: the weights from DIR/variables/ (exactly the
+ * model's), then the optimizer's slots and step count from DIR's
+ * training state when it was the same optimizer (else a fresh one, and
+ * a note). The run itself starts at epoch 1, as a new fit() would.
+ */
+static int init_weights(struct run *r)
+{
+	char prefix[4200], why[700];
+	json_t *st = NULL;
+	int rc;
+
+	snprintf(prefix, sizeof(prefix), "%s/variables/variables.index",
+		 init_from);
+	if (tfk_graph_n_variables(r->m->g) && access(prefix, F_OK))
+		return tfk_errf(&err, TFK_EIO, "%s: no variables/variables."
+				"index: not a SavedModel with weights",
+				init_from);
+	snprintf(prefix, sizeof(prefix), "%s/variables/variables", init_from);
+	if (tfk_graph_n_variables(r->m->g)) {
+		rc = tfk_ckpt_restore_vars(prefix, r->m->g, &err);
+		if (rc) {
+			tfk_err_prefix(&err, "--init-from");
+			return rc;
+		}
+	}
+	if (reset_optimizer)
+		return 0;
+	snprintf(prefix, sizeof(prefix), "%s/%s.index", init_from,
+		 TFK_CKPT_IN_SAVEDMODEL);
+	if (access(prefix, F_OK)) {
+		if (!quiet)
+			tfk_cli_warn("%s: no training state in assets.extra/; "
+				     "starting a fresh optimizer", init_from);
+		return 0;
+	}
+	snprintf(prefix, sizeof(prefix), "%s/%s", init_from,
+		 TFK_CKPT_IN_SAVEDMODEL);
+	rc = tfk_ckpt_read_state(prefix, &st, &err);
+	if (rc)
+		return rc;
+	if (!json_is_integer(json_object_get(st, "iterations")) ||
+	    json_integer_value(json_object_get(st, "iterations")) < 0) {
+		json_decref(st);
+		return tfk_errf(&err, TFK_ECORRUPT, "%s.json: not a tfk-train "
+				"checkpoint state", prefix);
+	}
+	if (!same_optimizer(r, st, why, sizeof(why))) {
+		if (!quiet)
+			tfk_cli_warn("%s: optimizer state not used (%s); "
+				     "starting a fresh optimizer", init_from,
+				     why);
+		json_decref(st);
+		return 0;
+	}
+	rc = tfk_ckpt_restore_slots(prefix, r->m->g, r->opt,
+				    tfk_trainer_n_opt(r->tr),
+				    tfk_trainer_opt_vars(r->tr), &err);
+	if (!rc)
+		tfk_optim_set_iterations(r->opt, json_integer_value(
+			json_object_get(st, "iterations")));
+	json_decref(st);
+	return rc;
 }
 
 /* The loop ------------------------------------------------------------- */
@@ -648,8 +813,11 @@ static int fit(struct run *r)
 	int64_t start = 0;
 	int nk, rc;
 
-	if (resume) {
-		rc = restore(r, &start);
+	rc = resume ? restore(r, &start) : 1;
+	if (rc < 0)
+		return rc;
+	if (rc == 1 && init_from) {
+		rc = init_weights(r);
 		if (rc)
 			return rc;
 	}
@@ -695,6 +863,15 @@ static int fit(struct run *r)
 	return tfk_callbacks_train_end(r->cbs, &r->env, &err);
 }
 
+/* The training state next to the SavedModel (nn/ckpt.h). */
+static int export_state(void *ctx, const char *extra_dir, struct tfk_err *e)
+{
+	char prefix[4200];
+
+	snprintf(prefix, sizeof(prefix), "%s/tfkit_train", extra_dir);
+	return save_prefix(ctx, prefix, e);
+}
+
 /* The trained model as a SavedModel in --out. */
 static int export_model(struct run *r)
 {
@@ -703,7 +880,8 @@ static int export_model(struct run *r)
 
 	if (!spec)
 		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
-	rc = tfk_savedmodel_write(out_dir, r->m, spec, &err);
+	rc = tfk_savedmodel_write_extra(out_dir, r->m, spec, export_state, r,
+					&err);
 	tfk_free(spec);
 	if (rc == TFK_EINVAL) {
 		tfk_cli_warn("%s: no SavedModel written: %s", out_dir, err.msg);
@@ -984,15 +1162,36 @@ static void teardown(struct run *r)
 	json_decref(r->epochs);
 }
 
+/* Is s a name ending in ".json" (a spec, not records)? */
+static int has_json_suffix(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	return n > 5 && !strcmp(s + n - 5, ".json");
+}
+
 int main(int argc, char **argv)
 {
 	struct run r;
-	int rc;
+	int rc, first = 1;
+	const char *spec;
+	static char saved_spec[4200];
+	struct stat st;
 
 	memset(&r, 0, sizeof(r));
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
-	if (argc < 1)
+	spec = argc ? argv[0] : NULL;
+	if (init_from && !has_json_suffix(spec)) {
+		/* SPEC omitted: the one the SavedModel was trained with */
+		snprintf(saved_spec, sizeof(saved_spec),
+			 "%s/assets.extra/tfkit_spec.json", init_from);
+		spec = saved_spec;
+		first = 0;
+	}
+	if (!spec)
 		tfk_cli_usage_error("no SPEC given");
+	if (reset_optimizer && !init_from)
+		tfk_cli_usage_error("--reset-optimizer needs --init-from");
 	if (!out_dir)
 		tfk_cli_usage_error("--out DIR is required");
 	if (strcmp(nan_policy, "stop") && strcmp(nan_policy, "skip"))
@@ -1005,7 +1204,7 @@ int main(int argc, char **argv)
 		if (threads < 1)
 			threads = 1;
 	}
-	for (int i = 1; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		const char **v = realloc(train_files.v, (train_files.n + 1) *
 					 sizeof(*v));
 
@@ -1017,7 +1216,13 @@ int main(int argc, char **argv)
 		train_files.v = v;
 	}
 	tfk_cpu_blas_threads((int)threads);
-	rc = setup(&r, argv[0]);
+	errno = 0;
+	if (init_from && (stat(init_from, &st) || !S_ISDIR(st.st_mode))) {
+		tfk_errf(&err, TFK_EIO, "--init-from %s: %s", init_from,
+			 errno ? strerror(errno) : "not a directory");
+		return tfk_cli_fail(&err);
+	}
+	rc = setup(&r, spec);
 	if (!rc)
 		rc = fit(&r);
 	if (!rc)

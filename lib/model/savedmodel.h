@@ -197,6 +197,20 @@ struct tfk_model;
 int tfk_savedmodel_write(const char *dir, const struct tfk_model *m,
 			 const char *spec_json, struct tfk_err *err);
 
+/*
+ * tfk_savedmodel_write with a hook: extra(ctx, "DIR/assets.extra", err)
+ * runs after variables/ and tfkit_spec.json are written and before
+ * saved_model.pb, to add files of its own to assets.extra/ (created
+ * for it), each atomically. Its error fails the export (saved_model.pb
+ * is then not written). extra NULL: tfk_savedmodel_write.
+ */
+typedef int (*tfk_savedmodel_extra_fn)(void *ctx, const char *extra_dir,
+				       struct tfk_err *err);
+int tfk_savedmodel_write_extra(const char *dir, const struct tfk_model *m,
+			       const char *spec_json,
+			       tfk_savedmodel_extra_fn extra, void *ctx,
+			       struct tfk_err *err);
+
 /* The saved_model.pb bytes tfk_savedmodel_write would write, into
  * *data (tfk_free it) and *n. Same errors, no files. */
 int tfk_savedmodel_pack(const struct tfk_model *m, void **data, size_t *n,

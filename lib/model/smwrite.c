@@ -37,9 +37,11 @@
  * The protobuf tree is built with protobuf-c from the formats/ protos on a
  * private allocation list freed in one go; packing it gives the bytes.
  * Files: variables/ first (tfk_bundle_write, atomic), then
- * assets.extra/tfkit_spec.json, then saved_model.pb last through
- * tfk_out (temporary + rename), so a saved_model.pb never appears
- * before the variables it restores.
+ * assets.extra/tfkit_spec.json, then what the caller's extra hook
+ * writes there (tfk-train: the training checkpoint tfkit_train.*, see
+ * nn/ckpt.h), then saved_model.pb last through tfk_out (temporary +
+ * rename), so a saved_model.pb never appears before the variables it
+ * restores nor before the training state that belongs with them.
  */
 #include "model/savedmodel.h"
 
@@ -1277,6 +1279,14 @@ static int write_file(const char *path, const void *p, size_t n,
 int tfk_savedmodel_write(const char *dir, const struct tfk_model *m,
 			 const char *spec_json, struct tfk_err *err)
 {
+	return tfk_savedmodel_write_extra(dir, m, spec_json, NULL, NULL, err);
+}
+
+int tfk_savedmodel_write_extra(const char *dir, const struct tfk_model *m,
+			       const char *spec_json,
+			       tfk_savedmodel_extra_fn extra, void *ctx,
+			       struct tfk_err *err)
+{
 	struct var_ref *vars = NULL;
 	const char **keys = NULL;
 	const struct tfk_tensor **ts = NULL;
@@ -1309,13 +1319,17 @@ int tfk_savedmodel_write(const char *dir, const struct tfk_model *m,
 	} else if (!rc) {
 		rc = tfk_mkdirs(dir, err);
 	}
-	if (!rc && spec_json) {
+	if (!rc && (spec_json || extra)) {
 		snprintf(path, len, "%s/assets.extra", dir);
 		rc = tfk_mkdirs(path, err);
+	}
+	if (!rc && spec_json) {
 		snprintf(path, len, "%s/assets.extra/tfkit_spec.json", dir);
-		if (!rc)
-			rc = write_file(path, spec_json, strlen(spec_json),
-					err);
+		rc = write_file(path, spec_json, strlen(spec_json), err);
+	}
+	if (!rc && extra) {
+		snprintf(path, len, "%s/assets.extra", dir);
+		rc = extra(ctx, path, err);
 	}
 	if (!rc) {
 		snprintf(path, len, "%s/saved_model.pb", dir);

@@ -160,19 +160,51 @@ static int read_match(struct tfk_bundle *b, const char *prefix,
 	return 0;
 }
 
-int tfk_ckpt_restore(const char *prefix, struct tfk_graph *g,
-		     struct tfk_optim *o, int n_opt, const int *opt_var,
-		     struct tfk_err *err)
+/* Is key one of g's variables? */
+static int is_var(struct tfk_graph *g, const char *key)
 {
-	int nv = tfk_graph_n_variables(g), ns = 0, i, rc;
+	for (int i = 0; i < tfk_graph_n_variables(g); i++) {
+		const char *name;
+
+		tfk_graph_var_at(g, i, &name);
+		if (!strcmp(name, key))
+			return 1;
+	}
+	return 0;
+}
+
+enum { R_VARS = 1, R_SLOTS = 2, R_EXACT = 4 };
+
+/* The restores below: R_VARS the variables, R_SLOTS the optimizer's
+ * slots, R_EXACT: no bundle key beyond the variables. */
+static int restore(const char *prefix, struct tfk_graph *g,
+		   struct tfk_optim *o, int n_opt, const int *opt_var,
+		   int what, struct tfk_err *err)
+{
+	int nv = (what & R_VARS) ? tfk_graph_n_variables(g) : 0;
+	int ns = 0, i, rc;
 	struct tfk_bundle *b = NULL;
 	struct tfk_tensor *vt = NULL, *st = NULL;
 	struct tfk_tensor **vars = NULL;
 	char *key = NULL;
 
+	if (!(what & R_SLOTS))
+		o = NULL;
 	rc = tfk_bundle_open(&b, prefix, err);
 	if (rc)
 		return rc;
+	if (what & R_EXACT) {
+		for (i = 0; i < tfk_bundle_n(b); i++) {
+			const char *k = tfk_bundle_key(b, i);
+
+			if (!is_var(g, k)) {
+				rc = tfk_errf(err, TFK_EINVAL, "%s.index: "
+					      "variable '%s' is not in the "
+					      "model", prefix, k);
+				goto out;
+			}
+		}
+	}
 	rc = TFK_ENOMEM;
 	vt = tfk_calloc((size_t)nv + 1, sizeof(*vt));
 	if (!vt)
@@ -182,6 +214,9 @@ int tfk_ckpt_restore(const char *prefix, struct tfk_graph *g,
 		struct tfk_tensor *v = tfk_graph_var_at(g, i, &name);
 
 		rc = read_match(b, prefix, name, v, &vt[i], err);
+		if (rc == TFK_ENOTFOUND && (what & R_EXACT))
+			tfk_errf(err, rc, "%s.index: the model's variable "
+				 "'%s' is missing", prefix, name);
 		if (rc)
 			goto out;
 	}
@@ -246,6 +281,26 @@ out:
 	tfk_free(key);
 	tfk_bundle_close(b);
 	return rc;
+}
+
+int tfk_ckpt_restore(const char *prefix, struct tfk_graph *g,
+		     struct tfk_optim *o, int n_opt, const int *opt_var,
+		     struct tfk_err *err)
+{
+	return restore(prefix, g, o, n_opt, opt_var, R_VARS | R_SLOTS, err);
+}
+
+int tfk_ckpt_restore_vars(const char *prefix, struct tfk_graph *g,
+			  struct tfk_err *err)
+{
+	return restore(prefix, g, NULL, 0, NULL, R_VARS | R_EXACT, err);
+}
+
+int tfk_ckpt_restore_slots(const char *prefix, struct tfk_graph *g,
+			   struct tfk_optim *o, int n_opt, const int *opt_var,
+			   struct tfk_err *err)
+{
+	return restore(prefix, g, o, n_opt, opt_var, R_SLOTS, err);
 }
 
 int tfk_ckpt_set_latest(const char *dir, const char *name,

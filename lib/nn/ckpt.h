@@ -23,6 +23,11 @@
  *   all_model_checkpoint_paths: "ckpt-3"
  * Older checkpoints beyond max_to_keep are removed after the pointer
  * moved on, as tf.train.CheckpointManager does.
+ *
+ * A SavedModel tfk-train exported holds one more checkpoint of this
+ * form, DIR/assets.extra/tfkit_train.{index,data-00000-of-00001,json}
+ * (TFK_CKPT_IN_SAVEDMODEL): the state at the end of the run, from
+ * which --resume and --init-from continue.
  */
 #ifndef TFK_CKPT_H
 #define TFK_CKPT_H
@@ -34,6 +39,9 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The training checkpoint's prefix inside a SavedModel directory. */
+#define TFK_CKPT_IN_SAVEDMODEL "assets.extra/tfkit_train"
 
 /*
  * Write PREFIX.{data-00000-of-00001,index,json}: every variable of g,
@@ -63,6 +71,26 @@ int tfk_ckpt_read_state(const char *prefix, json_t **state,
 int tfk_ckpt_restore(const char *prefix, struct tfk_graph *g,
 		     struct tfk_optim *o, int n_opt, const int *opt_var,
 		     struct tfk_err *err);
+
+/*
+ * Only the variables, and exactly them: every variable of g from the
+ * bundle at PREFIX (a SavedModel's DIR/variables/variables), which must
+ * hold no other key. Errors name the variable: "PREFIX.index: the
+ * model's variable 'dense/kernel' is missing", "PREFIX.index: variable
+ * 'dense_9/kernel' is not in the model", a dtype/shape mismatch as
+ * tfk_ckpt_restore. g is unchanged on failure.
+ */
+int tfk_ckpt_restore_vars(const char *prefix, struct tfk_graph *g,
+			  struct tfk_err *err);
+
+/*
+ * Only the optimizer's slots (made, then filled from
+ * "optimizer/<var>/<slot>"; arguments as tfk_ckpt_restore); the
+ * variables are not touched. On failure the slots may be zeros.
+ */
+int tfk_ckpt_restore_slots(const char *prefix, struct tfk_graph *g,
+			   struct tfk_optim *o, int n_opt, const int *opt_var,
+			   struct tfk_err *err);
 
 /*
  * Point DIR/checkpoint at name ("ckpt-3", relative to dir), listing

@@ -110,7 +110,7 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "resume", &resume,
 		     "continue from the latest checkpoint in --out (or the "
 		     "SavedModel there)"),
-	TFK_OPT_STR(0, "init-from", &init_from, "SAVED_MODEL_DIR",
+	TFK_OPT_STR(0, "init-from", &init_from, "DIR",
 		    "fine-tune: start from the weights (and optimizer state) "
 		    "of a SavedModel tfk-train wrote; SPEC defaults to its "
 		    "assets.extra/tfkit_spec.json"),

@@ -1384,46 +1384,16 @@ static int calibrate(struct conv *c, const struct tfk_import *imp,
 		     const char *dir, const char *rep, long n_max,
 		     float *mn, float *mx)
 {
-	struct tfk_spec *spec = NULL;
-	struct tfk_model *m = NULL;
-	struct tfk_feed *f = NULL;
-	struct tfk_feed_opts fo;
-	struct tfk_feed_batch fb;
+	struct tfk_tfl_records r;
 	struct tfk_exec *x = NULL;
 	const char **fetch = NULL, **feed = NULL;
 	const struct tfk_tensor **got = NULL;
 	struct tfk_tensor *fv = NULL;
 	int *ti = NULL, n_fetch = 0, k, j, rc;
-	size_t rows;
-	char *path;
 
-	path = tfk_malloc(strlen(dir) + 40);
-	if (!path)
-		return oom(c);
-	sprintf(path, "%s/assets.extra/tfkit_spec.json", dir);
-	rc = tfk_spec_load(&spec, path, c->err);
-	tfk_free(path);
-	if (rc) {
-		tfk_err_prefix(c->err, "calibration needs the training spec "
-			       "tfk-train saves");
-		goto out;
-	}
-	if ((rc = tfk_keras_build(tfk_spec_get(spec, "model"), "spec: model",
-				  0, &m, c->err)))
-		goto out;
-	memset(&fo, 0, sizeof(fo));
-	if ((rc = tfk_feed_new(&f, spec, m, &fo, c->err)) ||
-	    (rc = tfk_feed_add_file(f, rep, c->err)))
-		goto out;
-	rows = tfk_feed_rows(f);
-	if (!rows) {
-		rc = tfk_errf(c->err, TFK_EINVAL, "%s: no records", rep);
-		goto out;
-	}
-	if (n_max > 0 && rows > (size_t)n_max)
-		rows = (size_t)n_max;
-	if ((rc = tfk_feed_batch(f, NULL, 0, rows, &fb, c->err)))
-		goto out;
+	if ((rc = tfk_tfl_records_read(&r, dir, rep, n_max, NULL,
+					   "calibration", c->err)))
+		return rc;
 	fetch = tfk_calloc((size_t)c->n_t + 1, sizeof(*fetch));
 	ti = tfk_calloc((size_t)c->n_t + 1, sizeof(*ti));
 	got = tfk_calloc((size_t)c->n_t + 1, sizeof(*got));
@@ -1439,17 +1409,20 @@ static int calibrate(struct conv *c, const struct tfk_import *imp,
 			fetch[n_fetch++] = c->t[k].name;
 		}
 	for (j = 0; j < imp->n_feeds; j++) {
-		for (k = 0; k < m->n_inputs; k++)
-			if (!strcmp(m->inputs[k].name, imp->feeds[j].key))
+		for (k = 0; k < r.n_inputs; k++)
+			if (!strcmp(r.keys[k], imp->feeds[j].key))
 				break;
-		if (k == m->n_inputs) {
+		if (k == r.n_inputs) {
 			rc = tfk_errf(c->err, TFK_EINVAL, "input '%s' is not "
 				      "an input of the training spec's model",
 				      imp->feeds[j].key);
 			goto out;
 		}
 		feed[j] = imp->feeds[j].node;
-		fv[j] = fb.inputs[k];
+		fv[j] = r.inputs[k];
+		fv[j].owner = TFK_OWN_BORROWED;
+		fv[j].strs = NULL;
+		memset(&fv[j].quant, 0, sizeof(fv[j].quant));
 	}
 	if ((rc = tfk_exec_new(&x, imp->g, feed, imp->n_feeds, fetch,
 			       n_fetch, NULL, c->err)) ||
@@ -1476,9 +1449,7 @@ out:
 	tfk_free(got);
 	tfk_free(feed);
 	tfk_free(fv);
-	tfk_feed_free(f);
-	tfk_model_free(m);
-	tfk_spec_free(spec);
+	tfk_tfl_records_release(&r);
 	return rc;
 }
 
@@ -1844,8 +1815,9 @@ static void conv_release(struct conv *c)
 }
 
 /*
- * Convert imp into a flatbuffer written to out_path. 0 or < 0 with err
- * set (node-level messages; the caller prefixes the model).
+ * Convert imp into a flatbuffer written to out_path (NULL: appended to
+ * mem instead). 0 or < 0 with err set (node-level messages; the caller
+ * prefixes the model).
  */
 struct int8_opts {
 	const char *dir;	/* the SavedModel (its training spec) */
@@ -1856,7 +1828,7 @@ struct int8_opts {
 
 static int convert(const struct tfk_import *imp, int quant,
 		   const struct int8_opts *q8, const char *out_path,
-		   size_t *out_size, struct tfk_err *err)
+		   struct tfk_buf *mem, size_t *out_size, struct tfk_err *err)
 {
 	float *mn = NULL, *mx = NULL;
 	struct conv c;
@@ -1958,7 +1930,13 @@ static int convert(const struct tfk_import *imp, int quant,
 	if ((rc = write_model(&c, ins, imp->n_feeds, outs, imp->n_fetches,
 			      &b, &p, &n)))
 		goto out;
-	if ((rc = tfk_out_open(&o, out_path, TFK_COMP_NONE, err)) ||
+	if (!out_path) {
+		tfk_buf_add(mem, p, n);
+		if (!tfk_buf_ok(mem)) {
+			rc = oom(&c);
+			goto out;
+		}
+	} else if ((rc = tfk_out_open(&o, out_path, TFK_COMP_NONE, err)) ||
 	    (rc = tfk_out_write(o, p, n, err)) ||
 	    (rc = tfk_out_close(o, err))) {
 		if (o && rc)
@@ -1982,6 +1960,8 @@ static const char *sm_dir, *out_arg, *sig_key = "serving_default";
 static const char *tag_set = "serve", *quant_arg, *rep_arg;
 static const char *itype_arg = "float";
 static long n_calib = 100;
+static const char *eval_arg, *label_arg;	/* tflreport.c */
+static int report_flag, json_flag;
 
 static const struct tfk_opt convert_opts[] = {
 	TFK_OPT_STR(0, "saved_model_dir", &sm_dir, "DIR",
@@ -2002,6 +1982,17 @@ static const struct tfk_opt convert_opts[] = {
 		     "calibrate on the first N records"),
 	TFK_OPT_STR(0, "inference-type", &itype_arg, "TYPE", "int8: the "
 		    "model's input/output type, float or int8"),
+	TFK_OPT_FLAG(0, "report", &report_flag, "int8: print each "
+		     "quantized tensor's error against the float model on "
+		     "the representative records (TF's quantization "
+		     "debugger statistics)"),
+	TFK_OPT_STR(0, "eval", &eval_arg, "FILE", "print the accuracy of "
+		    "the float and the quantized model on these TFRecord "
+		    "records, and both file sizes"),
+	TFK_OPT_STR(0, "label", &label_arg, "FEATURE", "--eval: the int64 "
+		    "feature holding the class (default label)"),
+	TFK_OPT_FLAG(0, "json", &json_flag, "--report/--eval: print one "
+		     "JSON object instead of text"),
 	TFK_OPT_END
 };
 
@@ -2009,7 +2000,8 @@ static const struct tfk_cmd convert_cmd = {
 	"tfk-lite",
 	"convert --saved_model_dir DIR -o FILE [--signature_def KEY] "
 	"[--tag_set TAGS] [--quantize float16|dynamic|int8 "
-	"[--representative FILE] [--inference-type float|int8]]",
+	"[--representative FILE] [--inference-type float|int8] [--report] "
+	"[--eval FILE [--label FEATURE]] [--json]]",
 	"convert a SavedModel signature to a TensorFlow Lite model, as "
 	"tf.lite.TFLiteConverter",
 	"tfk-lite convert --saved_model_dir model -o model.tflite",
@@ -2022,8 +2014,10 @@ int tfk_lite_convert_main(int argc, char **argv)
 	const struct tfk_signature *sig;
 	struct tfk_err err;
 	int k, rc = 1, quant = Q_NONE;
-	size_t size = 0;
+	size_t size = 0, fsize = 0;
 	struct int8_opts q8;
+	struct tfk_tfl_records ev;
+	struct tfk_buf fbuf;
 
 	if (tfk_cli_parse(argc, argv, &convert_cmd, convert_opts))
 		tfk_cli_usage_error("convert takes no file arguments (use "
@@ -2054,12 +2048,33 @@ int tfk_lite_convert_main(int argc, char **argv)
 				    "got '%s'", itype_arg);
 	if (n_calib < 1)
 		tfk_cli_usage_error("--calibration_records: expected N >= 1");
+	if (report_flag && quant != Q_INT8)
+		tfk_cli_usage_error("--report: per-tensor statistics need "
+				    "--quantize int8 (dynamic and float16 keep "
+				    "float activations; --eval compares "
+				    "accuracy)");
+	if (eval_arg && quant == Q_NONE)
+		tfk_cli_usage_error("--eval compares the float and the "
+				    "quantized model: it needs --quantize");
+	if (label_arg && !eval_arg)
+		tfk_cli_usage_error("--label is for --eval");
+	if (json_flag && !report_flag && !eval_arg)
+		tfk_cli_usage_error("--json is for --report and --eval");
 	q8.dir = sm_dir;
 	q8.rep = rep_arg;
 	q8.n = n_calib;
 	q8.io_int8 = !strcmp(itype_arg, "int8");
-	if (tfk_savedmodel_open(&sm, sm_dir, &err))
+	memset(&ev, 0, sizeof(ev));
+	tfk_buf_init(&fbuf);
+	/* eval records first: a bad file leaves no output behind */
+	if (eval_arg && tfk_tfl_records_read(&ev, sm_dir, eval_arg, 0,
+					     label_arg ? label_arg : "label",
+					     "--eval", &err))
 		return tfk_cli_fail(&err);
+	if (tfk_savedmodel_open(&sm, sm_dir, &err)) {
+		tfk_tfl_records_release(&ev);
+		return tfk_cli_fail(&err);
+	}
 	k = tfk_savedmodel_find_tags(sm, tag_set, &err);
 	if (k < 0) {
 		tfk_err_prefix(&err, "%s", sm_dir);
@@ -2075,15 +2090,41 @@ int tfk_lite_convert_main(int argc, char **argv)
 		tfk_err_prefix(&err, "%s: signature %s", sm_dir, sig->key);
 		goto fail;
 	}
-	if (convert(imp, quant, &q8, out_arg, &size, &err)) {
+	if (convert(imp, quant, &q8, out_arg, NULL, &size, &err)) {
 		tfk_err_prefix(&err, "%s: signature %s", sm_dir, sig->key);
 		goto fail;
+	}
+	if (report_flag || eval_arg) {
+		/* the float model to compare with: converted again,
+		 * unquantized, in memory (tflreport.c) */
+		struct tfk_lite_report_opts ro;
+
+		memset(&ro, 0, sizeof(ro));
+		ro.sm_dir = sm_dir;
+		ro.out_path = out_arg;
+		ro.quant = quant_arg;
+		ro.report = report_flag;
+		ro.rep = rep_arg;
+		ro.n_rep = n_calib;
+		ro.eval = eval_arg;
+		ro.label = label_arg ? label_arg : "label";
+		ro.json = json_flag;
+		if (convert(imp, Q_NONE, &q8, NULL, &fbuf, &fsize, &err)) {
+			tfk_err_prefix(&err, "%s: signature %s", sm_dir,
+				       sig->key);
+			goto fail;
+		}
+		if (tfk_lite_report(&ro, fbuf.data, fbuf.len,
+				    eval_arg ? &ev : NULL, &err))
+			goto fail;
 	}
 	rc = 0;
 	goto out;
 fail:
 	rc = tfk_cli_fail(&err);
 out:
+	tfk_buf_release(&fbuf);
+	tfk_tfl_records_release(&ev);
 	tfk_import_free(imp);
 	tfk_savedmodel_close(sm);
 	return rc;

@@ -321,4 +321,83 @@ int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
 			const int *out_tensors, struct tfk_tensor *outs,
 			struct tfk_err *err);
 
+/*
+ * Quantization report (tflreport.c), for `tfk-lite convert --report
+ * / --eval`.
+ *
+ * tfk_tfl_records_read: the first n_max rows (n_max <= 0: all) of the
+ * TFRecord file path, mapped to model inputs as the SavedModel sm_dir's
+ * training spec (assets.extra/tfkit_spec.json "inputs") says, through
+ * nn/feed.h (the converter's calibration reads its records here too).
+ * keys[k] is the spec model's input name k (a signature input key),
+ * inputs[k] its rows [rows, ...] (owned). label non-NULL: labels[i] is
+ * the int64 feature label of row i (one value per row). Errors name the
+ * file and record ("eval.tfrecord: record 3: no feature 'label' (the
+ * label)"), "FILE: no records", the spec's messages prefixed with
+ * "PURPOSE needs the training spec tfk-train saves"; *r is then empty.
+ */
+struct tfk_tfl_records {
+	int n_inputs;
+	char **keys;
+	struct tfk_tensor *inputs;
+	int64_t *labels;	/* NULL without a label */
+	size_t rows;
+};
+int tfk_tfl_records_read(struct tfk_tfl_records *r, const char *sm_dir,
+			 const char *path, long n_max, const char *label,
+			 const char *purpose, struct tfk_err *err);
+/* Free what r holds; NULL is fine. */
+void tfk_tfl_records_release(struct tfk_tfl_records *r);
+
+/*
+ * TF's quantization-debugger layer statistics (debugger.py
+ * _DEFAULT_LAYER_DEBUG_METRICS) of quantized model qm against float
+ * model fm on the rows of r: one entry per INT8 activation tensor of
+ * qm that has a FLOAT32 activation tensor of the same name in fm, in
+ * tensor order. Per row, diffs = dequantized qm value - fm value; each
+ * metric is averaged over rows. The subgraph run is the first
+ * signature's (else subgraph 0), its inputs fed from r by signature
+ * key. *out (tfk_free it; names borrow qm) and *n; 0 or < 0.
+ */
+struct tfk_tfl_qstat {
+	int tensor;		/* index in qm's subgraph */
+	const char *name;
+	const char *op;		/* the writing operator; "" for an input */
+	int64_t num_elements;	/* per row */
+	double stddev, mean_error, max_abs_error, mean_squared_error;
+	double scale;
+	int64_t zero_point;
+};
+int tfk_tflite_qstats(const struct tfk_tflite *fm, const struct tfk_tflite *qm,
+		      const struct tfk_tfl_records *r,
+		      struct tfk_tfl_qstat **out, int *n,
+		      struct tfk_err *err);
+/* Rows of r whose label is the argmax of m's first output (one output
+ * unit: value > 0.5 means 1) into *correct. Needs r->labels. */
+int tfk_tflite_accuracy(const struct tfk_tflite *m,
+			const struct tfk_tfl_records *r, size_t *correct,
+			struct tfk_err *err);
+
+/*
+ * Print convert's report to stdout (text, or one JSON object): the
+ * per-tensor statistics on o->rep when o->report, and, when eval is
+ * non-NULL, the float and quantized accuracy on it with both sizes.
+ * float_model: the float conversion's bytes; the quantized model is
+ * read from o->out_path. 0 or < 0 with err set (nothing printed).
+ */
+struct tfk_lite_report_opts {
+	const char *sm_dir;	/* the SavedModel (its training spec) */
+	const char *out_path;	/* the quantized .tflite just written */
+	const char *quant;	/* "int8", "dynamic", "float16" */
+	int report;		/* per-tensor statistics (int8) */
+	const char *rep;	/* representative records */
+	long n_rep;		/* at most this many */
+	const char *eval;	/* eval records (for messages) */
+	const char *label;	/* the label feature */
+	int json;
+};
+int tfk_lite_report(const struct tfk_lite_report_opts *o,
+		    const void *float_model, size_t float_size,
+		    const struct tfk_tfl_records *eval, struct tfk_err *err);
+
 #endif

@@ -39,6 +39,8 @@ extern const struct tfk_op_def tfk_ops_conv[];
 extern const struct tfk_kernel tfk_kernels_cpu_conv[];
 extern const struct tfk_op_def tfk_ops_tfcompat[];
 extern const struct tfk_kernel tfk_kernels_cpu_tfcompat[];
+extern const struct tfk_op_def tfk_ops_tflookup[];
+extern const struct tfk_kernel tfk_kernels_cpu_tflookup[];
 
 static int infer_placeholder(struct tfk_infer_ctx *ic)
 {
@@ -120,6 +122,7 @@ static const struct tfk_op_def *const op_families[] = {
 	tfk_ops_pool,
 	tfk_ops_conv,
 	tfk_ops_tfcompat,
+	tfk_ops_tflookup,
 };
 
 static const struct tfk_kernel *const kernel_families[] = {
@@ -135,6 +138,7 @@ static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_pool,
 	tfk_kernels_cpu_conv,
 	tfk_kernels_cpu_tfcompat,
+	tfk_kernels_cpu_tflookup,
 };
 
 #define N_OP_FAMILIES (int)(sizeof(op_families) / sizeof(op_families[0]))

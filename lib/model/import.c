@@ -28,6 +28,7 @@
 #include "model/bundle.h"
 #include "util/alloc.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1186,6 +1187,268 @@ static int lower_parse(struct imp *im, struct scope *s,
 
 /* Ops a GraphDef may not name: internal lowerings and the sources the
  * importer makes itself. */
+/* Tables ------------------------------------------------------------------ */
+
+/*
+ * HashTableV2 + InitializeTableFromTextFileV2 + LookupTableFindV2 (what
+ * TF writes for a StaticHashTable over a vocabulary file, e.g. Keras'
+ * StringLookup): the table is filled here, at import, as the loader's
+ * init op would fill it after the restore, and the find becomes one
+ * _TableFind node holding the table (kernels/cpu/tflookup.c). The file
+ * name tensor is the asset path when asset_file_def names it
+ * (DIR/assets/FILE, as loaders feed it), else its Const value. The file
+ * is read as TF's TextFileLineIterator reads it with key_index -2 (the
+ * whole line) and value_index -1 (the line number): lines end at '\n'
+ * (a '\r' before it dropped), an empty line is an error, vocab_size
+ * (-1: all) lines are read, each value is line number + offset.
+ */
+
+/* The node part of an input name ("x:1", "^x" -> "x"), in buf. */
+static const char *input_node(const char *in, char *buf, size_t n)
+{
+	size_t len;
+
+	if (in[0] == '^')
+		in++;
+	len = strcspn(in, ":");
+	snprintf(buf, n, "%.*s", (int)len, in);
+	return buf;
+}
+
+/* The initializer of table node tn in s (op in *op), or -1. */
+static int table_init(const struct scope *s, const char *tn)
+{
+	char b[512];
+
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		const Tensorflow__NodeDef *n = s->nodes[i];
+		const char *in = data_input(n, 0);
+
+		if ((!strcmp(n->op, "InitializeTableFromTextFileV2") ||
+		     !strcmp(n->op, "InitializeTableFromTextFile")) && in &&
+		    !strcmp(input_node(in, b, sizeof(b)), tn))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* The vocabulary file an initializer reads (owned), or NULL (err set). */
+static char *table_path(struct imp *im, struct scope *s,
+			const Tensorflow__NodeDef *init, const char *fname)
+{
+	const Tensorflow__MetaGraphDef *mg = im->mg->proto;
+	const char *in = data_input(init, 1), *vp = im->var_prefix;
+	const char *suf = "variables/variables";
+	char a[512], b[512];
+	struct val v;
+	char *p;
+
+	if (!in) {
+		tfk_errf(im->err, TFK_EINVAL, "node %s: initializer without "
+			 "a file name", fname);
+		return NULL;
+	}
+	input_node(in, a, sizeof(a));
+	for (size_t i = 0; mg && i < mg->n_asset_file_def; i++) {
+		const Tensorflow__AssetFileDef *af = mg->asset_file_def[i];
+		size_t dl;
+
+		if (!af->tensor_info || !af->tensor_info->name ||
+		    strcmp(input_node(af->tensor_info->name, b, sizeof(b)), a))
+			continue;
+		/* DIR/variables/variables -> DIR/assets/FILE */
+		if (!vp || strlen(vp) < strlen(suf) ||
+		    strcmp(vp + strlen(vp) - strlen(suf), suf) ||
+		    strchr(af->filename, '/') || !af->filename[0]) {
+			tfk_errf(im->err, TFK_EINVAL, "node %s: asset '%s': "
+				 "cannot locate the assets directory", fname,
+				 af->filename);
+			return NULL;
+		}
+		dl = strlen(vp) - strlen(suf);
+		p = tfk_malloc(dl + strlen(af->filename) + 8);
+		if (!p) {
+			oom(im);
+			return NULL;
+		}
+		sprintf(p, "%.*sassets/%s", (int)dl, vp, af->filename);
+		return p;
+	}
+	if (resolve(im, s, in, &v))
+		return NULL;
+	p = v.resource ? NULL : const_str(im, v.port, 0);
+	if (!p)
+		tfk_errf(im->err, TFK_EINVAL, "node %s: the table's file "
+			 "name is neither an asset nor a string constant",
+			 fname);
+	return p;
+}
+
+/* Fill keys (kt) and values (int64) from the file at path. */
+static int table_read(struct imp *im, const Tensorflow__NodeDef *init,
+		      const char *fname, const char *path, enum tfk_dtype kt,
+		      struct tfk_tensor *keys, struct tfk_tensor *vals)
+{
+	int64_t ki = attr_i(init, "key_index", 0);
+	int64_t vi = attr_i(init, "value_index", 0);
+	int64_t want = attr_i(init, "vocab_size", -1);
+	int64_t off = attr_i(init, "offset", 0), n = 0, i;
+	FILE *f;
+	char *text = NULL;
+	size_t len = 0, cap = 0, got, s, e;
+	int rc = 0;
+
+	if (ki != -2 || vi != -1)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: a text file "
+				"table with key_index %lld and value_index "
+				"%lld is not supported (only -2, -1)", fname,
+				(long long)ki, (long long)vi);
+	f = fopen(path, "rb");
+	if (!f)
+		return tfk_errf(im->err, TFK_EIO, "node %s: vocabulary file "
+				"%s: %s", fname, path, strerror(errno));
+	do {
+		if (len + 65536 > cap) {
+			char *q = tfk_realloc(text, cap = cap * 2 + 65536);
+
+			if (!q) {
+				fclose(f);
+				tfk_free(text);
+				return oom(im);
+			}
+			text = q;
+		}
+		got = fread(text + len, 1, cap - len, f);
+		len += got;
+	} while (got > 0);
+	fclose(f);
+	for (s = 0; s < len; s = e + 1) {	/* count lines */
+		for (e = s; e < len && text[e] != '\n'; e++)
+			;
+		n++;
+	}
+	if (want >= 0 && n < want) {
+		rc = tfk_errf(im->err, TFK_EINVAL, "node %s: %s: invalid "
+			      "vocab_size: expected %lld lines but got %lld",
+			      fname, path, (long long)want, (long long)n);
+		goto out;
+	}
+	if (want >= 0)
+		n = want;
+	if ((rc = tfk_tensor_init(keys, kt, 1, &n, im->err)))
+		goto out;
+	if ((rc = tfk_tensor_init(vals, TFK_DT_INT64, 1, &n, im->err))) {
+		tfk_tensor_release(keys);
+		goto out;
+	}
+	for (i = 0, s = 0; i < n && !rc; i++, s = e + 1) {
+		size_t l;
+
+		for (e = s; e < len && text[e] != '\n'; e++)
+			;
+		l = e - s;
+		if (l && text[s + l - 1] == '\r')
+			l--;
+		((int64_t *)vals->data)[i] = i + off;
+		if (!l) {
+			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: %s: line "
+				      "%lld is empty", fname, path,
+				      (long long)i + 1);
+		} else if (kt == TFK_DT_STRING) {
+			rc = tfk_tensor_set_str(keys, i, text + s, l,
+						im->err);
+		} else {
+			char num[32], *end;
+
+			snprintf(num, sizeof(num), "%.*s", (int)(l < 31 ? l :
+				 31), text + s);
+			errno = 0;
+			((int64_t *)keys->data)[i] = strtoll(num, &end, 10);
+			if (l > 30 || *end || errno)
+				rc = tfk_errf(im->err, TFK_EINVAL, "node %s: "
+					      "%s: line %lld: expected an "
+					      "integer", fname, path,
+					      (long long)i + 1);
+		}
+	}
+	if (rc) {
+		tfk_tensor_release(keys);
+		tfk_tensor_release(vals);
+	}
+out:
+	tfk_free(text);
+	return rc;
+}
+
+/* LookupTableFindV2 n (table, keys, default_value) -> _TableFind. */
+static int lower_find(struct imp *im, struct scope *s,
+		      const Tensorflow__NodeDef *n, const char *fname,
+		      struct val *out)
+{
+	struct val tv, kv, dv;
+	const Tensorflow__NodeDef *table, *init;
+	const Tensorflow__AttrValue *kd, *vd;
+	struct tfk_tensor keys, vals;
+	struct tfk_port in[2];
+	char *path;
+	int ii, rc;
+
+	if (n_data_inputs(n) != 3)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: expected 3 "
+				"inputs", fname);
+	if ((rc = resolve(im, s, data_input(n, 0), &tv)))
+		return rc;
+	if (tv.resource != 2 || s->caller || tv.port.node < 0 ||
+	    (size_t)tv.port.node >= s->n_nodes)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: the table is "
+				"not a HashTableV2 of the graph (tables in "
+				"functions are not supported)", fname);
+	table = s->nodes[tv.port.node];
+	kd = node_attr(table, "key_dtype");
+	vd = node_attr(table, "value_dtype");
+	if (!kd || !vd || ((int)kd->type != TFK_DT_STRING &&
+			   (int)kd->type != TFK_DT_INT64) ||
+	    (int)vd->type != TFK_DT_INT64)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: table %s: only "
+				"string or int64 keys to int64 values are "
+				"supported", fname, table->name);
+	ii = table_init(s, table->name);
+	if (ii < 0)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: table %s has "
+				"no InitializeTableFromTextFileV2", fname,
+				table->name);
+	init = s->nodes[ii];
+	if ((rc = resolve(im, s, data_input(n, 1), &kv)) ||
+	    (rc = resolve(im, s, data_input(n, 2), &dv)))
+		return rc;
+	if ((int)tfk_graph_desc(im->g, kv.port)->dtype != (int)kd->type ||
+	    tfk_graph_desc(im->g, dv.port)->dtype != TFK_DT_INT64)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: keys or default "
+				"of the wrong dtype for table %s", fname,
+				table->name);
+	path = table_path(im, s, init, fname);
+	if (!path)
+		return TFK_EINVAL;
+	rc = table_read(im, init, fname, path, (enum tfk_dtype)kd->type,
+			&keys, &vals);
+	tfk_free(path);
+	if (rc)
+		return rc;
+	in[0] = kv.port;
+	in[1] = dv.port;
+	{
+		struct tfk_attr a[2] = { TFK_A_TENSOR("keys", &keys),
+					 TFK_A_TENSOR("values", &vals) };
+
+		rc = tfk_graph_add_node(im->g, "_TableFind", fname, in, 2, a,
+					2, &out->port, im->err);
+	}
+	tfk_tensor_release(&keys);
+	tfk_tensor_release(&vals);
+	out->resource = 0;
+	return rc;
+}
+
 static int op_is_internal(const char *op)
 {
 	return op[0] == '_' || !strcmp(op, "VariableV2");
@@ -1404,6 +1667,23 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 			rc = lower_parse(im, s, n, fname, k, &m->vals[k]);
 		if (!rc)
 			m->have[k] = 1;
+	} else if (!strcmp(n->op, "HashTableV2") ||
+		   !strcmp(n->op, "HashTable")) {
+		/* a handle: LookupTableFindV2 finds the node by it */
+		rc = lazy_slots(im, m, 1);
+		if (!rc) {
+			m->vals[0].port.node = ni;
+			m->vals[0].port.index = 0;
+			m->vals[0].resource = 2;
+			m->have[0] = 1;
+		}
+	} else if (!strcmp(n->op, "LookupTableFindV2") ||
+		   !strcmp(n->op, "LookupTableFind")) {
+		rc = lazy_slots(im, m, 1);
+		if (!rc)
+			rc = lower_find(im, s, n, fname, &m->vals[0]);
+		if (!rc)
+			m->have[0] = 1;
 	} else if (!strcmp(n->op, "Placeholder") && s->caller) {
 		rc = tfk_errf(im->err, TFK_EINVAL, "node %s: Placeholder in a "
 			      "function", fname);
@@ -1666,7 +1946,10 @@ int tfk_import_op_supported(const char *op)
 		"Identity", "IdentityN", "ReadVariableOp", "VarHandleOp",
 		"VariableV2", "Variable", "Snapshot", "ParseExample",
 		"ParseExampleV2", "StatefulPartitionedCall",
-		"PartitionedCall", "Placeholder", "Const", NULL
+		"PartitionedCall", "Placeholder", "Const", "HashTableV2",
+		"HashTable", "LookupTableFindV2", "LookupTableFind",
+		"InitializeTableFromTextFileV2", "InitializeTableFromTextFile",
+		NULL
 	};
 	const struct tfk_op_def *def = tfk_op_find(op);
 	const struct tfk_kernel *k;

@@ -34,6 +34,23 @@
  * with no TF equivalent (the preprocessing and augmentation ops,
  * Hashing, lookups, ...) are refused by name.
  *
+ * Raw inputs (tfk_savedmodel_opts.raw, tfk-train's feed mapping): a
+ * second signature, "serving_raw", takes each input as the records
+ * hold it (uint8 image bytes, int64 ids) under the feature's name; for
+ * an input the feed transformed, the model input becomes a
+ * PlaceholderWithDefault whose default is
+ *   Placeholder serving_raw_FEATURE (stored dtype) -> Cast (double) ->
+ *   Mul scale -> AddV2 offset -> Cast (the input's dtype),
+ * the feed's float32(double(v) * scale + offset) op for op, so the raw
+ * signature gives tfk-eval's values bit for bit. serving_default keeps
+ * feeding the model input itself (a fed PlaceholderWithDefault never
+ * evaluates its default), so every consumer of the model's own inputs
+ * (tfk-lite convert, tfk-predict, TF Serving) sees the graph as before.
+ * Rejected: making serving_default itself raw; its callers (the TFLite
+ * converter's calibration maps records through the spec's scale, the
+ * model's float inputs are what Keras' model.save would export) would
+ * all change meaning.
+ *
  * The protobuf tree is built with protobuf-c from the formats/ protos on a
  * private allocation list freed in one go; packing it gives the bytes.
  * Files: variables/ first (tfk_bundle_write, atomic), then
@@ -49,8 +66,10 @@
 #include "graph/tensor.h"
 #include "io/out.h"
 #include "model/bundle.h"
+#include "data/lookup.h"
 #include "nn/model.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -102,6 +121,11 @@ static const struct tf_op tf_ops[] = {
 	{ "FusedBatchNormV3", "!T !U epsilon exponential_avg_factor "
 	  "data_format is_training" },
 	{ "GatherV2", "batch_dims !Tparams !Tindices !Taxis" },
+	{ "HashTableV2", "container shared_name use_node_name_sharing "
+	  "!key_dtype !value_dtype" },
+	{ "InitializeTableFromTextFileV2", "!key_index !value_index "
+	  "vocab_size delimiter offset" },
+	{ "LookupTableFindV2", "!Tin !Tout" },
 	{ "Greater", "!T" }, { "GreaterEqual", "!T" },
 	{ "Identity", "!T" },
 	{ "LeakyRelu", "alpha T" },
@@ -616,6 +640,8 @@ static int put_attr(struct pool *pl, struct nb *b, const struct tfk_attr *a)
 struct exp {
 	struct pool pl;
 	const struct tfk_model *m;
+	const struct tfk_savedmodel_opts *o;	/* or NULL */
+	char **raw_ph;		/* [m->n_inputs] serving_raw's tensor names */
 	const struct tfk_graph *g;
 	int n;			/* graph nodes */
 	char *need;		/* [n] node is exported */
@@ -623,6 +649,9 @@ struct exp {
 	char **out0;		/* [n] "name" of output 0 as consumers read it
 				 * (the Read of a variable) */
 	struct vec nodes;
+	struct vec inits;	/* table initializer names (lookups) */
+	struct vec assets;	/* their AssetFileDefs */
+	struct vec colls;	/* collection_def entries */
 	struct tfk_err *err;
 };
 
@@ -643,6 +672,285 @@ static char *port_name(struct exp *x, struct tfk_port p)
 	return pstrf(&x->pl, "%s:%d", n->name, p.index);
 }
 
+/* Lookups ---------------------------------------------------------------- */
+
+/*
+ * StringLookup / IntegerLookup in output_mode int, written the way
+ * TensorFlow exports a Keras lookup whose vocabulary is a file
+ * (keras index_lookup.py over lookup_ops.StaticHashTable with a
+ * TextFileInitializer; TF1 Builder's asset handling):
+ *   NAME/hash_table          HashTableV2 (key_dtype, value_dtype int64,
+ *                            shared_name as TextFileInitializer names it)
+ *   NAME/vocabulary_path     Const string: the asset file name; loaders
+ *                            feed DIR/assets/FILE to it (asset_file_def)
+ *   NAME/table_init          InitializeTableFromTextFileV2: key = whole
+ *                            line (-2), value = line number (-1) + offset
+ *                            token_start, vocab_size = the token count;
+ *                            run by __saved_model_init_op
+ *   NAME/default_value       Const int64: the OOV index (oov_start)
+ *   NAME (or NAME/LookupTableFindV2 with a mask)   LookupTableFindV2
+ *   with a mask token: Equal(keys, NAME/mask_token), SelectV2 (NAME)
+ *   of NAME/mask_value (0) and the found indexes, as Keras' _lookup_dense.
+ * The file, assets/NAME_vocab.txt, holds the learned tokens in index
+ * order, one per line (tfk_savedmodel_write writes it). Other modes and
+ * num_oov_indices other than 1 (hashed OOV buckets) are refused by name.
+ */
+static Tensorflow__TensorInfo *mk_tinfo(struct pool *pl, const char *name,
+					int dtype, int rank,
+					const int64_t *dims);
+
+static int is_lookup(const char *op)
+{
+	return !strcmp(op, "StringLookup") || !strcmp(op, "IntegerLookup");
+}
+
+static const char *node_s(const struct tfk_node *n, const char *name)
+{
+	const struct tfk_attr_value *v = tfk_node_attr(n, name);
+
+	return v && v->kind == TFK_ATTR_STRING ? v->s.p : "";
+}
+
+/* The node's lookup, from its attrs as its kernel builds it. */
+static int node_lookup(const struct tfk_node *n, struct tfk_lookup *l,
+		       struct tfk_err *err)
+{
+	const struct tfk_attr_value *va = tfk_node_attr(n, "vocabulary");
+	const struct tfk_tensor *voc = va ? va->tensor : NULL;
+	int is_int = !strcmp(n->op->name, "IntegerLookup"), rc;
+	struct tfk_lookup_opts o;
+	const char **tok = NULL;
+	size_t *len = NULL;
+	int64_t i, nv;
+
+	if (!voc || voc->rank != 1)
+		return tfk_errf(err, TFK_EINVAL, "node %s: vocabulary: "
+				"expected a vector", n->name);
+	if (is_int)
+		tfk_lookup_opts_int(&o);
+	else
+		tfk_lookup_opts_string(&o);
+	o.mode = tfk_lookup_mode_parse(node_s(n, "output_mode"));
+	o.max_tokens = (long)tfk_node_attr_i(n, "max_tokens", 0);
+	o.num_oov = (long)tfk_node_attr_i(n, "num_oov_indices", 1);
+	o.has_mask = tfk_node_attr_b(n, "has_mask", 0);
+	o.mask = node_s(n, "mask_token");
+	o.mask_len = strlen(o.mask);
+	o.mask_int = strtoll(o.mask, NULL, 10);
+	o.oov = node_s(n, "oov_token");
+	o.oov_len = strlen(o.oov);
+	o.oov_int = strtoll(o.oov, NULL, 10);
+	if ((rc = tfk_lookup_init(l, &o, err)))
+		return rc;
+	nv = voc->shape[0];
+	if (!is_int) {
+		tok = tfk_malloc((size_t)(nv ? nv : 1) * sizeof(*tok));
+		len = tfk_malloc((size_t)(nv ? nv : 1) * sizeof(*len));
+		if (!tok || !len) {
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (i = 0; i < nv; i++) {
+			struct tfk_str s = tfk_tensor_str(voc, i);
+
+			tok[i] = s.ptr ? s.ptr : "";
+			len[i] = s.len;
+		}
+	}
+	rc = tfk_lookup_set_vocab(l, tok, len, is_int ? voc->data : NULL,
+				  (size_t)nv, NULL, 0, err);
+out:
+	tfk_free(tok);
+	tfk_free(len);
+	if (rc)
+		tfk_lookup_release(l);
+	return rc;
+}
+
+static int check_lookup(struct exp *x, int i)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, i);
+	const struct tfk_tdesc *in = tfk_graph_desc(x->g, n->inputs[0]);
+	int is_int = !strcmp(n->op->name, "IntegerLookup"), rc;
+	long k = (long)tfk_node_attr_i(n, "num_oov_indices", 1);
+	struct tfk_lookup l;
+
+	if (strcmp(node_s(n, "output_mode"), "int"))
+		return tfk_errf(x->err, TFK_EINVAL, "node %s: %s in "
+				"output_mode %s cannot be exported yet (only "
+				"int)", n->name, n->op->name,
+				node_s(n, "output_mode"));
+	if (k != 1)
+		return tfk_errf(x->err, TFK_EINVAL, "node %s: %s with "
+				"num_oov_indices %ld cannot be exported yet "
+				"(only 1)", n->name, n->op->name, k);
+	if (is_int ? in->dtype != TFK_DT_INT64 && in->dtype != TFK_DT_INT32
+		   : in->dtype != TFK_DT_STRING)
+		return tfk_errf(x->err, TFK_EINVAL, "node %s: %s of %s keys",
+				n->name, n->op->name,
+				tfk_dtype_name(in->dtype));
+	if ((rc = node_lookup(n, &l, x->err)))
+		return rc;
+	/* TF reads the file line by line: a token must be one line */
+	for (long t = l.token_start; !is_int && t < tfk_lookup_size(&l);
+	     t++) {
+		size_t len;
+		const char *p = tfk_lookup_token(&l, t, &len);
+
+		if (!len || memchr(p, '\n', len) || p[len - 1] == '\r') {
+			rc = tfk_errf(x->err, TFK_EINVAL, "node %s: "
+				      "vocabulary entry %ld is empty or holds "
+				      "a line break; a vocabulary file "
+				      "cannot hold it", n->name,
+				      t - l.token_start);
+			break;
+		}
+	}
+	tfk_lookup_release(&l);
+	return rc;
+}
+
+/* "NAME_vocab.txt" with '/' as '_'. */
+static char *asset_name(struct pool *pl, const char *node)
+{
+	char *s = pstrf(pl, "%s_vocab.txt", node);
+
+	for (char *p = s; p && *p; p++)
+		if (*p == '/')
+			*p = '_';
+	return s;
+}
+
+static Tensorflow__TensorProto *mk_scalar(struct exp *x, int dtype,
+					  const char *s, int64_t v)
+{
+	struct tfk_tensor t;
+	Tensorflow__TensorProto *tp;
+
+	if (dtype == TFK_DT_STRING)
+		return mk_str_tensor(&x->pl, 0, &s, 1);
+	if (tfk_tensor_init_view(&t, TFK_DT_INT64, 0, NULL, &v, sizeof(v),
+				 TFK_OWN_BORROWED, x->err))
+		return NULL;
+	tp = mk_tensor(&x->pl, &t);
+	tfk_tensor_release(&t);
+	return tp;
+}
+
+static int emit_const(struct exp *x, const char *name, int dtype,
+		      const char *s, int64_t v)
+{
+	struct nb b;
+
+	return nb_begin(&x->pl, &b, name, "Const") ||
+	       nb_type(&x->pl, &b, "dtype", dtype) ||
+	       nb_tensor(&x->pl, &b, "value", mk_scalar(x, dtype, s, v)) ||
+	       nb_end(&x->pl, &b, &x->nodes);
+}
+
+static int emit_lookup(struct exp *x, int i)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, i);
+	const struct tfk_tdesc *in = tfk_graph_desc(x->g, n->inputs[0]);
+	int is_int = !strcmp(n->op->name, "IntegerLookup");
+	int kt = is_int ? TFK_DT_INT64 : TFK_DT_STRING, mask, rc;
+	struct pool *pl = &x->pl;
+	struct tfk_lookup l;
+	Tensorflow__AssetFileDef *af;
+	long nv, oov_start, token_start;
+	char *file, *table, *path, *init, *dflt, *keys, *find, *shared;
+	const char *nm = n->name;
+	struct nb b;
+
+	if ((rc = node_lookup(n, &l, x->err)))
+		return rc;
+	nv = tfk_lookup_size(&l) - l.token_start;
+	oov_start = l.oov_start;
+	token_start = l.token_start;
+	mask = l.o.has_mask;
+	tfk_lookup_release(&l);
+	file = asset_name(pl, nm);
+	table = pstrf(pl, "%s/hash_table", nm);
+	path = pstrf(pl, "%s/vocabulary_path", nm);
+	init = pstrf(pl, "%s/table_init", nm);
+	dflt = pstrf(pl, "%s/default_value", nm);
+	keys = port_name(x, n->inputs[0]);
+	find = mask ? pstrf(pl, "%s/LookupTableFindV2", nm) : pstr(pl, nm);
+	af = pz(pl, sizeof(*af));
+	/* TextFileInitializer's shared name for its table */
+	shared = pstrf(pl, "hash_table_%s_%ld_-2_-1", file ? file : "", nv);
+	if (!shared || !file || !table || !path || !init || !dflt || !keys || !find ||
+	    !af)
+		return oom(x);
+	if (nb_begin(pl, &b, table, "HashTableV2") ||
+	    nb_str(pl, &b, "container", "", 0) ||
+	    nb_str(pl, &b, "shared_name", shared, strlen(shared)) ||
+	    nb_bool(pl, &b, "use_node_name_sharing", 0) ||
+	    nb_type(pl, &b, "key_dtype", kt) ||
+	    nb_type(pl, &b, "value_dtype", TFK_DT_INT64) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (emit_const(x, path, TFK_DT_STRING, file, 0) ||
+	    nb_begin(pl, &b, init, "InitializeTableFromTextFileV2") ||
+	    nb_in(pl, &b, table) || nb_in(pl, &b, path) ||
+	    nb_int(pl, &b, "key_index", -2) ||
+	    nb_int(pl, &b, "value_index", -1) ||
+	    nb_int(pl, &b, "vocab_size", nv) ||
+	    nb_str(pl, &b, "delimiter", "\t", 1) ||
+	    nb_int(pl, &b, "offset", token_start) ||
+	    nb_end(pl, &b, &x->nodes) ||
+	    vec_push(pl, &x->inits, pstrf(pl, "^%s", init)))
+		return oom(x);
+	tensorflow__asset_file_def__init(af);
+	af->tensor_info = mk_tinfo(pl, pstrf(pl, "%s:0", path),
+				   TFK_DT_STRING, 0, NULL);
+	af->filename = file;
+	if (!af->tensor_info || vec_push(pl, &x->assets, af))
+		return oom(x);
+	if (is_int && in->dtype == TFK_DT_INT32) {
+		char *cast = pstrf(pl, "%s/Cast", nm);
+
+		if (!cast || nb_begin(pl, &b, cast, "Cast") ||
+		    nb_in(pl, &b, keys) ||
+		    nb_type(pl, &b, "SrcT", TFK_DT_INT32) ||
+		    nb_type(pl, &b, "DstT", TFK_DT_INT64) ||
+		    nb_bool(pl, &b, "Truncate", 0) ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+		keys = cast;
+	}
+	if (emit_const(x, dflt, TFK_DT_INT64, NULL, oov_start) ||
+	    nb_begin(pl, &b, find, "LookupTableFindV2") ||
+	    nb_in(pl, &b, table) || nb_in(pl, &b, keys) ||
+	    nb_in(pl, &b, dflt) ||
+	    nb_type(pl, &b, "Tin", kt) ||
+	    nb_type(pl, &b, "Tout", TFK_DT_INT64) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (mask) {
+		char *mt = pstrf(pl, "%s/mask_token", nm);
+		char *eq = pstrf(pl, "%s/Equal", nm);
+		char *mv = pstrf(pl, "%s/mask_value", nm);
+		const char *ms = node_s(n, "mask_token");
+
+		if (!mt || !eq || !mv ||
+		    emit_const(x, mt, kt, ms, strtoll(ms, NULL, 10)) ||
+		    nb_begin(pl, &b, eq, "Equal") ||
+		    nb_in(pl, &b, keys) || nb_in(pl, &b, mt) ||
+		    nb_type(pl, &b, "T", kt) ||
+		    nb_bool(pl, &b, "incompatible_shape_error", 1) ||
+		    nb_end(pl, &b, &x->nodes) ||
+		    emit_const(x, mv, TFK_DT_INT64, NULL, 0) ||
+		    nb_begin(pl, &b, nm, "SelectV2") ||
+		    nb_in(pl, &b, eq) || nb_in(pl, &b, mv) ||
+		    nb_in(pl, &b, find) ||
+		    nb_type(pl, &b, "T", TFK_DT_INT64) ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+	}
+	return 0;
+}
+
 /* Check node i can be written as TF's op, before anything is built. */
 static int check_node(struct exp *x, int i)
 {
@@ -653,6 +961,8 @@ static int check_node(struct exp *x, int i)
 
 	if (!strcmp(op, "Placeholder") || !strcmp(op, "Const"))
 		return 0;
+	if (is_lookup(op))
+		return check_lookup(x, i);
 	if (!strcmp(op, "VariableV2")) {
 		if (!x->is_var[i])
 			return tfk_errf(x->err, TFK_EINVAL, "node %s: variable "
@@ -726,6 +1036,8 @@ static int emit_node(struct exp *x, int i)
 
 	if (x->is_var[i])
 		return emit_variable(x, i);
+	if (is_lookup(op))
+		return emit_lookup(x, i);
 	if (nb_begin(pl, &b, n->name, op))
 		return oom(x);
 	for (int k = 0; k < n->n_inputs; k++)
@@ -1024,6 +1336,262 @@ static char *fresh_name(struct exp *x, const char *base)
 	}
 }
 
+/* The collections TF1's Builder and tables_initializer() write for
+ * assets and tables: "saved_model_assets" (the AssetFileDefs as Any,
+ * loader_impl.get_asset_tensors' fallback), "table_initializer"
+ * (GraphKeys.TABLE_INITIALIZERS) and "saved_model_main_op" (the init
+ * op, for loaders older than the __saved_model_init_op signature). */
+static int add_assets(struct exp *x, const char *init_op)
+{
+	struct pool *pl = &x->pl;
+	Tensorflow__CollectionDef__AnyList *al = pz(pl, sizeof(*al));
+	Tensorflow__CollectionDef__NodeList *tl = pz(pl, sizeof(*tl));
+	Tensorflow__CollectionDef__NodeList *ml = pz(pl, sizeof(*ml));
+	static const char *const keys[] = { "saved_model_assets",
+		"saved_model_main_op", "table_initializer" };
+
+	if (!al || !tl || !ml)
+		return -1;
+	tensorflow__collection_def__any_list__init(al);
+	tensorflow__collection_def__node_list__init(tl);
+	tensorflow__collection_def__node_list__init(ml);
+	al->value = pz(pl, x->assets.n * sizeof(*al->value));
+	tl->value = pz(pl, x->inits.n * sizeof(*tl->value));
+	ml->value = pz(pl, sizeof(*ml->value));
+	if (!al->value || !tl->value || !ml->value)
+		return -1;
+	for (size_t k = 0; k < x->assets.n; k++) {
+		Tensorflow__AssetFileDef *af = x->assets.v[k];
+		Google__Protobuf__Any *any = pz(pl, sizeof(*any));
+		size_t n = tensorflow__asset_file_def__get_packed_size(af);
+
+		if (!any)
+			return -1;
+		google__protobuf__any__init(any);
+		any->type_url = "type.googleapis.com/tensorflow.AssetFileDef";
+		any->value.data = pz(pl, n);
+		if (!any->value.data)
+			return -1;
+		any->value.len = tensorflow__asset_file_def__pack(af,
+							any->value.data);
+		al->value[al->n_value++] = any;
+	}
+	for (size_t k = 0; k < x->inits.n; k++)
+		tl->value[tl->n_value++] = (char *)x->inits.v[k] + 1;
+	ml->value[ml->n_value++] = (char *)init_op;
+	for (int k = 0; k < 3; k++) {
+		Tensorflow__MetaGraphDef__CollectionDefEntry *e =
+			pz(pl, sizeof(*e));
+		Tensorflow__CollectionDef *c = pz(pl, sizeof(*c));
+
+		if (!e || !c)
+			return -1;
+		tensorflow__meta_graph_def__collection_def_entry__init(e);
+		tensorflow__collection_def__init(c);
+		e->key = (char *)keys[k];
+		e->value = c;
+		if (k == 0) {
+			c->kind_case = TENSORFLOW__COLLECTION_DEF__KIND_ANY_LIST;
+			c->any_list = al;
+		} else {
+			c->kind_case =
+				TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST;
+			c->node_list = k == 1 ? ml : tl;
+		}
+		if (vec_push(pl, &x->colls, e))
+			return -1;
+	}
+	return 0;
+}
+
+/* Raw inputs ------------------------------------------------------------ */
+
+/* Does the feed's transform of input k change its values? */
+static int raw_transforms(const struct tfk_model_input *in,
+			  const struct tfk_savedmodel_raw *r)
+{
+	if (in->dtype == TFK_DT_FLOAT || in->dtype == TFK_DT_DOUBLE)
+		return r->dtype != (int)in->dtype || r->scale != 1 ||
+		       r->offset != 0;
+	return r->dtype != (int)in->dtype && r->dtype != TFK_DT_STRING;
+}
+
+/* The input index k when node i is a model input that serving_raw
+ * feeds through a transform, else -1. */
+static int raw_input(struct exp *x, int i)
+{
+	const char *name = tfk_graph_node(x->g, i)->name;
+
+	if (!x->o || x->o->n_raw != x->m->n_inputs)
+		return -1;
+	for (int k = 0; k < x->m->n_inputs; k++)
+		if (!strcmp(x->m->inputs[k].name, name))
+			return raw_transforms(&x->m->inputs[k],
+					      &x->o->raw[k]) ? k : -1;
+	return -1;
+}
+
+/* A double scalar Const NAME. */
+static int emit_f64(struct exp *x, const char *name, double v)
+{
+	struct pool *pl = &x->pl;
+	struct tfk_tensor t;
+	struct nb b;
+
+	memset(&t, 0, sizeof(t));
+	t.dtype = TFK_DT_DOUBLE;
+	t.data = &v;
+	t.nbytes = sizeof(v);
+	if (!name || nb_begin(pl, &b, name, "Const") ||
+	    nb_type(pl, &b, "dtype", TFK_DT_DOUBLE) ||
+	    nb_tensor(pl, &b, "value", mk_tensor(pl, &t)) ||
+	    nb_end(pl, &b, &x->nodes))
+		return -1;
+	return 0;
+}
+
+static int emit_cast(struct exp *x, const char *name, const char *in,
+		     int from, int to)
+{
+	struct pool *pl = &x->pl;
+	struct nb b;
+
+	if (!name || nb_begin(pl, &b, name, "Cast") || nb_in(pl, &b, in) ||
+	    nb_type(pl, &b, "SrcT", from) || nb_type(pl, &b, "DstT", to) ||
+	    nb_bool(pl, &b, "Truncate", 0) || nb_end(pl, &b, &x->nodes))
+		return -1;
+	return 0;
+}
+
+/* Model input node i as a PlaceholderWithDefault of the transformed raw
+ * Placeholder (see the top comment). */
+static int emit_raw_input(struct exp *x, int i)
+{
+	int k = raw_input(x, i);
+	const struct tfk_model_input *in = &x->m->inputs[k];
+	const struct tfk_savedmodel_raw *r = &x->o->raw[k];
+	struct pool *pl = &x->pl;
+	char *base, *cur, *p;
+	struct nb b;
+
+	if (!x->raw_ph)
+		x->raw_ph = pz(pl, (size_t)x->m->n_inputs * sizeof(char *));
+	base = pstrf(pl, "serving_raw_%s", r->feature);
+	if (!x->raw_ph || !base)
+		return oom(x);
+	/* a feature name may hold what TF node names cannot */
+	for (p = base; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= '0' && *p <= '9') || strchr("_.-", *p)))
+			*p = '_';
+	base = fresh_name(x, base);
+	if (!base || nb_begin(pl, &b, base, "Placeholder") ||
+	    nb_type(pl, &b, "dtype", r->dtype) ||
+	    nb_shape(pl, &b, "shape", in->rank, in->shape) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	x->raw_ph[k] = pstrf(pl, "%s:0", base);
+	cur = base;
+	if (in->dtype == TFK_DT_FLOAT || in->dtype == TFK_DT_DOUBLE) {
+		char *mul = pstrf(pl, "%s/mul", base);
+		char *add = pstrf(pl, "%s/add", base);
+		char *sc = pstrf(pl, "%s/scale", base);
+		char *of = pstrf(pl, "%s/offset", base);
+
+		if (r->dtype != TFK_DT_DOUBLE) {
+			cur = pstrf(pl, "%s/Cast", base);
+			if (emit_cast(x, cur, base, r->dtype, TFK_DT_DOUBLE))
+				return oom(x);
+		}
+		if (emit_f64(x, sc, r->scale) || emit_f64(x, of, r->offset) ||
+		    !mul || nb_begin(pl, &b, mul, "Mul") ||
+		    nb_in(pl, &b, cur) || nb_in(pl, &b, sc) ||
+		    nb_type(pl, &b, "T", TFK_DT_DOUBLE) ||
+		    nb_end(pl, &b, &x->nodes) ||
+		    !add || nb_begin(pl, &b, add, "AddV2") ||
+		    nb_in(pl, &b, mul) || nb_in(pl, &b, of) ||
+		    nb_type(pl, &b, "T", TFK_DT_DOUBLE) ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+		cur = add;
+		if (in->dtype != TFK_DT_DOUBLE) {
+			cur = pstrf(pl, "%s/Cast_1", base);
+			if (emit_cast(x, cur, add, TFK_DT_DOUBLE, in->dtype))
+				return oom(x);
+		}
+	} else {
+		cur = pstrf(pl, "%s/Cast", base);
+		if (emit_cast(x, cur, base, r->dtype, in->dtype))
+			return oom(x);
+	}
+	if (nb_begin(pl, &b, in->name, "PlaceholderWithDefault") ||
+	    nb_in(pl, &b, cur) || nb_type(pl, &b, "dtype", in->dtype) ||
+	    nb_shape(pl, &b, "shape", in->rank, in->shape) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	return 0;
+}
+
+/* The "serving_raw" signature: serving_default's outputs, the inputs
+ * keyed by feature as the records hold them. */
+static int add_raw_signature(struct exp *x, Tensorflow__MetaGraphDef *mg,
+			     const Tensorflow__SignatureDef *def)
+{
+	const struct tfk_model *m = x->m;
+	struct pool *pl = &x->pl;
+	Tensorflow__SignatureDef *rs = pz(pl, sizeof(*rs));
+	Tensorflow__MetaGraphDef__SignatureDefEntry **se, *e;
+
+	se = pz(pl, (mg->n_signature_def + 1) * sizeof(*se));
+	e = pz(pl, sizeof(*e));
+	if (!rs || !se || !e)
+		return oom(x);
+	tensorflow__signature_def__init(rs);
+	rs->method_name = "tensorflow/serving/predict";
+	rs->inputs = pz(pl, (size_t)(m->n_inputs + 1) * sizeof(void *));
+	if (!rs->inputs)
+		return oom(x);
+	for (int k = 0; k < m->n_inputs; k++) {
+		const struct tfk_model_input *in = &m->inputs[k];
+		const struct tfk_savedmodel_raw *r = &x->o->raw[k];
+		int raw = raw_transforms(in, r);
+		Tensorflow__SignatureDef__InputsEntry *ie = pz(pl, sizeof(*ie));
+		char *key = pstr(pl, r->feature);
+
+		if (!ie || !key)
+			return oom(x);
+		for (int j = 1;; j++) {
+			int dup = 0;
+
+			for (size_t q = 0; q < rs->n_inputs && !dup; q++)
+				dup = !strcmp(rs->inputs[q]->key, key);
+			if (!dup)
+				break;
+			if (!(key = pstrf(pl, "%s_%d", r->feature, j)))
+				return oom(x);
+		}
+		tensorflow__signature_def__inputs_entry__init(ie);
+		ie->key = key;
+		ie->value = mk_tinfo(pl, raw ? x->raw_ph[k] :
+				     pstrf(pl, "%s:0", in->name),
+				     raw ? r->dtype : (int)in->dtype,
+				     in->rank, in->shape);
+		if (!ie->value)
+			return oom(x);
+		rs->inputs[rs->n_inputs++] = ie;
+	}
+	rs->outputs = def->outputs;
+	rs->n_outputs = def->n_outputs;
+	memcpy(se, mg->signature_def, mg->n_signature_def * sizeof(*se));
+	tensorflow__meta_graph_def__signature_def_entry__init(e);
+	e->key = "serving_raw";
+	e->value = rs;
+	se[mg->n_signature_def] = e;
+	mg->signature_def = se;
+	mg->n_signature_def++;
+	return 0;
+}
+
 static int build(struct exp *x, Tensorflow__SavedModel **out)
 {
 	const struct tfk_model *m = x->m;
@@ -1083,7 +1651,8 @@ static int build(struct exp *x, Tensorflow__SavedModel **out)
 		if (x->need[i] && (rc = check_node(x, i)))
 			return rc;
 	for (int i = 0; i < x->n; i++)
-		if (x->need[i] && (rc = emit_node(x, i)))
+		if (x->need[i] && (rc = raw_input(x, i) >= 0 ?
+				   emit_raw_input(x, i) : emit_node(x, i)))
 			return rc;
 
 	sig = pz(pl, sizeof(*sig));
@@ -1154,8 +1723,14 @@ static int build(struct exp *x, Tensorflow__SavedModel **out)
 
 		init->outputs = pz(pl, sizeof(void *));
 		if (!e || !noop || !init->outputs ||
-		    nb_begin(pl, &b, noop, "NoOp") ||
-		    nb_end(pl, &b, &x->nodes))
+		    nb_begin(pl, &b, noop, "NoOp"))
+			return oom(x);
+		/* the lookups' tables are filled by it (^table_init) */
+		for (size_t k = 0; k < x->inits.n; k++)
+			if (vec_push(pl, &b.in, x->inits.v[k]))
+				return oom(x);
+		if (nb_end(pl, &b, &x->nodes) ||
+		    (x->inits.n && add_assets(x, noop)))
 			return oom(x);
 		tensorflow__signature_def__outputs_entry__init(e);
 		e->key = "__saved_model_init_op";
@@ -1205,6 +1780,11 @@ static int build(struct exp *x, Tensorflow__SavedModel **out)
 	mg->meta_info_def = mi;
 	mg->graph_def = gd;
 	mg->saver_def = sdef;
+	mg->asset_file_def = (Tensorflow__AssetFileDef **)x->assets.v;
+	mg->n_asset_file_def = x->assets.n;
+	mg->collection_def = (Tensorflow__MetaGraphDef__CollectionDefEntry **)
+		x->colls.v;
+	mg->n_collection_def = x->colls.n;
 	for (int k = 0; k < 2; k++) {
 		se[k] = pz(pl, sizeof(**se));
 		if (!se[k])
@@ -1217,6 +1797,9 @@ static int build(struct exp *x, Tensorflow__SavedModel **out)
 	se[1]->value = sig;
 	mg->signature_def = se;
 	mg->n_signature_def = 2;
+	if (x->o && x->o->n_raw == m->n_inputs && m->n_inputs &&
+	    (rc = add_raw_signature(x, mg, sig)))
+		return rc;
 	tensorflow__saved_model__init(sm);
 	sm->saved_model_schema_version = 1;
 	sm->meta_graphs = pz(pl, sizeof(*sm->meta_graphs));
@@ -1230,8 +1813,19 @@ static int build(struct exp *x, Tensorflow__SavedModel **out)
 	return 0;
 }
 
+static int pack_opts(const struct tfk_model *m,
+		     const struct tfk_savedmodel_opts *o, void **data,
+		     size_t *n, struct tfk_err *err);
+
 int tfk_savedmodel_pack(const struct tfk_model *m, void **data, size_t *n,
 			struct tfk_err *err)
+{
+	return pack_opts(m, NULL, data, n, err);
+}
+
+static int pack_opts(const struct tfk_model *m,
+		     const struct tfk_savedmodel_opts *o, void **data,
+		     size_t *n, struct tfk_err *err)
 {
 	struct exp x;
 	Tensorflow__SavedModel *sm = NULL;
@@ -1241,6 +1835,7 @@ int tfk_savedmodel_pack(const struct tfk_model *m, void **data, size_t *n,
 	*n = 0;
 	memset(&x, 0, sizeof(x));
 	x.m = m;
+	x.o = o;
 	x.g = m->g;
 	x.err = err;
 	rc = build(&x, &sm);
@@ -1276,17 +1871,93 @@ static int write_file(const char *path, const void *p, size_t n,
 	return tfk_out_close(o, err);
 }
 
+/* DIR/assets/NAME_vocab.txt of every lookup the outputs need: the
+ * learned tokens in index order, one per line (decimal for integers),
+ * as the InitializeTableFromTextFileV2 of emit_lookup reads them. */
+static int write_assets(const char *dir, const struct tfk_model *m,
+			struct tfk_err *err)
+{
+	int n = tfk_graph_n_nodes(m->g), rc = 0, made = 0;
+	char *need = tfk_calloc((size_t)(n ? n : 1), 1);
+	struct pool pl;
+	struct tfk_buf b;
+
+	if (!need)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	memset(&pl, 0, sizeof(pl));
+	tfk_buf_init(&b);
+	for (int i = 0; i < m->n_outputs; i++)
+		if (m->outputs[i].infer.node >= 0 &&
+		    m->outputs[i].infer.node < n)
+			need[m->outputs[i].infer.node] = 1;
+	for (int i = n - 1; i >= 0; i--) {
+		const struct tfk_node *nd = tfk_graph_node(m->g, i);
+
+		for (int k = 0; need[i] && k < nd->n_inputs; k++)
+			need[nd->inputs[k].node] = 1;
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		const struct tfk_node *nd = tfk_graph_node(m->g, i);
+		struct tfk_lookup l;
+		char *path;
+
+		if (!need[i] || !is_lookup(nd->op->name))
+			continue;
+		if (!made) {
+			path = pstrf(&pl, "%s/assets", dir);
+			rc = path ? tfk_mkdirs(path, err) :
+			     tfk_errf(err, TFK_ENOMEM, "out of memory");
+			made = 1;
+			if (rc)
+				break;
+		}
+		if ((rc = node_lookup(nd, &l, err)))
+			break;
+		tfk_buf_reset(&b);
+		for (long t = l.token_start; t < tfk_lookup_size(&l); t++) {
+			size_t len;
+			const char *p = tfk_lookup_token(&l, t, &len);
+
+			if (l.o.is_int)
+				tfk_buf_addf(&b, "%" PRId64 "\n",
+					     tfk_lookup_token_int(&l, t));
+			else {
+				tfk_buf_add(&b, p, len);
+				tfk_buf_addc(&b, '\n');
+			}
+		}
+		tfk_lookup_release(&l);
+		path = pstrf(&pl, "%s/assets/%s", dir,
+			     asset_name(&pl, nd->name));
+		if (!path || !tfk_buf_ok(&b))
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+		else
+			rc = write_file(path, b.data ? (const void *)b.data :
+					"", b.len, err);
+	}
+	tfk_buf_release(&b);
+	pool_free(&pl);
+	tfk_free(need);
+	return rc;
+}
+
 int tfk_savedmodel_write(const char *dir, const struct tfk_model *m,
 			 const char *spec_json, struct tfk_err *err)
 {
-	return tfk_savedmodel_write_extra(dir, m, spec_json, NULL, NULL, err);
+	struct tfk_savedmodel_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.spec_json = spec_json;
+	return tfk_savedmodel_write_opts(dir, m, &o, err);
 }
 
-int tfk_savedmodel_write_extra(const char *dir, const struct tfk_model *m,
-			       const char *spec_json,
-			       tfk_savedmodel_extra_fn extra, void *ctx,
-			       struct tfk_err *err)
+int tfk_savedmodel_write_opts(const char *dir, const struct tfk_model *m,
+			      const struct tfk_savedmodel_opts *o,
+			      struct tfk_err *err)
 {
+	const char *spec_json = o ? o->spec_json : NULL;
+	tfk_savedmodel_extra_fn extra = o ? o->extra : NULL;
+	void *ctx = o ? o->ctx : NULL;
 	struct var_ref *vars = NULL;
 	const char **keys = NULL;
 	const struct tfk_tensor **ts = NULL;
@@ -1298,7 +1969,9 @@ int tfk_savedmodel_write_extra(const char *dir, const struct tfk_model *m,
 	if (!path)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	/* Build first: a model we cannot export writes nothing. */
-	rc = tfk_savedmodel_pack(m, &pb, &n, err);
+	rc = pack_opts(m, o, &pb, &n, err);
+	if (!rc)
+		rc = write_assets(dir, m, err);
 	if (!rc)
 		rc = collect_vars(m, &vars, err);
 	if (!rc && m->n_vars) {

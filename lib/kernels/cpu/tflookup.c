@@ -1,0 +1,169 @@
+/*
+ * tflookup.c - _TableFind, what the SavedModel importer (model/
+ * import.c) lowers TensorFlow's static hash tables to: HashTableV2
+ * filled by InitializeTableFromTextFileV2 (or InitializeTableV2) in the
+ * init op, read by LookupTableFindV2 (keys, default_value).
+ *
+ * TF runs the init op once after loading and keeps the table as a
+ * session resource; nothing writes it afterwards. So the importer runs
+ * the initializer itself, at import time (reading the vocabulary file
+ * from DIR/assets/ as the loader feeds the asset path), and hands the
+ * table's contents to one node as two tensor attrs: keys (DT_STRING or
+ * DT_INT64 [n]) and values (DT_INT64 [n]). The kernel builds a hash
+ * index over them on its first run and keeps it in the node's state
+ * slot (one per executor, as the tfk-map lookup ops do).
+ *
+ * _TableFind(keys [any shape], default_value [] scalar) -> values, the
+ * shape of keys: values[i] = the table's value of keys[i], or
+ * default_value when the key is not in it, as TF's HashTable::Find.
+ *
+ * Rejected: a resource-typed table threaded through the executor (no
+ * resource dtype in tfk_tensor, and a graph-local init order the
+ * executor would have to learn for one op family).
+ */
+#include "kernels/cpu.h"
+#include "data/fprint.h"
+#include "graph/graph.h"
+#include "graph/op.h"
+#include "util/alloc.h"
+
+#include <string.h>
+
+struct table {
+	uint32_t *slot;		/* entry + 1; 0 = empty */
+	size_t mask;
+	const struct tfk_tensor *keys;	/* the node's attrs (borrowed) */
+	const int64_t *vals;
+};
+
+static uint64_t key_hash(const struct tfk_tensor *t, int64_t i)
+{
+	if (t->dtype == TFK_DT_STRING) {
+		struct tfk_str s = tfk_tensor_str(t, i);
+
+		return tfk_fprint64(s.ptr ? s.ptr : "", s.len);
+	}
+	return tfk_fprint64(&((const int64_t *)t->data)[i], 8);
+}
+
+static int key_eq(const struct tfk_tensor *a, int64_t i,
+		  const struct tfk_tensor *b, int64_t j)
+{
+	if (a->dtype == TFK_DT_STRING) {
+		struct tfk_str x = tfk_tensor_str(a, i), y = tfk_tensor_str(b, j);
+
+		return x.len == y.len && (!x.len || !memcmp(x.ptr, y.ptr,
+							      x.len));
+	}
+	return ((const int64_t *)a->data)[i] == ((const int64_t *)b->data)[j];
+}
+
+static void free_table(void *p)
+{
+	struct table *t = p;
+
+	if (t)
+		tfk_free(t->slot);
+	tfk_free(t);
+}
+
+static int table_state(struct tfk_kernel_ctx *kc, struct table **out)
+{
+	const struct tfk_attr_value *k = tfk_node_attr(kc->node, "keys");
+	const struct tfk_attr_value *v = tfk_node_attr(kc->node, "values");
+	struct table *t;
+	int64_t n, i;
+	size_t cap = 16, h;
+
+	if (*kc->state) {
+		*out = *kc->state;
+		return 0;
+	}
+	if (!k || !v || k->kind != TFK_ATTR_TENSOR ||
+	    v->kind != TFK_ATTR_TENSOR || k->tensor->rank != 1 ||
+	    v->tensor->rank != 1 || v->tensor->dtype != TFK_DT_INT64 ||
+	    k->tensor->shape[0] != v->tensor->shape[0] ||
+	    k->tensor->dtype != kc->in[0]->dtype)
+		return tfk_errf(kc->err, TFK_EINVAL, "keys and values: "
+				"expected two vectors of one length (values "
+				"int64, keys of the input's dtype)");
+	n = k->tensor->shape[0];
+	if (n > (int64_t)UINT32_MAX / 4)
+		return tfk_errf(kc->err, TFK_EINVAL, "table of %lld entries "
+				"is too large", (long long)n);
+	while (cap < (size_t)n * 2 + 2)
+		cap *= 2;
+	t = tfk_calloc(1, sizeof(*t));
+	if (t)
+		t->slot = tfk_calloc(cap, sizeof(*t->slot));
+	if (!t || !t->slot) {
+		free_table(t);
+		return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+	}
+	t->mask = cap - 1;
+	t->keys = k->tensor;
+	t->vals = v->tensor->data;
+	for (i = 0; i < n; i++) {
+		for (h = key_hash(t->keys, i) & t->mask; t->slot[h];
+		     h = (h + 1) & t->mask)
+			if (key_eq(t->keys, t->slot[h] - 1, t->keys, i))
+				break;
+		if (!t->slot[h])	/* a repeated key: the first wins */
+			t->slot[h] = (uint32_t)(i + 1);
+	}
+	*kc->state = t;
+	*out = t;
+	return 0;
+}
+
+static int k_table_find(struct tfk_kernel_ctx *kc)
+{
+	const struct tfk_tensor *x = kc->in[0], *d = kc->in[1];
+	int64_t *y = kc->out[0]->data, n = tfk_tensor_numel(x), i, dv;
+	struct table *t;
+	size_t h;
+	int rc;
+
+	if (tfk_tensor_numel(d) != 1)
+		return tfk_errf(kc->err, TFK_EINVAL, "default_value: expected "
+				"a scalar, got %lld values",
+				(long long)tfk_tensor_numel(d));
+	if ((rc = table_state(kc, &t)))
+		return rc;
+	dv = ((const int64_t *)d->data)[0];
+	for (i = 0; i < n; i++) {
+		y[i] = dv;
+		for (h = key_hash(x, i) & t->mask; t->slot[h];
+		     h = (h + 1) & t->mask)
+			if (key_eq(t->keys, t->slot[h] - 1, x, i)) {
+				y[i] = t->vals[t->slot[h] - 1];
+				break;
+			}
+	}
+	return 0;
+}
+
+const struct tfk_op_def tfk_ops_tflookup[] = {
+	{
+		.name = "_TableFind",
+		.inputs = { { "keys", .type_attr = "Tin" },
+			    { "default_value", .type_attr = "Tout" } },
+		.outputs = { { "values", .type_attr = "Tout" } },
+		.attrs = {
+			{ "Tin", TFK_ATTR_TYPE, 0, { 0 },
+			  TFK_DT_BIT(TFK_DT_STRING) |
+			  TFK_DT_BIT(TFK_DT_INT64) },
+			{ "Tout", TFK_ATTR_TYPE, 0, { 0 },
+			  TFK_DT_BIT(TFK_DT_INT64) },
+			{ "keys", TFK_ATTR_TENSOR, 0, { 0 } },
+			{ "values", TFK_ATTR_TENSOR, 0, { 0 } },
+		},
+		.flags = TFK_OP_STATEFUL,
+	},
+	{ .name = NULL }
+};
+
+const struct tfk_kernel tfk_kernels_cpu_tflookup[] = {
+	{ "_TableFind", "cpu", NULL, k_table_find, free_table },
+	{ NULL, NULL, NULL, NULL, NULL }
+};

@@ -219,6 +219,40 @@ void tfk_int8_max_pool_ref(const struct tfk_pool2d *p, int32_t act_min,
 void tfk_int8_avg_pool_ref(const struct tfk_pool2d *p, int32_t act_min,
 			   int32_t act_max, const int8_t *x, int8_t *y);
 
+/* MEAN (reduce.c) -------------------------------------------------------- */
+
+/*
+ * MEAN of an int8 tensor over some axes, as TFLite's reduce.cc (see
+ * reduce.c for both formulas): with keep_dims, rank 4 and the axes
+ * exactly {1, 2}, reference_integer_ops::Mean (sum (x - in_zp), mbqm by
+ * QuantizeMultiplier(in_scale / out_scale), divided by the count
+ * rounding half away from zero, + out_zp); otherwise
+ * QuantizedMeanOrSum (the 1/count folded into the multiplier). axes
+ * may be negative or repeated (TFLite's ResolveAxis). Per-tensor
+ * parameters only; TFK_EINVAL for an axis out of range, a bad scale or
+ * zero point, or more than 2^31 reduced elements.
+ */
+struct tfk_int8_mean {
+	int rank;
+	int64_t shape[TFK_MAX_RANK];	/* the input's */
+	uint8_t reduce[TFK_MAX_RANK];	/* 1: axis reduced */
+	int64_t count;			/* elements per output */
+	int hw;				/* reference_integer_ops::Mean */
+	int32_t mult;
+	int shift;
+	int32_t in_zp, out_zp;
+};
+int tfk_int8_mean_init(struct tfk_int8_mean *m, const struct tfk_int8_qp *in,
+		       const struct tfk_int8_qp *out, int rank,
+		       const int64_t *shape, const int32_t *axes, int n_axes,
+		       int keep_dims, struct tfk_err *err);
+/* Output elements (the kept dimensions' product; the layout is the
+ * same with or without keep_dims). */
+int64_t tfk_int8_mean_outputs(const struct tfk_int8_mean *m);
+/* y[tfk_int8_mean_outputs(m)] = the mean of x (m's input shape). */
+void tfk_int8_mean_ref(const struct tfk_int8_mean *m, const int8_t *x,
+		       int8_t *y);
+
 /* ADD, SUB, MUL (elementwise.c) ------------------------------------------ */
 
 /*

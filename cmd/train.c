@@ -876,12 +876,40 @@ static int export_state(void *ctx, const char *extra_dir, struct tfk_err *e)
 static int export_model(struct run *r)
 {
 	char *spec = tfk_spec_dump(r->spec, 1);
-	int rc;
+	struct tfk_savedmodel_opts o;
+	struct tfk_savedmodel_raw *raw;
+	int rc, k;
 
 	if (!spec)
 		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
-	rc = tfk_savedmodel_write_extra(out_dir, r->m, spec, export_state, r,
-					&err);
+	memset(&o, 0, sizeof(o));
+	o.spec_json = spec;
+	o.extra = export_state;
+	o.ctx = r;
+	raw = tfk_calloc((size_t)r->m->n_inputs + 1, sizeof(*raw));
+	if (!raw) {
+		tfk_free(spec);
+		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
+	}
+	/* serving_raw: the inputs as the records hold them, when the feed
+	 * has decided for every input (it has after setup) */
+	for (k = 0; k < r->m->n_inputs; k++) {
+		enum tfk_dtype dt;
+
+		raw[k].input = r->m->inputs[k].name;
+		raw[k].feature = tfk_feed_input_feature(r->feed, k);
+		if (!raw[k].feature || tfk_feed_input_raw(r->feed, k, &dt,
+							   &raw[k].scale,
+							   &raw[k].offset))
+			break;
+		raw[k].dtype = dt;
+	}
+	if (k == r->m->n_inputs) {
+		o.n_raw = k;
+		o.raw = raw;
+	}
+	rc = tfk_savedmodel_write_opts(out_dir, r->m, &o, &err);
+	tfk_free(raw);
 	tfk_free(spec);
 	if (rc == TFK_EINVAL) {
 		tfk_cli_warn("%s: no SavedModel written: %s", out_dir, err.msg);

@@ -198,18 +198,52 @@ int tfk_savedmodel_write(const char *dir, const struct tfk_model *m,
 			 const char *spec_json, struct tfk_err *err);
 
 /*
- * tfk_savedmodel_write with a hook: extra(ctx, "DIR/assets.extra", err)
- * runs after variables/ and tfkit_spec.json are written and before
- * saved_model.pb, to add files of its own to assets.extra/ (created
- * for it), each atomically. Its error fails the export (saved_model.pb
- * is then not written). extra NULL: tfk_savedmodel_write.
+ * A model input as training records hold it (tfk-train's feed, nn/
+ * feed.h): the feature name, its stored dtype (TFK_DT_UINT8, INT8,
+ * FLOAT, INT64, STRING) and the transform the feed applied,
+ * float32(double(value) * scale + offset) for float inputs.
  */
+struct tfk_savedmodel_raw {
+	const char *input;	/* the model input's name */
+	const char *feature;	/* the records' feature: the signature key */
+	int dtype;		/* enum tfk_dtype */
+	double scale, offset;
+};
+
+/* Called after variables/ and tfkit_spec.json are written and before
+ * saved_model.pb, to add files of its own to extra_dir ("DIR/
+ * assets.extra", created for it), each atomically. */
 typedef int (*tfk_savedmodel_extra_fn)(void *ctx, const char *extra_dir,
 				       struct tfk_err *err);
-int tfk_savedmodel_write_extra(const char *dir, const struct tfk_model *m,
-			       const char *spec_json,
-			       tfk_savedmodel_extra_fn extra, void *ctx,
-			       struct tfk_err *err);
+
+struct tfk_savedmodel_opts {
+	const char *spec_json;	/* assets.extra/tfkit_spec.json, or NULL */
+	tfk_savedmodel_extra_fn extra;	/* or NULL */
+	void *ctx;			/* extra's */
+	/*
+	 * n_raw = m->n_inputs (or 0: no "serving_raw" signature): raw[i]
+	 * describes m->inputs[i]. The graph then also has the signature
+	 * "serving_raw" (tensorflow/serving/predict, the same outputs as
+	 * serving_default) whose inputs are keyed by feature name and take
+	 * the values as the records hold them: for an input whose records
+	 * need a transform, a Placeholder "serving_raw_FEATURE" of the
+	 * stored dtype and the input's shape, then Cast to double, Mul by
+	 * scale, AddV2 offset, Cast to the input's dtype (the feed's
+	 * formula, so bit for bit its values), which is the default of the
+	 * model input, now a PlaceholderWithDefault (serving_default still
+	 * feeds it directly); other inputs are taken as they are.
+	 */
+	int n_raw;
+	const struct tfk_savedmodel_raw *raw;
+};
+
+/*
+ * tfk_savedmodel_write with options (NULL: none). An error of extra
+ * fails the export (saved_model.pb is then not written).
+ */
+int tfk_savedmodel_write_opts(const char *dir, const struct tfk_model *m,
+			      const struct tfk_savedmodel_opts *o,
+			      struct tfk_err *err);
 
 /* The saved_model.pb bytes tfk_savedmodel_write would write, into
  * *data (tfk_free it) and *n. Same errors, no files. */

@@ -1292,6 +1292,29 @@ const char *tfk_feed_input_feature(const struct tfk_feed *f, int k)
 	return f->cols[k].feature;
 }
 
+int tfk_feed_input_raw(const struct tfk_feed *f, int k, enum tfk_dtype *dtype,
+		       double *scale, double *offset)
+{
+	static const enum tfk_dtype dt[] = {
+		[ST_U8] = TFK_DT_UINT8, [ST_I8] = TFK_DT_INT8,
+		[ST_F32_RAW] = TFK_DT_FLOAT, [ST_F32] = TFK_DT_FLOAT,
+		[ST_I64] = TFK_DT_INT64, [ST_STR] = TFK_DT_STRING
+	};
+	const struct col *c;
+
+	if (k < 0 || k >= f->n_cols || !f->resolved ||
+	    f->cols[k].st == ST_NONE)
+		return -1;
+	c = &f->cols[k];
+	*dtype = dt[c->st];
+	/* integer and string inputs take the values as they are */
+	*scale = c->out == TFK_DT_FLOAT || c->out == TFK_DT_DOUBLE ?
+		 c->scale : 1;
+	*offset = c->out == TFK_DT_FLOAT || c->out == TFK_DT_DOUBLE ?
+		  c->offset : 0;
+	return 0;
+}
+
 const char *tfk_feed_label_feature(const struct tfk_feed *f)
 {
 	return f->has_labels ? f->label_feature : NULL;

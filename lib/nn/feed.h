@@ -158,6 +158,12 @@ void tfk_feed_shift(struct tfk_feed *f, size_t n);
  * record or a schema decided the defaults; NULL before). */
 const char *tfk_feed_input_feature(const struct tfk_feed *f, int k);
 const char *tfk_feed_label_feature(const struct tfk_feed *f);
+/* How input k's records hold it, once decided as above: the stored
+ * dtype (UINT8, INT8, FLOAT, INT64 or STRING) and the scale and offset
+ * applied (1 and 0 for integer and string inputs, which take values as
+ * they are). 0, or -1 before the defaults are decided. */
+int tfk_feed_input_raw(const struct tfk_feed *f, int k, enum tfk_dtype *dtype,
+		       double *scale, double *offset);
 
 /* Batches ------------------------------------------------------------- */
 

@@ -2,7 +2,11 @@
 # tfk-train and the SavedModel it exports: the training state beside it
 # (assets.extra/tfkit_train.*, decoded by the independent
 # tests/py/bundle_check.py: python3-protobuf with TensorFlow's field
-# numbers), --resume from a copied SavedModel-only directory (bit for
+# numbers), the "serving_raw" signature taking inputs as the records
+# hold them (the spec's scale/offset as ops, checked against TF's op
+# defs by savedmodel_check.py; its outputs bit for bit serving_default's
+# on numpy-scaled inputs, tfk-predict on raw records agreeing with
+# tfk-eval), --resume from a copied SavedModel-only directory (bit for
 # bit as an uninterrupted run at --threads 1), and fine-tuning with
 # --init-from: the first step's loss equals what the exported model
 # gives (tfk-eval, and numpy over tfk-model run), weights and Adam's
@@ -62,6 +66,63 @@ testcmd "tfkit_train.json: epoch, steps, the optimizer as get_config(), the spec
 import json; s = json.load(open(\"a/assets.extra/tfkit_train.json\"))
 print(s[\"format\"], s[\"epoch\"], s[\"iterations\"], s[\"optimizer\"][\"class_name\"], s[\"optimizer\"][\"config\"][\"learning_rate\"], s[\"spec\"][\"fit\"][\"batch_size\"])"' \
 	"tfk-train 1 1 8 Adam 0.001 32"
+
+# serving_raw: the inputs as the records hold them ---------------------------------
+testcmd "savedmodel_check: TF's op defs hold; serving_raw takes the uint8 image, same outputs" \
+	'$PYTHON $TESTS/py/savedmodel_check.py check a >chk.txt && grep "^in \|^out serving" chk.txt' \
+	"in serving_default input_1 input_1:0 float [-1,28,28]\nout serving_default dense_1 Identity:0 float [-1,10]\nin serving_raw image serving_raw_image:0 uint8 [-1,28,28]\nout serving_raw dense_1 Identity:0 float [-1,10]"
+testcmd "... the scale as ops before the model: Cast, Mul, AddV2, Cast into a PlaceholderWithDefault" \
+	'grep "^node serving_raw_image\|^node input_1 " chk.txt' \
+	"node serving_raw_image Placeholder\nnode serving_raw_image/Cast Cast\nnode serving_raw_image/scale Const\nnode serving_raw_image/offset Const\nnode serving_raw_image/mul Mul\nnode serving_raw_image/add AddV2\nnode serving_raw_image/Cast_1 Cast\nnode input_1 PlaceholderWithDefault"
+$PYTHON -c "
+import sys, numpy as np; sys.path.insert(0, '$TESTS/py'); import tfexample as tfe
+r = [tfe.example_to_dict(tfe.Example.FromString(b)) for b in tfe.read_tfrecords('$T/tr.tfrecord')]
+x = np.stack([np.frombuffer(d['image'][1][0], np.uint8) for d in r]).reshape(-1, 28, 28)
+np.save('$T/xu.npy', x)
+np.save('$T/x.npy', (x.astype(np.float64) * 0.00392156862745098).astype(np.float32))
+np.save('$T/y.npy', np.array([d['label'][1][0] for d in r]))"
+testcmd "tfk-model run: serving_raw on the uint8 images == serving_default on numpy-scaled floats, bit for bit" \
+	'tfk-model run --dir a --signature_def serving_raw --inputs image=xu.npy --outdir pr >/dev/null &&
+	 tfk-model run --dir a --inputs input_1=x.npy --outdir pd >/dev/null && cmp pr/dense_1.npy pd/dense_1.npy && echo same' \
+	"same"
+testcmd "tfk-predict on the raw records through serving_raw: accuracy and loss (numpy) equal tfk-eval's" \
+	'tfk-predict --dir a --signature_def serving_raw --keep label --csv tr.tfrecord -o p.csv &&
+	 tfk-eval --json -j1 a tr.tfrecord >ev.json && $PYTHON -c "
+import csv, json, numpy as np
+rows = list(csv.reader(open(\"p.csv\"))); b = np.array(rows[1:], dtype=np.float64)
+p, y = b[:, :10], b[:, 10].astype(int); e = json.load(open(\"ev.json\"))
+loss = -np.log(p[np.arange(len(y)), y]).mean()
+print(np.float32((p.argmax(1) == y).mean()) == np.float32(e[\"accuracy\"]), abs(loss - e[\"loss\"]) < 1e-6 * loss, len(y))"' \
+	"True True 256"
+# int64 values with scale and offset; float values untouched
+$PYTHON -c '
+import json, random
+random.seed(7)
+for n in range(64):
+    v = [random.randint(-50, 50) for _ in range(4)]
+    print(json.dumps({"v": v, "f": [x / 8 for x in v], "label": [int(sum(v) > 0)]}))' | tfk-json >"$T/iv.tfrecord"
+for what in v f; do
+cat >"$T/$what.json" <<J
+{"model": {"class_name": "Sequential", "config": {"name": "m", "layers": [
+  {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "name": "input_1"}},
+  {"class_name": "Dense", "config": {"name": "dense", "units": 2, "activation": "softmax"}}]}},
+ "inputs": {"input_1": {"feature": "$what"$([ $what = v ] && echo ', "scale": 0.1, "offset": -0.5')}},
+ "compile": {"optimizer": "sgd", "loss": "sparse_categorical_crossentropy"},
+ "fit": {"epochs": 1, "batch_size": 16}}
+J
+(cd "$T" && tfk-train $what.json iv.tfrecord --out iv-$what -q -j1) >/dev/null 2>&1
+done
+testcmd "int64 records, scale 0.1, offset -0.5: serving_raw takes int64, gives numpy's float32(v*0.1-0.5) run through serving_default" \
+	'$PYTHON $TESTS/py/savedmodel_check.py check iv-v | grep "^in serving_raw" &&
+	 $PYTHON -c "
+import numpy as np; np.random.seed(1); v = np.random.randint(-50, 51, (9, 4)).astype(np.int64)
+np.save(\"v.npy\", v); np.save(\"vf.npy\", (v.astype(np.float64) * 0.1 - 0.5).astype(np.float32))" &&
+	 tfk-model run --dir iv-v --signature_def serving_raw --inputs v=v.npy --outdir vr >/dev/null &&
+	 tfk-model run --dir iv-v --inputs input_1=vf.npy --outdir vd >/dev/null && cmp vr/dense.npy vd/dense.npy && echo same' \
+	"in serving_raw v serving_raw_v:0 int64 [-1,4]\nsame"
+testcmd "float records without scale: serving_raw feeds the model input itself, no ops added" \
+	'$PYTHON $TESTS/py/savedmodel_check.py check iv-f >c.txt && grep "^in serving_raw" c.txt && grep "serving_raw_\|PlaceholderWithDefault" c.txt | wc -l' \
+	"in serving_raw f input_1:0 float [-1,4]\n0"
 
 # --resume from a copied SavedModel -----------------------------------------------
 testcmd "--resume in a dir with only a copied SavedModel: bit for bit the uninterrupted 2-epoch run" \

@@ -160,6 +160,24 @@ def _build():
     _map(m, "inputs", 1, "TensorInfo")
     _map(m, "outputs", 2, "TensorInfo")
     _field(m, "method_name", 3, T.TYPE_STRING)
+    # google.protobuf.Any (any.proto), declared here under tensorflow:
+    # only the wire format matters
+    m = fd.message_type.add(name="Any")
+    _field(m, "type_url", 1, T.TYPE_STRING)
+    _field(m, "value", 2, T.TYPE_BYTES)
+    m = fd.message_type.add(name="AssetFileDef")
+    _field(m, "tensor_info", 1, T.TYPE_MESSAGE, type_name="TensorInfo")
+    _field(m, "filename", 2, T.TYPE_STRING)
+    m = fd.message_type.add(name="CollectionDef")
+    m.oneof_decl.add(name="kind")
+    nl = m.nested_type.add(name="NodeList")
+    _field(nl, "value", 1, T.TYPE_STRING, REP)
+    al = m.nested_type.add(name="AnyList")
+    _field(al, "value", 1, T.TYPE_MESSAGE, REP, "Any")
+    _field(m, "node_list", 1, T.TYPE_MESSAGE,
+           type_name="CollectionDef.NodeList", oneof=0)
+    _field(m, "any_list", 5, T.TYPE_MESSAGE,
+           type_name="CollectionDef.AnyList", oneof=0)
     m = fd.message_type.add(name="MetaGraphDef")
     mi = m.nested_type.add(name="MetaInfoDef")
     _field(mi, "meta_graph_version", 1, T.TYPE_STRING)
@@ -171,16 +189,21 @@ def _build():
            type_name="MetaGraphDef.MetaInfoDef")
     _field(m, "graph_def", 2, T.TYPE_MESSAGE, type_name="GraphDef")
     _field(m, "saver_def", 3, T.TYPE_MESSAGE, type_name="SaverDef")
+    _map(m, "collection_def", 4, "CollectionDef")
     _map(m, "signature_def", 5, "SignatureDef")
+    _field(m, "asset_file_def", 6, T.TYPE_MESSAGE, REP, "AssetFileDef")
     m = fd.message_type.add(name="SavedModel")
     _field(m, "saved_model_schema_version", 1, T.TYPE_INT64)
     _field(m, "meta_graphs", 2, T.TYPE_MESSAGE, REP, "MetaGraphDef")
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fd)
-    desc = pool.FindMessageTypeByName("tensorflow.SavedModel")
+    return _message_class(pool.FindMessageTypeByName("tensorflow.SavedModel"))
+
+
+def _message_class(desc):
     if hasattr(message_factory, "GetMessageClass"):
         return message_factory.GetMessageClass(desc)
-    return message_factory.MessageFactory(pool).GetPrototype(desc)
+    return message_factory.MessageFactory(desc.file.pool).GetPrototype(desc)
 
 
 SavedModel = _build()
@@ -222,6 +245,18 @@ OP_DEFS = {
     "Const": _op("", "output:dtype", "value:tensor dtype:type"),
     "Identity": _op("input:T", "output:T", "T:type"),
     "NoOp": _op("", "", ""),
+    # lookup_ops.cc (static hash tables over a vocabulary file)
+    "HashTableV2": _op("", "table_handle:resource",
+                       "container:string= shared_name:string= "
+                       "use_node_name_sharing:bool= key_dtype:type "
+                       "value_dtype:type"),
+    "InitializeTableFromTextFileV2": _op(
+        "table_handle:resource filename:string", "",
+        "key_index:int value_index:int vocab_size:int= "
+        "delimiter:string= offset:int="),
+    "LookupTableFindV2": _op(
+        "table_handle:resource keys:Tin default_value:Tout", "values:Tout",
+        "Tin:type Tout:type"),
     "VarHandleOp": _op("", "resource:resource",
                        "container:string= shared_name:string= "
                        "debug_name:string= dtype:type shape:shape "
@@ -600,6 +635,35 @@ def check(d):
                             shape_str(ti.tensor_shape
                                       if ti.HasField("tensor_shape")
                                       else None)))
+    # assets (when there are any): each AssetFileDef names a scalar
+    # string tensor of the graph; the collections as TF1's Builder
+    # writes them
+    for af in mg.asset_file_def:
+        nd, dt = tensor(af.tensor_info.name, "asset " + af.filename)
+        if dt != DT["string"] or "/" in af.filename or not af.filename:
+            raise Bad("asset %s: tensor %s of %s" %
+                      (af.filename, af.tensor_info.name, DT_NAME.get(dt)))
+        out.append("asset %s %s" % (af.filename, af.tensor_info.name))
+    for key in sorted(mg.collection_def):
+        c = mg.collection_def[key]
+        kind = c.WhichOneof("kind")
+        if kind == "node_list":
+            vals = list(c.node_list.value)
+            for v in vals:
+                if split_tensor(v)[0] not in nodes:
+                    raise Bad("collection %s: no node %s" % (key, v))
+        elif kind == "any_list":
+            vals = []
+            for a in c.any_list.value:
+                if a.type_url != "type.googleapis.com/tensorflow.AssetFileDef":
+                    raise Bad("collection %s: Any of %s" % (key, a.type_url))
+                af = _message_class(mg.DESCRIPTOR.fields_by_name[
+                    "asset_file_def"].message_type)()
+                af.ParseFromString(a.value)
+                vals.append("%s=%s" % (af.filename, af.tensor_info.name))
+        else:
+            raise Bad("collection %s: kind %s" % (key, kind))
+        out.append("collection %s %s %s" % (key, kind, " ".join(vals)))
     for nd in gd.node:
         out.append("node %s %s" % (nd.name, nd.op))
     return out

@@ -1,0 +1,218 @@
+#!/bin/sh
+# Keras lookup layers inside a model, exported as TensorFlow exports a
+# StaticHashTable over a vocabulary file, and run again from the
+# SavedModel.
+# Oracles: saved_model.pb decoded by tests/py/savedmodel_check.py
+# (python3-protobuf, TensorFlow's field numbers and op registrations
+# written there: HashTableV2, InitializeTableFromTextFileV2,
+# LookupTableFindV2, AssetFileDef, CollectionDef); attrs read below by
+# name; Keras' index layout for the expected offsets and defaults
+# (index_lookup.py: OOV at 0 (1 after a mask), tokens after it); and a
+# twin model without the lookup, trained with the same seed on ids that
+# tfk-map's StringLookup (tested against Keras in t1400) gives: its
+# predictions must equal the exported model's bit for bit.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$T/d.jsonl" <<'J'
+{"color":["red"],"size":[10],"label":[0]}
+{"color":["green"],"size":[20],"label":[1]}
+{"color":["blue"],"size":[30],"label":[0]}
+{"color":["pink"],"size":[0],"label":[1]}
+{"color":["red"],"size":[99],"label":[0]}
+{"color":["green"],"size":[20],"label":[1]}
+{"color":["[UNK]"],"size":[30],"label":[1]}
+{"color":["blue"],"size":[10],"label":[0]}
+J
+tfk-json "$T/d.jsonl" -o "$T/d.tfrecord"
+
+# model A: string input -> StringLookup -> Embedding -> Dense
+tail3='{"class_name": "Embedding", "config": {"name": "emb", "input_dim": 5, "output_dim": 3}},
+ {"class_name": "Flatten", "config": {"name": "flat"}},
+ {"class_name": "Dense", "config": {"name": "out", "units": 2, "activation": "softmax"}}]}},
+ "labels": {"feature": "label", "dtype": "int64"},
+ "compile": {"optimizer": {"class_name": "Adam", "config": {"learning_rate": 0.05}},
+  "loss": "sparse_categorical_crossentropy", "metrics": ["accuracy"]},
+ "fit": {"epochs": 1, "batch_size": 3}}'
+SLOOK='{"class_name": "StringLookup", "config": {"name": "color_lookup",
+  "vocabulary": ["red", "green", "blue"], "num_oov_indices": 1,
+  "mask_token": null, "oov_token": "[UNK]", "output_mode": "int"}}'
+cat >"$T/a.json" <<J
+{"model": {"class_name": "Sequential", "config": {"name": "a", "layers": [
+ {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 1], "dtype": "string", "name": "color"}},
+ $SLOOK,
+ $tail3
+J
+# model B: the same on ids (tfk-map's StringLookup of the same config)
+cat >"$T/b.json" <<J
+{"model": {"class_name": "Sequential", "config": {"name": "b", "layers": [
+ {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 1], "dtype": "int64", "name": "color"}},
+ $tail3
+J
+cat >"$T/ids.json" <<J
+{"features": {"color": [$SLOOK]}}
+J
+# model I: int64 input -> IntegerLookup (mask 0, vocabulary file)
+printf '30\n10\n20\n' >"$T/sizes.txt"
+cat >"$T/i.json" <<J
+{"model": {"class_name": "Sequential", "config": {"name": "i", "layers": [
+ {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 1], "dtype": "int64", "name": "size"}},
+ {"class_name": "IntegerLookup", "config": {"name": "size_lookup",
+  "vocabulary": "sizes.txt", "num_oov_indices": 1, "mask_token": 0,
+  "oov_token": -1, "output_mode": "int"}},
+ $tail3
+J
+
+cat >"$T/iids.json" <<'J'
+{"features": {"size": [{"class_name": "IntegerLookup", "config": {"vocabulary": [30, 10, 20], "mask_token": 0, "oov_token": -1}}]}}
+J
+sed 's/"color"/"size"/' "$T/b.json" >"$T/ib.json"
+(cd "$T" && tfk-train -q -s 7 a.json d.tfrecord -o a &&
+ tfk-map iids.json d.tfrecord -o iids.tfrecord &&
+ tfk-train -q -s 3 ib.json iids.tfrecord -o ib &&
+ tfk-map ids.json d.tfrecord -o ids.tfrecord &&
+ tfk-train -q -s 7 b.json ids.tfrecord -o b &&
+ tfk-train -q -s 3 i.json d.tfrecord -o i) 2>"$T/train.err" ||
+	sed 's/^/# /' "$T/train.err"
+
+testcmd "assets/: the learned tokens in index order, one per line" \
+	"ls a/assets && cat a/assets/StringLookup_vocab.txt && cat i/assets/IntegerLookup_vocab.txt" \
+	"StringLookup_vocab.txt\nred\ngreen\nblue\n30\n10\n20"
+testcmd "saved_model.pb passes the strict TF op/attr/input-dtype check; assets and collections" \
+	"$PYTHON $TESTS/py/savedmodel_check.py check a | grep -E '^(asset|collection|in serving_default|node StringLookup)'" \
+	"in serving_default color color:0 string [-1,1]
+asset StringLookup_vocab.txt StringLookup/vocabulary_path:0
+collection saved_model_assets any_list StringLookup_vocab.txt=StringLookup/vocabulary_path:0
+collection saved_model_main_op node_list NoOp
+collection table_initializer node_list StringLookup/table_init
+node StringLookup/hash_table HashTableV2
+node StringLookup/vocabulary_path Const
+node StringLookup/table_init InitializeTableFromTextFileV2
+node StringLookup/default_value Const
+node StringLookup LookupTableFindV2"
+
+# the attrs, read by name from the decoded GraphDef
+cat >"$T/attrs.py" <<'P'
+import sys
+sys.path.insert(0, sys.argv[1])
+import savedmodel_check as sc
+import numpy as np
+sm = sc.SavedModel()
+sm.ParseFromString(open(sys.argv[2] + "/saved_model.pb", "rb").read())
+mg = sm.meta_graphs[0]
+nodes = {n.name: n for n in mg.graph_def.node}
+def show(n):
+    a = n.attr
+    vals = []
+    for k in sorted(a):
+        w = a[k].WhichOneof("value")
+        v = getattr(a[k], w)
+        if w == "tensor":
+            v = (list(v.int64_val) or [s.decode() for s in v.string_val] or
+                 np.frombuffer(v.tensor_content, "<i8").tolist())
+        elif w == "s":
+            v = v.decode()
+        vals.append("%s=%s" % (k, v))
+    print(n.op, list(n.input), " ".join(vals))
+for n in mg.graph_def.node:
+    if n.name.startswith(("StringLookup", "IntegerLookup")):
+        show(n)
+init = mg.signature_def["__saved_model_init_op"].outputs[
+    "__saved_model_init_op"].name
+print("init", init, list(nodes[init].input))
+print("files", [(a.filename, a.tensor_info.name, a.tensor_info.dtype)
+                for a in mg.asset_file_def])
+P
+testcmd "StringLookup: HashTableV2 string->int64, file init offset 1 (after the OOV slot), default 0 (OOV)" \
+	"$PYTHON attrs.py $TESTS/py a" \
+	"HashTableV2 [] container= key_dtype=7 shared_name=hash_table_StringLookup_vocab.txt_3_-2_-1 use_node_name_sharing=False value_dtype=9
+Const [] dtype=7 value=['StringLookup_vocab.txt']
+InitializeTableFromTextFileV2 ['StringLookup/hash_table', 'StringLookup/vocabulary_path'] delimiter=\t key_index=-2 offset=1 value_index=-1 vocab_size=3
+Const [] dtype=9 value=[0]
+LookupTableFindV2 ['StringLookup/hash_table', 'color_lookup/Reshape', 'StringLookup/default_value'] Tin=7 Tout=9
+init NoOp ['^StringLookup/table_init']
+files [('StringLookup_vocab.txt', 'StringLookup/vocabulary_path:0', 7)]"
+testcmd "IntegerLookup with mask 0: offset 2, default 1, Equal + SelectV2 put the mask at 0" \
+	"$PYTHON attrs.py $TESTS/py i | cut -c1-160" \
+	"HashTableV2 [] container= key_dtype=9 shared_name=hash_table_IntegerLookup_vocab.txt_3_-2_-1 use_node_name_sharing=False value_dtype=9
+Const [] dtype=7 value=['IntegerLookup_vocab.txt']
+InitializeTableFromTextFileV2 ['IntegerLookup/hash_table', 'IntegerLookup/vocabulary_path'] delimiter=\t key_index=-2 offset=2 value_index=-1 vocab_size=3
+Const [] dtype=9 value=[1]
+LookupTableFindV2 ['IntegerLookup/hash_table', 'size_lookup/Reshape', 'IntegerLookup/default_value'] Tin=9 Tout=9
+Const [] dtype=9 value=[0]
+Equal ['size_lookup/Reshape', 'IntegerLookup/mask_token'] T=9 incompatible_shape_error=True
+Const [] dtype=9 value=[0]
+SelectV2 ['IntegerLookup/Equal', 'IntegerLookup/mask_value', 'IntegerLookup/LookupTableFindV2'] T=9
+init NoOp ['^IntegerLookup/table_init']
+files [('IntegerLookup_vocab.txt', 'IntegerLookup/vocabulary_path:0', 7)]"
+testcmd "tfk-model show --ops: the table ops run" \
+	"tfk-model show --dir a --ops | grep -E 'Table'" \
+	"HashTableV2                    yes\nInitializeTableFromTextFileV2  yes\nLookupTableFindV2              yes"
+
+# The exported model on raw strings = the twin on tfk-map's ids, bit
+# for bit (same seed, same weights: the lookup is the only difference).
+testcmd "twin models: the same weights (variables bit for bit)" \
+	"cmp a/variables/variables.data-00000-of-00001 b/variables/variables.data-00000-of-00001 && echo same" \
+	"same"
+testcmd "tfk-predict on raw strings (SavedModel tables) = the twin on ids, bit for bit" \
+	"tfk-predict --dir a --json d.tfrecord >pa.jsonl && tfk-predict --dir b --json ids.tfrecord >pb.jsonl && cmp pa.jsonl pb.jsonl && wc -l <pa.jsonl" \
+	"8"
+testcmd "tfk-eval of the in-memory model: the twin's loss and accuracy exactly" \
+	"tfk-eval --json a d.tfrecord >ea.json && tfk-eval --json b ids.tfrecord >eb.json && cmp ea.json eb.json && echo same" \
+	"same"
+testcmd "tfk-predict's accuracy (numpy argmax) equals tfk-eval's" \
+	"tfk-predict --dir a --keep label --csv d.tfrecord -o p.csv && $PYTHON -c \"
+import csv, json, numpy as np
+rows = list(csv.reader(open('p.csv')))
+b = np.array(rows[1:], dtype=np.float64)
+acc = np.float32((b[:, :2].argmax(1) == b[:, 2]).sum() / len(b))
+print(rows[0], acc == np.float32(json.load(open('ea.json'))['accuracy']))\"" \
+	"['out_0', 'out_1', 'label'] True"
+testcmd "tfk-model run --input_exprs strings = tfk-predict rows (OOV, '[UNK]' and known tokens)" \
+	"tfk-model run --dir a --input_exprs 'color=[[\"pink\"],[\"[UNK]\"],[\"blue\"]]' --outdir o >/dev/null && $PYTHON -c \"
+import json, numpy as np
+y = np.load('o/out.npy')
+p = [json.loads(l)['out'] for l in open('pa.jsonl')]
+print(y.dtype, y.shape, np.array_equal(y, np.float32([p[3], p[6], p[2]])))\"" \
+	"float32 (3, 2) True"
+testcmd "IntegerLookup (mask 0, file vocabulary): tfk-map's ids for sizes 10 20 30 0 99" \
+	"tfk-map iids.json d.tfrecord | tfk-cat --json | $PYTHON -c \"
+import sys, json
+print([json.loads(l)['size'][0] for l in sys.stdin])\"" \
+	"[3, 4, 2, 0, 1, 4, 2, 3]"
+testcmd "IntegerLookup model: SavedModel (mask, OOV, known ids) = its twin on those ids, bit for bit" \
+	"tfk-predict --dir i --json d.tfrecord >pi.jsonl && tfk-predict --dir ib --json iids.tfrecord >pib.jsonl && cmp pi.jsonl pib.jsonl && wc -l <pi.jsonl" \
+	"8"
+
+# Errors --------------------------------------------------------------------
+cp -r "$T/a" "$T/nofile"
+rm "$T/nofile/assets/StringLookup_vocab.txt"
+testerr "a missing asset file: exit 1 naming it" \
+	"tfk-model run --dir nofile --input_exprs 'color=[[\"red\"]]'" \
+	1 "nofile/assets/StringLookup_vocab.txt: No such file or directory"
+cp -r "$T/a" "$T/short"
+printf 'red\ngreen\n' >"$T/short/assets/StringLookup_vocab.txt"
+testerr "an asset file shorter than vocab_size: exit 1" \
+	"tfk-predict --dir short d.tfrecord" \
+	1 "invalid vocab_size: expected 3 lines but got 2"
+printf 'red\n\nblue\n' >"$T/short/assets/StringLookup_vocab.txt"
+testerr "an empty line in the asset file (TF: invalid content): exit 1" \
+	"tfk-model run --dir short --input_exprs 'color=[[\"red\"]]'" \
+	1 "StringLookup_vocab.txt: line 2 is empty"
+sed 's/"sizes.txt"/"nosuch.txt"/' "$T/i.json" >"$T/i2.json"
+testerr "a vocabulary file that does not exist at build time names it" \
+	"tfk-train -q i2.json d.tfrecord -o i2" \
+	1 "layers[1].config.vocabulary: cannot read vocabulary file nosuch.txt"
+sed 's/"output_mode": "int"/"output_mode": "one_hot"/' "$T/a.json" >"$T/a2.json"
+testerr "dense output modes inside a model are refused by name" \
+	"tfk-train -q a2.json d.tfrecord -o a2" \
+	1 "output_mode one_hot of StringLookup inside a model is not supported yet"
+sed 's/"class_name": "StringLookup", "config": {/"class_name": "TextVectorization", "config": {"output_sequence_length": 2, /' "$T/a.json" >"$T/a3.json"
+testerr "TextVectorization inside a model: refused, naming the layer" \
+	"tfk-train -q a3.json d.tfrecord -o a3" \
+	1 "TextVectorization inside a model cannot be exported yet; apply it with tfk-map before training"
+sed 's/"labels":/"inputs": {"color": {"dtype": "float32"}}, "labels":/' "$T/a.json" >"$T/a4.json"
+testerr "a float feed for a string input is refused" \
+	"tfk-train -q a4.json d.tfrecord -o a4" \
+	1 "float32 values cannot feed the string input color"
+
+done_testing

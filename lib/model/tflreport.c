@@ -722,7 +722,7 @@ int tfk_lite_report(const struct tfk_lite_report_opts *o,
 			json_object_set_new(root, "eval", ev);
 		}
 		json_dumpf(root, stdout, JSON_PRESERVE_ORDER |
-			   JSON_REAL_PRECISION(9));
+			   JSON_REAL_PRECISION(17));
 		putchar('\n');
 		goto out;
 	}

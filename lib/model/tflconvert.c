@@ -54,6 +54,10 @@
  * The writer (at the bottom) is a plain pass over the collected
  * tensors/operators with the flatbuf.h builder, children before
  * parents; slots are schema.fbs's field positions (see tflite.h).
+ *
+ * --report / --eval (tflreport.c): after the quantized file is written,
+ * the signature is converted once more without quantization, into
+ * memory, and both models are run on the records there.
  */
 #include "model/tflite.h"
 
@@ -2058,6 +2062,10 @@ int tfk_lite_convert_main(int argc, char **argv)
 				    "quantized model: it needs --quantize");
 	if (label_arg && !eval_arg)
 		tfk_cli_usage_error("--label is for --eval");
+	if ((report_flag || eval_arg) && !strcmp(out_arg, "-"))
+		tfk_cli_usage_error("--report and --eval print to standard "
+				    "output: write the model to a file, not "
+				    "-o -");
 	if (json_flag && !report_flag && !eval_arg)
 		tfk_cli_usage_error("--json is for --report and --eval");
 	q8.dir = sm_dir;

@@ -133,6 +133,9 @@ testerr "--eval without --quantize" \
 testerr "--label without --eval" \
 	'tfk-lite convert --saved_model_dir mlp -o x.tflite --quantize dynamic --label y' \
 	2 "--label is for --eval"
+testerr "--eval with -o -: the report has standard output" \
+	'tfk-lite convert --saved_model_dir mlp -o - --quantize dynamic --eval eval.tfrecord' \
+	2 "--report and --eval print to standard output: write the model to a file, not -o -"
 testerr "--json alone" \
 	'tfk-lite convert --saved_model_dir mlp -o x.tflite --quantize dynamic --json' \
 	2 "--json is for --report and --eval"

@@ -36,8 +36,8 @@
  *
  * Raw inputs (tfk_savedmodel_opts.raw, tfk-train's feed mapping): a
  * second signature, "serving_raw", takes each input as the records
- * hold it (uint8 image bytes, int64 ids) under the feature's name; for
- * an input the feed transformed, the model input becomes a
+ * hold it (uint8 image bytes) under the feature's name; for a float
+ * input the feed transformed, the model input becomes a
  * PlaceholderWithDefault whose default is
  *   Placeholder serving_raw_FEATURE (stored dtype) -> Cast (double) ->
  *   Mul scale -> AddV2 offset -> Cast (the input's dtype),
@@ -1410,10 +1410,12 @@ static int add_assets(struct exp *x, const char *init_op)
 static int raw_transforms(const struct tfk_model_input *in,
 			  const struct tfk_savedmodel_raw *r)
 {
+	/* integer and string inputs take their values as they are (a
+	 * reader such as tfk-predict converts int64 ids to int32) */
 	if (in->dtype == TFK_DT_FLOAT || in->dtype == TFK_DT_DOUBLE)
 		return r->dtype != (int)in->dtype || r->scale != 1 ||
 		       r->offset != 0;
-	return r->dtype != (int)in->dtype && r->dtype != TFK_DT_STRING;
+	return 0;
 }
 
 /* The input index k when node i is a model input that serving_raw
@@ -1492,7 +1494,7 @@ static int emit_raw_input(struct exp *x, int i)
 		return oom(x);
 	x->raw_ph[k] = pstrf(pl, "%s:0", base);
 	cur = base;
-	if (in->dtype == TFK_DT_FLOAT || in->dtype == TFK_DT_DOUBLE) {
+	{
 		char *mul = pstrf(pl, "%s/mul", base);
 		char *add = pstrf(pl, "%s/add", base);
 		char *sc = pstrf(pl, "%s/scale", base);
@@ -1519,10 +1521,6 @@ static int emit_raw_input(struct exp *x, int i)
 			if (emit_cast(x, cur, add, TFK_DT_DOUBLE, in->dtype))
 				return oom(x);
 		}
-	} else {
-		cur = pstrf(pl, "%s/Cast", base);
-		if (emit_cast(x, cur, base, r->dtype, in->dtype))
-			return oom(x);
 	}
 	if (nb_begin(pl, &b, in->name, "PlaceholderWithDefault") ||
 	    nb_in(pl, &b, cur) || nb_type(pl, &b, "dtype", in->dtype) ||

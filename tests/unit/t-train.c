@@ -436,6 +436,50 @@ static void test_ckpt(void)
 		is_str(err.msg, buf, "... names it");
 	}
 
+	/* --init-from's halves: exactly the variables, or only the slots. */
+	{
+		char *pv = tap_tmp("vars-only");
+		struct tfk_graph *g5 = ckpt_graph(5, 3, NULL);
+		struct tfk_graph *g6 = ckpt_graph(5, 3, NULL);
+		struct tfk_optim *o3 = NULL;
+		json_t *j;
+
+		rc = tfk_ckpt_restore_vars(pre, g5, &err);
+		snprintf(buf, sizeof(buf), "%s.index: variable 'optimizer/"
+			 "dense/bias/m' is not in the model", pre);
+		ok(rc == TFK_EINVAL && same_vars(g5, g6), "restore_vars: a "
+		   "key beyond the variables is refused, nothing changed");
+		is_str(err.msg, buf, "... and named");
+		ok(!tfk_ckpt_write(pv, g1, NULL, NULL, st, &err) &&
+		   !tfk_ckpt_restore_vars(pv, g5, &err) && same_vars(g1, g5),
+		   "restore_vars: the variables bit for bit");
+		rc = tfk_ckpt_restore_vars(pv, g2, &err);
+		snprintf(buf, sizeof(buf), "%s.index: the model's variable "
+			 "'extra' is missing", pv);
+		ok(rc == TFK_ENOTFOUND, "restore_vars: a variable missing");
+		is_str(err.msg, buf, "... named");
+		j = json_loads("{\"class_name\": \"SGD\", \"config\": "
+			       "{\"momentum\": 0.9}}", 0, NULL);
+		tfk_optim_new(j, "o", &o3, &err);
+		json_decref(j);
+		ok(!tfk_ckpt_restore_slots(pre, g6, o3, 2, ov, &err) &&
+		   tfk_optim_n_slots(o3) == 2 &&
+		   tfk_tensor_equal(tfk_optim_slot(o1, 1, NULL, NULL),
+				    tfk_optim_slot(o3, 1, NULL, NULL)),
+		   "restore_slots: the slots bit for bit");
+		{
+			struct tfk_graph *g7 = ckpt_graph(5, 3, NULL);
+
+			ok(same_vars(g6, g7), "restore_slots: the variables "
+			   "untouched");
+			tfk_graph_free(g7);
+		}
+		tfk_ckpt_remove(pv);
+		tfk_optim_free(o3);
+		tfk_graph_free(g5);
+		tfk_graph_free(g6);
+	}
+
 	/* The pointer file. */
 	snprintf(dir, sizeof(dir), "%s", tap_tmpdir());
 	rc = tfk_ckpt_latest(dir, buf, sizeof(buf), &err);

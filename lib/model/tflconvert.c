@@ -514,7 +514,9 @@ static int fuse_act(struct conv *c, int *last)
 		*last = j;
 		return TFK_TFL_ACT_RELU6;
 	}
-	if ((j = fusable(c, *last, "Tanh", 0)) >= 0) {
+	/* int8: TFLite's integer kernels have no fused TANH (their
+	 * activation range would silently skip it): a TANH op follows */
+	if (c->quant != Q_INT8 && (j = fusable(c, *last, "Tanh", 0)) >= 0) {
 		*last = j;
 		return TFK_TFL_ACT_TANH;
 	}

@@ -15,8 +15,15 @@
  * FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,
  * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,
  * RELU, RELU6, CONCATENATION (inputs sharing the output's parameters,
- * as TF's converter writes them), PAD. Anything else is refused by
- * operator index and name.
+ * as TF's converter writes them), PAD, MEAN (constant axes, either
+ * keep_dims). Anything else is refused by operator index and name.
+ *
+ * The interpreter is prepared once (tfk_tflite_int8_new) and run many
+ * times, as TFLite's Interpreter: each tensor's buffer is kept for the
+ * next run while it is large enough, and FC/CONV_2D weights are packed
+ * for the fast kernels on the first run only (they are constants). The
+ * per-run work is then the kernels plus each operator's small Prepare
+ * (multipliers of a few channels), which `tfk-lite bench` measures.
  */
 #include "model/tflite.h"
 
@@ -28,18 +35,30 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The prepared interpreter (struct tfk_tfl_int8 of tflite.h): buffers
+ * and packed weights outlive a run, so that a second run of the same
+ * shapes allocates and packs nothing. */
 struct i8run {
 	const struct tfk_tflite *m;
 	const struct tfk_tfl_subgraph *s;
+	int sg;
 	int64_t batch;
 	void **data;		/* per tensor; constants point into the file */
 	int *owned;
+	size_t *cap;		/* bytes of an owned buffer */
+	uint8_t *fresh;		/* owned buffer sized for this run */
 	int *rank;		/* runtime shapes, per tensor */
 	int64_t (*shape)[TFK_MAX_RANK];
+	struct tfk_int8_packed *pk;	/* per operator, packed on first use */
+	uint8_t *packed;
 	struct tfk_err *err;
 	int op_i;
 	int data_rc;		/* why data_of last returned NULL */
 	struct tfk_conv_ws ws;	/* the fast kernels' scratch */
+};
+
+struct tfk_tfl_int8 {
+	struct i8run r;
 };
 
 /* Largest buffer one tensor may take: a corrupt file's absurd shapes
@@ -129,7 +148,7 @@ static void *data_of(struct i8run *r, int t)
 	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
 	const struct tfk_tfl_buffer *b = &r->m->buffers[x->buffer];
 
-	if (r->data[t])
+	if (r->data[t] && (!r->owned[t] || r->fresh[t]))
 		return r->data[t];
 	if (b->size) {
 		r->data[t] = (void *)(b->offset > 1 ? r->m->p + b->offset :
@@ -151,7 +170,15 @@ static void *data_of(struct i8run *r, int t)
 					      (long long)(n * (int64_t)es));
 			return NULL;
 		}
+		/* an earlier run's buffer is kept when it is large enough */
+		r->fresh[t] = 1;
+		if (r->owned[t] && r->cap[t] >= ((size_t)n + 1) * es)
+			return r->data[t];
+		if (r->owned[t])
+			tfk_free(r->data[t]);
+		r->owned[t] = 0;
 		r->data[t] = tfk_calloc((size_t)n + 1, es);
+		r->cap[t] = ((size_t)n + 1) * es;
 	}
 	if (r->data[t])
 		r->owned[t] = 1;
@@ -347,6 +374,38 @@ static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
 		set_shape(r, out, ra, sy);
 		return 0;
 	}
+	case TFK_TFL_MEAN: {
+		const int32_t *ax;
+		uint8_t red[TFK_MAX_RANK];
+		int keep = opt_u8(op, 0, r->err), at;
+		int64_t n_ax, j;
+
+		at = op->n_inputs > 1 ? op->inputs[1] : -1;
+		if (at < 0 || r->s->tensors[at].type != TFK_TFL_INT32 ||
+		    !r->m->buffers[r->s->tensors[at].buffer].size ||
+		    !(ax = data_of(r, at)))
+			return op_err(r, "the axes must be a constant INT32 "
+				      "tensor", NULL);
+		/* the buffer's count: a constant's runtime shape could
+		 * differ from it (a -1 batch in its shape_signature) */
+		n_ax = (int64_t)(r->m->buffers[r->s->tensors[at].buffer].size /
+				 4);
+		memset(red, 0, sizeof(red));
+		for (j = 0; j < n_ax; j++) {
+			int a = ax[j] < 0 ? ax[j] + ra : ax[j];
+
+			if (a < 0 || a >= ra)
+				return op_err(r, "axis out of range", NULL);
+			red[a] = 1;
+		}
+		for (k = 0, ry = 0; k < ra; k++)
+			if (!red[k])
+				sy[ry++] = sa[k];
+			else if (keep)
+				sy[ry++] = 1;
+		set_shape(r, out, ry, sy);
+		return 0;
+	}
 	case TFK_TFL_PAD: {
 		const int32_t *pads;
 
@@ -459,21 +518,23 @@ static int run_op(struct i8run *r)
 		if (code == TFK_TFL_FULLY_CONNECTED) {
 			int64_t k = rb == 2 ? sb[1] : 0;
 
-			struct tfk_int8_packed pk;
+			struct tfk_int8_packed *pk = &r->pk[r->op_i];
 
-			memset(&pk, 0, sizeof(pk));
 			if (!k || numel_of(r, in0) % k)
 				rc = op_err(r, "input size does not fit the "
 					    "weights", NULL);
 			else if (rq.w_offset)	/* asymmetric weights */
 				tfk_int8_fc_ref(&rq, numel_of(r, in0) / k, k,
 						ch, x, w, bias, y);
-			else if (!(rc = tfk_int8_pack(&pk, ch, k, w, r->err)))
+			else if (r->packed[r->op_i] ||
+				 !(rc = tfk_int8_pack(pk, ch, k, w, r->err))) {
 				/* the fast path: bit-exact with the _ref
-				 * (lib/kernels/int8 tests it) */
-				rc = tfk_int8_fc(&rq, &pk, numel_of(r, in0) / k,
+				 * (lib/kernels/int8 tests it); the weights
+				 * are constants, packed once */
+				r->packed[r->op_i] = 1;
+				rc = tfk_int8_fc(&rq, pk, numel_of(r, in0) / k,
 						 x, bias, y, 1, &r->ws, r->err);
-			tfk_int8_packed_release(&pk);
+			}
 		} else {
 			struct tfk_conv2d g;
 			struct tfk_conv2d_attrs a;
@@ -509,23 +570,24 @@ static int run_op(struct i8run *r)
 				rc = op_err(r, "output shape differs from the "
 					    "geometry", NULL);
 			else if (!rc) {
-				struct tfk_int8_packed pk;
+				struct tfk_int8_packed *pk = &r->pk[r->op_i];
 
-				memset(&pk, 0, sizeof(pk));
 				if (dw)
 					tfk_int8_dwconv2d_ref(&g, &rq, x, w,
 							      bias, y);
 				else if (rq.w_offset || g.groups != 1)
 					tfk_int8_conv2d_ref(&g, &rq, x, w, bias,
 							    y);
-				else if (!(rc = tfk_int8_pack_conv(&pk, sb[0],
+				else if (r->packed[r->op_i] ||
+					 !(rc = tfk_int8_pack_conv(pk, sb[0],
 								   sb[1], sb[2],
 								   sb[3], w,
-								   r->err)))
-					rc = tfk_int8_conv2d(&g, &rq, x, &pk,
+								   r->err))) {
+					r->packed[r->op_i] = 1;
+					rc = tfk_int8_conv2d(&g, &rq, x, pk,
 							     bias, y, 1,
 							     &r->ws, r->err);
-				tfk_int8_packed_release(&pk);
+				}
 			}
 		}
 		tfk_int8_rq_release(&rq);
@@ -659,6 +721,27 @@ static int run_op(struct i8run *r)
 		}
 		return 0;
 	}
+	case TFK_TFL_MEAN: {
+		struct tfk_int8_mean mn;
+		int at = op->inputs[1];	/* out_shape checked it */
+
+		if (r->s->tensors[in0].type != TFK_TFL_INT8 ||
+		    r->s->tensors[out].type != TFK_TFL_INT8)
+			return op_err(r, "only int8 input and output are "
+				      "supported", NULL);
+		if ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
+		    (rc = qp_of(r, out, &qc, zpc, 1)) ||
+		    (rc = tfk_int8_mean_init(&mn, &qa, &qc, ra, sa,
+					     data_of(r, at), (int)(r->m->buffers[
+					     r->s->tensors[at].buffer].size / 4),
+					     opt_u8(op, 0, r->err), r->err)))
+			return rc;
+		if (tfk_int8_mean_outputs(&mn) != numel_of(r, out))
+			return op_err(r, "output size differs from the "
+				      "reduction", NULL);
+		tfk_int8_mean_ref(&mn, x, y);
+		return 0;
+	}
 	case TFK_TFL_PAD: {
 		int pt = op->n_inputs > 1 ? op->inputs[1] : -1;
 		const int32_t *pads;
@@ -690,51 +773,99 @@ static int run_op(struct i8run *r)
 	return op_err(r, "is not supported by run for int8 models", NULL);
 }
 
-int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
-			const struct tfk_tensor *feeds, int n_out,
-			const int *out_tensors, struct tfk_tensor *outs,
-			struct tfk_err *err)
+void tfk_tflite_int8_free(struct tfk_tfl_int8 *p)
+{
+	struct i8run *r;
+	int k;
+
+	if (!p)
+		return;
+	r = &p->r;
+	for (k = 0; r->data && k < r->s->n_tensors; k++)
+		if (r->owned[k])
+			tfk_free(r->data[k]);
+	for (k = 0; r->pk && k < r->s->n_ops; k++)
+		tfk_int8_packed_release(&r->pk[k]);
+	tfk_free(r->data);
+	tfk_free(r->owned);
+	tfk_free(r->cap);
+	tfk_free(r->fresh);
+	tfk_free(r->rank);
+	tfk_free(r->shape);
+	tfk_free(r->pk);
+	tfk_free(r->packed);
+	tfk_conv_ws_release(&r->ws);
+	tfk_free(p);
+}
+
+int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
+			int sg, struct tfk_err *err)
 {
 	const struct tfk_tfl_subgraph *s = &m->subgraphs[sg];
-	struct i8run r;
-	int k, rc = 0;
+	struct tfk_tfl_int8 *p = tfk_calloc(1, sizeof(*p));
+	struct i8run *r;
+	size_t nt = (size_t)s->n_tensors + 1, no = (size_t)s->n_ops + 1;
+	int k;
 
-	memset(&r, 0, sizeof(r));
-	for (k = 0; k < n_out; k++)
-		memset(&outs[k], 0, sizeof(outs[k]));
-	r.m = m;
-	r.s = s;
-	r.err = err;
-	r.batch = s->n_inputs && feeds[0].rank ? feeds[0].shape[0] : 1;
-	r.data = tfk_calloc((size_t)s->n_tensors + 1, sizeof(*r.data));
-	r.owned = tfk_calloc((size_t)s->n_tensors + 1, sizeof(*r.owned));
-	r.rank = tfk_calloc((size_t)s->n_tensors + 1, sizeof(*r.rank));
-	r.shape = tfk_calloc((size_t)s->n_tensors + 1, sizeof(*r.shape));
-	if (!r.data || !r.owned || !r.rank || !r.shape) {
-		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
-		goto out;
+	*out = NULL;
+	if (!p)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	r = &p->r;
+	r->m = m;
+	r->s = s;
+	r->sg = sg;
+	r->data = tfk_calloc(nt, sizeof(*r->data));
+	r->owned = tfk_calloc(nt, sizeof(*r->owned));
+	r->cap = tfk_calloc(nt, sizeof(*r->cap));
+	r->fresh = tfk_calloc(nt, sizeof(*r->fresh));
+	r->rank = tfk_calloc(nt, sizeof(*r->rank));
+	r->shape = tfk_calloc(nt, sizeof(*r->shape));
+	r->pk = tfk_calloc(no, sizeof(*r->pk));
+	r->packed = tfk_calloc(no, sizeof(*r->packed));
+	if (!r->data || !r->owned || !r->cap || !r->fresh || !r->rank ||
+	    !r->shape || !r->pk || !r->packed) {
+		tfk_tflite_int8_free(p);
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	}
-	for (k = 0; k < s->n_tensors; k++) {
+	for (k = 0; k < s->n_tensors; k++)
 		if (s->tensors[k].type == TFK_TFL_UINT8 ||
 		    s->tensors[k].type == TFK_TFL_INT16) {
-			rc = tfk_errf(err, TFK_EINVAL, "subgraph %d: tensor %d "
-				      "'%s' is %s: quantized models are not "
-				      "supported by run yet (int8 ones are)",
-				      sg, k,
-				      s->tensors[k].name,
-				      tfk_tfl_type_name(s->tensors[k].type));
-			goto out;
+			tfk_errf(err, TFK_EINVAL, "subgraph %d: tensor %d "
+				 "'%s' is %s: quantized models are not "
+				 "supported by run yet (int8 ones are)", sg, k,
+				 s->tensors[k].name,
+				 tfk_tfl_type_name(s->tensors[k].type));
+			tfk_tflite_int8_free(p);
+			return TFK_EINVAL;
 		}
-		r.rank[k] = file_shape(&r, k, r.shape[k]);
-	}
+	*out = p;
+	return 0;
+}
+
+int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
+			int n_out, const int *out_tensors,
+			struct tfk_tensor *outs, struct tfk_err *err)
+{
+	struct i8run *r = &p->r;
+	const struct tfk_tfl_subgraph *s = r->s;
+	int k, rc = 0;
+
+	for (k = 0; k < n_out; k++)
+		memset(&outs[k], 0, sizeof(outs[k]));
+	r->err = err;
+	r->op_i = 0;
+	r->batch = s->n_inputs && feeds[0].rank ? feeds[0].shape[0] : 1;
+	memset(r->fresh, 0, (size_t)s->n_tensors);
+	for (k = 0; k < s->n_tensors; k++)
+		r->rank[k] = file_shape(r, k, r->shape[k]);
 	for (k = 0; k < s->n_inputs; k++)
-		set_shape(&r, s->inputs[k], feeds[k].rank, feeds[k].shape);
+		set_shape(r, s->inputs[k], feeds[k].rank, feeds[k].shape);
 	/* inputs: float given for an INT8 input is quantized with its
 	 * parameters (what a caller of TFLite does before Invoke) */
 	for (k = 0; k < s->n_inputs; k++) {
 		int t = s->inputs[k];
 		const struct tfk_tfl_tensor *x = &s->tensors[t];
-		int64_t n = numel_of(&r, t);
+		int64_t n = numel_of(r, t);
 		void *d;
 
 		if (tfk_tensor_numel(&feeds[k]) != n) {
@@ -744,8 +875,8 @@ int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
 				      (long long)n);
 			goto out;
 		}
-		if (!(d = data_of(&r, t))) {
-			rc = r.data_rc;
+		if (!(d = data_of(r, t))) {
+			rc = r->data_rc;
 			goto out;
 		}
 		if (x->type == TFK_TFL_FLOAT32 &&
@@ -771,8 +902,8 @@ int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
 							 feeds[k].data)[i];
 				f = tmp;
 			}
-			r.op_i = 0;
-			if (!(rc = qp_of(&r, t, &q, zp, 1)))
+			r->op_i = 0;
+			if (!(rc = qp_of(r, t, &q, zp, 1)))
 				rc = tfk_int8_quantize_ref(&q, TFK_DT_INT8, n,
 							   f, d, err);
 			tfk_free(tmp);
@@ -808,20 +939,20 @@ int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
 		}
 	}
 	for (k = 0; k < s->n_ops; k++) {
-		r.op_i = k;
-		if ((rc = run_op(&r)))
+		r->op_i = k;
+		if ((rc = run_op(r)))
 			goto out;
 	}
 	for (k = 0; k < n_out; k++) {
 		int t = out_tensors[k];
 		const struct tfk_tfl_tensor *x = &s->tensors[t];
 		int64_t sh[TFK_MAX_RANK];
-		int rank = shape_of(&r, t, sh);
+		int rank = shape_of(r, t, sh);
 		enum tfk_dtype dt = tfk_tfl_dtype(x->type);
-		void *d = data_of(&r, t);
+		void *d = data_of(r, t);
 
 		if (!d) {
-			rc = r.data_rc;
+			rc = r->data_rc;
 			goto out;
 		}
 		if ((rc = tfk_tensor_init(&outs[k], dt, rank, sh, err)))
@@ -832,13 +963,22 @@ out:
 	if (rc)
 		for (k = 0; k < n_out; k++)
 			tfk_tensor_release(&outs[k]);
-	for (k = 0; r.data && k < s->n_tensors; k++)
-		if (r.owned[k])
-			tfk_free(r.data[k]);
-	tfk_free(r.data);
-	tfk_free(r.owned);
-	tfk_free(r.rank);
-	tfk_free(r.shape);
-	tfk_conv_ws_release(&r.ws);
+	return rc;
+}
+
+int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
+			const struct tfk_tensor *feeds, int n_out,
+			const int *out_tensors, struct tfk_tensor *outs,
+			struct tfk_err *err)
+{
+	struct tfk_tfl_int8 *p;
+	int k, rc;
+
+	for (k = 0; k < n_out; k++)
+		memset(&outs[k], 0, sizeof(outs[k]));
+	if ((rc = tfk_tflite_int8_new(&p, m, sg, err)))
+		return rc;
+	rc = tfk_tflite_int8_run(p, feeds, n_out, out_tensors, outs, err);
+	tfk_tflite_int8_free(p);
 	return rc;
 }

@@ -312,14 +312,36 @@ int tfk_lite_convert_main(int argc, char **argv);
  * copy of tensor out_tensors[j] (caller releases). Operators: QUANTIZE,
  * DEQUANTIZE, FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,
  * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,
- * RELU, RELU6, CONCATENATION, PAD; others TFK_EINVAL "operator 3
- * (MEAN): is not supported by run for int8 models".
+ * RELU, RELU6, CONCATENATION, PAD, MEAN; others TFK_EINVAL "operator 3
+ * (GATHER): is not supported by run for int8 models".
  */
 int tfk_tflite_is_int8(const struct tfk_tflite *m, int sg);
 int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
 			const struct tfk_tensor *feeds, int n_out,
 			const int *out_tensors, struct tfk_tensor *outs,
 			struct tfk_err *err);
+/*
+ * The same interpreter prepared once and run many times (what
+ * tfk_tflite_run_int8 does once): _new checks the tensor types (UINT8
+ * and INT16 models are refused) and borrows m, which must outlive it;
+ * _run is tfk_tflite_run_int8 on it (n_out may be 0: nothing copied
+ * out), reusing the buffers and packed weights of earlier runs; _free
+ * accepts NULL.
+ */
+struct tfk_tfl_int8;
+int tfk_tflite_int8_new(struct tfk_tfl_int8 **p, const struct tfk_tflite *m,
+			int sg, struct tfk_err *err);
+int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
+			int n_out, const int *out_tensors,
+			struct tfk_tensor *outs, struct tfk_err *err);
+void tfk_tflite_int8_free(struct tfk_tfl_int8 *p);
+
+/*
+ * `tfk-lite bench` (tflbench.c): the bench subcommand's main (argv[0]
+ * is "bench"): load time and invocation latency of a model in a loop,
+ * as `tfk-model bench`. Returns the exit status.
+ */
+int tfk_lite_bench_main(int argc, char **argv);
 
 /*
  * Quantization report (tflreport.c), for `tfk-lite convert --report

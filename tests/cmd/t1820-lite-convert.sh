@@ -387,9 +387,53 @@ testcmd "--inference-type int8: the int8 output is the float-I/O file's before i
 	$PYTHON -c "import numpy as np
 q = np.load(\"i8/dense.npy\")
 print(q.dtype, np.array_equal((q.astype(np.float32) + 128) / 256, np.load(\"r8/dense.npy\")))"' "int8 True"
-testerr "int8 run: an op without an int8 kernel is named (MEAN)" \
-	'tfk-lite convert --saved_model_dir mix -o mix8.tflite --quantize int8 --representative r64.tfrecord --calibration_records 16 && tfk-lite run mix8.tflite --inputs input_1=t4.npy' \
-	1 "mix8.tflite: operator 8 (MEAN): is not supported by run for int8 models"
+# MEAN (GlobalAveragePooling2D) in int8: the mix model (MEAN, and a
+# Dense tanh whose TANH int8 cannot fuse), and a conv + GAP model with
+# keepdims either way whose output is the MEAN's (through a RESHAPE
+# that keeps its scale): ours within one output quantum of Arm NN.
+for kd in true false; do
+	cat >"$T/gap-$kd.spec.json" <<SPEC
+{"model": {"class_name": "Functional", "config": {"name": "gap", "layers": [
+ {"class_name": "InputLayer", "name": "input_1", "inbound_nodes": [], "config": {"batch_input_shape": [null, 28, 28, 1], "dtype": "float32", "name": "input_1"}},
+ {"class_name": "Conv2D", "name": "c1", "inbound_nodes": [[["input_1", 0, 0, {}]]], "config": {"name": "c1", "filters": 10, "kernel_size": [3, 3], "strides": [2, 2], "activation": "relu"}},
+ {"class_name": "GlobalAveragePooling2D", "name": "gap", "inbound_nodes": [[["c1", 0, 0, {}]]], "config": {"name": "gap", "keepdims": $kd}},
+ {"class_name": "Flatten", "name": "fl", "inbound_nodes": [[["gap", 0, 0, {}]]], "config": {"name": "fl"}}
+], "input_layers": [["input_1", 0, 0]], "output_layers": [["fl", 0, 0]]}},
+ "inputs": {"input_1": {"feature": "image", "dtype": "uint8", "scale": 0.00392156862745098}},
+ "labels": {"feature": "label", "dtype": "int64"},
+ "compile": {"optimizer": {"class_name": "Adam", "config": {"learning_rate": 0.01}}, "loss": "sparse_categorical_crossentropy"},
+ "fit": {"epochs": 1, "batch_size": 16, "shuffle": false}}
+SPEC
+	(cd "$T" && tfk-train gap-$kd.spec.json r64.tfrecord --out gap-$kd -q -j1) >/dev/null 2>&1
+done
+# within1 MODEL OURS.npy ARM.npy: max |ours - arm| in quanta of the int8
+# tensor the model's DEQUANTIZE reads, <= 1
+cat >"$T/within1.py" <<'EOF2'
+import json, subprocess, sys
+import numpy as np
+m = json.loads(subprocess.check_output(["tfk-lite", "show", "--json", sys.argv[1]]))
+sg = m["subgraphs"][0]
+deq = [o for o in sg["operators"] if o["op"] == "DEQUANTIZE"][-1]
+s = sg["tensors"][deq["inputs"][0]]["quantization"]["scale"][0]
+a, b = np.load(sys.argv[2]), np.load(sys.argv[3])
+print(a.shape == b.shape and np.abs(a - b).max() <= s * 1.001)
+EOF2
+testcmd "mix int8 (MEAN; TANH not fused into FULLY_CONNECTED): MEAN and TANH ops, v2" \
+	'tfk-lite convert --saved_model_dir mix -o mix8.tflite --quantize int8 --representative r64.tfrecord --calibration_records 16 &&
+	tfk-lite show mix8.tflite | grep -E "^    [0-9]+ (MEAN|TANH|FULLY)" | sed "s/ inputs.*keep_dims=/ keep_dims=/; s/ inputs.*fused_activation_function=/ /; s/ inputs.*//; s/ weights_format.*//; s/^ *//"' \
+	"6 FULLY_CONNECTED (9) v4 NONE\n8 MEAN (40) v2 keep_dims=false\n9 FULLY_CONNECTED (9) v4 NONE\n10 TANH (28) v2\n15 FULLY_CONNECTED (9) v4 NONE"
+testcmd "mix int8: tfk-lite run within 1 quantum of Arm NN" '
+	mkdir -p x8 && tfk-lite run mix8.tflite --inputs input_1=t4.npy --outdir x8 >/dev/null &&
+	$ARM mix8.tflite t4.npy x8-arm.npy 2>/dev/null && $PYTHON within1.py mix8.tflite x8/head.npy x8-arm.npy' "True"
+for kd in true false; do
+	testcmd "GAP keepdims=$kd int8: MEAN keep_dims=$kd; run within 1 quantum of Arm NN on 300 images" "
+	tfk-lite convert --saved_model_dir gap-$kd -o gap-$kd.tflite --quantize int8 --representative r64.tfrecord --calibration_records 32 &&
+	tfk-lite show gap-$kd.tflite | grep -o 'MEAN (40) v2 .*' | sed 's/ inputs.*keep_dims=/ /' &&
+	\$PYTHON -c 'import numpy as np; np.save(\"t300c.npy\", np.load(\"t300.npy\")[:, :, :, None])' &&
+	mkdir -p g-$kd && tfk-lite run gap-$kd.tflite --inputs input_1=t300c.npy --outdir g-$kd >/dev/null &&
+	\$ARM gap-$kd.tflite t300c.npy g-$kd-arm.npy 2>/dev/null && \$PYTHON within1.py gap-$kd.tflite g-$kd/fl.npy g-$kd-arm.npy" \
+	"MEAN (40) v2 $kd\nTrue"
+done
 
 # --- refusals --------------------------------------------------------------
 cat >"$T/leaky.spec.json" <<'SPEC'

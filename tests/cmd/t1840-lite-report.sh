@@ -116,6 +116,12 @@ print(\"layer_stats\" in o, r[\"layer_stats\"], e[\"float\"][\"correct\"] == r[\
 		"False [] True True True True"
 done
 
+testcmd "--eval on batched records (tfk-batch): the same rows, the same counts" '
+	tfk-batch 32 eval.tfrecord >eval-b.tfrecord &&
+	tfk-lite convert --saved_model_dir mlp -o d1.tflite --quantize dynamic --eval eval-b.tfrecord --json >b.json &&
+	$PYTHON -c "import json; a, b = json.load(open(\"b.json\"))[\"eval\"], json.load(open(\"dynamic.json\"))[\"eval\"]; print(a[\"records\"], a[\"float\"] == b[\"float\"], a[\"quantized\"] == b[\"quantized\"])"' \
+	"300 True True"
+
 # --- refusals --------------------------------------------------------------
 tfk-json >"$T/nolab.tfrecord" <<'EOF'
 {"image": ["AAAA"], "name": ["x"]}

@@ -225,13 +225,14 @@ struct tfk_savedmodel_opts {
 	 * describes m->inputs[i]. The graph then also has the signature
 	 * "serving_raw" (tensorflow/serving/predict, the same outputs as
 	 * serving_default) whose inputs are keyed by feature name and take
-	 * the values as the records hold them: for an input whose records
-	 * need a transform, a Placeholder "serving_raw_FEATURE" of the
+	 * the values as the records hold them: for a float input whose
+	 * records need a transform, a Placeholder "serving_raw_FEATURE" of the
 	 * stored dtype and the input's shape, then Cast to double, Mul by
 	 * scale, AddV2 offset, Cast to the input's dtype (the feed's
 	 * formula, so bit for bit its values), which is the default of the
 	 * model input, now a PlaceholderWithDefault (serving_default still
-	 * feeds it directly); other inputs are taken as they are.
+	 * feeds it directly); other inputs (integer, string, float
+	 * records fed unscaled) are the model input itself.
 	 */
 	int n_raw;
 	const struct tfk_savedmodel_raw *raw;

@@ -41,6 +41,10 @@ extern const struct tfk_op_def tfk_ops_tfcompat[];
 extern const struct tfk_kernel tfk_kernels_cpu_tfcompat[];
 extern const struct tfk_op_def tfk_ops_tflookup[];
 extern const struct tfk_kernel tfk_kernels_cpu_tflookup[];
+extern const struct tfk_op_def tfk_ops_tfhash[];
+extern const struct tfk_kernel tfk_kernels_cpu_tfhash[];
+extern const struct tfk_op_def tfk_ops_bincount[];
+extern const struct tfk_kernel tfk_kernels_cpu_bincount[];
 
 static int infer_placeholder(struct tfk_infer_ctx *ic)
 {
@@ -123,6 +127,8 @@ static const struct tfk_op_def *const op_families[] = {
 	tfk_ops_conv,
 	tfk_ops_tfcompat,
 	tfk_ops_tflookup,
+	tfk_ops_tfhash,
+	tfk_ops_bincount,
 };
 
 static const struct tfk_kernel *const kernel_families[] = {
@@ -139,6 +145,8 @@ static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_conv,
 	tfk_kernels_cpu_tfcompat,
 	tfk_kernels_cpu_tflookup,
+	tfk_kernels_cpu_tfhash,
+	tfk_kernels_cpu_bincount,
 };
 
 #define N_OP_FAMILIES (int)(sizeof(op_families) / sizeof(op_families[0]))

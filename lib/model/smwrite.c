@@ -112,6 +112,7 @@ static const struct tf_op tf_ops[] = {
 	{ "ConcatV2", "!N !T Tidx" },
 	{ "Conv2D", "!T !strides use_cudnn_on_gpu !padding explicit_paddings "
 	  "data_format dilations" },
+	{ "DenseBincount", "!Tidx !T binary_output" },
 	{ "DepthwiseConv2dNative", "!T !strides !padding explicit_paddings "
 	  "data_format dilations" },
 	{ "Elu", "!T" },
@@ -126,6 +127,9 @@ static const struct tf_op tf_ops[] = {
 	{ "InitializeTableFromTextFileV2", "!key_index !value_index "
 	  "vocab_size delimiter offset" },
 	{ "LookupTableFindV2", "!Tin !Tout" },
+	{ "StringToHashBucketFast", "!num_buckets" },
+	{ "StringToHashBucketStrong", "!num_buckets !key" },
+	{ "AsString", "!T precision scientific shortest width fill" },
 	{ "Greater", "!T" }, { "GreaterEqual", "!T" },
 	{ "Identity", "!T" },
 	{ "LeakyRelu", "alpha T" },
@@ -827,9 +831,14 @@ static Tensorflow__TensorProto *mk_scalar(struct exp *x, int dtype,
 	struct tfk_tensor t;
 	Tensorflow__TensorProto *tp;
 
+	int32_t v32 = (int32_t)v;
+
 	if (dtype == TFK_DT_STRING)
 		return mk_str_tensor(&x->pl, 0, &s, 1);
-	if (tfk_tensor_init_view(&t, TFK_DT_INT64, 0, NULL, &v, sizeof(v),
+	if (dtype == TFK_DT_INT32 ?
+	    tfk_tensor_init_view(&t, TFK_DT_INT32, 0, NULL, &v32, sizeof(v32),
+				 TFK_OWN_BORROWED, x->err) :
+	    tfk_tensor_init_view(&t, TFK_DT_INT64, 0, NULL, &v, sizeof(v),
 				 TFK_OWN_BORROWED, x->err))
 		return NULL;
 	tp = mk_tensor(&x->pl, &t);
@@ -951,6 +960,82 @@ static int emit_lookup(struct exp *x, int i)
 	return 0;
 }
 
+/*
+ * Hashing as Keras' _hash_values_to_bins traces it: with a mask (and
+ * num_bins > 1) Equal(x, mask) first and num_bins - 1 buckets; integer
+ * inputs through AsString (decimal); StringToHashBucketFast, or
+ * StringToHashBucketStrong with key [salt0, salt1] when salted; with
+ * the mask AddV2 1 and SelectV2(mask, 0, bins). The final node keeps
+ * the Hashing node's name.
+ */
+static int emit_hashing(struct exp *x, int i)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, i);
+	int dt = tfk_graph_desc(x->g, n->inputs[0])->dtype;
+	int64_t bins = tfk_node_attr_i(n, "num_bins", 1);
+	int mask = tfk_node_attr_b(n, "has_mask", 0) && bins > 1;
+	int salted = tfk_node_attr_b(n, "salted", 0);
+	const char *nm = n->name, *ms = node_s(n, "mask_value");
+	struct pool *pl = &x->pl;
+	char *keys = port_name(x, n->inputs[0]), *s = keys, *h, *eq = NULL;
+	struct nb b;
+
+	if (mask) {
+		char *mv = pstrf(pl, "%s/mask_value", nm);
+
+		eq = pstrf(pl, "%s/Equal", nm);
+		bins--;
+		if (!mv || !eq || emit_const(x, mv, dt, ms,
+					     strtoll(ms, NULL, 10)) ||
+		    nb_begin(pl, &b, eq, "Equal") || nb_in(pl, &b, keys) ||
+		    nb_in(pl, &b, mv) || nb_type(pl, &b, "T", dt) ||
+		    nb_bool(pl, &b, "incompatible_shape_error", 1) ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+	}
+	if (dt != TFK_DT_STRING) {
+		s = pstrf(pl, "%s/AsString", nm);
+		if (!s || nb_begin(pl, &b, s, "AsString") ||
+		    nb_in(pl, &b, keys) || nb_type(pl, &b, "T", dt) ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+	}
+	h = mask ? pstrf(pl, "%s/hash", nm) : pstr(pl, nm);
+	if (!h || nb_begin(pl, &b, h, salted ? "StringToHashBucketStrong" :
+			   "StringToHashBucketFast") ||
+	    nb_in(pl, &b, s) || nb_int(pl, &b, "num_buckets", bins))
+		return oom(x);
+	if (salted) {
+		Tensorflow__AttrValue__ListValue *l = nb_list(pl, &b, "key");
+
+		if (!l || !(l->i = pz(pl, 2 * sizeof(*l->i))))
+			return oom(x);
+		l->i[0] = tfk_node_attr_i(n, "salt0", 0);
+		l->i[1] = tfk_node_attr_i(n, "salt1", 0);
+		l->n_i = 2;
+	}
+	if (nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (mask) {
+		char *one = pstrf(pl, "%s/ones", nm);
+		char *add = pstrf(pl, "%s/add", nm);
+		char *zero = pstrf(pl, "%s/zeros", nm);
+
+		if (!one || !add || !zero ||
+		    emit_const(x, one, TFK_DT_INT64, NULL, 1) ||
+		    nb_begin(pl, &b, add, "AddV2") || nb_in(pl, &b, h) ||
+		    nb_in(pl, &b, one) || nb_type(pl, &b, "T", TFK_DT_INT64) ||
+		    nb_end(pl, &b, &x->nodes) ||
+		    emit_const(x, zero, TFK_DT_INT64, NULL, 0) ||
+		    nb_begin(pl, &b, nm, "SelectV2") || nb_in(pl, &b, eq) ||
+		    nb_in(pl, &b, zero) || nb_in(pl, &b, add) ||
+		    nb_type(pl, &b, "T", TFK_DT_INT64) ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+	}
+	return 0;
+}
+
 /* Check node i can be written as TF's op, before anything is built. */
 static int check_node(struct exp *x, int i)
 {
@@ -963,6 +1048,16 @@ static int check_node(struct exp *x, int i)
 		return 0;
 	if (is_lookup(op))
 		return check_lookup(x, i);
+	if (!strcmp(op, "Hashing")) {
+		int dt = tfk_graph_desc(x->g, n->inputs[0])->dtype;
+
+		if (dt != TFK_DT_STRING && dt != TFK_DT_INT64 &&
+		    dt != TFK_DT_INT32)
+			return tfk_errf(x->err, TFK_EINVAL, "node %s: Hashing "
+					"of %s values cannot be exported",
+					n->name, tfk_dtype_name(dt));
+		return 0;
+	}
 	if (!strcmp(op, "VariableV2")) {
 		if (!x->is_var[i])
 			return tfk_errf(x->err, TFK_EINVAL, "node %s: variable "
@@ -1038,6 +1133,8 @@ static int emit_node(struct exp *x, int i)
 		return emit_variable(x, i);
 	if (is_lookup(op))
 		return emit_lookup(x, i);
+	if (!strcmp(op, "Hashing"))
+		return emit_hashing(x, i);
 	if (nb_begin(pl, &b, n->name, op))
 		return oom(x);
 	for (int k = 0; k < n->n_inputs; k++)

@@ -1432,6 +1432,12 @@ static const struct klayer_class classes[] = {
 	  KL_SHARED },
 	{ "TextVectorization", NULL, parse_none, NULL, tfk_keras_prep_apply,
 	  KL_SHARED },
+	{ "Hashing", NULL, parse_none, NULL, tfk_keras_prep_apply,
+	  KL_SHARED },
+	{ "Discretization", NULL, parse_none, NULL, tfk_keras_prep_apply,
+	  KL_SHARED },
+	{ "CategoryEncoding", NULL, parse_none, NULL, tfk_keras_prep_apply,
+	  KL_SHARED },
 };
 
 const struct klayer_class *tfk_keras_class(const char *cls)

@@ -12,8 +12,11 @@
  * in output_mode int, Discretization int) flattens its input to [-1],
  * runs the op and reshapes back to Shape(input): Keras' layers are
  * element-wise in int mode too. The dense modes (one_hot, multi_hot,
- * count, tf_idf) encode per row, which the per-record ops do not do
- * on a batch; they are refused here, by name, until they are.
+ * count) and CategoryEncoding are that int output encoded per row by
+ * DenseBincount (kernels/cpu/bincount.c), as Keras'
+ * encode_categorical_inputs traces them (so the export is TF's op as
+ * it is); tf_idf, and a lookup's mask token in a dense mode (Keras
+ * drops the mask slot there), are refused by name.
  *
  * "vocabulary" may be a file path, as Keras allows (one token per line,
  * IntegerLookup: decimal integers): it is read at build time into the
@@ -114,23 +117,80 @@ static int vocab_file(struct kctx *c, struct klayer *l, const char *path,
 	return 0;
 }
 
-static int flat_ok(const char *mode)
+/* A scalar or [0] constant of dtype for DenseBincount's size/weights. */
+static int kconst_t(struct kctx *c, enum tfk_dtype dt, int rank, int64_t v,
+		    struct tfk_port *out)
 {
-	return !mode || !strcmp(mode, "int");
+	struct tfk_tensor t;
+	int64_t zero = 0;
+	int rc = tfk_tensor_init(&t, dt, rank, &zero, c->err);
+
+	if (rc)
+		return rc;
+	if (rank == 0 && dt == TFK_DT_INT32)
+		*(int32_t *)t.data = (int32_t)v;
+	else if (rank == 0)
+		*(int64_t *)t.data = v;
+	rc = tfk_graph_const(c->g, c->scope, &t, out, c->err);
+	tfk_tensor_release(&t);
+	return rc;
+}
+
+/* one_hot / multi_hot / count of integer ids x as Keras'
+ * encode_categorical_inputs: one_hot adds a last dimension unless it is
+ * 1 already; then DenseBincount over the last axis of [batch, n]. */
+static int encode(struct kctx *c, struct klayer *l, const char *mode,
+		  int64_t depth, struct tfk_port *x)
+{
+	const struct tfk_tdesc *d = kdesc(c, *x);
+	struct tfk_port in[3];
+	struct tfk_attr a[2] = { TFK_A_TYPE("T", TFK_DT_FLOAT),
+				 TFK_A_BOOL("binary_output",
+					    strcmp(mode, "count") != 0) };
+	int32_t minus1 = -1;
+	int rc;
+
+	if (d->dtype != TFK_DT_INT64 && d->dtype != TFK_DT_INT32)
+		return kcfg_bad(c, l, NULL, "expected integer ids to encode");
+	if (!strcmp(mode, "one_hot") && (d->rank < 1 ||
+					 d->shape[d->rank - 1] != 1)) {
+		struct tfk_port ax;
+
+		if ((rc = kconst_iv(c, &minus1, 1, &ax)) ||
+		    (rc = kop2(c, "ExpandDims", *x, ax, x)))
+			return rc;
+		d = kdesc(c, *x);
+	}
+	if (d->rank != 2) {
+		char what[160];
+
+		snprintf(what, sizeof(what), "output_mode %s inside a model "
+			 "takes [batch, n] ids (Keras encodes a rank-1 input "
+			 "as one sample), got rank %d", mode, d->rank);
+		return kcfg_bad(c, l, "output_mode", what);
+	}
+	in[0] = *x;
+	if ((rc = kconst_t(c, d->dtype, 0, depth, &in[1])) ||
+	    (rc = kconst_t(c, TFK_DT_FLOAT, 1, 0, &in[2])))
+		return rc;
+	return kop(c, "DenseBincount", in, 3, a, 2, x);
 }
 
 int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 			 const struct tfk_port *in, int n_in,
 			 struct kout *out)
 {
-	const char *cls = l->k->cls;
+	const char *cls = l->k->cls, *mode = NULL;
 	const json_t *voc = json_object_get(l->cfg, "vocabulary");
-	const json_t *mode = json_object_get(l->cfg, "output_mode");
+	const json_t *jm = json_object_get(l->cfg, "output_mode");
 	const struct tfk_tdesc *d = kdesc(c, in[0]);
-	json_t *obj = (json_t *)l->obj, *copy = NULL, *list;
+	json_t *obj = (json_t *)l->obj, *copy = NULL, *list = NULL;
 	struct tfk_port x = in[0], shape;
 	int32_t minus1 = -1;
-	int rc, flat = d->rank != 1;
+	int rc, flat = d->rank != 1, dense, catenc;
+	int lookup = !strcmp(cls, "StringLookup") ||
+		     !strcmp(cls, "IntegerLookup");
+	int64_t depth = 0;
 
 	(void)n_in;
 	out->act = NULL;
@@ -140,25 +200,71 @@ int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 		return kcfg_bad(c, l, NULL, "TextVectorization inside a model "
 				"cannot be exported yet; apply it with tfk-map "
 				"before training");
-	if (!strcmp(cls, "CategoryEncoding") ? 1 :
-	    !flat_ok(json_is_string(mode) ? json_string_value(mode) : NULL)) {
+	catenc = !strcmp(cls, "CategoryEncoding");
+	if (jm && !json_is_null(jm)) {
+		if (!json_is_string(jm))
+			return kcfg_bad(c, l, "output_mode", "expected a "
+					"string");
+		mode = json_string_value(jm);
+	}
+	if (!mode)
+		mode = catenc ? "multi_hot" : "int";
+	if (!strcmp(mode, "binary"))
+		mode = "multi_hot";
+	dense = strcmp(mode, "int") != 0;
+	if (dense && strcmp(mode, "one_hot") && strcmp(mode, "multi_hot") &&
+	    strcmp(mode, "count")) {
 		char what[200];
 
 		snprintf(what, sizeof(what), "output_mode %s of %s inside a "
-			 "model is not supported yet (only int); encode with "
-			 "tfk-map before training", json_is_string(mode) ?
-			 json_string_value(mode) : "multi_hot", cls);
+			 "model is not supported yet (int, one_hot, "
+			 "multi_hot, count); encode with tfk-map before "
+			 "training", mode, cls);
 		return kcfg_bad(c, l, "output_mode", what);
 	}
-	if (json_is_string(voc)) {
-		rc = vocab_file(c, l, json_string_value(voc),
-				!strcmp(cls, "IntegerLookup"), &list);
-		if (rc)
-			return rc;
+	if (dense && lookup) {
+		const json_t *mt = json_object_get(l->cfg, "mask_token");
+
+		if (mt && !json_is_null(mt))
+			return kcfg_bad(c, l, "mask_token", "a mask token with "
+					"a dense output_mode inside a model is "
+					"not supported yet");
+	}
+	if (catenc) {
+		const json_t *nt = json_object_get(l->cfg, "num_tokens"), *v;
+		const char *key;
+
+		json_object_foreach((json_t *)l->cfg, key, v) {
+			if (!strcmp(key, "sparse") && json_is_true(v))
+				return kcfg_bad(c, l, key, "only false is "
+						"supported");
+			if (strcmp(key, "name") && strcmp(key, "trainable") &&
+			    strcmp(key, "dtype") && strcmp(key, "num_tokens") &&
+			    strcmp(key, "output_mode") && strcmp(key, "sparse"))
+				return kcfg_bad(c, l, key, "unknown config "
+						"key");
+		}
+
+		if (!json_is_integer(nt) || json_integer_value(nt) < 1 ||
+		    json_integer_value(nt) > (1 << 24))
+			return kcfg_bad(c, l, "num_tokens", "expected an "
+					"integer in 1..16777216");
+		rc = encode(c, l, mode, json_integer_value(nt), &x);
+		out->p = x;
+		return rc;
+	}
+	if (json_is_string(voc) && (rc = vocab_file(c, l,
+			json_string_value(voc), !strcmp(cls, "IntegerLookup"),
+			&list)))
+		return rc;
+	if (list || dense) {
 		copy = json_deep_copy(obj);
-		if (!copy || json_object_set_new(json_object_get(copy,
-						 "config"), "vocabulary",
-						 list)) {
+		if (!copy || (list && json_object_set_new(json_object_get(copy,
+				"config"), "vocabulary", list)) ||
+		    (dense && json_object_set_new(json_object_get(copy,
+				"config"), "output_mode", json_string("int")))) {
+			if (!copy)
+				json_decref(list);
 			json_decref(copy);
 			return tfk_errf(c->err, TFK_ENOMEM, "out of memory");
 		}
@@ -188,8 +294,24 @@ int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 			goto out;
 	}
 	rc = tfk_prep_layer_add(c->g, obj, l->path, &x, c->err);
+	if (!rc && dense) {
+		/* the depth Keras encodes into */
+		const json_t *cfg = json_object_get(obj, "config");
+
+		if (lookup)
+			depth = tfk_node_attr_i(tfk_graph_node(c->g, x.node),
+						"depth", 0);
+		else if (!strcmp(cls, "Hashing"))
+			depth = json_integer_value(json_object_get(cfg,
+							"num_bins"));
+		else
+			depth = (int64_t)json_array_size(json_object_get(cfg,
+						"bin_boundaries")) + 1;
+	}
 	if (!rc && flat)
 		rc = kop2(c, "Reshape", x, shape, &x);
+	if (!rc && dense)
+		rc = encode(c, l, mode, depth, &x);
 	out->p = x;
 out:
 	json_decref(copy);

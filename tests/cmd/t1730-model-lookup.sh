@@ -111,10 +111,13 @@ def show(n):
                  np.frombuffer(v.tensor_content, "<i8").tolist())
         elif w == "s":
             v = v.decode()
+        elif w == "list":
+            v = list(v.i)
         vals.append("%s=%s" % (k, v))
     print(n.op, list(n.input), " ".join(vals))
 for n in mg.graph_def.node:
-    if n.name.startswith(("StringLookup", "IntegerLookup")):
+    if n.name.startswith(tuple(sys.argv[3:]) or ("StringLookup",
+                                                 "IntegerLookup")):
         show(n)
 init = mg.signature_def["__saved_model_init_op"].outputs[
     "__saved_model_init_op"].name
@@ -183,6 +186,69 @@ testcmd "IntegerLookup model: SavedModel (mask, OOV, known ids) = its twin on th
 	"tfk-predict --dir i --json d.tfrecord >pi.jsonl && tfk-predict --dir ib --json iids.tfrecord >pib.jsonl && cmp pi.jsonl pib.jsonl && wc -l <pi.jsonl" \
 	"8"
 
+# Step 2 layers: Hashing, Discretization, the dense modes, CategoryEncoding.
+# Each model A is trained on raw features; its twin on what tfk-map's
+# layer of the same config gives (tested against Keras in t1400), with
+# the same seed: the SavedModel's predictions must equal the twin's.
+cat >"$T/d2.jsonl" <<'J'
+{"color":["red"],"size":[10],"w":[-1.5],"pair":[0,3],"label":[0]}
+{"color":["green"],"size":[20],"w":[15.0],"pair":[1,1],"label":[1]}
+{"color":["blue"],"size":[30],"w":[20.5],"pair":[4,2],"label":[0]}
+{"color":["pink"],"size":[0],"w":[25.0],"pair":[3,0],"label":[1]}
+{"color":["red"],"size":[99],"w":[99.0],"pair":[2,2],"label":[0]}
+{"color":["[UNK]"],"size":[7],"w":[0.0],"pair":[0,0],"label":[1]}
+J
+tfk-json "$T/d2.jsonl" -o "$T/d2.tfrecord"
+emb='{"class_name": "Embedding", "config": {"name": "emb", "input_dim": 6, "output_dim": 3}},
+ {"class_name": "Flatten", "config": {"name": "flat"}},'
+dense='{"class_name": "Dense", "config": {"name": "out", "units": 2, "activation": "softmax"}}]}},
+ "labels": {"feature": "label", "dtype": "int64"},
+ "compile": {"optimizer": {"class_name": "Adam", "config": {"learning_rate": 0.05}},
+  "loss": "sparse_categorical_crossentropy", "metrics": ["accuracy"]},
+ "fit": {"epochs": 1, "batch_size": 4}}'
+# twin NAME FEATURE DTYPE DIM LAYER TWIN_DTYPE TWIN_DIM MIDDLE
+twin() {
+	cat >"$T/$1.json" <<J
+{"model": {"class_name": "Sequential", "config": {"name": "m", "layers": [
+ {"class_name": "InputLayer", "config": {"batch_input_shape": [null, $4], "dtype": "$3", "name": "$2"}},
+ $5, $8 $dense
+J
+	cat >"$T/$1-t.json" <<J
+{"model": {"class_name": "Sequential", "config": {"name": "m", "layers": [
+ {"class_name": "InputLayer", "config": {"batch_input_shape": [null, $7], "dtype": "$6", "name": "$2"}},
+ $8 $dense
+J
+	echo "{\"features\": {\"$2\": [$5]}}" >"$T/$1-map.json"
+	(cd "$T" && tfk-train -q -s 5 $1.json d2.tfrecord -o $1 &&
+	 tfk-map $1-map.json d2.tfrecord -o $1-ids.tfrecord &&
+	 tfk-train -q -s 5 $1-t.json $1-ids.tfrecord -o $1-t &&
+	 tfk-predict --dir $1 --json d2.tfrecord -o $1.jsonl &&
+	 tfk-predict --dir $1-t --json $1-ids.tfrecord -o $1-t.jsonl) \
+		2>"$T/$1.err" || sed 's/^/# /' "$T/$1.err"
+}
+twin hs color string 1 '{"class_name": "Hashing", "config": {"name": "hs", "num_bins": 4, "mask_value": "red"}}' int64 1 "$emb"
+twin hi size int64 1 '{"class_name": "Hashing", "config": {"name": "hi", "num_bins": 6, "mask_value": 0, "salt": [7, 9]}}' int64 1 "$emb"
+twin dz w float32 1 '{"class_name": "Discretization", "config": {"name": "dz", "bin_boundaries": [15.0, 25.0]}}' int64 1 "$emb"
+twin oh color string 1 '{"class_name": "StringLookup", "config": {"name": "oh", "vocabulary": ["red", "green", "blue"], "output_mode": "one_hot"}}' float32 4 ""
+twin ce pair int64 2 '{"class_name": "CategoryEncoding", "config": {"name": "ce", "num_tokens": 5, "output_mode": "count"}}' float32 5 ""
+for m in hs hi dz oh ce; do
+	testcmd "$m: SavedModel predictions = the twin on tfk-map's output, bit for bit" \
+		"cmp $m.jsonl $m-t.jsonl && wc -l <$m.jsonl" "6"
+done
+testcmd "Hashing: TF's hashing ops; mask by Equal/SelectV2, ints through AsString, salt as the strong key" \
+	"for m in hs hi; do $PYTHON $TESTS/py/savedmodel_check.py check \$m | grep '^node Hashing' | tr '\n' ' '; echo; done" \
+	"node Hashing/mask_value Const node Hashing/Equal Equal node Hashing/hash StringToHashBucketFast node Hashing/ones Const node Hashing/add AddV2 node Hashing/zeros Const node Hashing SelectV2 \nnode Hashing/mask_value Const node Hashing/Equal Equal node Hashing/AsString AsString node Hashing/hash StringToHashBucketStrong node Hashing/ones Const node Hashing/add AddV2 node Hashing/zeros Const node Hashing SelectV2 "
+testcmd "Hashing attrs: num_buckets = num_bins - 1 with a mask, key = the salt" \
+	"$PYTHON attrs.py $TESTS/py hi Hashing | grep -E '^(StringToHash|AsString|Const)'" \
+	"Const [] dtype=9 value=[0]
+AsString ['hi/Reshape'] T=9
+StringToHashBucketStrong ['Hashing/AsString'] key=[7, 9] num_buckets=5
+Const [] dtype=9 value=[1]
+Const [] dtype=9 value=[0]"
+testcmd "Discretization: Bucketize + Cast; one_hot and CategoryEncoding: DenseBincount" \
+	"for m in dz oh ce; do $PYTHON $TESTS/py/savedmodel_check.py check \$m | grep -E '^node [^ ]+ (Bucketize|Cast|DenseBincount|LookupTableFindV2)$' | cut -d' ' -f3 | tr '\n' ' '; echo; done" \
+	"Bucketize Cast \nLookupTableFindV2 DenseBincount \nDenseBincount "
+
 # Errors --------------------------------------------------------------------
 cp -r "$T/a" "$T/nofile"
 rm "$T/nofile/assets/StringLookup_vocab.txt"
@@ -202,10 +268,14 @@ sed 's/"sizes.txt"/"nosuch.txt"/' "$T/i.json" >"$T/i2.json"
 testerr "a vocabulary file that does not exist at build time names it" \
 	"tfk-train -q i2.json d.tfrecord -o i2" \
 	1 "layers[1].config.vocabulary: cannot read vocabulary file nosuch.txt"
-sed 's/"output_mode": "int"/"output_mode": "one_hot"/' "$T/a.json" >"$T/a2.json"
-testerr "dense output modes inside a model are refused by name" \
+sed 's/"output_mode": "int"/"output_mode": "tf_idf"/' "$T/a.json" >"$T/a2.json"
+testerr "tf_idf inside a model is refused by name" \
 	"tfk-train -q a2.json d.tfrecord -o a2" \
-	1 "output_mode one_hot of StringLookup inside a model is not supported yet"
+	1 "output_mode tf_idf of StringLookup inside a model is not supported yet"
+sed 's/"output_mode": "int"/"output_mode": "multi_hot"/; s/"mask_token": null/"mask_token": ""/' "$T/a.json" >"$T/a5.json"
+testerr "a lookup's mask token in a dense mode is refused" \
+	"tfk-train -q a5.json d.tfrecord -o a5" \
+	1 "config.mask_token: a mask token with a dense output_mode inside a model is not supported yet"
 sed 's/"class_name": "StringLookup", "config": {/"class_name": "TextVectorization", "config": {"output_sequence_length": 2, /' "$T/a.json" >"$T/a3.json"
 testerr "TextVectorization inside a model: refused, naming the layer" \
 	"tfk-train -q a3.json d.tfrecord -o a3" \

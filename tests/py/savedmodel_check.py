@@ -254,6 +254,17 @@ OP_DEFS = {
         "table_handle:resource filename:string", "",
         "key_index:int value_index:int vocab_size:int= "
         "delimiter:string= offset:int="),
+    # math_ops.cc
+    "DenseBincount": _op("input:Tidx size:Tidx weights:T", "output:T",
+                         "Tidx:type T:type binary_output:bool="),
+    # string_ops.cc
+    "StringToHashBucketFast": _op("input:string", "output:int64",
+                                  "num_buckets:int"),
+    "StringToHashBucketStrong": _op("input:string", "output:int64",
+                                    "num_buckets:int key:list(int)"),
+    "AsString": _op("input:T", "output:string",
+                    "T:type precision:int= scientific:bool= shortest:bool= "
+                    "width:int= fill:string="),
     "LookupTableFindV2": _op(
         "table_handle:resource keys:Tin default_value:Tout", "values:Tout",
         "Tin:type Tout:type"),

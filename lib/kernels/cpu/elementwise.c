@@ -661,9 +661,10 @@ static int check_compare(enum tfk_cmpop op, const struct tfk_tensor *a,
 			 const struct tfk_tensor *b,
 			 const struct tfk_tensor *out, struct tfk_err *err)
 {
+	/* (Not)Equal also on strings, as TF (masks of lookups, Hashing) */
 	uint64_t ok = op == TFK_CMP_AND ? TFK_DT_BIT(TFK_DT_BOOL) :
-		op >= TFK_CMP_EQUAL ? NUMBERS | TFK_DT_BIT(TFK_DT_BOOL) :
-		NUMBERS;
+		op >= TFK_CMP_EQUAL ? NUMBERS | TFK_DT_BIT(TFK_DT_BOOL) |
+		TFK_DT_BIT(TFK_DT_STRING) : NUMBERS;
 	int64_t shape[TFK_MAX_RANK];
 	int r, rc;
 
@@ -713,7 +714,14 @@ int tfk_cpu_compare_ref(enum tfk_cmpop op, const struct tfk_tensor *a,
 	for (i = 0; i < n; i++) {
 		int64_t ia = boff(out, sa, i), ib = boff(out, sb, i);
 
-		if (is_float(a->dtype))
+		if (a->dtype == TFK_DT_STRING) {
+			struct tfk_str x = tfk_tensor_str(a, ia);
+			struct tfk_str y = tfk_tensor_str(b, ib);
+			int eq = x.len == y.len &&
+				 (!x.len || !memcmp(x.ptr, y.ptr, x.len));
+
+			o[i] = (uint8_t)(op == TFK_CMP_EQUAL ? eq : !eq);
+		} else if (is_float(a->dtype))
 			o[i] = (uint8_t)cmp_d(op, get_f(a->data, a->dtype, ia),
 					      get_f(b->data, b->dtype, ib));
 		else
@@ -759,7 +767,7 @@ int tfk_cpu_compare(enum tfk_cmpop op, const struct tfk_tensor *a,
 	ia = tfk_tensor_numel(a) != 1;
 	ib = tfk_tensor_numel(b) != 1;
 	if ((ia && tfk_tensor_numel(a) != n) ||
-	    (ib && tfk_tensor_numel(b) != n))
+	    (ib && tfk_tensor_numel(b) != n) || a->dtype == TFK_DT_STRING)
 		return tfk_cpu_compare_ref(op, a, b, out, err);
 	switch (a->dtype) {
 	case TFK_DT_FLOAT: CMP_OPS(float); break;
@@ -1825,7 +1833,8 @@ static int grad_identity(struct tfk_grad_ctx *gc)
 	.name = nm,							\
 	.inputs = { { "x", .type_attr = "T" }, { "y", .type_attr = "T" } }, \
 	.outputs = { { "z", TFK_DT_BOOL } },				\
-	.attrs = { T_ATTR(NUMBERS | TFK_DT_BIT(TFK_DT_BOOL)),		\
+	.attrs = { T_ATTR(NUMBERS | TFK_DT_BIT(TFK_DT_BOOL) |		\
+			  TFK_DT_BIT(TFK_DT_STRING)),			\
 		   { "incompatible_shape_error", TFK_ATTR_BOOL, 1,	\
 		     { .b = 1 } } },					\
 	.infer = infer_binary,						\

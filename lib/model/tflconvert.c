@@ -1967,7 +1967,7 @@ static const char *tag_set = "serve", *quant_arg, *rep_arg;
 static const char *itype_arg = "float";
 static long n_calib = 100;
 static const char *eval_arg, *label_arg;	/* tflreport.c */
-static int report_flag, json_flag;
+static int report_flag, json_flag, layerwise_flag;
 
 static const struct tfk_opt convert_opts[] = {
 	TFK_OPT_STR(0, "saved_model_dir", &sm_dir, "DIR",
@@ -1992,6 +1992,9 @@ static const struct tfk_opt convert_opts[] = {
 		     "quantized tensor's error against the float model on "
 		     "the representative records (TF's quantization "
 		     "debugger statistics)"),
+	TFK_OPT_FLAG(0, "layerwise", &layerwise_flag, "--report: compare "
+		     "each op with its float op fed the dequantized inputs "
+		     "(TF's default) instead of with the float model"),
 	TFK_OPT_STR(0, "eval", &eval_arg, "FILE", "print the accuracy of "
 		    "the float and the quantized model on these TFRecord "
 		    "records, and both file sizes"),
@@ -2006,7 +2009,8 @@ static const struct tfk_cmd convert_cmd = {
 	"tfk-lite",
 	"convert --saved_model_dir DIR -o FILE [--signature_def KEY] "
 	"[--tag_set TAGS] [--quantize float16|dynamic|int8 "
-	"[--representative FILE] [--inference-type float|int8] [--report] "
+	"[--representative FILE] [--inference-type float|int8] [--report "
+	"[--layerwise]] "
 	"[--eval FILE [--label FEATURE]] [--json]]",
 	"convert a SavedModel signature to a TensorFlow Lite model, as "
 	"tf.lite.TFLiteConverter",
@@ -2064,6 +2068,8 @@ int tfk_lite_convert_main(int argc, char **argv)
 				    "quantized model: it needs --quantize");
 	if (label_arg && !eval_arg)
 		tfk_cli_usage_error("--label is for --eval");
+	if (layerwise_flag && !report_flag)
+		tfk_cli_usage_error("--layerwise is for --report");
 	if ((report_flag || eval_arg) && !strcmp(out_arg, "-"))
 		tfk_cli_usage_error("--report and --eval print to standard "
 				    "output: write the model to a file, not "
@@ -2114,6 +2120,7 @@ int tfk_lite_convert_main(int argc, char **argv)
 		ro.out_path = out_arg;
 		ro.quant = quant_arg;
 		ro.report = report_flag;
+		ro.layerwise = layerwise_flag;
 		ro.rep = rep_arg;
 		ro.n_rep = n_calib;
 		ro.eval = eval_arg;

@@ -377,9 +377,14 @@ void tfk_tfl_records_release(struct tfk_tfl_records *r);
  * model fm on the rows of r: one entry per INT8 activation tensor of
  * qm that has a FLOAT32 activation tensor of the same name in fm, in
  * tensor order. Per row, diffs = dequantized qm value - fm value; each
- * metric is averaged over rows. The subgraph run is the first
- * signature's (else subgraph 0), its inputs fed from r by signature
- * key. *out (tfk_free it; names borrow qm) and *n; 0 or < 0.
+ * metric is averaged over rows. The fm value is the float model's own
+ * (whole-model verification: errors accumulate), or with layerwise
+ * the output of the float operator writing it run alone on the
+ * dequantized qm values of its inputs (TF's default NumericVerify; the
+ * whole-model value where that operator or an input twin is missing).
+ * The subgraph run is the first signature's (else subgraph 0), its
+ * inputs fed from r by signature key. *out (tfk_free it; names borrow
+ * qm) and *n; 0 or < 0.
  */
 struct tfk_tfl_qstat {
 	int tensor;		/* index in qm's subgraph */
@@ -391,7 +396,7 @@ struct tfk_tfl_qstat {
 	int64_t zero_point;
 };
 int tfk_tflite_qstats(const struct tfk_tflite *fm, const struct tfk_tflite *qm,
-		      const struct tfk_tfl_records *r,
+		      const struct tfk_tfl_records *r, int layerwise,
 		      struct tfk_tfl_qstat **out, int *n,
 		      struct tfk_err *err);
 /* Rows of r whose label is the argmax of m's first output (one output
@@ -412,6 +417,7 @@ struct tfk_lite_report_opts {
 	const char *out_path;	/* the quantized .tflite just written */
 	const char *quant;	/* "int8", "dynamic", "float16" */
 	int report;		/* per-tensor statistics (int8) */
+	int layerwise;		/* ... against each float op alone */
 	const char *rep;	/* representative records */
 	long n_rep;		/* at most this many */
 	const char *eval;	/* eval records (for messages) */

@@ -26,12 +26,15 @@
  * compares each op with a float op fed the dequantized quantized
  * inputs (layer-wise errors); its enable_whole_model_verify mode feeds
  * the float ops from the float model, so errors accumulate from the
- * input onwards. We do the latter, with two plain runs and no
- * instrumentation: the float .tflite (run through the graph IR,
- * tflgraph.c) and the quantized one (tflint8.c), every tensor fetched,
- * pairs matched by tensor name (the converter keeps each float
- * tensor's name for its quantized twin). Layer-wise verification would
- * need feeding intermediate tensors, which the executor does not do.
+ * input onwards. Both without instrumentation: the float .tflite
+ * (run through the graph IR, tflgraph.c) and the quantized one
+ * (tflint8.c) are run with every tensor fetched, pairs matched by
+ * tensor name (the converter keeps each float tensor's name for its
+ * quantized twin). Whole-model (the default) compares those two runs;
+ * layer-wise (--layerwise) runs each float operator again alone, as a
+ * one-operator view of the float subgraph whose inputs are fed the
+ * dequantized quantized tensors (the executor feeds only
+ * placeholders, so the view makes them the subgraph's inputs).
  *
  * Accuracy: argmax of the first output of the subgraph against the
  * label (one output unit: > 0.5 means class 1), for the float and the
@@ -277,27 +280,27 @@ static int to_float(const struct tfk_tensor *t,
 }
 
 /*
- * Run m on rows [start, start+n) of r; out[j] (float32, caller
- * releases) gets tensor fetch[j] of the subgraph, dequantized.
+ * Run subgraph sg of m once on feeds[k] (subgraph input k); out[j]
+ * (float32, caller releases) gets tensor fetch[j], dequantized. Int8
+ * subgraphs go through tflint8.c, float ones through the graph IR.
  */
-static int run_rows(const struct tfk_tflite *m, const struct tfk_tfl_records *r,
-		    size_t start, size_t n, int n_fetch, const int *fetch,
-		    struct tfk_tensor *out, struct tfk_err *err)
+static int run_feeds(const struct tfk_tflite *m, int sg,
+		     const struct tfk_tensor *feeds, int n_fetch,
+		     const int *fetch, struct tfk_tensor *out,
+		     struct tfk_err *err)
 {
-	int sg = report_sg(m);
 	const struct tfk_tfl_subgraph *s = &m->subgraphs[sg];
-	struct tfk_tensor *feeds = NULL, *raw = NULL;
+	struct tfk_tensor *raw = NULL;
 	const struct tfk_tensor **got = NULL;
 	struct tfk_tdesc *desc = NULL;
 	const char **fnames = NULL, **onames = NULL;
 	char (*names)[16] = NULL;
 	struct tfk_graph *g = NULL;
 	struct tfk_exec *x = NULL;
-	int k, j, rc = 0, q8 = tfk_tflite_is_int8(m, sg);
+	int k, j, rc = 0;
 
 	for (j = 0; j < n_fetch; j++)
 		memset(&out[j], 0, sizeof(out[j]));
-	feeds = tfk_calloc((size_t)s->n_inputs + 1, sizeof(*feeds));
 	desc = tfk_calloc((size_t)s->n_inputs + 1, sizeof(*desc));
 	fnames = tfk_calloc((size_t)s->n_inputs + 1, sizeof(*fnames));
 	onames = tfk_calloc((size_t)n_fetch + 1, sizeof(*onames));
@@ -305,30 +308,11 @@ static int run_rows(const struct tfk_tflite *m, const struct tfk_tfl_records *r,
 			   sizeof(*names));
 	raw = tfk_calloc((size_t)n_fetch + 1, sizeof(*raw));
 	got = tfk_calloc((size_t)n_fetch + 1, sizeof(*got));
-	if (!feeds || !desc || !fnames || !onames || !names || !raw || !got) {
+	if (!desc || !fnames || !onames || !names || !raw || !got) {
 		rc = oom(err);
 		goto out;
 	}
 	for (k = 0; k < s->n_inputs; k++) {
-		const struct tfk_tensor *all;
-		int64_t sh[TFK_MAX_RANK];
-		size_t row;
-		int i = input_of(m, sg, r, k, err);
-
-		if (i < 0) {
-			rc = i;
-			goto out;
-		}
-		all = &r->inputs[i];
-		memcpy(sh, all->shape, sizeof(sh));
-		sh[0] = (int64_t)n;
-		row = all->nbytes / r->rows;
-		if ((rc = tfk_tensor_init_view(&feeds[k], all->dtype,
-					       all->rank, sh,
-					       (uint8_t *)all->data +
-					       row * start, row * n,
-					       TFK_OWN_BORROWED, err)))
-			goto out;
 		tfk_tensor_desc(&feeds[k], &desc[k]);
 		snprintf(names[k], sizeof(names[k]), "t%d", s->inputs[k]);
 		fnames[k] = names[k];
@@ -338,7 +322,7 @@ static int run_rows(const struct tfk_tflite *m, const struct tfk_tfl_records *r,
 			 fetch[j]);
 		onames[j] = names[s->n_inputs + j];
 	}
-	if (q8) {
+	if (tfk_tflite_is_int8(m, sg)) {
 		if ((rc = tfk_tflite_run_int8(m, sg, feeds, n_fetch, fetch,
 					      raw, err)))
 			goto out;
@@ -362,13 +346,52 @@ out:
 		tfk_tensor_release(&raw[j]);
 	tfk_exec_free(x);
 	tfk_graph_free(g);
-	tfk_free(feeds);
 	tfk_free(desc);
 	tfk_free(fnames);
 	tfk_free(onames);
 	tfk_free(names);
 	tfk_free(raw);
 	tfk_free(got);
+	return rc;
+}
+
+/*
+ * Run m on rows [start, start+n) of r (views, no copy); out[j] as for
+ * run_feeds.
+ */
+static int run_rows(const struct tfk_tflite *m, const struct tfk_tfl_records *r,
+		    size_t start, size_t n, int n_fetch, const int *fetch,
+		    struct tfk_tensor *out, struct tfk_err *err)
+{
+	int sg = report_sg(m);
+	const struct tfk_tfl_subgraph *s = &m->subgraphs[sg];
+	struct tfk_tensor *feeds;
+	int k, rc = 0;
+
+	feeds = tfk_calloc((size_t)s->n_inputs + 1, sizeof(*feeds));
+	if (!feeds)
+		return oom(err);
+	for (k = 0; k < s->n_inputs && !rc; k++) {
+		const struct tfk_tensor *all;
+		int64_t sh[TFK_MAX_RANK];
+		size_t row;
+		int i = input_of(m, sg, r, k, err);
+
+		if (i < 0) {
+			rc = i;
+			break;
+		}
+		all = &r->inputs[i];
+		memcpy(sh, all->shape, sizeof(sh));
+		sh[0] = (int64_t)n;
+		row = all->nbytes / r->rows;
+		rc = tfk_tensor_init_view(&feeds[k], all->dtype, all->rank, sh,
+					  (uint8_t *)all->data + row * start,
+					  row * n, TFK_OWN_BORROWED, err);
+	}
+	if (!rc)
+		rc = run_feeds(m, sg, feeds, n_fetch, fetch, out, err);
+	tfk_free(feeds);
 	return rc;
 }
 
@@ -443,8 +466,67 @@ static const char *writer_of(const struct tfk_tflite *m, int sg, int t)
 	return "";
 }
 
+/*
+ * Layer-wise reference for stat k (TF's NumericVerify): the float op
+ * writing float tensor f, run alone on the dequantized quantized
+ * values of its activation inputs (qv[j] holds the twin of float
+ * tensor fi[j]). 1 with *ref filled, 0 when there is no such op or an
+ * input has no quantized twin (the whole-model value is then kept).
+ */
+static int layer_ref(const struct tfk_tflite *fm, int fsg, int f,
+		     const int *fi, const struct tfk_tensor *qv, int n,
+		     struct tfk_tensor *ref, struct tfk_err *err)
+{
+	const struct tfk_tfl_subgraph *fs = &fm->subgraphs[fsg];
+	struct tfk_tfl_subgraph one;
+	struct tfk_tflite m1;
+	struct tfk_tensor feeds[8];
+	int32_t ins[8], out1 = f;
+	int k, j, i, n_in = 0, op = -1, rc;
+
+	for (k = 0; k < fs->n_ops && op < 0; k++)
+		for (j = 0; j < fs->ops[k].n_outputs; j++)
+			if (fs->ops[k].outputs[j] == f)
+				op = k;
+	if (op < 0)
+		return 0;
+	for (k = 0; k < fs->ops[op].n_inputs; k++) {
+		int t = fs->ops[op].inputs[k];
+
+		if (t < 0 || !is_activation(fm, &fs->tensors[t]))
+			continue;
+		for (i = 0; i < n_in && ins[i] != t; i++)
+			;
+		if (i < n_in)
+			continue;	/* the same tensor twice */
+		for (j = 0; j < n && fi[j] != t; j++)
+			;
+		if (j == n || n_in == 8)
+			return 0;
+		feeds[n_in] = qv[j];
+		feeds[n_in].owner = TFK_OWN_BORROWED;
+		feeds[n_in].strs = NULL;
+		memset(&feeds[n_in].quant, 0, sizeof(feeds[n_in].quant));
+		ins[n_in++] = t;
+	}
+	one = *fs;
+	one.ops = &fs->ops[op];
+	one.n_ops = 1;
+	one.inputs = ins;
+	one.n_inputs = n_in;
+	one.outputs = &out1;
+	one.n_outputs = 1;
+	m1 = *fm;
+	m1.subgraphs = &one;
+	m1.n_subgraphs = 1;
+	m1.n_signatures = 0;
+	if ((rc = run_feeds(&m1, 0, feeds, 1, &f, ref, err)))
+		return tfk_err_prefix(err, "float operator %d alone", op);
+	return 1;
+}
+
 int tfk_tflite_qstats(const struct tfk_tflite *fm, const struct tfk_tflite *qm,
-		      const struct tfk_tfl_records *r,
+		      const struct tfk_tfl_records *r, int layerwise,
 		      struct tfk_tfl_qstat **out, int *n_out,
 		      struct tfk_err *err)
 {
@@ -498,6 +580,18 @@ int tfk_tflite_qstats(const struct tfk_tflite *fm, const struct tfk_tflite *qm,
 		if ((rc = run_rows(qm, r, start, rows, n, qi, qv, err))) {
 			tfk_err_prefix(err, "quantized model");
 			goto chunk;
+		}
+		for (k = 0; layerwise && k < n; k++) {
+			struct tfk_tensor ref;
+
+			if ((rc = layer_ref(fm, fsg, fi[k], fi, qv, n, &ref,
+					    err)) < 0)
+				goto chunk;
+			if (rc) {
+				tfk_tensor_release(&fv[k]);
+				fv[k] = ref;
+			}
+			rc = 0;
 		}
 		for (k = 0; k < n; k++) {
 			const float *a = qv[k].data, *b = fv[k].data;
@@ -645,7 +739,8 @@ int tfk_lite_report(const struct tfk_lite_report_opts *o,
 	if (o->report &&
 	    ((rc = tfk_tfl_records_read(&rep, o->sm_dir, o->rep, o->n_rep,
 					NULL, "--report", err)) ||
-	     (rc = tfk_tflite_qstats(&fm, &qm, &rep, &st, &n_st, err))))
+	     (rc = tfk_tflite_qstats(&fm, &qm, &rep, o->layerwise, &st,
+				     &n_st, err))))
 		goto out;
 	if (eval && ((rc = tfk_tflite_accuracy(&fm, eval, &fok, err)) ||
 		     (rc = tfk_tflite_accuracy(&qm, eval, &qok, err)))) {
@@ -663,6 +758,8 @@ int tfk_lite_report(const struct tfk_lite_report_opts *o,
 					    jstr(o->rep));
 			json_object_set_new(root, "records",
 					    json_integer((json_int_t)rep.rows));
+			json_object_set_new(root, "verify", jstr(o->layerwise ?
+					    "layer" : "whole_model"));
 			for (k = 0; k < n_st; k++) {
 				json_t *t = json_object();
 
@@ -729,9 +826,10 @@ int tfk_lite_report(const struct tfk_lite_report_opts *o,
 	if (o->report) {
 		int worst = -1;
 
-		printf("per-tensor error of %s (%s) against the float model, "
-		       "%zu records of %s (mean over records)\n",
-		       o->out_path, o->quant, rep.rows, o->rep);
+		printf("per-tensor error of %s (%s) against %s, %zu records "
+		       "of %s (mean over records)\n", o->out_path, o->quant,
+		       o->layerwise ? "each float op fed the dequantized "
+		       "inputs" : "the float model", rep.rows, o->rep);
 		printf("%-6s %-16s %12s %12s %12s %12s %12s %12s %10s %10s "
 		       "%s\n", "tensor", "op_name", "num_elements", "stddev",
 		       "mean_error", "max_abs_error", "mean_squared_error",

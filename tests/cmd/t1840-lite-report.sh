@@ -77,8 +77,8 @@ EOF
 testcmd "--json: every int8 activation tensor with TF's debugger metrics and the accuracies of the numpy oracle" \
 	'$PYTHON cmp.py report.json ref.json f.tflite q.tflite' "ok 5 tensors"
 testcmd "--json: the header keys" \
-	'$PYTHON -c "import json; d = json.load(open(\"report.json\")); print(d[\"model\"], d[\"quantize\"], d[\"representative\"], d[\"records\"], d[\"eval\"][\"file\"], d[\"eval\"][\"label\"]); print(list(d[\"layer_stats\"][0]))"' \
-	"qj.tflite int8 rep.tfrecord 100 eval.tfrecord label\n['op_name', 'tensor_idx', 'num_elements', 'stddev', 'mean_error', 'max_abs_error', 'mean_squared_error', 'scale', 'zero_point', 'rmse/scale', 'tensor_name']"
+	'$PYTHON -c "import json; d = json.load(open(\"report.json\")); print(d[\"model\"], d[\"quantize\"], d[\"representative\"], d[\"records\"], d[\"verify\"], d[\"eval\"][\"file\"], d[\"eval\"][\"label\"]); print(list(d[\"layer_stats\"][0]))"' \
+	"qj.tflite int8 rep.tfrecord 100 whole_model eval.tfrecord label\n['op_name', 'tensor_idx', 'num_elements', 'stddev', 'mean_error', 'max_abs_error', 'mean_squared_error', 'scale', 'zero_point', 'rmse/scale', 'tensor_name']"
 # the text rows name the oracle's tensors, in order; the accuracy lines
 # carry the oracle's counts and the files' sizes
 $PYTHON -c 'import json, os
@@ -97,6 +97,15 @@ testcmd "text: title, header and summary name the largest rmse/scale" '
 	$PYTHON -c "import json; r = json.load(open(\"report.json\"))[\"layer_stats\"]; w = max(r, key=lambda x: x[\"rmse/scale\"]); print(\"summary: %d quantized tensors; largest rmse/scale %.4f at tensor %d '"'"'%s'"'"'\" % (len(r), w[\"rmse/scale\"], w[\"tensor_idx\"], w[\"tensor_name\"]))" >want
 	grep ^summary report.txt | cmp - want && echo same' \
 	"per-tensor error of q.tflite (int8) against the float model, 100 records of rep.tfrecord (mean over records)\ntensor op_name num_elements stddev mean_error max_abs_error mean_squared_error scale zero_point rmse/scale tensor_name\nsame"
+testcmd "--layerwise: each float op alone on the dequantized int8 inputs, as the oracle's (TF's NumericVerify)" '
+	tfk-lite convert --saved_model_dir mlp -o ql.tflite --quantize int8 --representative rep.tfrecord --report --layerwise --eval eval.tfrecord --json >lw.json &&
+	$REF --layerwise f.tflite ql.tflite rep.npy eval.npy lab.npy >lw-ref.json &&
+	$PYTHON cmp.py lw.json lw-ref.json f.tflite ql.tflite &&
+	$PYTHON -c "import json; d = json.load(open(\"lw.json\")); print(d[\"verify\"], [x[\"max_abs_error\"] for x in d[\"layer_stats\"] if x[\"op_name\"] == \"RESHAPE\"])"' \
+	"ok 5 tensors\nlayer [0.0]"
+testcmd "--layerwise text: the title says what was compared" \
+	'tfk-lite convert --saved_model_dir mlp -o ql.tflite --quantize int8 --representative rep.tfrecord --report --layerwise | head -1' \
+	"per-tensor error of ql.tflite (int8) against each float op fed the dequantized inputs, 100 records of rep.tfrecord (mean over records)"
 testcmd "--calibration_records 40: the report runs on the same 40 records" \
 	'tfk-lite convert --saved_model_dir mlp -o q40.tflite --quantize int8 --representative rep.tfrecord --calibration_records 40 --report | head -1' \
 	"per-tensor error of q40.tflite (int8) against the float model, 40 records of rep.tfrecord (mean over records)"
@@ -142,6 +151,9 @@ testerr "--label without --eval" \
 testerr "--eval with -o -: the report has standard output" \
 	'tfk-lite convert --saved_model_dir mlp -o - --quantize dynamic --eval eval.tfrecord' \
 	2 "--report and --eval print to standard output: write the model to a file, not -o -"
+testerr "--layerwise without --report" \
+	'tfk-lite convert --saved_model_dir mlp -o x.tflite --quantize int8 --representative rep.tfrecord --layerwise' \
+	2 "--layerwise is for --report"
 testerr "--json alone" \
 	'tfk-lite convert --saved_model_dir mlp -o x.tflite --quantize dynamic --json' \
 	2 "--json is for --report and --eval"

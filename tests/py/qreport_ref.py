@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """qreport_ref.py - oracle for `tfk-lite convert --report --eval` (t1840).
 
-usage: qreport_ref.py FLOAT.tflite QUANT.tflite REP.npy EVAL.npy LABELS.npy
+usage: qreport_ref.py [--layerwise] FLOAT.tflite QUANT.tflite REP.npy EVAL.npy LABELS.npy
 
 QUANT may also be a dynamic-range or float16 file (DEQUANTIZE of INT8 or
 FLOAT16 constants): it then has no layer_stats, only quant_correct.
@@ -20,7 +20,10 @@ Prints, as one JSON object:
     quantization-debugger metrics (debugger.py
     _DEFAULT_LAYER_DEBUG_METRICS: num_elements, np.std, np.average,
     max |d|, np.average(d**2) of d = dequantized - float) per REP row,
-    averaged over rows (np.nanmean), with scale and zero_point;
+    averaged over rows (np.nanmean), with scale and zero_point; the
+    float value is the float model's own, or with --layerwise the float
+    op writing it run alone on the dequantized int8 values of its inputs
+    (TF's default NumericVerify; model inputs keep the float value);
   float_correct, quant_correct: rows of EVAL whose argmax of the first
     output equals LABELS.
 """
@@ -132,62 +135,87 @@ def int8_softmax(x, t_in, t_out, beta, tmp):
 def run(m, x, tmp):
     """Every tensor's value for input x (rows first): float64 for float
     tensors, int64 for int8 ones."""
-    T = m["tensors"]
     v = {m["inputs"][0]: x.astype(np.float64)}
     for op in m["ops"]:
-        ins, out = op["inputs"], op["outputs"][0]
-        to = T[out]
-        a = v[ins[0]] if ins[0] in v else None
-        if op["code"] == DEQUANTIZE and a is None:
-            v[out] = dequantize_const(T[ins[0]])
-        elif op["code"] == RESHAPE:
-            shape = [int(d) for d in const(T[ins[1]])]
-            v[out] = a.reshape(shape)
-        elif op["code"] == QUANTIZE:
-            s, z = np.float32(to["scale"][0]), to["zp"][0]
-            q = int8_ref.round_half_away(
-                (a.astype(np.float32) / s).astype(np.float32)) + z
-            v[out] = np.clip(q, -128, 127).astype(np.int64)
-        elif op["code"] == DEQUANTIZE:
-            ti = T[ins[0]]
-            v[out] = (np.float32(ti["scale"][0]) *
-                      (a - ti["zp"][0])).astype(np.float32)
-        elif op["code"] == FULLY_CONNECTED:
-            act = scalar(op["opt"], 0, N.Int8Flags) if op["opt"] else 0
-            w = v[ins[1]] if ins[1] in v else \
-                const(T[ins[1]]).astype(np.int64 if to["type"] == "INT8"
-                                        else np.float64)
-            a2 = a.reshape(-1, w.shape[1])
-            if to["type"] == "INT8":
-                ti, tw = T[ins[0]], T[ins[1]]
-                mult, shift = int8_ref.conv_mults(
-                    ti["scale"][0], tw["scale"], to["scale"][0], w.shape[0])
-                acc = (a2 - ti["zp"][0]) @ w.T
-                if len(ins) > 2 and ins[2] >= 0:
-                    acc = acc + const(T[ins[2]]).astype(np.int64)
-                lo, hi = int8_ref.act_range(act, to["scale"][0], to["zp"][0])
-                v[out] = int8_ref.requant(acc, mult, shift, to["zp"][0],
-                                          lo, hi).astype(np.int64)
-            else:
-                y = a2 @ w.T
-                if len(ins) > 2 and ins[2] >= 0:
-                    y = y + (v[ins[2]] if ins[2] in v else const(T[ins[2]]))
-                if act == 1:
-                    y = np.maximum(y, 0)
-                elif act == 3:
-                    y = np.clip(y, 0, 6)
-                v[out] = y
-        elif op["code"] == SOFTMAX:
-            beta = scalar(op["opt"], 0, N.Float32Flags, 1.0) \
-                if op["opt"] else 1.0
-            if to["type"] == "INT8":
-                v[out] = int8_softmax(a, T[ins[0]], to, beta, tmp)
-            else:
-                e = np.exp(beta * (a - a.max(axis=1, keepdims=True)))
-                v[out] = e / e.sum(axis=1, keepdims=True)
-        else:
-            sys.exit("qreport_ref.py: op %d not modelled" % op["code"])
+        apply(m, op, v, tmp)
     return v
+
+
+def apply(m, op, v, tmp):
+    """Run one operator on the values in v, adding its output to v."""
+    T = m["tensors"]
+    ins, out = op["inputs"], op["outputs"][0]
+    to = T[out]
+    a = v[ins[0]] if ins[0] in v else None
+    if op["code"] == DEQUANTIZE and a is None:
+        v[out] = dequantize_const(T[ins[0]])
+    elif op["code"] == RESHAPE:
+        shape = [int(d) for d in const(T[ins[1]])]
+        v[out] = a.reshape(shape)
+    elif op["code"] == QUANTIZE:
+        s, z = np.float32(to["scale"][0]), to["zp"][0]
+        q = int8_ref.round_half_away(
+            (a.astype(np.float32) / s).astype(np.float32)) + z
+        v[out] = np.clip(q, -128, 127).astype(np.int64)
+    elif op["code"] == DEQUANTIZE:
+        ti = T[ins[0]]
+        v[out] = (np.float32(ti["scale"][0]) *
+                  (a - ti["zp"][0])).astype(np.float32)
+    elif op["code"] == FULLY_CONNECTED:
+        act = scalar(op["opt"], 0, N.Int8Flags) if op["opt"] else 0
+        w = v[ins[1]] if ins[1] in v else \
+            const(T[ins[1]]).astype(np.int64 if to["type"] == "INT8"
+                                    else np.float64)
+        a2 = a.reshape(-1, w.shape[1])
+        if to["type"] == "INT8":
+            ti, tw = T[ins[0]], T[ins[1]]
+            mult, shift = int8_ref.conv_mults(
+                ti["scale"][0], tw["scale"], to["scale"][0], w.shape[0])
+            acc = (a2 - ti["zp"][0]) @ w.T
+            if len(ins) > 2 and ins[2] >= 0:
+                acc = acc + const(T[ins[2]]).astype(np.int64)
+            lo, hi = int8_ref.act_range(act, to["scale"][0], to["zp"][0])
+            v[out] = int8_ref.requant(acc, mult, shift, to["zp"][0],
+                                      lo, hi).astype(np.int64)
+        else:
+            y = a2 @ w.T
+            if len(ins) > 2 and ins[2] >= 0:
+                y = y + (v[ins[2]] if ins[2] in v else const(T[ins[2]]))
+            if act == 1:
+                y = np.maximum(y, 0)
+            elif act == 3:
+                y = np.clip(y, 0, 6)
+            v[out] = y
+    elif op["code"] == SOFTMAX:
+        beta = scalar(op["opt"], 0, N.Float32Flags, 1.0) \
+            if op["opt"] else 1.0
+        if to["type"] == "INT8":
+            v[out] = int8_softmax(a, T[ins[0]], to, beta, tmp)
+        else:
+            e = np.exp(beta * (a - a.max(axis=1, keepdims=True)))
+            v[out] = e / e.sum(axis=1, keepdims=True)
+    else:
+        sys.exit("qreport_ref.py: op %d not modelled" % op["code"])
+
+
+def layer_ref(fm, f, qm, qv, tmp):
+    """--layerwise: the float op writing tensor f run alone on the
+    dequantized int8 values of its inputs (TF's NumericVerify), or None
+    when no op writes f (a model input)."""
+    ops = [o for o in fm["ops"] if f in o["outputs"]]
+    if not ops:
+        return None
+    qidx = {t["name"]: i for i, t in enumerate(qm["tensors"])
+            if t["type"] == "INT8" and is_act(t)}
+    v = {}
+    for t in ops[0]["inputs"]:
+        if t < 0 or not is_act(fm["tensors"][t]):
+            continue
+        qt = qm["tensors"][qidx[fm["tensors"][t]["name"]]]
+        v[t] = (np.float64(np.float32(qt["scale"][0])) *
+                (qv[qidx[qt["name"]]] - qt["zp"][0]))
+    apply(fm, ops[0], v, tmp)
+    return v[f]
 
 
 def is_act(t):
@@ -195,6 +223,9 @@ def is_act(t):
 
 
 def main():
+    layerwise = sys.argv[1] == "--layerwise"
+    if layerwise:
+        del sys.argv[1]
     fpath, qpath, rep, ev, lab = sys.argv[1:6]
     fm, qm = load(fpath), load(qpath)
     rep, ev, lab = np.load(rep), np.load(ev), np.load(lab)
@@ -207,7 +238,11 @@ def main():
             if t["type"] != "INT8" or not is_act(t) or \
                     len(t.get("scale", [])) != 1 or t["name"] not in fnames:
                 continue
-            f = fv[fnames[t["name"]]].reshape(len(rep), -1)
+            f = fv[fnames[t["name"]]]
+            if layerwise:
+                lr = layer_ref(fm, fnames[t["name"]], qm, qv, tmp)
+                f = f if lr is None else lr
+            f = f.reshape(len(rep), -1)
             q = (np.float64(np.float32(t["scale"][0])) *
                  (qv[i].reshape(len(rep), -1) - t["zp"][0]))
             d = q - f

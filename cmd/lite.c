@@ -25,6 +25,9 @@
  * tflite.c): a corrupt or truncated file is one error naming the file
  * and the place, exit 1, and nothing on stdout.
  *
+ * `bench` (lib/model/tflbench.c) times loading and invoking a model in
+ * a loop, as `tfk-model bench` does for a SavedModel.
+ *
  * Each subcommand has its own option table, so its --help lists its
  * options; the top-level --help lists the commands (scripts/check-man
  * reads both).
@@ -61,7 +64,9 @@ static void top_help(void)
 	       "  run   run a float or int8 model on inputs given as literals or "
 	       ".npy files\n"
 	       "  convert  convert a SavedModel signature to a .tflite "
-	       "model\n\n");
+	       "model\n"
+	       "  bench time loading a .tflite model and running it in a "
+	       "loop\n\n");
 	printf("Options:\n");
 	printf("  %-28s %s\n", "-h, --help", "show this help and exit");
 	printf("  %-28s %s\n", "    --version", "show the version and exit");
@@ -1049,7 +1054,8 @@ int main(int argc, char **argv)
 	/* Registers the tool name for messages and sets up signals. */
 	tfk_cli_parse(1, argv0, &top_cmd, no_opts);
 	if (argc < 2)
-		tfk_cli_usage_error("a command is needed: show or run");
+		tfk_cli_usage_error("a command is needed: show, run, convert or "
+				    "bench");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		top_help();
 		return 0;
@@ -1066,6 +1072,8 @@ int main(int argc, char **argv)
 		return run_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "convert"))
 		return tfk_lite_convert_main(argc - 1, argv + 1);
-	tfk_cli_usage_error("unknown command '%s' (show, run or convert)",
-			    argv[1]);
+	if (!strcmp(argv[1], "bench"))
+		return tfk_lite_bench_main(argc - 1, argv + 1);
+	tfk_cli_usage_error("unknown command '%s' (show, run, convert or "
+			    "bench)", argv[1]);
 }

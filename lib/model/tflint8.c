@@ -55,6 +55,7 @@ struct i8run {
 	int op_i;
 	int data_rc;		/* why data_of last returned NULL */
 	struct tfk_conv_ws ws;	/* the fast kernels' scratch */
+	int threads;		/* of the fast FC/CONV_2D */
 };
 
 struct tfk_tfl_int8 {
@@ -533,7 +534,8 @@ static int run_op(struct i8run *r)
 				 * are constants, packed once */
 				r->packed[r->op_i] = 1;
 				rc = tfk_int8_fc(&rq, pk, numel_of(r, in0) / k,
-						 x, bias, y, 1, &r->ws, r->err);
+						 x, bias, y, r->threads,
+						 &r->ws, r->err);
 			}
 		} else {
 			struct tfk_conv2d g;
@@ -585,7 +587,8 @@ static int run_op(struct i8run *r)
 								   r->err))) {
 					r->packed[r->op_i] = 1;
 					rc = tfk_int8_conv2d(&g, &rq, x, pk,
-							     bias, y, 1,
+							     bias, y,
+							     r->threads,
 							     &r->ws, r->err);
 				}
 			}
@@ -814,6 +817,7 @@ int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 	r->m = m;
 	r->s = s;
 	r->sg = sg;
+	r->threads = 1;
 	r->data = tfk_calloc(nt, sizeof(*r->data));
 	r->owned = tfk_calloc(nt, sizeof(*r->owned));
 	r->cap = tfk_calloc(nt, sizeof(*r->cap));
@@ -840,6 +844,11 @@ int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 		}
 	*out = p;
 	return 0;
+}
+
+void tfk_tflite_int8_threads(struct tfk_tfl_int8 *p, int threads)
+{
+	p->r.threads = threads < 1 ? 1 : threads;
 }
 
 int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,

@@ -335,6 +335,9 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 			int n_out, const int *out_tensors,
 			struct tfk_tensor *outs, struct tfk_err *err);
 void tfk_tflite_int8_free(struct tfk_tfl_int8 *p);
+/* Threads of the fast FULLY_CONNECTED/CONV_2D kernels (default 1;
+ * results do not depend on it). */
+void tfk_tflite_int8_threads(struct tfk_tfl_int8 *p, int threads);
 
 /*
  * `tfk-lite bench` (tflbench.c): the bench subcommand's main (argv[0]

@@ -645,8 +645,9 @@ static int plan(struct tfk_exec *x, struct tfk_err *err)
 		int64_t cnt = 1;
 
 		tfk_shape_numel(d->rank, d->shape, 0, &cnt, NULL);
+		/* all-empty tensors: no arena (NULL + 0 is UB) */
 		tfk_tensor_init_view(t, d->dtype, d->rank, d->shape,
-				     x->arena + bufs[j].off,
+				     x->arena ? x->arena + bufs[j].off : NULL,
 				     (size_t)cnt * tfk_dtype_size(d->dtype),
 				     TFK_OWN_ARENA, NULL);
 		t->strs = strs;

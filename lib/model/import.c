@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_DEPTH 4000		/* nested resolutions (stack frames) */
 #define MAX_CALLS 64		/* nested function calls (recursion) */
@@ -1284,19 +1285,85 @@ static char *table_path(struct imp *im, struct scope *s,
 	return p;
 }
 
-/* Fill keys (kt) and values (int64) from the file at path. */
+int tfk_import_text_table(const char *text, size_t len, const char *name,
+			  enum tfk_dtype kt, int64_t vocab_size,
+			  int64_t offset, struct tfk_tensor *keys,
+			  struct tfk_tensor *vals, struct tfk_err *err)
+{
+	int64_t n = 0, i;
+	size_t s, e;
+	int rc;
+
+	if (kt != TFK_DT_STRING && kt != TFK_DT_INT64)
+		return tfk_errf(err, TFK_EINVAL, "%s: keys of %s are not "
+				"supported", name, tfk_dtype_name(kt));
+	for (s = 0; s < len; s = e + 1) {	/* count lines */
+		const char *nl = memchr(text + s, '\n', len - s);
+
+		e = nl ? (size_t)(nl - text) : len;
+		n++;
+	}
+	if (vocab_size >= 0 && n < vocab_size)
+		return tfk_errf(err, TFK_EINVAL, "%s: invalid vocab_size: "
+				"expected %lld lines but got %lld", name,
+				(long long)vocab_size, (long long)n);
+	if (vocab_size >= 0)
+		n = vocab_size;
+	if ((rc = tfk_tensor_init(keys, kt, 1, &n, err)))
+		return rc;
+	if ((rc = tfk_tensor_init(vals, TFK_DT_INT64, 1, &n, err))) {
+		tfk_tensor_release(keys);
+		return rc;
+	}
+	for (i = 0, s = 0; i < n && !rc; i++, s = e + 1) {
+		const char *nl = memchr(text + s, '\n', len - s);
+		size_t l;
+
+		e = nl ? (size_t)(nl - text) : len;
+		l = e - s;
+		if (l && text[s + l - 1] == '\r')
+			l--;
+		((int64_t *)vals->data)[i] = (int64_t)((uint64_t)i +
+							 (uint64_t)offset);
+		if (!l) {
+			rc = tfk_errf(err, TFK_EINVAL, "%s: line %lld is "
+				      "empty", name, (long long)i + 1);
+		} else if (kt == TFK_DT_STRING) {
+			rc = tfk_tensor_set_str(keys, i, text + s, l, err);
+		} else {
+			char num[32], *end;
+
+			snprintf(num, sizeof(num), "%.*s", (int)(l < 31 ? l :
+				 31), text + s);
+			errno = 0;
+			((int64_t *)keys->data)[i] = strtoll(num, &end, 10);
+			if (l > 30 || *end || errno || end == num)
+				rc = tfk_errf(err, TFK_EINVAL, "%s: line %lld: "
+					      "expected an integer", name,
+					      (long long)i + 1);
+		}
+	}
+	if (rc) {
+		tfk_tensor_release(keys);
+		tfk_tensor_release(vals);
+	}
+	return rc;
+}
+
+/* Fill keys (kt) and values (int64) from the file at path: a regular
+ * file (a device or FIFO named by a hostile graph is refused, not read
+ * forever) of at most 1 GiB. */
 static int table_read(struct imp *im, const Tensorflow__NodeDef *init,
 		      const char *fname, const char *path, enum tfk_dtype kt,
 		      struct tfk_tensor *keys, struct tfk_tensor *vals)
 {
 	int64_t ki = attr_i(init, "key_index", 0);
 	int64_t vi = attr_i(init, "value_index", 0);
-	int64_t want = attr_i(init, "vocab_size", -1);
-	int64_t off = attr_i(init, "offset", 0), n = 0, i;
 	FILE *f;
-	char *text = NULL;
-	size_t len = 0, cap = 0, got, s, e;
-	int rc = 0;
+	struct stat st;
+	char *text;
+	size_t len;
+	int rc;
 
 	if (ki != -2 || vi != -1)
 		return tfk_errf(im->err, TFK_EINVAL, "node %s: a text file "
@@ -1307,76 +1374,33 @@ static int table_read(struct imp *im, const Tensorflow__NodeDef *init,
 	if (!f)
 		return tfk_errf(im->err, TFK_EIO, "node %s: vocabulary file "
 				"%s: %s", fname, path, strerror(errno));
-	do {
-		if (len + 65536 > cap) {
-			char *q = tfk_realloc(text, cap = cap * 2 + 65536);
-
-			if (!q) {
-				fclose(f);
-				tfk_free(text);
-				return oom(im);
-			}
-			text = q;
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-	} while (got > 0);
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size > ((off_t)1 << 30)) {
+		fclose(f);
+		return tfk_errf(im->err, TFK_EIO, "node %s: vocabulary file "
+				"%s: not a regular file of at most 1 GiB",
+				fname, path);
+	}
+	len = (size_t)st.st_size;
+	text = tfk_malloc(len ? len : 1);
+	if (!text) {
+		fclose(f);
+		return oom(im);
+	}
+	if (len && fread(text, 1, len, f) != len) {
+		fclose(f);
+		tfk_free(text);
+		return tfk_errf(im->err, TFK_EIO, "node %s: vocabulary file "
+				"%s: short read", fname, path);
+	}
 	fclose(f);
-	for (s = 0; s < len; s = e + 1) {	/* count lines */
-		for (e = s; e < len && text[e] != '\n'; e++)
-			;
-		n++;
-	}
-	if (want >= 0 && n < want) {
-		rc = tfk_errf(im->err, TFK_EINVAL, "node %s: %s: invalid "
-			      "vocab_size: expected %lld lines but got %lld",
-			      fname, path, (long long)want, (long long)n);
-		goto out;
-	}
-	if (want >= 0)
-		n = want;
-	if ((rc = tfk_tensor_init(keys, kt, 1, &n, im->err)))
-		goto out;
-	if ((rc = tfk_tensor_init(vals, TFK_DT_INT64, 1, &n, im->err))) {
-		tfk_tensor_release(keys);
-		goto out;
-	}
-	for (i = 0, s = 0; i < n && !rc; i++, s = e + 1) {
-		size_t l;
-
-		for (e = s; e < len && text[e] != '\n'; e++)
-			;
-		l = e - s;
-		if (l && text[s + l - 1] == '\r')
-			l--;
-		((int64_t *)vals->data)[i] = i + off;
-		if (!l) {
-			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: %s: line "
-				      "%lld is empty", fname, path,
-				      (long long)i + 1);
-		} else if (kt == TFK_DT_STRING) {
-			rc = tfk_tensor_set_str(keys, i, text + s, l,
-						im->err);
-		} else {
-			char num[32], *end;
-
-			snprintf(num, sizeof(num), "%.*s", (int)(l < 31 ? l :
-				 31), text + s);
-			errno = 0;
-			((int64_t *)keys->data)[i] = strtoll(num, &end, 10);
-			if (l > 30 || *end || errno)
-				rc = tfk_errf(im->err, TFK_EINVAL, "node %s: "
-					      "%s: line %lld: expected an "
-					      "integer", fname, path,
-					      (long long)i + 1);
-		}
-	}
-	if (rc) {
-		tfk_tensor_release(keys);
-		tfk_tensor_release(vals);
-	}
-out:
+	rc = tfk_import_text_table(text, len, path, kt,
+				   attr_i(init, "vocab_size", -1),
+				   attr_i(init, "offset", 0), keys, vals,
+				   im->err);
 	tfk_free(text);
+	if (rc)
+		tfk_err_prefix(im->err, "node %s", fname);
 	return rc;
 }
 

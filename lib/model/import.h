@@ -100,6 +100,23 @@ int tfk_import_signature_fed(struct tfk_import **imp,
 
 void tfk_import_free(struct tfk_import *imp);
 
+/*
+ * A static hash table's contents as TensorFlow's TextFileLineIterator
+ * reads a vocabulary file for InitializeTableFromTextFileV2 with
+ * key_index -2 (the whole line) and value_index -1 (the line number):
+ * text[0..len) split at '\n' (a '\r' before it dropped; a last line
+ * without '\n' counts), the first vocab_size lines (-1: all; a file
+ * with fewer is an error), keys[i] = line i (kt DT_STRING, or DT_INT64
+ * as decimal), values[i] = i + offset (int64). An empty line is an
+ * error, as in TF. name (the file) starts messages: "vocab.txt: line 2
+ * is empty". Makes *keys and *vals (the caller releases both); on
+ * failure neither. TFK_EINVAL, TFK_ENOMEM.
+ */
+int tfk_import_text_table(const char *text, size_t len, const char *name,
+			  enum tfk_dtype kt, int64_t vocab_size,
+			  int64_t offset, struct tfk_tensor *keys,
+			  struct tfk_tensor *vals, struct tfk_err *err);
+
 /* 1 when the importer can run op type `op`: a registry op with a cpu
  * kernel, or one it lowers (Identity, IdentityN, ReadVariableOp,
  * VarHandleOp, VariableV2, ParseExample(V2), calls). For `show --ops`. */

@@ -15,7 +15,8 @@
  *
  * _TableFind(keys [any shape], default_value [] scalar) -> values, the
  * shape of keys: values[i] = the table's value of keys[i], or
- * default_value when the key is not in it, as TF's HashTable::Find.
+ * default_value when the key is not in it, as TF's HashTable::Find. A
+ * key twice in the table is an error, as TF's HashTable insert.
  *
  * Rejected: a resource-typed table threaded through the executor (no
  * resource dtype in tfk_tensor, and a graph-local init order the
@@ -108,8 +109,15 @@ static int table_state(struct tfk_kernel_ctx *kc, struct table **out)
 		     h = (h + 1) & t->mask)
 			if (key_eq(t->keys, t->slot[h] - 1, t->keys, i))
 				break;
-		if (!t->slot[h])	/* a repeated key: the first wins */
-			t->slot[h] = (uint32_t)(i + 1);
+		if (t->slot[h]) {	/* TF: "HashTable has different value
+					 * for same key" */
+			free_table(t);
+			return tfk_errf(kc->err, TFK_EINVAL, "entry %lld of the "
+					"table (line %lld of its file) repeats "
+					"an earlier key", (long long)i,
+					(long long)i + 1);
+		}
+		t->slot[h] = (uint32_t)(i + 1);
 	}
 	*kc->state = t;
 	*out = t;
@@ -120,7 +128,7 @@ static int k_table_find(struct tfk_kernel_ctx *kc)
 {
 	const struct tfk_tensor *x = kc->in[0], *d = kc->in[1];
 	int64_t *y = kc->out[0]->data, n = tfk_tensor_numel(x), i, dv;
-	struct table *t;
+	struct table *t = NULL;
 	size_t h;
 	int rc;
 

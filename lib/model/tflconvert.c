@@ -1075,7 +1075,7 @@ static const char *min_runtime(const struct cop *op)
 	 * we write */
 	switch (op->code) {
 	case TFK_TFL_SUB: case TFK_TFL_MEAN:
-		return "1.6.0";
+		return op->version > 1 ? "1.14.0" : "1.6.0";	/* v2: int8 */
 	case TFK_TFL_TANH: case TFK_TFL_LOGISTIC:
 		return "1.14.0";
 	case TFK_TFL_DEQUANTIZE:

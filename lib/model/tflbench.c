@@ -71,8 +71,8 @@ static int parse_seconds(const char *arg, void *value)
 static const struct tfk_opt bench_opts[] = {
 	TFK_OPT_STR(0, "signature", &signature_key, "KEY", "the signature "
 		    "to run (default: the model's only signature)"),
-	TFK_OPT_LONG('b', "batch", &batch, "N", "examples per run: the "
-		     "inputs' batch dimension (a -1, or 1)"),
+	TFK_OPT_LONG('b', "batch", &batch, "N", "examples per run: "
+		     "replaces an input's first dimension of -1 (or 1)"),
 	TFK_OPT_LONG('n', "iterations", &iterations, "N", "timed runs "
 		     "(0: as many as --seconds allows)"),
 	TFK_OPT_CALL('s', "seconds", &seconds, "S", "time the loop for "

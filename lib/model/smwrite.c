@@ -19,10 +19,14 @@
  *     need, under their own names, with each VariableV2 replaced by
  *     VarHandleOp NAME (dtype, shape, container "", shared_name NAME)
  *     and ReadVariableOp NAME/Read/ReadVariableOp, which the consumers
- *     read;
+ *     read, and each StringLookup/IntegerLookup and Hashing node
+ *     replaced by the TF ops Keras traces for it (see "Lookups" below:
+ *     a HashTableV2 filled from assets/NAME_vocab.txt, the hashing ops);
  *   Identity, Identity_1, ...: one per output, the signature's tensors;
- *   NoOp: the __saved_model_init_op (nothing to initialise: restore
- *     assigns every variable);
+ *   NoOp: the __saved_model_init_op (restore assigns every variable;
+ *     with lookups it has a control input on each table's init, and
+ *     the asset_file_def and TF1's asset, table-initializer and main-op
+ *     collections name the files and the op);
  *   saver_filename and save/...: TF1's sharded V2 Saver graph
  *     (saver.py _AddShardedSaveOpsForV2 / _AddShardedRestoreOps) with
  *     checkpoint keys = variable names, restore by AssignVariableOp
@@ -31,8 +35,9 @@
  * tf_ops[] with TF's attr names (from TF's op registrations); a node
  * attr TF does not know, or a required TF attr the node lacks, fails
  * the export rather than writing a graph TF would refuse. Ops of ours
- * with no TF equivalent (the preprocessing and augmentation ops,
- * Hashing, lookups, ...) are refused by name.
+ * with no TF equivalent (the image preprocessing and augmentation ops,
+ * CategoryEncoding and TextVectorization as tfk-map builds them, lookups
+ * in a dense mode, ...) are refused by name.
  *
  * Raw inputs (tfk_savedmodel_opts.raw, tfk-train's feed mapping): a
  * second signature, "serving_raw", takes each input as the records
@@ -53,7 +58,8 @@
  *
  * The protobuf tree is built with protobuf-c from the formats/ protos on a
  * private allocation list freed in one go; packing it gives the bytes.
- * Files: variables/ first (tfk_bundle_write, atomic), then
+ * Files: assets/ first (the lookups' vocabularies, each through
+ * tfk_out), variables/ (tfk_bundle_write, atomic), then
  * assets.extra/tfkit_spec.json, then what the caller's extra hook
  * writes there (tfk-train: the training checkpoint tfkit_train.*, see
  * nn/ckpt.h), then saved_model.pb last through tfk_out (temporary +

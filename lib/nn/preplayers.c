@@ -258,11 +258,14 @@ int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 			&list)))
 		return rc;
 	if (list || dense) {
+		json_t *cc;
+
 		copy = json_deep_copy(obj);
-		if (!copy || (list && json_object_set_new(json_object_get(copy,
-				"config"), "vocabulary", list)) ||
-		    (dense && json_object_set_new(json_object_get(copy,
-				"config"), "output_mode", json_string("int")))) {
+		cc = json_object_get(copy, "config");
+		if (!copy || (list && json_object_set_new(cc, "vocabulary",
+							  list)) ||
+		    (dense && json_object_set_new(cc, "output_mode",
+						  json_string("int")))) {
 			if (!copy)
 				json_decref(list);
 			json_decref(copy);

@@ -51,7 +51,8 @@ static int key_eq(const struct tfk_tensor *a, int64_t i,
 		  const struct tfk_tensor *b, int64_t j)
 {
 	if (a->dtype == TFK_DT_STRING) {
-		struct tfk_str x = tfk_tensor_str(a, i), y = tfk_tensor_str(b, j);
+		struct tfk_str x = tfk_tensor_str(a, i);
+		struct tfk_str y = tfk_tensor_str(b, j);
 
 		return x.len == y.len && (!x.len || !memcmp(x.ptr, y.ptr,
 							      x.len));
@@ -112,9 +113,9 @@ static int table_state(struct tfk_kernel_ctx *kc, struct table **out)
 		if (t->slot[h]) {	/* TF: "HashTable has different value
 					 * for same key" */
 			free_table(t);
-			return tfk_errf(kc->err, TFK_EINVAL, "entry %lld of the "
-					"table (line %lld of its file) repeats "
-					"an earlier key", (long long)i,
+			return tfk_errf(kc->err, TFK_EINVAL, "entry %lld of "
+					"the table (line %lld of its file) "
+					"repeats an earlier key", (long long)i,
 					(long long)i + 1);
 		}
 		t->slot[h] = (uint32_t)(i + 1);

@@ -702,8 +702,12 @@ static char *port_name(struct exp *x, struct tfk_port p)
  *   with a mask token: Equal(keys, NAME/mask_token), SelectV2 (NAME)
  *   of NAME/mask_value (0) and the found indexes, as Keras' _lookup_dense.
  * The file, assets/NAME_vocab.txt, holds the learned tokens in index
- * order, one per line (tfk_savedmodel_write writes it). Other modes and
- * num_oov_indices other than 1 (hashed OOV buckets) are refused by name.
+ * order, one per line (tfk_savedmodel_write writes it). A StringLookup
+ * with K > 1 OOV indices adds Keras' buckets: where the find gave
+ * oov_start, oov_start + StringToHashBucketFast(keys, K) (Equal,
+ * AddV2, SelectV2). Other modes, num_oov_indices 0 (an error in Keras
+ * at run time) and IntegerLookup with K > 1 (floor-mod buckets: no
+ * FloorMod kernel here yet) are refused by name.
  */
 static Tensorflow__TensorInfo *mk_tinfo(struct pool *pl, const char *name,
 					int dtype, int rank,
@@ -790,10 +794,11 @@ static int check_lookup(struct exp *x, int i)
 				"output_mode %s cannot be exported yet (only "
 				"int)", n->name, n->op->name,
 				node_s(n, "output_mode"));
-	if (k != 1)
+	if (k < 1 || (k > 1 && is_int))
 		return tfk_errf(x->err, TFK_EINVAL, "node %s: %s with "
 				"num_oov_indices %ld cannot be exported yet "
-				"(only 1)", n->name, n->op->name, k);
+				"(%s)", n->name, n->op->name, k, is_int ?
+				"only 1" : "at least 1");
 	if (is_int ? in->dtype != TFK_DT_INT64 && in->dtype != TFK_DT_INT32
 		   : in->dtype != TFK_DT_STRING)
 		return tfk_errf(x->err, TFK_EINVAL, "node %s: %s of %s keys",
@@ -872,13 +877,14 @@ static int emit_lookup(struct exp *x, int i)
 	struct pool *pl = &x->pl;
 	struct tfk_lookup l;
 	Tensorflow__AssetFileDef *af;
-	long nv, oov_start, token_start;
+	long nv, oov_start, token_start, k;
 	char *file, *table, *path, *init, *dflt, *keys, *find, *shared;
 	const char *nm = n->name;
 	struct nb b;
 
 	if ((rc = node_lookup(n, &l, x->err)))
 		return rc;
+	k = l.o.num_oov;
 	nv = tfk_lookup_size(&l) - l.token_start;
 	oov_start = l.oov_start;
 	token_start = l.token_start;
@@ -890,7 +896,8 @@ static int emit_lookup(struct exp *x, int i)
 	init = pstrf(pl, "%s/table_init", nm);
 	dflt = pstrf(pl, "%s/default_value", nm);
 	keys = port_name(x, n->inputs[0]);
-	find = mask ? pstrf(pl, "%s/LookupTableFindV2", nm) : pstr(pl, nm);
+	find = mask || k > 1 ? pstrf(pl, "%s/LookupTableFindV2", nm) :
+	       pstr(pl, nm);
 	af = pz(pl, sizeof(*af));
 	/* TextFileInitializer's shared name for its table */
 	shared = pstrf(pl, "hash_table_%s_%ld_-2_-1", file ? file : "", nv);
@@ -942,6 +949,34 @@ static int emit_lookup(struct exp *x, int i)
 	    nb_type(pl, &b, "Tout", TFK_DT_INT64) ||
 	    nb_end(pl, &b, &x->nodes))
 		return oom(x);
+	if (k > 1) {
+		/* K OOV buckets: oov_start + Fingerprint64 % K where the
+		 * table found nothing (Keras' _lookup_dense) */
+		char *hb = pstrf(pl, "%s/oov_bucket", nm);
+		char *os = pstrf(pl, "%s/oov_start", nm);
+		char *oi = pstrf(pl, "%s/oov_index", nm);
+		char *io = pstrf(pl, "%s/is_oov", nm);
+		char *sel = mask ? pstrf(pl, "%s/oov", nm) : pstr(pl, nm);
+
+		if (!hb || !os || !oi || !io || !sel ||
+		    nb_begin(pl, &b, hb, "StringToHashBucketFast") ||
+		    nb_in(pl, &b, keys) || nb_int(pl, &b, "num_buckets", k) ||
+		    nb_end(pl, &b, &x->nodes) ||
+		    emit_const(x, os, TFK_DT_INT64, NULL, oov_start) ||
+		    nb_begin(pl, &b, oi, "AddV2") || nb_in(pl, &b, hb) ||
+		    nb_in(pl, &b, os) || nb_type(pl, &b, "T", TFK_DT_INT64) ||
+		    nb_end(pl, &b, &x->nodes) ||
+		    nb_begin(pl, &b, io, "Equal") || nb_in(pl, &b, find) ||
+		    nb_in(pl, &b, os) || nb_type(pl, &b, "T", TFK_DT_INT64) ||
+		    nb_bool(pl, &b, "incompatible_shape_error", 1) ||
+		    nb_end(pl, &b, &x->nodes) ||
+		    nb_begin(pl, &b, sel, "SelectV2") || nb_in(pl, &b, io) ||
+		    nb_in(pl, &b, oi) || nb_in(pl, &b, find) ||
+		    nb_type(pl, &b, "T", TFK_DT_INT64) ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+		find = sel;
+	}
 	if (mask) {
 		char *mt = pstrf(pl, "%s/mask_token", nm);
 		char *eq = pstrf(pl, "%s/Equal", nm);

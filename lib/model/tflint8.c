@@ -21,9 +21,10 @@
  * The interpreter is prepared once (tfk_tflite_int8_new) and run many
  * times, as TFLite's Interpreter: each tensor's buffer is kept for the
  * next run while it is large enough, and FC/CONV_2D weights are packed
- * for the fast kernels on the first run only (they are constants). The
- * per-run work is then the kernels plus each operator's small Prepare
- * (multipliers of a few channels), which `tfk-lite bench` measures.
+ * for the fast kernels on the first run only (they are constants), as
+ * are each operator's Prepare results (multipliers, shifts, lookup
+ * tables: functions of constant quantization parameters). A later run
+ * is then the kernels and shape checks, what `tfk-lite bench` times.
  */
 #include "model/tflite.h"
 
@@ -34,6 +35,18 @@
 
 #include <stdio.h>
 #include <string.h>
+
+/* An operator's parameters as TFLite's Prepare makes them: they depend
+ * only on constant quantization, so the first run makes them. */
+struct prep {
+	int ready;
+	struct tfk_int8_rq rq;	/* FULLY_CONNECTED, CONV_2D, DEPTHWISE */
+	union {
+		struct tfk_int8_softmax sm;
+		struct tfk_int8_bin bin;
+		struct tfk_int8_lut lut;
+	} u;
+};
 
 /* The prepared interpreter (struct tfk_tfl_int8 of tflite.h): buffers
  * and packed weights outlive a run, so that a second run of the same
@@ -51,6 +64,7 @@ struct i8run {
 	int64_t (*shape)[TFK_MAX_RANK];
 	struct tfk_int8_packed *pk;	/* per operator, packed on first use */
 	uint8_t *packed;
+	struct prep *prep;	/* per operator, made on first use */
 	struct tfk_err *err;
 	int op_i;
 	int data_rc;		/* why data_of last returned NULL */
@@ -479,7 +493,8 @@ static int run_op(struct i8run *r)
 	}
 	case TFK_TFL_FULLY_CONNECTED: case TFK_TFL_CONV_2D:
 	case TFK_TFL_DEPTHWISE_CONV_2D: {
-		struct tfk_int8_rq rq;
+		struct prep *pp = &r->prep[r->op_i];
+		const struct tfk_int8_rq *rq = &pp->rq;
 		int dw = code == TFK_TFL_DEPTHWISE_CONV_2D;
 		int act = opt_u8(op, code == TFK_TFL_FULLY_CONNECTED ? 0 :
 				 dw ? 4 : 3, r->err);
@@ -510,12 +525,14 @@ static int run_op(struct i8run *r)
 		if (numel_of(r, out) % (ch ? ch : 1) || !ch)
 			return op_err(r, "output size does not fit the "
 				      "channels", NULL);
-		if ((rc = qp_of(r, in0, &qa, zpa, MAXCH)) ||
-		    (rc = qp_of(r, wt, &qb, zpb, MAXCH)) ||
-		    (rc = qp_of(r, out, &qc, zpc, MAXCH)) ||
-		    (rc = tfk_int8_rq_init(&rq, ch, &qa, &qb, &qc, act,
-					   r->err)))
+		if (!pp->ready &&
+		    ((rc = qp_of(r, in0, &qa, zpa, MAXCH)) ||
+		     (rc = qp_of(r, wt, &qb, zpb, MAXCH)) ||
+		     (rc = qp_of(r, out, &qc, zpc, MAXCH)) ||
+		     (rc = tfk_int8_rq_init(&pp->rq, ch, &qa, &qb, &qc, act,
+					    r->err))))
 			return rc;
+		pp->ready = 1;
 		if (code == TFK_TFL_FULLY_CONNECTED) {
 			int64_t k = rb == 2 ? sb[1] : 0;
 
@@ -524,8 +541,8 @@ static int run_op(struct i8run *r)
 			if (!k || numel_of(r, in0) % k)
 				rc = op_err(r, "input size does not fit the "
 					    "weights", NULL);
-			else if (rq.w_offset)	/* asymmetric weights */
-				tfk_int8_fc_ref(&rq, numel_of(r, in0) / k, k,
+			else if (rq->w_offset)	/* asymmetric weights */
+				tfk_int8_fc_ref(rq, numel_of(r, in0) / k, k,
 						ch, x, w, bias, y);
 			else if (r->packed[r->op_i] ||
 				 !(rc = tfk_int8_pack(pk, ch, k, w, r->err))) {
@@ -533,7 +550,7 @@ static int run_op(struct i8run *r)
 				 * (lib/kernels/int8 tests it); the weights
 				 * are constants, packed once */
 				r->packed[r->op_i] = 1;
-				rc = tfk_int8_fc(&rq, pk, numel_of(r, in0) / k,
+				rc = tfk_int8_fc(rq, pk, numel_of(r, in0) / k,
 						 x, bias, y, r->threads,
 						 &r->ws, r->err);
 			}
@@ -575,10 +592,10 @@ static int run_op(struct i8run *r)
 				struct tfk_int8_packed *pk = &r->pk[r->op_i];
 
 				if (dw)
-					tfk_int8_dwconv2d_ref(&g, &rq, x, w,
+					tfk_int8_dwconv2d_ref(&g, rq, x, w,
 							      bias, y);
-				else if (rq.w_offset || g.groups != 1)
-					tfk_int8_conv2d_ref(&g, &rq, x, w, bias,
+				else if (rq->w_offset || g.groups != 1)
+					tfk_int8_conv2d_ref(&g, rq, x, w, bias,
 							    y);
 				else if (r->packed[r->op_i] ||
 					 !(rc = tfk_int8_pack_conv(pk, sb[0],
@@ -586,14 +603,13 @@ static int run_op(struct i8run *r)
 								   sb[3], w,
 								   r->err))) {
 					r->packed[r->op_i] = 1;
-					rc = tfk_int8_conv2d(&g, &rq, x, pk,
+					rc = tfk_int8_conv2d(&g, rq, x, pk,
 							     bias, y,
 							     r->threads,
 							     &r->ws, r->err);
 				}
 			}
 		}
-		tfk_int8_rq_release(&rq);
 		return rc;
 	}
 	case TFK_TFL_MAX_POOL_2D: case TFK_TFL_AVERAGE_POOL_2D: {
@@ -634,57 +650,64 @@ static int run_op(struct i8run *r)
 		       tfk_tfl_type_size(r->s->tensors[in0].type));
 		return 0;
 	case TFK_TFL_SOFTMAX: {
-		struct tfk_int8_softmax sm;
+		struct prep *pp = &r->prep[r->op_i];
 		float beta = 1;
 
-		if (op->has_options &&
+		if (!pp->ready && op->has_options &&
 		    tfk_fb_f32(&op->options, 0, 1.0f, &beta, r->err))
 			return TFK_ECORRUPT;
-		if ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
-		    (rc = qp_of(r, out, &qc, zpc, 1)) ||
-		    (rc = tfk_int8_softmax_init(&sm, beta, &qa, &qc, 0,
-						r->err)))
+		if (!pp->ready &&
+		    ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
+		     (rc = qp_of(r, out, &qc, zpc, 1)) ||
+		     (rc = tfk_int8_softmax_init(&pp->u.sm, beta, &qa, &qc, 0,
+						 r->err))))
 			return rc;
+		pp->ready = 1;
 		if (ra < 1 || sa[ra - 1] < 1)
 			return op_err(r, "input must have rank >= 1", NULL);
-		tfk_int8_softmax_ref(&sm, numel_of(r, in0) / sa[ra - 1],
+		tfk_int8_softmax_ref(&pp->u.sm, numel_of(r, in0) / sa[ra - 1],
 				     sa[ra - 1], x, y);
 		return 0;
 	}
 	case TFK_TFL_ADD: case TFK_TFL_SUB: case TFK_TFL_MUL: {
-		struct tfk_int8_bin b;
+		struct prep *pp = &r->prep[r->op_i];
 		int t2 = op->n_inputs > 1 ? op->inputs[1] : -1;
 		void *x2;
 
 		if (t2 < 0 || !(x2 = data_of(r, t2)))
 			return op_err(r, "missing input", NULL);
 		rb = shape_of(r, t2, sb);
-		if ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
-		    (rc = qp_of(r, t2, &qb, zpb, 1)) ||
-		    (rc = qp_of(r, out, &qc, zpc, 1)) ||
-		    (rc = tfk_int8_bin_init(&b, code == TFK_TFL_ADD ?
-					    TFK_INT8_ADD : code ==
-					    TFK_TFL_SUB ? TFK_INT8_SUB :
-					    TFK_INT8_MUL, TFK_DT_INT8, &qa,
-					    &qb, &qc, opt_u8(op, 0, r->err),
-					    r->err)))
+		if (!pp->ready &&
+		    ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
+		     (rc = qp_of(r, t2, &qb, zpb, 1)) ||
+		     (rc = qp_of(r, out, &qc, zpc, 1)) ||
+		     (rc = tfk_int8_bin_init(&pp->u.bin, code == TFK_TFL_ADD ?
+					     TFK_INT8_ADD : code ==
+					     TFK_TFL_SUB ? TFK_INT8_SUB :
+					     TFK_INT8_MUL, TFK_DT_INT8, &qa,
+					     &qb, &qc, opt_u8(op, 0, r->err),
+					     r->err))))
 			return rc;
-		return tfk_int8_bin_ref(&b, ra, sa, x, rb, sb, x2, y, r->err);
+		pp->ready = 1;
+		return tfk_int8_bin_ref(&pp->u.bin, ra, sa, x, rb, sb, x2, y, r->err);
 	}
 	case TFK_TFL_LOGISTIC: case TFK_TFL_TANH: case TFK_TFL_RELU:
 	case TFK_TFL_RELU6: {
-		struct tfk_int8_lut l;
+		struct prep *pp = &r->prep[r->op_i];
 
-		if ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
-		    (rc = qp_of(r, out, &qc, zpc, 1)) ||
-		    (rc = tfk_int8_lut_init(&l, code == TFK_TFL_LOGISTIC ?
-					    TFK_INT8_LOGISTIC : code ==
-					    TFK_TFL_TANH ? TFK_INT8_TANH :
-					    code == TFK_TFL_RELU ?
-					    TFK_INT8_RELU : TFK_INT8_RELU6,
-					    &qa, &qc, r->err)))
+		if (!pp->ready &&
+		    ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
+		     (rc = qp_of(r, out, &qc, zpc, 1)) ||
+		     (rc = tfk_int8_lut_init(&pp->u.lut, code ==
+					     TFK_TFL_LOGISTIC ?
+					     TFK_INT8_LOGISTIC : code ==
+					     TFK_TFL_TANH ? TFK_INT8_TANH :
+					     code == TFK_TFL_RELU ?
+					     TFK_INT8_RELU : TFK_INT8_RELU6,
+					     &qa, &qc, r->err))))
 			return rc;
-		tfk_int8_lut_ref(&l, numel_of(r, in0), x, y);
+		pp->ready = 1;
+		tfk_int8_lut_ref(&pp->u.lut, numel_of(r, in0), x, y);
 		return 0;
 	}
 	case TFK_TFL_CONCATENATION: {
@@ -789,6 +812,9 @@ void tfk_tflite_int8_free(struct tfk_tfl_int8 *p)
 			tfk_free(r->data[k]);
 	for (k = 0; r->pk && k < r->s->n_ops; k++)
 		tfk_int8_packed_release(&r->pk[k]);
+	for (k = 0; r->prep && k < r->s->n_ops; k++)
+		tfk_int8_rq_release(&r->prep[k].rq);
+	tfk_free(r->prep);
 	tfk_free(r->data);
 	tfk_free(r->owned);
 	tfk_free(r->cap);
@@ -826,8 +852,9 @@ int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 	r->shape = tfk_calloc(nt, sizeof(*r->shape));
 	r->pk = tfk_calloc(no, sizeof(*r->pk));
 	r->packed = tfk_calloc(no, sizeof(*r->packed));
+	r->prep = tfk_calloc(no, sizeof(*r->prep));
 	if (!r->data || !r->owned || !r->cap || !r->fresh || !r->rank ||
-	    !r->shape || !r->pk || !r->packed) {
+	    !r->shape || !r->pk || !r->packed || !r->prep) {
 		tfk_tflite_int8_free(p);
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	}

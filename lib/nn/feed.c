@@ -1274,6 +1274,20 @@ void tfk_feed_shift(struct tfk_feed *f, size_t n)
 		size_t rb = (size_t)c->numel * store_size[c->st];
 
 		memmove(c->data, c->data + n * rb, rest * rb);
+		/* strings: rows append in order, so the rows left own a
+		 * suffix of sbuf; move it to the front (a stream's memory
+		 * stays what its rows hold) */
+		if (c->st == ST_STR && c->numel > 0 &&
+		    ((uint64_t *)c->data)[0] > 0) {
+			uint64_t *o = (uint64_t *)c->data, base = o[0];
+			size_t e, ne = rest * (size_t)c->numel;
+
+			memmove(c->sbuf.data, c->sbuf.data + base,
+				c->sbuf.len - base);
+			c->sbuf.len -= base;
+			for (e = 0; e < ne; e++)
+				o[2 * e] -= base;
+		}
 	}
 	if (f->has_labels) {
 		size_t lb = f->sparse ? 8 : (size_t)f->label_numel * 4;

@@ -170,6 +170,11 @@ b = np.array(rows[1:], dtype=np.float64)
 acc = np.float32((b[:, :2].argmax(1) == b[:, 2]).sum() / len(b))
 print(rows[0], acc == np.float32(json.load(open('ea.json'))['accuracy']))\"" \
 	"['out_0', 'out_1', 'label'] True"
+testcmd "streaming from stdin (feed rows shifted, string bytes compacted): same weights as the twin streaming ids" \
+	"cat d.tfrecord d.tfrecord d.tfrecord | tfk-train -q -s 7 a.json --set fit.steps_per_epoch=3 --set fit.epochs=2 -o as - &&
+	 cat ids.tfrecord ids.tfrecord ids.tfrecord | tfk-train -q -s 7 b.json --set fit.steps_per_epoch=3 --set fit.epochs=2 -o bs - &&
+	 cmp as/variables/variables.data-00000-of-00001 bs/variables/variables.data-00000-of-00001 && echo same" \
+	"same"
 testcmd "tfk-model run --input_exprs strings = tfk-predict rows (OOV, '[UNK]' and known tokens)" \
 	"tfk-model run --dir a --input_exprs 'color=[[\"pink\"],[\"[UNK]\"],[\"blue\"]]' --outdir o >/dev/null && $PYTHON -c \"
 import json, numpy as np

@@ -326,8 +326,7 @@ int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
  * and INT16 models are refused) and borrows m, which must outlive it;
  * _run is tfk_tflite_run_int8 on it (n_out may be 0: nothing copied
  * out), reusing the buffers, packed weights and operator parameters
- * of earlier runs; _free
- * accepts NULL.
+ * of earlier runs; _free accepts NULL.
  */
 struct tfk_tfl_int8;
 int tfk_tflite_int8_new(struct tfk_tfl_int8 **p, const struct tfk_tflite *m,

@@ -10,7 +10,9 @@
  *
  * Small-GEMM fast path (float32, B not transposed, n <= 1024, B's k x 64
  * panel within L2 unless there are at most 4 rows; columns past the last
- * multiple of 16 by masked loads): the shapes of a small MLP's step,
+ * multiple of 16 by masked loads; B transposed only for up to 4 rows,
+ * as dot products: TFLite's FULLY_CONNECTED at batch 1): the shapes of
+ * a small MLP's step,
  * [32, 784] x [784, 128] forward and x^T dy = [784, 32] x [32, 128] for
  * the kernel's gradient. Debian's OpenBLAS runs its Haswell (AVX2)
  * kernels on this Zen 5 CPU and, at these sizes, spends a good part of
@@ -209,6 +211,38 @@ void mm_rows(void *ctx, int64_t tb, int64_t te, int worker)
 	(void)worker;
 }
 
+/* B transposed (n x k, TFLite's FULLY_CONNECTED weights) and at most
+ * MM_MR rows of A not transposed: C[i][j] is the dot product of row i
+ * of A and row j of B, 16 lanes along l (a masked last block) summed
+ * at the end. The lanes are the same whatever the thread count. */
+static __attribute__((target("avx512f")))
+void mm_dots(void *ctx, int64_t jb0, int64_t je, int worker)
+{
+	const struct mm_job *jb = ctx;
+	const int64_t m = jb->m, k = jb->k;
+	int64_t i, j, l;
+
+	for (j = jb0; j < je; j++)
+		for (i = 0; i < m; i++) {
+			const float *a = jb->a + i * k, *b = jb->b + j * k;
+			__m512 acc = _mm512_setzero_ps();
+
+			for (l = 0; l + 16 <= k; l += 16)
+				acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + l),
+						      _mm512_loadu_ps(b + l),
+						      acc);
+			if (l < k) {
+				__mmask16 mk = (__mmask16)((1u << (k - l)) - 1);
+
+				acc = _mm512_fmadd_ps(
+					_mm512_maskz_loadu_ps(mk, a + l),
+					_mm512_maskz_loadu_ps(mk, b + l), acc);
+			}
+			jb->c[i * jb->n + j] = _mm512_reduce_add_ps(acc);
+		}
+	(void)worker;
+}
+
 static int mm_have_avx512(void)
 {
 	static int have = -1;
@@ -227,6 +261,12 @@ static int sgemm_fast(int ta, int tb, int64_t m, int64_t n, int64_t k,
 #ifdef MM_X86
 	struct mm_job jb = { ta, m, n, k, a, b, c };
 
+	if (tb && !ta && m <= MM_MR && mm_have_avx512()) {
+		if (m * n * k < ((int64_t)1 << 20))
+			threads = 1;
+		tfk_parallel_for(threads, n, mm_dots, &jb);
+		return 1;
+	}
 	/* k bounds B's panel for its reuse by row tiles; a single tile
 	 * (batch-1 inference) reads B once whatever k */
 	if (tb || n > MM_MAX_N || (k > MM_MAX_K && m > MM_MR) || !k ||

@@ -19,7 +19,7 @@
  * an error naming the record, the feature and what the signature wants
  * (for a model tfk-train wrote, plus how its training spec fed that
  * input); scaling raw image bytes to floats is the job of tfk-map,
- * upstream.
+ * upstream, or of the serving_raw signature tfk-train also exports.
  * A signature whose one input is a string, with no feature of that name
  * in the first record, takes the serialized records themselves: TF
  * Serving's regress/classify signatures and TFX serving functions,
@@ -70,6 +70,7 @@ static int json_out, csv_out;
 /* DIR/assets.extra/tfkit_spec.json's "inputs" (tfk-train's mapping of
  * features to inputs), when the model has one: only for hints. */
 static json_t *train_spec;
+static int raw_sig;	/* the model has serving_raw and it is not the one run */
 
 static const struct tfk_opt opts[] = {
 	TFK_OPT_STR(0, "dir", &dir, "DIR", "the SavedModel directory"),
@@ -217,8 +218,10 @@ static int spec_hint(struct tfk_err *err, const char *key)
 		snprintf(how + k, sizeof(how) - k, ")");
 	snprintf(err->msg + n, sizeof(err->msg) - n, "; in training it was "
 		 "fed from feature '%s'%s: convert that feature first, e.g. "
-		 "with tfk-map, then --map %s=NEW_FEATURE",
-		 json_string_value(f), how, key);
+		 "with tfk-map, then --map %s=NEW_FEATURE%s",
+		 json_string_value(f), how, key, raw_sig ? ", or use "
+		 "--signature_def serving_raw, which takes the records as "
+		 "they are" : "");
 	return err->code;
 }
 
@@ -1257,6 +1260,13 @@ int main(int argc, char **argv)
 		tfk_err_prefix(&err, "%s: tag-set %s", dir, tag_set);
 		rc = tfk_cli_fail(&err);
 		goto out;
+	}
+	if (strcmp(signature_def, "serving_raw")) {
+		struct tfk_err e;
+
+		tfk_err_clear(&e);
+		raw_sig = tfk_savedmodel_signature(R.mg, "serving_raw",
+						   &e) != NULL;
 	}
 	{
 		char *p = tfk_malloc(strlen(dir) + 40);

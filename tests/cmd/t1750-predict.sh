@@ -124,7 +124,7 @@ print(len(a), [r['label'] for r in a] == [r['label'] for r in b],
 	"300 True True"
 testerr "trained MLP on raw records: no feature input_1; the training spec's mapping as a hint" \
 	"tfk-predict --dir run te.tfrecord" \
-	1 "te.tfrecord: record 0 at byte 0: no feature 'input_1' for input 'input_1' (float32 [?, 28, 28]), which signature serving_default needs; in training it was fed from feature 'image' (uint8, scale 0.00392156863): convert that feature first, e.g. with tfk-map, then --map input_1=NEW_FEATURE"
+	1 "te.tfrecord: record 0 at byte 0: no feature 'input_1' for input 'input_1' (float32 [?, 28, 28]), which signature serving_default needs; in training it was fed from feature 'image' (uint8, scale 0.00392156863): convert that feature first, e.g. with tfk-map, then --map input_1=NEW_FEATURE, or use --signature_def serving_raw, which takes the records as they are"
 testerr "--map input_1=image: uint8 bytes are not converted to float" \
 	"tfk-predict --dir run --map input_1=image te.tfrecord" \
 	1 "te.tfrecord: record 0 at byte 0: feature 'image': bytes values, input 'input_1' wants float32 [?, 28, 28] (float list); in training it was fed from feature 'image' (uint8, scale 0.00392156863)"

@@ -19,10 +19,10 @@
  *
  * Each run is timed alone (clock_gettime around tfk_exec_run); the
  * report gives min, median, p90, p99 (nearest rank) and mean in
- * microseconds (min and mean over every run; the percentiles over at
- * most 2^20 runs spread evenly over the loop, so a long --seconds on a
- * tiny model cannot exhaust memory), and throughput = examples per run * runs / wall time
- * of the timed loop. --warmup runs come first and are not counted.
+ * microseconds (util/latency.h: min and mean over every run; the
+ * percentiles over at most 2^20 runs spread evenly over the loop, so a
+ * long --seconds on a tiny model cannot exhaust memory), and throughput
+ * = examples per run * runs / wall time of the timed loop. --warmup runs come first and are not counted.
  * Rejected: timing batches of runs and dividing (model-run.c's way):
  * it hides the tail that p99 shows, and the clock's cost (~20 ns) is
  * small beside even the smallest model's run.
@@ -40,9 +40,9 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"
+#include "util/latency.h"
 
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,28 +356,11 @@ static int parse_items(const char *spec, int records, struct givens *g,
 	return 0;
 }
 
-/* Latencies kept for the percentiles (8 MiB). */
-#define MAX_SAMPLES (1L << 20)
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted v[0..n). */
-static double pct(const double *v, long n, double p)
-{
-	long k = (long)ceil(p * n) - 1;
-
-	return v[k < 0 ? 0 : k >= n ? n - 1 : k];
-}
-
 struct result {
 	double parse_ms, import_ms, plan_ms;
 	long runs;
-	double min, median, p90, p99, mean, wall, examples_per_s;
+	struct tfk_latency_stats lat;
+	double wall, examples_per_s;
 	int64_t examples;	/* per run */
 };
 
@@ -399,11 +382,11 @@ static int report_json(const struct result *r)
 	json_object_set_new(o, "parse_ms", json_real(r->parse_ms));
 	json_object_set_new(o, "import_ms", json_real(r->import_ms));
 	json_object_set_new(o, "plan_ms", json_real(r->plan_ms));
-	json_object_set_new(o, "min_us", json_real(r->min));
-	json_object_set_new(o, "median_us", json_real(r->median));
-	json_object_set_new(o, "p90_us", json_real(r->p90));
-	json_object_set_new(o, "p99_us", json_real(r->p99));
-	json_object_set_new(o, "mean_us", json_real(r->mean));
+	json_object_set_new(o, "min_us", json_real(r->lat.min));
+	json_object_set_new(o, "median_us", json_real(r->lat.median));
+	json_object_set_new(o, "p90_us", json_real(r->lat.p90));
+	json_object_set_new(o, "p99_us", json_real(r->lat.p99));
+	json_object_set_new(o, "mean_us", json_real(r->lat.mean));
 	json_object_set_new(o, "examples_per_s",
 			    json_real(r->examples_per_s));
 	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT |
@@ -441,7 +424,8 @@ static void report_text(const struct result *r,
 	       "%ld thread%s\n", r->runs, warmup, (long long)r->examples,
 	       r->examples == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
 	printf("latency (us): min %.2f  median %.2f  p90 %.2f  p99 %.2f  "
-	       "mean %.2f\n", r->min, r->median, r->p90, r->p99, r->mean);
+	       "mean %.2f\n", r->lat.min, r->lat.median, r->lat.p90,
+	       r->lat.p99, r->lat.mean);
 	printf("throughput: %.1f examples/s\n", r->examples_per_s);
 }
 
@@ -529,8 +513,9 @@ int tfk_model_bench_main(int argc, char **argv)
 	const struct tfk_tensor **fetched = NULL;
 	struct tfk_tensor *vals = NULL;
 	int *given = NULL;
-	double *lat = NULL, t0, t1, t2, t3, sum = 0;
-	long cap, k, n_kept = 0, stride = 1;
+	struct tfk_latency lat = { 0 };
+	double t0, t1, t2, t3;
+	long k;
 	struct result r;
 	struct tfk_err err;
 	uint64_t rng;
@@ -659,51 +644,24 @@ int tfk_model_bench_main(int argc, char **argv)
 			rc = fail(&err);
 			goto out;
 		}
-	/* latencies of every stride-th run; when full, every other one is
-	 * dropped and the stride doubles, so memory stays bounded however
-	 * long --seconds is and the kept runs stay spread evenly */
-	cap = iterations > 0 && iterations < MAX_SAMPLES ? iterations :
-		MAX_SAMPLES;
-	lat = tfk_malloc(cap * sizeof(*lat));
-	if (!lat) {
+	if (tfk_latency_init(&lat, iterations)) {
 		tfk_errf(&err, TFK_ENOMEM, "out of memory");
 		rc = fail(&err);
 		goto out;
 	}
-	r.min = HUGE_VAL;
 	t0 = now();
 	for (k = 0; iterations > 0 ? k < iterations :
 	     k == 0 || now() - t0 < seconds; k++) {
-		double us;
-
 		t1 = now();
 		if (tfk_exec_run(x, vals, 0, fetched, &err)) {
 			rc = fail(&err);
 			goto out;
 		}
-		us = (now() - t1) * 1e6;
-		sum += us;
-		if (us < r.min)
-			r.min = us;
-		if (k % stride)
-			continue;
-		if (n_kept == cap) {
-			for (i = 0; 2 * i < n_kept; i++)
-				lat[i] = lat[2 * i];
-			n_kept = i;
-			stride *= 2;
-			if (k % stride)
-				continue;
-		}
-		lat[n_kept++] = us;
+		tfk_latency_add(&lat, (now() - t1) * 1e6);
 	}
 	r.wall = now() - t0;
 	r.runs = k;
-	qsort(lat, n_kept, sizeof(*lat), cmp_double);
-	r.median = pct(lat, n_kept, 0.5);
-	r.p90 = pct(lat, n_kept, 0.9);
-	r.p99 = pct(lat, n_kept, 0.99);
-	r.mean = sum / r.runs;
+	tfk_latency_stats(&lat, &r.lat);
 	r.examples_per_s = r.wall > 0 ? r.examples * r.runs / r.wall : 0;
 	if (json)
 		rc = report_json(&r);
@@ -723,7 +681,7 @@ out:
 	tfk_free(given);
 	tfk_free(fetch_names);
 	tfk_free(fetched);
-	tfk_free(lat);
+	tfk_latency_release(&lat);
 	givens_release(&g);
 	tfk_savedmodel_close(sm);
 	return rc;

@@ -40,9 +40,9 @@
 #include "kernels/cpu.h"
 #include "util/alloc.h"
 #include "util/cli.h"
+#include "util/latency.h"
 
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,28 +114,11 @@ static uint64_t splitmix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* Latencies kept for the percentiles (8 MiB). */
-#define MAX_SAMPLES (1L << 20)
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted v[0..n). */
-static double pct(const double *v, long n, double p)
-{
-	long k = (long)ceil(p * n) - 1;
-
-	return v[k < 0 ? 0 : k >= n ? n - 1 : k];
-}
-
 struct result {
 	double parse_ms, plan_ms;
 	long runs;
-	double min, median, p90, p99, mean, wall;
+	struct tfk_latency_stats lat;
+	double wall;
 	double runs_per_s, examples_per_s;
 	int64_t examples;	/* per run */
 };
@@ -288,11 +271,11 @@ static int report_json(const char *path, const char *sig, int is_int8,
 						    r->plan_ms));
 	json_object_set_new(o, "parse_ms", json_real(r->parse_ms));
 	json_object_set_new(o, "plan_ms", json_real(r->plan_ms));
-	json_object_set_new(o, "min_us", json_real(r->min));
-	json_object_set_new(o, "median_us", json_real(r->median));
-	json_object_set_new(o, "p90_us", json_real(r->p90));
-	json_object_set_new(o, "p99_us", json_real(r->p99));
-	json_object_set_new(o, "mean_us", json_real(r->mean));
+	json_object_set_new(o, "min_us", json_real(r->lat.min));
+	json_object_set_new(o, "median_us", json_real(r->lat.median));
+	json_object_set_new(o, "p90_us", json_real(r->lat.p90));
+	json_object_set_new(o, "p99_us", json_real(r->lat.p99));
+	json_object_set_new(o, "mean_us", json_real(r->lat.mean));
 	json_object_set_new(o, "inferences_per_s",
 			    json_real(r->runs_per_s));
 	json_object_set_new(o, "examples_per_s",
@@ -332,7 +315,8 @@ static void report_text(const char *path, const char *sig, int sg,
 	       "%ld thread%s\n", r->runs, warmup, (long long)r->examples,
 	       r->examples == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
 	printf("latency (us): min %.2f  median %.2f  p90 %.2f  p99 %.2f  "
-	       "mean %.2f\n", r->min, r->median, r->p90, r->p99, r->mean);
+	       "mean %.2f\n", r->lat.min, r->lat.median, r->lat.p90,
+	       r->lat.p99, r->lat.mean);
 	printf("throughput: %.1f inferences/s, %.1f examples/s\n",
 	       r->runs_per_s, r->examples_per_s);
 }
@@ -374,8 +358,9 @@ int tfk_lite_bench_main(int argc, char **argv)
 	struct runner run;
 	struct input *ins = NULL;
 	int *out = NULL;
-	double *lat = NULL, t0, t1, sum = 0;
-	long cap, k, n_kept = 0, stride = 1;
+	struct tfk_latency lat = { 0 };
+	double t0, t1;
+	long k;
 	const char *path;
 	struct result r;
 	struct tfk_err err;
@@ -475,50 +460,25 @@ int tfk_lite_bench_main(int argc, char **argv)
 			rc = tfk_cli_fail(&err);
 			goto out;
 		}
-	/* latencies of every stride-th run, halved when full (smbench.c) */
-	cap = iterations > 0 && iterations < MAX_SAMPLES ? iterations :
-		MAX_SAMPLES;
-	lat = tfk_malloc((size_t)cap * sizeof(*lat));
-	if (!lat) {
+	if (tfk_latency_init(&lat, iterations)) {
 		tfk_errf(&err, TFK_ENOMEM, "out of memory");
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
-	r.min = HUGE_VAL;
 	t0 = now();
 	for (k = 0; iterations > 0 ? k < iterations :
 	     k == 0 || now() - t0 < seconds; k++) {
-		double us;
-
 		t1 = now();
 		if (run_once(&run, &err)) {
 			tfk_err_prefix(&err, "%s", path);
 			rc = tfk_cli_fail(&err);
 			goto out;
 		}
-		us = (now() - t1) * 1e6;
-		sum += us;
-		if (us < r.min)
-			r.min = us;
-		if (k % stride)
-			continue;
-		if (n_kept == cap) {
-			for (i = 0; 2 * i < n_kept; i++)
-				lat[i] = lat[2 * i];
-			n_kept = i;
-			stride *= 2;
-			if (k % stride)
-				continue;
-		}
-		lat[n_kept++] = us;
+		tfk_latency_add(&lat, (now() - t1) * 1e6);
 	}
 	r.wall = now() - t0;
 	r.runs = k;
-	qsort(lat, (size_t)n_kept, sizeof(*lat), cmp_double);
-	r.median = pct(lat, n_kept, 0.5);
-	r.p90 = pct(lat, n_kept, 0.9);
-	r.p99 = pct(lat, n_kept, 0.99);
-	r.mean = sum / r.runs;
+	tfk_latency_stats(&lat, &r.lat);
 	r.runs_per_s = r.wall > 0 ? r.runs / r.wall : 0;
 	r.examples_per_s = r.runs_per_s * r.examples;
 	if (json)
@@ -537,7 +497,7 @@ out:
 	tfk_free(ins);
 	tfk_free(out);
 	tfk_free(run.feeds);
-	tfk_free(lat);
+	tfk_latency_release(&lat);
 	if (loaded)
 		tfk_tflite_release(&m);
 	return rc;

@@ -27,17 +27,12 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${TFK_BIN:=$root/bin}"
 : "${PYTHON:=/usr/bin/python3}"
 PATH="$TFK_BIN:$PATH"
-D=/usr/share/datasets/fashion-mnist
 T=$(mktemp -d /tmp/tfk-bench-armnn-XXXXXX)
 trap 'rm -rf "$T"' EXIT
+. "$root/tests/bench/lib.sh"
 cd "$T"
 
-tfk-idx -q --images $D/train-images-idx3-ubyte.gz --labels $D/train-labels-idx1-ubyte.gz |
-	tfk-cat --take 512 >r.tfrecord
-tfk-train "$root/examples/cnn.spec.json" r.tfrecord --out cnn --set fit.epochs=1 -q >/dev/null 2>&1
-tfk-lite convert --saved_model_dir cnn -o f.tflite
-tfk-lite convert --saved_model_dir cnn -o q.tflite --quantize int8 --representative r.tfrecord \
-	--calibration_records 100
+cnn_tflite 512 --calibration_records 100
 
 cat >armnn_bench.py <<'EOF'
 import sys, time

@@ -19,13 +19,10 @@ PATH="$TFK_BIN:$PATH"
 D=/usr/share/datasets/fashion-mnist
 T=$(mktemp -d /tmp/tfk-bench-lite-XXXXXX)
 trap 'rm -rf "$T"' EXIT
+. "$root/tests/bench/lib.sh"
 cd "$T"
 
-tfk-idx -q --images $D/train-images-idx3-ubyte.gz --labels $D/train-labels-idx1-ubyte.gz |
-	tfk-cat --take 2048 >r.tfrecord
-tfk-train "$root/examples/cnn.spec.json" r.tfrecord --out cnn --set fit.epochs=1 -q >/dev/null 2>&1
-tfk-lite convert --saved_model_dir cnn -o f.tflite
-tfk-lite convert --saved_model_dir cnn -o q.tflite --quantize int8 --representative r.tfrecord
+cnn_tflite 2048
 "$PYTHON" -c '
 import gzip, numpy as np
 d = "'$D'/"

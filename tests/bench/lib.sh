@@ -2,8 +2,27 @@
 #
 #   best_of N CMD    shortest wall time of N runs of sh -c CMD, in seconds,
 #                    after one warm-up run; CMD's stdout is discarded.
+#   cnn_tflite N [ARGS]  in the current directory: r.tfrecord (the first N
+#                    Fashion-MNIST training records), the CNN of
+#                    examples/cnn.spec.json trained one epoch on them (cnn/),
+#                    and cnn/ converted to f.tflite (float) and q.tflite
+#                    (int8, calibrated on r.tfrecord; ARGS added). Needs
+#                    $root and the tools on PATH.
 # Uses hyperfine when installed (it discards output itself), else
 # date +%s%N. Needs $PYTHON (hyperfine's JSON) and $TFK_BENCH_DIR.
+
+cnn_tflite() {
+	_n=$1
+	shift
+	_d=/usr/share/datasets/fashion-mnist
+	tfk-idx -q --images $_d/train-images-idx3-ubyte.gz \
+		--labels $_d/train-labels-idx1-ubyte.gz | tfk-cat --take "$_n" >r.tfrecord
+	tfk-train "$root/examples/cnn.spec.json" r.tfrecord --out cnn \
+		--set fit.epochs=1 -q >/dev/null 2>&1
+	tfk-lite convert --saved_model_dir cnn -o f.tflite
+	tfk-lite convert --saved_model_dir cnn -o q.tflite --quantize int8 \
+		--representative r.tfrecord "$@"
+}
 
 best_of() {
 	if command -v hyperfine >/dev/null 2>&1; then

@@ -3,7 +3,9 @@
  * model.evaluate(...) reports them.
  *
  * The model is a training directory (tfk-train --out: its latest
- * checkpoint, whose state carries the spec it was trained with), a
+ * checkpoint, whose state carries the spec it was trained with; with
+ * no checkpoint, the state its SavedModel export keeps in
+ * assets.extra/tfkit_train), a
  * checkpoint prefix (DIR/ckpt-3, or a ModelCheckpoint filepath), or a
  * spec file (weights freshly initialized from --seed: a baseline).
  * Evaluation uses the inference branch (Dropout off, BatchNormalization
@@ -85,8 +87,22 @@ static int locate(const char *arg, char *prefix, size_t n)
 	char p[4200];
 
 	prefix[0] = '\0';
-	if (is_dir(arg))
-		return tfk_ckpt_latest(arg, prefix, n, &err);
+	if (is_dir(arg)) {
+		int rc = tfk_ckpt_latest(arg, prefix, n, &err);
+
+		/* no checkpoint: a SavedModel tfk-train exported (copied
+		 * without them) holds the final state */
+		snprintf(p, sizeof(p), "%s/%s.json", arg,
+			 TFK_CKPT_IN_SAVEDMODEL);
+		if (rc != TFK_ENOTFOUND || access(p, F_OK))
+			return rc;
+		if (strlen(p) - 5 >= n)
+			return tfk_errf(&err, TFK_EINVAL, "%s: path too long",
+					arg);
+		snprintf(prefix, n, "%s/%s", arg, TFK_CKPT_IN_SAVEDMODEL);
+		tfk_err_clear(&err);
+		return 0;
+	}
 	snprintf(p, sizeof(p), "%s.json", arg);
 	if (!access(p, F_OK)) {
 		if (strlen(arg) >= n)

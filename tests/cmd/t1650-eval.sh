@@ -42,6 +42,10 @@ import json,math,sys; g = json.load(sys.stdin); print(abs(g[\"loss\"] - math.log
 testcmd "--seed changes the bare spec's weights" \
 	'a=$(tfk-eval --json spec.json te.tfrecord); b=$(tfk-eval --json spec.json te.tfrecord --seed 3); test "$a" != "$b" && echo differ' \
 	"differ"
+testcmd "an export copied without its checkpoints: the same figures from assets.extra" \
+	'mkdir -p sm && cp -r run/saved_model.pb run/variables run/assets.extra sm/ &&
+	 test "$(tfk-eval --json sm te.tfrecord)" = "$(tfk-eval --json run te.tfrecord)" && echo same' \
+	"same"
 
 # Errors --------------------------------------------------------------------
 testerr "a directory without a checkpoint" \

@@ -56,6 +56,12 @@ int tfk_textvec_split_parse(const char *s);
 
 #define TFK_TEXTVEC_MAX_NGRAMS 16
 
+/* Keras' DEFAULT_STRIP_REGEX (text_vectorization.py), the bytes of the
+ * Python raw string r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']': the
+ * StaticRegexReplace pattern of a strip_punctuation export. */
+#define TFK_KERAS_STRIP_REGEX \
+	"[!\"#$%&()\\*\\+,-\\./:;<=>?@\\[\\\\\\]^_`{|}~\\']"
+
 struct tfk_textvec_opts {
 	int standardize;	/* enum tfk_textvec_std */
 	int split;		/* enum tfk_textvec_split */

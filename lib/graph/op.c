@@ -45,6 +45,8 @@ extern const struct tfk_op_def tfk_ops_tfhash[];
 extern const struct tfk_kernel tfk_kernels_cpu_tfhash[];
 extern const struct tfk_op_def tfk_ops_bincount[];
 extern const struct tfk_kernel tfk_kernels_cpu_bincount[];
+extern const struct tfk_op_def tfk_ops_tfstring[];
+extern const struct tfk_kernel tfk_kernels_cpu_tfstring[];
 
 static int infer_placeholder(struct tfk_infer_ctx *ic)
 {
@@ -129,6 +131,7 @@ static const struct tfk_op_def *const op_families[] = {
 	tfk_ops_tflookup,
 	tfk_ops_tfhash,
 	tfk_ops_bincount,
+	tfk_ops_tfstring,
 };
 
 static const struct tfk_kernel *const kernel_families[] = {
@@ -147,6 +150,7 @@ static const struct tfk_kernel *const kernel_families[] = {
 	tfk_kernels_cpu_tflookup,
 	tfk_kernels_cpu_tfhash,
 	tfk_kernels_cpu_bincount,
+	tfk_kernels_cpu_tfstring,
 };
 
 #define N_OP_FAMILIES (int)(sizeof(op_families) / sizeof(op_families[0]))

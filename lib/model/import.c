@@ -1404,16 +1404,16 @@ static int table_read(struct imp *im, const Tensorflow__NodeDef *init,
 	return rc;
 }
 
-/* LookupTableFindV2 n (table, keys, default_value) -> _TableFind. */
-static int lower_find(struct imp *im, struct scope *s,
+/* The contents of the table LookupTableFindV2 n reads (its input 0: a
+ * HashTableV2 of the top-level graph filled by a text file init). */
+static int find_table(struct imp *im, struct scope *s,
 		      const Tensorflow__NodeDef *n, const char *fname,
-		      struct val *out)
+		      enum tfk_dtype *kt, struct tfk_tensor *keys,
+		      struct tfk_tensor *vals)
 {
-	struct val tv, kv, dv;
 	const Tensorflow__NodeDef *table, *init;
 	const Tensorflow__AttrValue *kd, *vd;
-	struct tfk_tensor keys, vals;
-	struct tfk_port in[2];
+	struct val tv;
 	char *path;
 	int ii, rc;
 
@@ -1442,22 +1442,37 @@ static int lower_find(struct imp *im, struct scope *s,
 				"no InitializeTableFromTextFileV2", fname,
 				table->name);
 	init = s->nodes[ii];
-	if ((rc = resolve(im, s, data_input(n, 1), &kv)) ||
-	    (rc = resolve(im, s, data_input(n, 2), &dv)))
-		return rc;
-	if ((int)tfk_graph_desc(im->g, kv.port)->dtype != (int)kd->type ||
-	    tfk_graph_desc(im->g, dv.port)->dtype != TFK_DT_INT64)
-		return tfk_errf(im->err, TFK_EINVAL, "node %s: keys or default "
-				"of the wrong dtype for table %s", fname,
-				table->name);
+	*kt = (enum tfk_dtype)kd->type;
 	path = table_path(im, s, init, fname);
 	if (!path)
 		return TFK_EINVAL;
-	rc = table_read(im, init, fname, path, (enum tfk_dtype)kd->type,
-			&keys, &vals);
+	rc = table_read(im, init, fname, path, *kt, keys, vals);
 	tfk_free(path);
-	if (rc)
+	return rc;
+}
+
+/* LookupTableFindV2 n (table, keys, default_value) -> _TableFind. */
+static int lower_find(struct imp *im, struct scope *s,
+		      const Tensorflow__NodeDef *n, const char *fname,
+		      struct val *out)
+{
+	struct val kv, dv;
+	struct tfk_tensor keys, vals;
+	struct tfk_port in[2];
+	enum tfk_dtype kt;
+	int rc;
+
+	if ((rc = find_table(im, s, n, fname, &kt, &keys, &vals)))
 		return rc;
+	if ((rc = resolve(im, s, data_input(n, 1), &kv)) ||
+	    (rc = resolve(im, s, data_input(n, 2), &dv)))
+		goto out;
+	if (tfk_graph_desc(im->g, kv.port)->dtype != kt ||
+	    tfk_graph_desc(im->g, dv.port)->dtype != TFK_DT_INT64) {
+		rc = tfk_errf(im->err, TFK_EINVAL, "node %s: keys or default "
+			      "of the wrong dtype for the table", fname);
+		goto out;
+	}
 	in[0] = kv.port;
 	in[1] = dv.port;
 	{
@@ -1467,9 +1482,129 @@ static int lower_find(struct imp *im, struct scope *s,
 		rc = tfk_graph_add_node(im->g, "_TableFind", fname, in, 2, a,
 					2, &out->port, im->err);
 	}
+	out->resource = 0;
+out:
 	tfk_tensor_release(&keys);
 	tfk_tensor_release(&vals);
+	return rc;
+}
+
+/* The node of scope s an input names, or NULL. */
+static const Tensorflow__NodeDef *input_nodedef(const struct scope *s,
+						const char *in, int *k)
+{
+	size_t len;
+	int ni;
+
+	if (!in || in[0] == '^')
+		return NULL;
+	len = strcspn(in, ":");
+	*k = in[len] == ':' ? atoi(in + len + 1) : 0;
+	ni = smap_getn(&s->index, in, len);
+	return ni < 0 ? NULL : s->nodes[ni];
+}
+
+static int64_t const_i(struct imp *im, struct tfk_port p, int64_t j,
+		       int *ok)
+{
+	const struct tfk_tensor *t = tfk_graph_const_value(im->g, p);
+
+	*ok = t && (t->dtype == TFK_DT_INT64 || t->dtype == TFK_DT_INT32) &&
+	      j < tfk_tensor_numel(t);
+	if (!*ok)
+		return 0;
+	return t->dtype == TFK_DT_INT64 ? ((const int64_t *)t->data)[j] :
+		((const int32_t *)t->data)[j];
+}
+
+/*
+ * RaggedTensorToTensor(shape [?, L], values, default, nrows,
+ * value_rowids) over a whitespace StringSplitV2 whose values went
+ * through a LookupTableFindV2 (and Keras' mask SelectV2) -- what a
+ * TextVectorization in int mode with output_sequence_length L traces
+ * to -- as one _SplitLookupPad (kernels/cpu/tflookup.c). The split's
+ * outputs have data-dependent sizes, so nothing between the split and
+ * the padding is imported on its own; other ragged graphs are refused.
+ */
+static int lower_ragged(struct imp *im, struct scope *s,
+			const Tensorflow__NodeDef *n, const char *fname,
+			struct val *out)
+{
+	const Tensorflow__AttrValue *rp = node_attr(n, "row_partition_types");
+	const Tensorflow__NodeDef *v, *f, *sp;
+	struct val shv, pv, dv, xv, sepv;
+	struct tfk_tensor keys, vals;
+	enum tfk_dtype kt;
+	int64_t len, pad;
+	int k, ok, rc;
+	char *sep;
+
+	if (!rp || rp->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST ||
+	    rp->list->n_s != 2 || rp->list->s[0].len != 14 ||
+	    memcmp(rp->list->s[0].data, "FIRST_DIM_SIZE", 14) ||
+	    rp->list->s[1].len != 12 ||
+	    memcmp(rp->list->s[1].data, "VALUE_ROWIDS", 12) ||
+	    n_data_inputs(n) != 5)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: only row "
+				"partitions FIRST_DIM_SIZE, VALUE_ROWIDS are "
+				"supported", fname);
+	if ((rc = resolve(im, s, data_input(n, 0), &shv)) ||
+	    (rc = resolve(im, s, data_input(n, 2), &pv)))
+		return rc;
+	len = const_i(im, shv.port, 1, &ok);
+	if (!ok || len < 0)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: shape must be "
+				"a constant [?, L]", fname);
+	pad = const_i(im, pv.port, 0, &ok);
+	if (!ok)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: default_value "
+				"must be a constant", fname);
+	/* values: [SelectV2(mask, m, )] LookupTableFindV2(t, split:1, d) */
+	v = input_nodedef(s, data_input(n, 1), &k);
+	if (v && !strcmp(v->op, "SelectV2"))
+		v = input_nodedef(s, data_input(v, 2), &k);
+	f = v && !strcmp(v->op, "LookupTableFindV2") ? v : NULL;
+	sp = f ? input_nodedef(s, data_input(f, 1), &k) : NULL;
+	if (!sp || strcmp(sp->op, "StringSplitV2") || k != 1 ||
+	    attr_i(sp, "maxsplit", -1) != -1)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: only a "
+				"StringSplitV2 looked up by LookupTableFindV2 "
+				"can be padded here (TextVectorization)",
+				fname);
+	if ((rc = resolve(im, s, data_input(sp, 1), &sepv)))
+		return rc;
+	sep = const_str(im, sepv.port, 0);
+	if (!sep || sep[0]) {
+		tfk_free(sep);
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: only the "
+				"whitespace split (sep \"\") is supported",
+				sp->name);
+	}
+	tfk_free(sep);
+	if ((rc = find_table(im, s, f, fname, &kt, &keys, &vals)))
+		return rc;
+	if (kt != TFK_DT_STRING) {
+		rc = tfk_errf(im->err, TFK_EINVAL, "node %s: the table's keys "
+			      "are not strings", fname);
+		goto out;
+	}
+	if ((rc = resolve(im, s, data_input(sp, 0), &xv)) ||
+	    (rc = resolve(im, s, data_input(f, 2), &dv)))
+		goto out;
+	{
+		struct tfk_port in[2] = { xv.port, dv.port };
+		struct tfk_attr a[4] = { TFK_A_TENSOR("keys", &keys),
+					 TFK_A_TENSOR("values", &vals),
+					 TFK_A_INT("length", len),
+					 TFK_A_INT("pad", pad) };
+
+		rc = tfk_graph_add_node(im->g, "_SplitLookupPad", fname, in,
+					2, a, 4, &out->port, im->err);
+	}
 	out->resource = 0;
+out:
+	tfk_tensor_release(&keys);
+	tfk_tensor_release(&vals);
 	return rc;
 }
 
@@ -1701,6 +1836,12 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 			m->vals[0].resource = 2;
 			m->have[0] = 1;
 		}
+	} else if (!strcmp(n->op, "RaggedTensorToTensor")) {
+		rc = lazy_slots(im, m, 1);
+		if (!rc)
+			rc = lower_ragged(im, s, n, fname, &m->vals[0]);
+		if (!rc)
+			m->have[0] = 1;
 	} else if (!strcmp(n->op, "LookupTableFindV2") ||
 		   !strcmp(n->op, "LookupTableFind")) {
 		rc = lazy_slots(im, m, 1);
@@ -1973,7 +2114,7 @@ int tfk_import_op_supported(const char *op)
 		"PartitionedCall", "Placeholder", "Const", "HashTableV2",
 		"HashTable", "LookupTableFindV2", "LookupTableFind",
 		"InitializeTableFromTextFileV2", "InitializeTableFromTextFile",
-		NULL
+		"RaggedTensorToTensor", "StringSplitV2", NULL
 	};
 	const struct tfk_op_def *def = tfk_op_find(op);
 	const struct tfk_kernel *k;

@@ -37,7 +37,8 @@
  * the export rather than writing a graph TF would refuse. Ops of ours
  * with no TF equivalent (the image preprocessing and augmentation ops,
  * CategoryEncoding and TextVectorization as tfk-map builds them, lookups
- * in a dense mode, ...) are refused by name.
+ * in a dense mode, ...) are refused by name; a model's TextVectorization
+ * (_SplitLookupPad) is expanded as emit_splitpad says.
  *
  * Raw inputs (tfk_savedmodel_opts.raw, tfk-train's feed mapping): a
  * second signature, "serving_raw", takes each input as the records
@@ -134,6 +135,11 @@ static const struct tf_op tf_ops[] = {
 	  "vocab_size delimiter offset" },
 	{ "LookupTableFindV2", "!Tin !Tout" },
 	{ "StringToHashBucketFast", "!num_buckets" },
+	{ "StringLower", "encoding" },
+	{ "StaticRegexReplace", "!pattern !rewrite replace_global" },
+	{ "StringSplitV2", "maxsplit" },
+	{ "RaggedTensorToTensor", "!T !Tindex !Tshape "
+	  "!num_row_partition_tensors !row_partition_types" },
 	{ "StringToHashBucketStrong", "!num_buckets !key" },
 	{ "AsString", "!T precision scientific shortest width fill" },
 	{ "Greater", "!T" }, { "GreaterEqual", "!T" },
@@ -868,6 +874,52 @@ static int emit_const(struct exp *x, const char *name, int dtype,
 	       nb_end(&x->pl, &b, &x->nodes);
 }
 
+/* NAME/hash_table filled by NAME/table_init from assets/NAME_vocab.txt
+ * (nv lines, values line + offset) through NAME/vocabulary_path, with
+ * its init and asset recorded; *table gets the table's name. */
+static int emit_table(struct exp *x, const char *nm, int kt, long nv,
+		      long offset, char **table)
+{
+	struct pool *pl = &x->pl;
+	Tensorflow__AssetFileDef *af = pz(pl, sizeof(*af));
+	char *file = asset_name(pl, nm), *path, *init, *shared;
+	struct nb b;
+
+	*table = pstrf(pl, "%s/hash_table", nm);
+	path = pstrf(pl, "%s/vocabulary_path", nm);
+	init = pstrf(pl, "%s/table_init", nm);
+	/* TextFileInitializer's shared name for its table */
+	shared = pstrf(pl, "hash_table_%s_%ld_-2_-1", file ? file : "", nv);
+	if (!af || !file || !*table || !path || !init || !shared)
+		return oom(x);
+	if (nb_begin(pl, &b, *table, "HashTableV2") ||
+	    nb_str(pl, &b, "container", "", 0) ||
+	    nb_str(pl, &b, "shared_name", shared, strlen(shared)) ||
+	    nb_bool(pl, &b, "use_node_name_sharing", 0) ||
+	    nb_type(pl, &b, "key_dtype", kt) ||
+	    nb_type(pl, &b, "value_dtype", TFK_DT_INT64) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (emit_const(x, path, TFK_DT_STRING, file, 0) ||
+	    nb_begin(pl, &b, init, "InitializeTableFromTextFileV2") ||
+	    nb_in(pl, &b, *table) || nb_in(pl, &b, path) ||
+	    nb_int(pl, &b, "key_index", -2) ||
+	    nb_int(pl, &b, "value_index", -1) ||
+	    nb_int(pl, &b, "vocab_size", nv) ||
+	    nb_str(pl, &b, "delimiter", "\t", 1) ||
+	    nb_int(pl, &b, "offset", offset) ||
+	    nb_end(pl, &b, &x->nodes) ||
+	    vec_push(pl, &x->inits, pstrf(pl, "^%s", init)))
+		return oom(x);
+	tensorflow__asset_file_def__init(af);
+	af->tensor_info = mk_tinfo(pl, pstrf(pl, "%s:0", path),
+				   TFK_DT_STRING, 0, NULL);
+	af->filename = file;
+	if (!af->tensor_info || vec_push(pl, &x->assets, af))
+		return oom(x);
+	return 0;
+}
+
 static int emit_lookup(struct exp *x, int i)
 {
 	const struct tfk_node *n = tfk_graph_node(x->g, i);
@@ -876,9 +928,8 @@ static int emit_lookup(struct exp *x, int i)
 	int kt = is_int ? TFK_DT_INT64 : TFK_DT_STRING, mask, rc;
 	struct pool *pl = &x->pl;
 	struct tfk_lookup l;
-	Tensorflow__AssetFileDef *af;
 	long nv, oov_start, token_start, k;
-	char *file, *table, *path, *init, *dflt, *keys, *find, *shared;
+	char *table, *dflt, *keys, *find;
 	const char *nm = n->name;
 	struct nb b;
 
@@ -890,45 +941,14 @@ static int emit_lookup(struct exp *x, int i)
 	token_start = l.token_start;
 	mask = l.o.has_mask;
 	tfk_lookup_release(&l);
-	file = asset_name(pl, nm);
-	table = pstrf(pl, "%s/hash_table", nm);
-	path = pstrf(pl, "%s/vocabulary_path", nm);
-	init = pstrf(pl, "%s/table_init", nm);
 	dflt = pstrf(pl, "%s/default_value", nm);
 	keys = port_name(x, n->inputs[0]);
 	find = mask || k > 1 ? pstrf(pl, "%s/LookupTableFindV2", nm) :
 	       pstr(pl, nm);
-	af = pz(pl, sizeof(*af));
-	/* TextFileInitializer's shared name for its table */
-	shared = pstrf(pl, "hash_table_%s_%ld_-2_-1", file ? file : "", nv);
-	if (!shared || !file || !table || !path || !init || !dflt || !keys || !find ||
-	    !af)
+	if (!dflt || !keys || !find)
 		return oom(x);
-	if (nb_begin(pl, &b, table, "HashTableV2") ||
-	    nb_str(pl, &b, "container", "", 0) ||
-	    nb_str(pl, &b, "shared_name", shared, strlen(shared)) ||
-	    nb_bool(pl, &b, "use_node_name_sharing", 0) ||
-	    nb_type(pl, &b, "key_dtype", kt) ||
-	    nb_type(pl, &b, "value_dtype", TFK_DT_INT64) ||
-	    nb_end(pl, &b, &x->nodes))
-		return oom(x);
-	if (emit_const(x, path, TFK_DT_STRING, file, 0) ||
-	    nb_begin(pl, &b, init, "InitializeTableFromTextFileV2") ||
-	    nb_in(pl, &b, table) || nb_in(pl, &b, path) ||
-	    nb_int(pl, &b, "key_index", -2) ||
-	    nb_int(pl, &b, "value_index", -1) ||
-	    nb_int(pl, &b, "vocab_size", nv) ||
-	    nb_str(pl, &b, "delimiter", "\t", 1) ||
-	    nb_int(pl, &b, "offset", token_start) ||
-	    nb_end(pl, &b, &x->nodes) ||
-	    vec_push(pl, &x->inits, pstrf(pl, "^%s", init)))
-		return oom(x);
-	tensorflow__asset_file_def__init(af);
-	af->tensor_info = mk_tinfo(pl, pstrf(pl, "%s:0", path),
-				   TFK_DT_STRING, 0, NULL);
-	af->filename = file;
-	if (!af->tensor_info || vec_push(pl, &x->assets, af))
-		return oom(x);
+	if ((rc = emit_table(x, nm, kt, nv, token_start, &table)))
+		return rc;
 	if (is_int && in->dtype == TFK_DT_INT32) {
 		char *cast = pstrf(pl, "%s/Cast", nm);
 
@@ -1077,6 +1097,188 @@ static int emit_hashing(struct exp *x, int i)
 	return 0;
 }
 
+/*
+ * _SplitLookupPad (a TextVectorization's split, lookup and padding) as
+ * Keras traces tf.strings.split -> the lookup on the ragged values ->
+ * to_tensor(0, [None, L]):
+ *   NAME/StringSplitV2 (NAME/sep "": whitespace), NAME/value_rowids =
+ *   indices[:, 0] and NAME/nrows = dense_shape[0] (StridedSlice), the
+ *   table as emit_table makes it (offset = the first token's index),
+ *   NAME/LookupTableFindV2 on the split values with the node's default
+ *   (the OOV index), Keras' mask select (Equal to "", SelectV2 0), and
+ *   NAME = RaggedTensorToTensor(NAME/shape [-1, L], values, NAME/pad,
+ *   nrows, value_rowids) with row_partition_types FIRST_DIM_SIZE,
+ *   VALUE_ROWIDS.
+ * The node's values must be consecutive (a file's line numbers).
+ */
+static int check_splitpad(struct exp *x, int i)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, i);
+	const struct tfk_attr_value *k = tfk_node_attr(n, "keys");
+	const struct tfk_attr_value *v = tfk_node_attr(n, "values");
+	int64_t j, nk = k ? k->tensor->shape[0] : 0;
+
+	if (!k || !v || k->tensor->dtype != TFK_DT_STRING ||
+	    v->tensor->dtype != TFK_DT_INT64 || v->tensor->shape[0] != nk)
+		return tfk_errf(x->err, TFK_EINVAL, "node %s: a table of "
+				"string keys to int64 values is needed",
+				n->name);
+	for (j = 0; j < nk; j++) {
+		struct tfk_str s = tfk_tensor_str(k->tensor, j);
+
+		if (((const int64_t *)v->tensor->data)[j] !=
+		    ((const int64_t *)v->tensor->data)[0] + j)
+			return tfk_errf(x->err, TFK_EINVAL, "node %s: values "
+					"are not consecutive; a vocabulary "
+					"file cannot hold them", n->name);
+		if (!s.len || memchr(s.ptr, '\n', s.len) ||
+		    s.ptr[s.len - 1] == '\r')
+			return tfk_errf(x->err, TFK_EINVAL, "node %s: "
+					"vocabulary entry %lld is empty or "
+					"holds a line break; a vocabulary file "
+					"cannot hold it", n->name,
+					(long long)j);
+	}
+	return 0;
+}
+
+static int emit_splitpad(struct exp *x, int i)
+{
+	const struct tfk_node *n = tfk_graph_node(x->g, i);
+	const struct tfk_tensor *v = tfk_node_attr(n, "values")->tensor;
+	const char *nm = n->name;
+	struct pool *pl = &x->pl;
+	long nv = (long)v->shape[0];
+	long off = nv ? (long)((const int64_t *)v->data)[0] : 0;
+	int64_t shape[2] = { -1, tfk_node_attr_i(n, "length", 0) };
+	int64_t two = 2;
+	char *split = pstrf(pl, "%s/StringSplitV2", nm);
+	char *sep = pstrf(pl, "%s/sep", nm);
+	char *rows = pstrf(pl, "%s/value_rowids", nm);
+	char *nrows = pstrf(pl, "%s/nrows", nm);
+	char *find = pstrf(pl, "%s/LookupTableFindV2", nm);
+	char *mt = pstrf(pl, "%s/mask_token", nm);
+	char *eq = pstrf(pl, "%s/Equal", nm);
+	char *mv = pstrf(pl, "%s/mask_value", nm);
+	char *sel = pstrf(pl, "%s/SelectV2", nm);
+	char *shp = pstrf(pl, "%s/shape", nm);
+	char *pad = pstrf(pl, "%s/pad", nm);
+	char *vals = pstrf(pl, "%s/StringSplitV2:1", nm);
+	char *table;
+	struct tfk_tensor st;
+	Tensorflow__AttrValue__ListValue *l;
+	struct nb b;
+	int rc;
+
+	if (!split || !sep || !rows || !nrows || !find || !mt || !eq ||
+	    !mv || !sel || !shp || !pad || !vals)
+		return oom(x);
+	if (emit_const(x, sep, TFK_DT_STRING, "", 0) ||
+	    nb_begin(pl, &b, split, "StringSplitV2") ||
+	    nb_in(pl, &b, port_name(x, n->inputs[0])) ||
+	    nb_in(pl, &b, sep) || nb_int(pl, &b, "maxsplit", -1) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	/* indices[:, 0] and dense_shape[0]: begin, end, strides */
+	{
+		static const int32_t sv[2][3][2] = {
+			{ { 0, 0 }, { 0, 1 }, { 1, 1 } },
+			{ { 0 }, { 1 }, { 1 } } };
+		static const char *const what[3] = { "stack", "stack_1",
+						     "stack_2" };
+		const char *sl[2] = { rows, nrows };
+
+		for (int k = 0; k < 2; k++) {
+			int64_t r = 2 - k;
+
+			if (nb_begin(pl, &b, sl[k], "StridedSlice") ||
+			    nb_in(pl, &b, pstrf(pl, "%s:%d", split,
+						k ? 2 : 0)))
+				return oom(x);
+			for (int q = 0; q < 3; q++) {
+				char *cn = pstrf(pl, "%s/%s", sl[k], what[q]);
+				struct nb cb;
+
+				if (tfk_tensor_init_view(&st, TFK_DT_INT32, 1,
+							 &r,
+							 (void *)sv[k][q],
+							 (size_t)r * 4,
+							 TFK_OWN_BORROWED,
+							 x->err))
+					return TFK_EINVAL;
+				if (!cn || nb_begin(pl, &cb, cn, "Const") ||
+				    nb_type(pl, &cb, "dtype", TFK_DT_INT32) ||
+				    nb_tensor(pl, &cb, "value",
+					      mk_tensor(pl, &st)) ||
+				    nb_end(pl, &cb, &x->nodes) ||
+				    nb_in(pl, &b, cn))
+					return oom(x);
+			}
+			if (nb_type(pl, &b, "T", TFK_DT_INT64) ||
+			    nb_type(pl, &b, "Index", TFK_DT_INT32) ||
+			    nb_int(pl, &b, "begin_mask", k ? 0 : 1) ||
+			    nb_int(pl, &b, "end_mask", k ? 0 : 1) ||
+			    nb_int(pl, &b, "ellipsis_mask", 0) ||
+			    nb_int(pl, &b, "new_axis_mask", 0) ||
+			    nb_int(pl, &b, "shrink_axis_mask", k ? 1 : 2) ||
+			    nb_end(pl, &b, &x->nodes))
+				return oom(x);
+		}
+	}
+	if ((rc = emit_table(x, nm, TFK_DT_STRING, nv, off, &table)))
+		return rc;
+	if (nb_begin(pl, &b, find, "LookupTableFindV2") ||
+	    nb_in(pl, &b, table) || nb_in(pl, &b, vals) ||
+	    nb_in(pl, &b, port_name(x, n->inputs[1])) ||
+	    nb_type(pl, &b, "Tin", TFK_DT_STRING) ||
+	    nb_type(pl, &b, "Tout", TFK_DT_INT64) ||
+	    nb_end(pl, &b, &x->nodes) ||
+	    emit_const(x, mt, TFK_DT_STRING, "", 0) ||
+	    nb_begin(pl, &b, eq, "Equal") || nb_in(pl, &b, vals) ||
+	    nb_in(pl, &b, mt) || nb_type(pl, &b, "T", TFK_DT_STRING) ||
+	    nb_bool(pl, &b, "incompatible_shape_error", 1) ||
+	    nb_end(pl, &b, &x->nodes) ||
+	    emit_const(x, mv, TFK_DT_INT64, NULL, 0) ||
+	    nb_begin(pl, &b, sel, "SelectV2") || nb_in(pl, &b, eq) ||
+	    nb_in(pl, &b, mv) || nb_in(pl, &b, find) ||
+	    nb_type(pl, &b, "T", TFK_DT_INT64) ||
+	    nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	if (tfk_tensor_init_view(&st, TFK_DT_INT64, 1, &two, shape,
+				 sizeof(shape), TFK_OWN_BORROWED, x->err))
+		return TFK_EINVAL;
+	{
+		struct nb cb;
+
+		if (nb_begin(pl, &cb, shp, "Const") ||
+		    nb_type(pl, &cb, "dtype", TFK_DT_INT64) ||
+		    nb_tensor(pl, &cb, "value", mk_tensor(pl, &st)) ||
+		    nb_end(pl, &cb, &x->nodes) ||
+		    emit_const(x, pad, TFK_DT_INT64, NULL,
+			       tfk_node_attr_i(n, "pad", 0)))
+			return oom(x);
+	}
+	if (nb_begin(pl, &b, nm, "RaggedTensorToTensor") ||
+	    nb_in(pl, &b, shp) || nb_in(pl, &b, sel) || nb_in(pl, &b, pad) ||
+	    nb_in(pl, &b, nrows) || nb_in(pl, &b, rows) ||
+	    nb_type(pl, &b, "T", TFK_DT_INT64) ||
+	    nb_type(pl, &b, "Tindex", TFK_DT_INT64) ||
+	    nb_type(pl, &b, "Tshape", TFK_DT_INT64) ||
+	    nb_int(pl, &b, "num_row_partition_tensors", 2))
+		return oom(x);
+	l = nb_list(pl, &b, "row_partition_types");
+	if (!l || !(l->s = pz(pl, 2 * sizeof(*l->s))))
+		return oom(x);
+	l->s[0].data = (uint8_t *)pstr(pl, "FIRST_DIM_SIZE");
+	l->s[0].len = 14;
+	l->s[1].data = (uint8_t *)pstr(pl, "VALUE_ROWIDS");
+	l->s[1].len = 12;
+	l->n_s = 2;
+	if (!l->s[0].data || !l->s[1].data || nb_end(pl, &b, &x->nodes))
+		return oom(x);
+	return 0;
+}
+
 /* Check node i can be written as TF's op, before anything is built. */
 static int check_node(struct exp *x, int i)
 {
@@ -1089,6 +1291,8 @@ static int check_node(struct exp *x, int i)
 		return 0;
 	if (is_lookup(op))
 		return check_lookup(x, i);
+	if (!strcmp(op, "_SplitLookupPad"))
+		return check_splitpad(x, i);
 	if (!strcmp(op, "Hashing")) {
 		int dt = tfk_graph_desc(x->g, n->inputs[0])->dtype;
 
@@ -1174,6 +1378,8 @@ static int emit_node(struct exp *x, int i)
 		return emit_variable(x, i);
 	if (is_lookup(op))
 		return emit_lookup(x, i);
+	if (!strcmp(op, "_SplitLookupPad"))
+		return emit_splitpad(x, i);
 	if (!strcmp(op, "Hashing"))
 		return emit_hashing(x, i);
 	if (nb_begin(pl, &b, n->name, op))
@@ -1529,7 +1735,8 @@ static int add_assets(struct exp *x, const char *init_op)
 		e->key = (char *)keys[k];
 		e->value = c;
 		if (k == 0) {
-			c->kind_case = TENSORFLOW__COLLECTION_DEF__KIND_ANY_LIST;
+			c->kind_case =
+				TENSORFLOW__COLLECTION_DEF__KIND_ANY_LIST;
 			c->any_list = al;
 		} else {
 			c->kind_case =
@@ -2037,7 +2244,8 @@ static int write_assets(const char *dir, const struct tfk_model *m,
 		struct tfk_lookup l;
 		char *path;
 
-		if (!need[i] || !is_lookup(nd->op->name))
+		if (!need[i] || (!is_lookup(nd->op->name) &&
+				 strcmp(nd->op->name, "_SplitLookupPad")))
 			continue;
 		if (!made) {
 			path = pstrf(&pl, "%s/assets", dir);
@@ -2047,9 +2255,21 @@ static int write_assets(const char *dir, const struct tfk_model *m,
 			if (rc)
 				break;
 		}
+		tfk_buf_reset(&b);
+		if (!is_lookup(nd->op->name)) {
+			const struct tfk_tensor *k =
+				tfk_node_attr(nd, "keys")->tensor;
+
+			for (int64_t t = 0; t < k->shape[0]; t++) {
+				struct tfk_str s = tfk_tensor_str(k, t);
+
+				tfk_buf_add(&b, s.ptr, s.len);
+				tfk_buf_addc(&b, '\n');
+			}
+			goto write;
+		}
 		if ((rc = node_lookup(nd, &l, err)))
 			break;
-		tfk_buf_reset(&b);
 		for (long t = l.token_start; t < tfk_lookup_size(&l); t++) {
 			size_t len;
 			const char *p = tfk_lookup_token(&l, t, &len);
@@ -2063,6 +2283,7 @@ static int write_assets(const char *dir, const struct tfk_model *m,
 			}
 		}
 		tfk_lookup_release(&l);
+write:
 		path = pstrf(&pl, "%s/assets/%s", dir,
 			     asset_name(&pl, nd->name));
 		if (!path || !tfk_buf_ok(&b))

@@ -161,10 +161,10 @@ int tfk_keras_rnn_apply(struct kctx *c, struct klayer *l,
 			const struct tfk_port *in, int n_in,
 			struct kout *out);
 
-/* preplayers.c: StringLookup, IntegerLookup, Hashing, Discretization
- * inside a model (apply as struct klayer_class; the config keys are
- * checked by preprocess.c); CategoryEncoding, TextVectorization and the
- * dense output modes refused by name. */
+/* preplayers.c: StringLookup, IntegerLookup, Hashing, Discretization,
+ * CategoryEncoding and TextVectorization inside a model (apply as
+ * struct klayer_class; the config keys are checked by preprocess.c);
+ * what cannot be exported is refused by name. */
 int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 			 const struct tfk_port *in, int n_in,
 			 struct kout *out);

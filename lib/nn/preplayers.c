@@ -1,8 +1,8 @@
 /*
  * preplayers.c - Keras' categorical preprocessing layers inside a model
  * (StringLookup, IntegerLookup, Hashing, Discretization,
- * CategoryEncoding), so a trained model takes raw strings and ids and
- * its SavedModel accepts them as they come.
+ * CategoryEncoding, TextVectorization), so a trained model takes raw
+ * strings and ids and its SavedModel accepts them as they come.
  *
  * The layers are tfk-map's (nn/preprocess.c parses and checks the
  * config and adds the op: a lookup carries its vocabulary as a tensor
@@ -23,9 +23,10 @@
  * list the lookup op holds, so the model does not depend on the file
  * afterwards (the SavedModel writer puts the vocabulary in assets/).
  *
- * TextVectorization stays refused inside a model: its string ops
- * (StringLower, StaticRegexReplace, StringSplitV2, ragged padding) have
- * no export yet; tfk-map applies it before training.
+ * TextVectorization (whitespace split, int mode, output_sequence_length,
+ * no ngrams) is StringLower / StaticRegexReplace and _SplitLookupPad
+ * (see textvec() below); its other configurations are refused by key,
+ * and tfk-map applies them before training.
  *
  * Rejected: own copies of the lookup ops for models (two definitions
  * of Keras' index layout to keep equal) and a [batch]-aware rewrite of
@@ -34,6 +35,8 @@
  */
 #include "nn/keras-impl.h"
 #include "nn/preprocess.h"
+#include "data/lookup.h"
+#include "data/textvec.h"
 #include "graph/graph.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -176,6 +179,165 @@ static int encode(struct kctx *c, struct klayer *l, const char *mode,
 	return kop(c, "DenseBincount", in, 3, a, 2, x);
 }
 
+/*
+ * TextVectorization (standardize any, split "whitespace", no ngrams,
+ * output_mode int with output_sequence_length L) as TF ops a SavedModel
+ * can hold: [batch, 1] -> [batch], StringLower, StaticRegexReplace
+ * (Keras' punctuation class), then _SplitLookupPad (split, look up, pad
+ * to L: kernels/cpu/tflookup.c), which the writer expands into
+ * StringSplitV2 ... RaggedTensorToTensor. The config is checked (and
+ * the vocabulary taken) by building tfk-map's TextVectorization op in a
+ * scratch graph.
+ */
+static int textvec(struct kctx *c, struct klayer *l, json_t *obj,
+		   struct tfk_port x, struct tfk_port *out)
+{
+	const json_t *cfg = json_object_get(obj, "config");
+	const json_t *sp = json_object_get(cfg, "split");
+	const json_t *ng = json_object_get(cfg, "ngrams");
+	const json_t *om = json_object_get(cfg, "output_mode");
+	const json_t *ol = json_object_get(cfg, "output_sequence_length");
+	const struct tfk_tdesc *d = kdesc(c, x);
+	const struct tfk_node *nd;
+	const struct tfk_tensor *voc;
+	struct tfk_graph *sg = NULL;
+	struct tfk_lookup_opts o;
+	struct tfk_lookup lk;
+	struct tfk_tensor keys, vals;
+	struct tfk_port p, dv;
+	const char **tok = NULL;
+	size_t *len = NULL;
+	const char *std;
+	char name[200];
+	int64_t n, i, one = 1;
+	int rc, lk_made = 0;
+
+	if (sp && !json_is_null(sp) && !(json_is_string(sp) &&
+	    !strcmp(json_string_value(sp), "whitespace")))
+		return kcfg_bad(c, l, "split", "only \"whitespace\" inside a "
+				"model (the SavedModel's StringSplitV2)");
+	if (sp && json_is_null(sp))
+		return kcfg_bad(c, l, "split", "only \"whitespace\" inside a "
+				"model (the SavedModel's StringSplitV2)");
+	if (ng && !json_is_null(ng))
+		return kcfg_bad(c, l, "ngrams", "not supported inside a model "
+				"yet; apply the layer with tfk-map");
+	if (om && !json_is_null(om) && !(json_is_string(om) &&
+	    !strcmp(json_string_value(om), "int")))
+		return kcfg_bad(c, l, "output_mode", "only int inside a model "
+				"yet; apply the layer with tfk-map");
+	if (!json_is_integer(ol) || json_integer_value(ol) < 1 ||
+	    json_integer_value(ol) > (1 << 20))
+		return kcfg_bad(c, l, "output_sequence_length", "an integer in "
+				"1..1048576 is needed inside a model");
+	if (d->dtype != TFK_DT_STRING)
+		return kcfg_bad(c, l, NULL, "TextVectorization takes strings");
+	/* the config checked, and the vocabulary, by tfk-map's own op */
+	rc = tfk_graph_new(&sg, c->err);
+	if (!rc)
+		rc = tfk_graph_placeholder(sg, "s", TFK_DT_STRING, 0, NULL, &p,
+					   c->err);
+	if (!rc)
+		rc = tfk_prep_layer_add(sg, obj, l->path, &p, c->err);
+	if (rc)
+		goto out;
+	nd = tfk_graph_node(sg, p.node);
+	voc = tfk_node_attr(nd, "vocabulary")->tensor;
+	std = tfk_node_attr(nd, "standardize")->s.p;
+	/* its lookup: mask "" at 0, "[UNK]" at 1, the tokens after */
+	tfk_lookup_opts_string(&o);
+	o.has_mask = 1;
+	o.mask = "";
+	o.mask_len = 0;
+	n = voc->shape[0];
+	tok = tfk_calloc((size_t)n + 1, sizeof(*tok));
+	len = tfk_calloc((size_t)n + 1, sizeof(*len));
+	if (!tok || !len) {
+		rc = tfk_errf(c->err, TFK_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct tfk_str s = tfk_tensor_str(voc, i);
+
+		tok[i] = s.ptr ? s.ptr : "";
+		len[i] = s.len;
+	}
+	if ((rc = tfk_lookup_init(&lk, &o, c->err)))
+		goto out;
+	lk_made = 1;
+	if ((rc = tfk_lookup_set_vocab(&lk, tok, len, NULL, (size_t)n, NULL,
+				       0, c->err)))
+		goto out;
+	n = tfk_lookup_size(&lk) - lk.token_start;
+	if ((rc = tfk_tensor_init(&keys, TFK_DT_STRING, 1, &n, c->err)))
+		goto out;
+	if ((rc = tfk_tensor_init(&vals, TFK_DT_INT64, 1, &n, c->err))) {
+		tfk_tensor_release(&keys);
+		goto out;
+	}
+	for (i = 0; i < n && !rc; i++) {
+		size_t tl;
+		const char *tp = tfk_lookup_token(&lk, lk.token_start + i,
+						  &tl);
+
+		((int64_t *)vals.data)[i] = lk.token_start + i;
+		rc = tfk_tensor_set_str(&keys, i, tp, tl, c->err);
+	}
+	/* [batch, 1] -> [batch], as Keras squeezes it */
+	if (!rc && d->rank == 2 && d->shape[1] == 1) {
+		int32_t m1 = -1;
+		struct tfk_port sh;
+
+		rc = kconst_iv(c, &m1, 1, &sh);
+		if (!rc)
+			rc = kop2(c, "Reshape", x, sh, &x);
+	} else if (!rc && d->rank != 1) {
+		rc = kcfg_bad(c, l, NULL, "TextVectorization inside a model "
+			      "takes [batch] or [batch, 1] strings");
+	}
+	if (!rc && (!strcmp(std, "lower") ||
+		    !strcmp(std, "lower_and_strip_punctuation")))
+		rc = kop1(c, "StringLower", x, &x);
+	if (!rc && (!strcmp(std, "strip_punctuation") ||
+		    !strcmp(std, "lower_and_strip_punctuation"))) {
+		struct tfk_attr a[3] = {
+			TFK_A_STR("pattern", TFK_KERAS_STRIP_REGEX),
+			TFK_A_STR("rewrite", ""),
+			TFK_A_BOOL("replace_global", 1) };
+
+		rc = kop(c, "StaticRegexReplace", &x, 1, a, 3, &x);
+	}
+	if (!rc) {
+		struct tfk_tensor t;
+
+		one = lk.oov_start;	/* the OOV index, TF's default */
+		rc = tfk_tensor_init_view(&t, TFK_DT_INT64, 0, NULL, &one, 8,
+					  TFK_OWN_BORROWED, c->err);
+		if (!rc)
+			rc = tfk_graph_const(c->g, c->scope, &t, &dv, c->err);
+	}
+	if (!rc) {
+		struct tfk_port pin[2] = { x, dv };
+		struct tfk_attr a[3] = {
+			TFK_A_TENSOR("keys", &keys),
+			TFK_A_TENSOR("values", &vals),
+			TFK_A_INT("length", json_integer_value(ol)) };
+
+		snprintf(name, sizeof(name), "%sTextVectorization", c->scope);
+		rc = tfk_graph_add_node(c->g, "_SplitLookupPad", name, pin, 2,
+					a, 3, out, c->err);
+	}
+	tfk_tensor_release(&keys);
+	tfk_tensor_release(&vals);
+out:
+	if (lk_made)
+		tfk_lookup_release(&lk);
+	tfk_free(tok);
+	tfk_free(len);
+	tfk_graph_free(sg);
+	return rc;
+}
+
 int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 			 const struct tfk_port *in, int n_in,
 			 struct kout *out)
@@ -196,10 +358,6 @@ int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 	out->act = NULL;
 	out->logits.node = -1;
 	out->logits.index = 0;
-	if (!strcmp(cls, "TextVectorization"))
-		return kcfg_bad(c, l, NULL, "TextVectorization inside a model "
-				"cannot be exported yet; apply it with tfk-map "
-				"before training");
 	catenc = !strcmp(cls, "CategoryEncoding");
 	if (jm && !json_is_null(jm)) {
 		if (!json_is_string(jm))
@@ -257,6 +415,8 @@ int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 			json_string_value(voc), !strcmp(cls, "IntegerLookup"),
 			&list)))
 		return rc;
+	if (!strcmp(cls, "TextVectorization"))
+		dense = 0;	/* its checks are textvec()'s */
 	if (list || dense) {
 		json_t *cc;
 
@@ -272,6 +432,10 @@ int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 			return tfk_errf(c->err, TFK_ENOMEM, "out of memory");
 		}
 		obj = copy;
+	}
+	if (!strcmp(cls, "TextVectorization")) {
+		rc = textvec(c, l, obj, x, &out->p);
+		goto out;
 	}
 	if (flat) {
 		struct tfk_port sh;

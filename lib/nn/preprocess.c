@@ -2026,7 +2026,7 @@ int tfk_prep_layer_add(struct tfk_graph *g, const struct json_t *obj,
 	/* the categorical ones through nn/preplayers.c */
 	if (!rc && l.kind != L_RESCALE && l.kind != L_NORM &&
 	    l.kind != L_SLOOK && l.kind != L_ILOOK && l.kind != L_HASH &&
-	    l.kind != L_DISC)
+	    l.kind != L_DISC && l.kind != L_TEXTVEC)
 		rc = bad(&cx, l.path, NULL, "only Rescaling, Normalization, "
 			 "StringLookup, IntegerLookup, Hashing and "
 			 "Discretization work inside a model; image layers "

@@ -258,6 +258,74 @@ testcmd "Discretization: Bucketize + Cast; one_hot and CategoryEncoding: DenseBi
 	"for m in dz oh ce; do $PYTHON $TESTS/py/savedmodel_check.py check \$m | grep -E '^node [^ ]+ (Bucketize|Cast|DenseBincount|LookupTableFindV2)$' | cut -d' ' -f3 | tr '\n' ' '; echo; done" \
 	"Bucketize Cast \nLookupTableFindV2 DenseBincount \nDenseBincount "
 
+# TextVectorization (lower_and_strip_punctuation, whitespace, int, L=4):
+# StringLower, StaticRegexReplace, StringSplitV2 ... RaggedTensorToTensor
+# in the SavedModel; the twin is trained on tfk-map's ids.
+printf '%s\n' '{"text":["The cat sat."],"label":[0]}' \
+	'{"text":["A DOG!  the dog, the cat sat"],"label":[1]}' \
+	'{"text":[""],"label":[0]}' '{"text":["  cat\tdog\n"],"label":[1]}' |
+	tfk-json -o "$T/t.tfrecord"
+TV='{"class_name": "TextVectorization", "config": {"name": "tv", "vocabulary": ["the", "cat", "sat", "dog"], "output_sequence_length": 4}}'
+cat >"$T/tv.json" <<J
+{"model": {"class_name": "Sequential", "config": {"name": "m", "layers": [
+ {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 1], "dtype": "string", "name": "text"}},
+ $TV, $emb $dense
+J
+cat >"$T/tvt.json" <<J
+{"model": {"class_name": "Sequential", "config": {"name": "m", "layers": [
+ {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "dtype": "int64", "name": "text"}},
+ $emb $dense
+J
+echo "{\"features\": {\"text\": [$TV]}}" >"$T/tvmap.json"
+(cd "$T" && tfk-train -q -s 5 tv.json t.tfrecord -o tv &&
+ tfk-map tvmap.json t.tfrecord -o tvids.tfrecord &&
+ tfk-train -q -s 5 tvt.json tvids.tfrecord -o tvt) 2>"$T/tv.err" ||
+	sed 's/^/# /' "$T/tv.err"
+testcmd "TextVectorization: tfk-map's ids (Keras-tested in t1400) for the four texts" \
+	"tfk-cat --json tvids.tfrecord | tr -d '\n'" \
+	'{"label":[0],"text":[2,3,4,0]}{"label":[1],"text":[1,5,2,5]}{"label":[0],"text":[0,0,0,0]}{"label":[1],"text":[3,5,0,0]}'
+testcmd "TextVectorization: SavedModel predictions on raw text = the twin on ids, bit for bit" \
+	"tfk-predict --dir tv --json t.tfrecord >tv.jsonl && tfk-predict --dir tvt --json tvids.tfrecord >tvt.jsonl && cmp tv.jsonl tvt.jsonl && wc -l <tv.jsonl" \
+	"4"
+testcmd "TextVectorization export: TF's string and ragged ops, strictly checked; vocabulary file" \
+	"$PYTHON $TESTS/py/savedmodel_check.py check tv | grep -E '^node tv/(String|Static|TextVectorization( |/(StringSplitV2|value_rowids|nrows|LookupTableFindV2) ))' | cut -d' ' -f3 | tr '\n' ' ' && cat tv/assets/tv_TextVectorization_vocab.txt | tr '\n' ' '" \
+	"StringLower StaticRegexReplace StringSplitV2 StridedSlice StridedSlice LookupTableFindV2 RaggedTensorToTensor the cat sat dog "
+cat >"$T/tvattrs.py" <<'P'
+import sys
+sys.path.insert(0, sys.argv[1])
+import savedmodel_check as sc
+# keras/layers/preprocessing/text_vectorization.py
+DEFAULT_STRIP_REGEX = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
+sm = sc.SavedModel()
+sm.ParseFromString(open("tv/saved_model.pb", "rb").read())
+nd = {n.name: n for n in sm.meta_graphs[0].graph_def.node}
+r = nd["tv/StaticRegexReplace"].attr
+print(r["pattern"].s.decode() == DEFAULT_STRIP_REGEX, repr(r["rewrite"].s),
+      r["replace_global"].b, nd["tv/StaticRegexReplace"].input[0])
+print(nd["tv/StringLower"].attr["encoding"].s == b"")
+print(list(nd["tv/TextVectorization/sep"].attr["value"].tensor.string_val),
+      nd["tv/TextVectorization/StringSplitV2"].attr["maxsplit"].i)
+i = nd["tv/TextVectorization/table_init"].attr
+print(i["key_index"].i, i["value_index"].i, i["vocab_size"].i, i["offset"].i)
+import numpy as np
+print(np.frombuffer(nd["tv/TextVectorization/shape"].attr["value"].tensor
+                    .tensor_content, "<i8").tolist())
+n = nd["tv/TextVectorization"]
+print(n.op, list(n.input), [s.decode() for s in
+                            n.attr["row_partition_types"].list.s])
+P
+testcmd "TextVectorization attrs: Keras' strip regex, whitespace split, offset 2 after '' and [UNK], [-1, 4] padding" \
+	"$PYTHON tvattrs.py $TESTS/py" \
+	"True b'' True tv/StringLower
+True
+[b''] -1
+-2 -1 4 2
+[-1, 4]
+RaggedTensorToTensor ['tv/TextVectorization/shape', 'tv/TextVectorization/SelectV2', 'tv/TextVectorization/pad', 'tv/TextVectorization/nrows', 'tv/TextVectorization/value_rowids'] ['FIRST_DIM_SIZE', 'VALUE_ROWIDS']"
+testcmd "tfk-model run on text: punctuation, case, OOV and padding" \
+	"tfk-model run --dir tv --input_exprs 'text=[[\"THE cat!\"],[\"zebra the\"]]' --outdir o2 >/dev/null && tfk-model run --dir tvt --input_exprs 'text=[[2,3,0,0],[1,2,0,0]]' --outdir o3 >/dev/null && cmp o2/out.npy o3/out.npy && echo same" \
+	"same"
+
 # Errors --------------------------------------------------------------------
 cp -r "$T/a" "$T/nofile"
 rm "$T/nofile/assets/StringLookup_vocab.txt"
@@ -285,10 +353,18 @@ sed 's/"output_mode": "int"/"output_mode": "multi_hot"/; s/"mask_token": null/"m
 testerr "a lookup's mask token in a dense mode is refused" \
 	"tfk-train -q a5.json d.tfrecord -o a5" \
 	1 "config.mask_token: a mask token with a dense output_mode inside a model is not supported yet"
-sed 's/"class_name": "StringLookup", "config": {/"class_name": "TextVectorization", "config": {"output_sequence_length": 2, /' "$T/a.json" >"$T/a3.json"
-testerr "TextVectorization inside a model: refused, naming the layer" \
-	"tfk-train -q a3.json d.tfrecord -o a3" \
-	1 "TextVectorization inside a model cannot be exported yet; apply it with tfk-map before training"
+sed 's/"vocabulary": \["the", "cat", "sat", "dog"\], /&"ngrams": 2, /' "$T/tv.json" >"$T/tv2.json"
+testerr "TextVectorization with ngrams inside a model: refused, naming the key" \
+	"tfk-train -q tv2.json t.tfrecord -o tv2" \
+	1 "layers[1].config.ngrams: not supported inside a model yet; apply the layer with tfk-map"
+sed 's/"output_sequence_length": 4/"output_mode": "multi_hot"/' "$T/tv.json" >"$T/tv3.json"
+testerr "TextVectorization in multi_hot inside a model: refused" \
+	"tfk-train -q tv3.json t.tfrecord -o tv3" \
+	1 "config.output_mode: only int inside a model yet"
+sed 's/"output_sequence_length": 4/"split": null, "output_sequence_length": 4/' "$T/tv.json" >"$T/tv4.json"
+testerr "TextVectorization without a whitespace split inside a model: refused" \
+	"tfk-train -q tv4.json t.tfrecord -o tv4" \
+	1 "config.split: only \"whitespace\" inside a model"
 sed 's/"labels":/"inputs": {"color": {"dtype": "float32"}}, "labels":/' "$T/a.json" >"$T/a4.json"
 testerr "a float feed for a string input is refused" \
 	"tfk-train -q a4.json d.tfrecord -o a4" \

@@ -262,6 +262,19 @@ OP_DEFS = {
                                   "num_buckets:int"),
     "StringToHashBucketStrong": _op("input:string", "output:int64",
                                     "num_buckets:int key:list(int)"),
+    "StringLower": _op("input:string", "output:string", "encoding:string="),
+    "StaticRegexReplace": _op("input:string", "output:string",
+                              "pattern:string rewrite:string "
+                              "replace_global:bool="),
+    "StringSplitV2": _op("input:string sep:string",
+                         "indices:int64 values:string shape:int64",
+                         "maxsplit:int="),
+    # ragged_conversion_ops.cc
+    "RaggedTensorToTensor": _op(
+        "shape:Tshape values:T default_value:T "
+        "row_partition_tensors:num_row_partition_tensors*Tindex",
+        "result:T", "T:type Tindex:type Tshape:type "
+        "num_row_partition_tensors:int row_partition_types:list(string)"),
     "AsString": _op("input:T", "output:string",
                     "T:type precision:int= scientific:bool= shortest:bool= "
                     "width:int= fill:string="),

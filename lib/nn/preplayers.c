@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The vocabulary file at path as a JSON list (strings, or integers when
  * ints), one entry per line; a '\r' before '\n' and trailing empty
@@ -54,6 +55,7 @@ static int vocab_file(struct kctx *c, struct klayer *l, const char *path,
 		      int ints, json_t **out)
 {
 	FILE *f = fopen(path, "rb");
+	struct stat st;
 	struct tfk_buf b;
 	char tmp[65536], what[400];
 	size_t n, s, e, line = 0;
@@ -64,6 +66,14 @@ static int vocab_file(struct kctx *c, struct klayer *l, const char *path,
 	if (!f) {
 		snprintf(what, sizeof(what), "cannot read vocabulary file "
 			 "%.300s: %s", path, strerror(errno));
+		return kcfg_bad(c, l, "vocabulary", what);
+	}
+	/* a regular file of at most 1 GiB: never a device read forever */
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size > ((off_t)1 << 30)) {
+		fclose(f);
+		snprintf(what, sizeof(what), "vocabulary file %.300s: not a "
+			 "regular file of at most 1 GiB", path);
 		return kcfg_bad(c, l, "vocabulary", what);
 	}
 	tfk_buf_init(&b);

@@ -12,7 +12,12 @@
  *     [1, 2]) == [2, 0]); AsString on ints;
  *   DenseBincount (kernels/cpu/bincount.c): tf.math.bincount semantics
  *     worked by hand (binary, counts, values >= size dropped, a negative
- *     value an error).
+ *     value an error);
+ *   StringLower (ASCII only, as TF's default encoding "") and
+ *     StaticRegexReplace with Keras' DEFAULT_STRIP_REGEX (written here
+ *     from keras' text_vectorization.py; another pattern has no kernel);
+ *   _SplitLookupPad: tf.strings.split's whitespace runs, the lookup,
+ *     truncation and padding, worked by hand.
  */
 #include "graph/exec.h"
 #include "graph/graph.h"
@@ -294,6 +299,115 @@ static void bincount(void)
 	}
 }
 
+/* Run a one-op graph on strings in[0..n); *y borrowed until free. */
+static int str_op(const char *op, const struct tfk_attr *a, int na,
+		  const char *const *in, int64_t n, struct tfk_graph **g,
+		  struct tfk_exec **x, const struct tfk_tensor **y)
+{
+	struct tfk_tensor t;
+	struct tfk_port p, o;
+	int rc;
+
+	*x = NULL;
+	tfk_graph_new(g, &err);
+	tfk_graph_placeholder(*g, "x", TFK_DT_STRING, 1, &n, &p, &err);
+	rc = tfk_graph_add_node(*g, op, "op", &p, 1, a, na, &o, &err);
+	strs(&t, in, n);
+	if (!rc)
+		rc = run(*g, "x", &t, "op", x, y);
+	tfk_tensor_release(&t);
+	return rc;
+}
+
+static int str_is(const struct tfk_tensor *t, int64_t i, const char *s)
+{
+	struct tfk_str v = tfk_tensor_str(t, i);
+
+	return v.len == strlen(s) && (!v.len || !memcmp(v.ptr, s, v.len));
+}
+
+static void string_ops(void)
+{
+	static const char *const in[] = { "The CAT, \xc3\x89t\xc3\xa9!",
+					  "a-b_c.d (e) [f] {g} 'h' \\i/",
+					  "" };
+	/* keras/layers/preprocessing/text_vectorization.py */
+	static const char keras_re[] =
+		"[!\"#$%&()\\*\\+,-\\./:;<=>?@\\[\\\\\\]^_`{|}~\\']";
+	struct tfk_attr re[3] = { TFK_A_STR("pattern", keras_re),
+				  TFK_A_STR("rewrite", ""),
+				  TFK_A_BOOL("replace_global", 1) };
+	const struct tfk_tensor *y;
+	struct tfk_exec *x;
+	struct tfk_graph *g;
+	int rc;
+
+	rc = str_op("StringLower", NULL, 0, in, 3, &g, &x, &y);
+	ok(!rc && str_is(y, 0, "the cat, \xc3\x89t\xc3\xa9!") &&
+	   str_is(y, 2, ""), "StringLower: A-Z only, UTF-8 kept");
+	tfk_exec_free(x);
+	tfk_graph_free(g);
+	rc = str_op("StaticRegexReplace", re, 3, in, 3, &g, &x, &y);
+	ok(!rc && str_is(y, 0, "The CAT \xc3\x89t\xc3\xa9") &&
+	   str_is(y, 1, "abcd e f g h i"),
+	   "StaticRegexReplace with Keras' pattern: the 32 punctuation "
+	   "bytes go");
+	tfk_exec_free(x);
+	tfk_graph_free(g);
+	re[0] = TFK_A_STR("pattern", "[a-z]");
+	rc = str_op("StaticRegexReplace", re, 3, in, 3, &g, &x, &y);
+	is_int(rc, TFK_EINVAL, "another pattern: no kernel, refused");
+	tfk_exec_free(x);
+	tfk_graph_free(g);
+}
+
+static void split_pad(void)
+{
+	static const char *const keys[] = { "the", "cat", "sat" };
+	static const char *const in[] = { "the cat sat", " \tcat\n\vzebra\f\r",
+					  "", "sat sat sat sat the" };
+	static const int64_t want[12] = { 2, 3, 4, 3, 1, 0, 0, 0, 0,
+					  4, 4, 4 };
+	struct tfk_tensor k, v, d, t;
+	struct tfk_port p[2], o;
+	const struct tfk_tensor *y;
+	struct tfk_exec *x = NULL;
+	struct tfk_graph *g;
+	int64_t n = 3, four = 4, dv = 1;
+	int rc;
+
+	strs(&k, keys, 3);
+	tfk_tensor_init(&v, TFK_DT_INT64, 1, &n, &err);
+	for (int i = 0; i < 3; i++)
+		((int64_t *)v.data)[i] = 2 + i;
+	tfk_graph_new(&g, &err);
+	tfk_graph_placeholder(g, "x", TFK_DT_STRING, 1, &four, &p[0], &err);
+	tfk_tensor_init_view(&d, TFK_DT_INT64, 0, NULL, &dv, 8,
+			     TFK_OWN_BORROWED, &err);
+	tfk_graph_const(g, "d", &d, &p[1], &err);
+	{
+		struct tfk_attr a[3] = { TFK_A_TENSOR("keys", &k),
+					 TFK_A_TENSOR("values", &v),
+					 TFK_A_INT("length", 3) };
+
+		rc = tfk_graph_add_node(g, "_SplitLookupPad", "s", p, 2, a, 3,
+					&o, &err);
+	}
+	tfk_tensor_release(&k);
+	tfk_tensor_release(&v);
+	is_int(rc, 0, "_SplitLookupPad builds");
+	strs(&t, in, 4);
+	if (!rc)
+		rc = run(g, "x", &t, "s", &x, &y);
+	tfk_tensor_release(&t);
+	ok(!rc && y->rank == 2 && y->shape[0] == 4 && y->shape[1] == 3,
+	   "[4, 3] out");
+	is_mem(rc ? NULL : y->data, rc ? 0 : 12 * 8, want, sizeof(want),
+	       "whitespace runs split, OOV 1, pad 0, truncated at 3");
+	tfk_exec_free(x);
+	tfk_graph_free(g);
+}
+
 int main(void)
 {
 	text_table();
@@ -301,5 +415,7 @@ int main(void)
 	hash_buckets();
 	as_string();
 	bincount();
+	string_ops();
+	split_pad();
 	return tap_done();
 }

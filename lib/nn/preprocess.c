@@ -2028,9 +2028,9 @@ int tfk_prep_layer_add(struct tfk_graph *g, const struct json_t *obj,
 	    l.kind != L_SLOOK && l.kind != L_ILOOK && l.kind != L_HASH &&
 	    l.kind != L_DISC && l.kind != L_TEXTVEC)
 		rc = bad(&cx, l.path, NULL, "only Rescaling, Normalization, "
-			 "StringLookup, IntegerLookup, Hashing and "
-			 "Discretization work inside a model; image layers "
-			 "run in tfk-map");
+			 "StringLookup, IntegerLookup, Hashing, "
+			 "Discretization and TextVectorization work inside a "
+			 "model; image layers run in tfk-map");
 	if (!rc) {
 		rc = add_layer(g, &l, x, err);
 		if (rc)

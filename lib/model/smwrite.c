@@ -125,7 +125,7 @@ static const struct tf_op tf_ops[] = {
 	{ "Elu", "!T" },
 	{ "Equal", "!T incompatible_shape_error" },
 	{ "Erf", "!T" }, { "Exp", "!T" }, { "ExpandDims", "!T Tdim" },
-	{ "Fill", "!T index_type" }, { "Floor", "!T" },
+	{ "Fill", "!T index_type" }, { "Floor", "!T" }, { "FloorMod", "!T" },
 	{ "FusedBatchNormV3", "!T !U epsilon exponential_avg_factor "
 	  "data_format is_training" },
 	{ "GatherV2", "batch_dims !Tparams !Tindices !Taxis" },
@@ -711,9 +711,9 @@ static char *port_name(struct exp *x, struct tfk_port p)
  * order, one per line (tfk_savedmodel_write writes it). A StringLookup
  * with K > 1 OOV indices adds Keras' buckets: where the find gave
  * oov_start, oov_start + StringToHashBucketFast(keys, K) (Equal,
- * AddV2, SelectV2). Other modes, num_oov_indices 0 (an error in Keras
- * at run time) and IntegerLookup with K > 1 (floor-mod buckets: no
- * FloorMod kernel here yet) are refused by name.
+ * AddV2, SelectV2); an IntegerLookup's buckets are FloorMod(keys, K).
+ * Other modes and num_oov_indices 0 (an error in Keras at run time) are
+ * refused by name.
  */
 static Tensorflow__TensorInfo *mk_tinfo(struct pool *pl, const char *name,
 					int dtype, int rank,
@@ -800,11 +800,11 @@ static int check_lookup(struct exp *x, int i)
 				"output_mode %s cannot be exported yet (only "
 				"int)", n->name, n->op->name,
 				node_s(n, "output_mode"));
-	if (k < 1 || (k > 1 && is_int))
+	if (k < 1)
 		return tfk_errf(x->err, TFK_EINVAL, "node %s: %s with "
-				"num_oov_indices %ld cannot be exported yet "
-				"(%s)", n->name, n->op->name, k, is_int ?
-				"only 1" : "at least 1");
+				"num_oov_indices 0 cannot be exported (an "
+				"error on OOV values in Keras)", n->name,
+				n->op->name);
 	if (is_int ? in->dtype != TFK_DT_INT64 && in->dtype != TFK_DT_INT32
 		   : in->dtype != TFK_DT_STRING)
 		return tfk_errf(x->err, TFK_EINVAL, "node %s: %s of %s keys",
@@ -970,18 +970,29 @@ static int emit_lookup(struct exp *x, int i)
 	    nb_end(pl, &b, &x->nodes))
 		return oom(x);
 	if (k > 1) {
-		/* K OOV buckets: oov_start + Fingerprint64 % K where the
-		 * table found nothing (Keras' _lookup_dense) */
+		/* K OOV buckets: oov_start + Fingerprint64 % K (ints:
+		 * floormod K) where the table found nothing (Keras'
+		 * _lookup_dense) */
 		char *hb = pstrf(pl, "%s/oov_bucket", nm);
 		char *os = pstrf(pl, "%s/oov_start", nm);
 		char *oi = pstrf(pl, "%s/oov_index", nm);
 		char *io = pstrf(pl, "%s/is_oov", nm);
 		char *sel = mask ? pstrf(pl, "%s/oov", nm) : pstr(pl, nm);
+		char *kc = pstrf(pl, "%s/num_oov_indices", nm);
 
-		if (!hb || !os || !oi || !io || !sel ||
+		if (!hb || !os || !oi || !io || !sel || !kc)
+			return oom(x);
+		/* ints: floormod(keys, K); strings: hash buckets */
+		if (is_int ? emit_const(x, kc, TFK_DT_INT64, NULL, k) ||
+			     nb_begin(pl, &b, hb, "FloorMod") ||
+			     nb_in(pl, &b, keys) || nb_in(pl, &b, kc) ||
+			     nb_type(pl, &b, "T", TFK_DT_INT64) ||
+			     nb_end(pl, &b, &x->nodes) :
 		    nb_begin(pl, &b, hb, "StringToHashBucketFast") ||
 		    nb_in(pl, &b, keys) || nb_int(pl, &b, "num_buckets", k) ||
-		    nb_end(pl, &b, &x->nodes) ||
+		    nb_end(pl, &b, &x->nodes))
+			return oom(x);
+		if (
 		    emit_const(x, os, TFK_DT_INT64, NULL, oov_start) ||
 		    nb_begin(pl, &b, oi, "AddV2") || nb_in(pl, &b, hb) ||
 		    nb_in(pl, &b, os) || nb_type(pl, &b, "T", TFK_DT_INT64) ||

@@ -237,7 +237,8 @@ twin dz w float32 1 '{"class_name": "Discretization", "config": {"name": "dz", "
 twin oh color string 1 '{"class_name": "StringLookup", "config": {"name": "oh", "vocabulary": ["red", "green", "blue"], "output_mode": "one_hot"}}' float32 4 ""
 twin ce pair int64 2 '{"class_name": "CategoryEncoding", "config": {"name": "ce", "num_tokens": 5, "output_mode": "count"}}' float32 5 ""
 twin k3 color string 1 '{"class_name": "StringLookup", "config": {"name": "k3", "vocabulary": ["red", "green"], "num_oov_indices": 3, "mask_token": "[UNK]", "oov_token": "?"}}' int64 1 "$emb"
-for m in hs hi dz oh ce k3; do
+twin ik size int64 1 '{"class_name": "IntegerLookup", "config": {"name": "ik", "vocabulary": [10, 20], "num_oov_indices": 3, "mask_token": 0}}' int64 1 "$emb"
+for m in hs hi dz oh ce k3 ik; do
 	testcmd "$m: SavedModel predictions = the twin on tfk-map's output, bit for bit" \
 		"cmp $m.jsonl $m-t.jsonl && wc -l <$m.jsonl" "6"
 done
@@ -254,6 +255,9 @@ Const [] dtype=9 value=[0]"
 testcmd "StringLookup with 3 OOV buckets and a mask: Keras' bucket and mask selects after the find" \
 	"$PYTHON $TESTS/py/savedmodel_check.py check k3 | grep '^node StringLookup' | cut -d' ' -f2- | tr '\\n' ' '" \
 	"StringLookup/hash_table HashTableV2 StringLookup/vocabulary_path Const StringLookup/table_init InitializeTableFromTextFileV2 StringLookup/default_value Const StringLookup/LookupTableFindV2 LookupTableFindV2 StringLookup/oov_bucket StringToHashBucketFast StringLookup/oov_start Const StringLookup/oov_index AddV2 StringLookup/is_oov Equal StringLookup/oov SelectV2 StringLookup/mask_token Const StringLookup/Equal Equal StringLookup/mask_value Const StringLookup SelectV2 "
+testcmd "IntegerLookup with 3 OOV buckets: FloorMod(keys, 3) + oov_start" \
+	"$PYTHON $TESTS/py/savedmodel_check.py check ik | grep -E '^node IntegerLookup/(num_oov|oov_bucket|oov_index)' | cut -d' ' -f3 | tr '\\n' ' '" \
+	"Const FloorMod AddV2 "
 testcmd "Discretization: Bucketize + Cast; one_hot and CategoryEncoding: DenseBincount" \
 	"for m in dz oh ce; do $PYTHON $TESTS/py/savedmodel_check.py check \$m | grep -E '^node [^ ]+ (Bucketize|Cast|DenseBincount|LookupTableFindV2)$' | cut -d' ' -f3 | tr '\n' ' '; echo; done" \
 	"Bucketize Cast \nLookupTableFindV2 DenseBincount \nDenseBincount "

@@ -257,6 +257,7 @@ OP_DEFS = {
     # math_ops.cc
     "DenseBincount": _op("input:Tidx size:Tidx weights:T", "output:T",
                          "Tidx:type T:type binary_output:bool="),
+    "FloorMod": _op(*_BIN),
     # string_ops.cc
     "StringToHashBucketFast": _op("input:string", "output:int64",
                                   "num_buckets:int"),

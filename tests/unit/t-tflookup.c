@@ -17,7 +17,8 @@
  *     StaticRegexReplace with Keras' DEFAULT_STRIP_REGEX (written here
  *     from keras' text_vectorization.py; another pattern has no kernel);
  *   _SplitLookupPad: tf.strings.split's whitespace runs, the lookup,
- *     truncation and padding, worked by hand.
+ *     truncation and padding, worked by hand; FloorMod against Python's
+ *     % (the divisor's sign), as tf.math.floormod.
  */
 #include "graph/exec.h"
 #include "graph/graph.h"
@@ -408,6 +409,47 @@ static void split_pad(void)
 	tfk_graph_free(g);
 }
 
+/* FloorMod as Python's % (TF's floormod): the sign of the divisor. */
+static void floormod(void)
+{
+	static const int64_t xv[6] = { 7, -7, 7, -7, 0, 30 };
+	static const int64_t want[6] = { 1, 2, -2, -1, 0, 0 };
+	int64_t n = 6, ys[6] = { 3, 3, -3, -3, 3, 5 }, zero = 0;
+	struct tfk_tensor x, y, t;
+	struct tfk_port p[2], o;
+	const struct tfk_tensor *z;
+	struct tfk_exec *ex = NULL;
+	struct tfk_graph *g;
+	int rc;
+
+	tfk_graph_new(&g, &err);
+	tfk_graph_placeholder(g, "x", TFK_DT_INT64, 1, &n, &p[0], &err);
+	tfk_tensor_init_view(&y, TFK_DT_INT64, 1, &n, ys, sizeof(ys),
+			     TFK_OWN_BORROWED, &err);
+	tfk_graph_const(g, "y", &y, &p[1], &err);
+	rc = tfk_graph_add_node(g, "FloorMod", "m", p, 2, NULL, 0, &o, &err);
+	tfk_tensor_init_view(&x, TFK_DT_INT64, 1, &n, (void *)xv,
+			     sizeof(xv), TFK_OWN_BORROWED, &err);
+	if (!rc)
+		rc = run(g, "x", &x, "m", &ex, &z);
+	is_mem(rc ? NULL : z->data, rc ? 0 : z->nbytes, want, sizeof(want),
+	       "7%%3 -7%%3 7%%-3 -7%%-3 0%%3 30%%5 as Python's");
+	tfk_exec_free(ex);
+	tfk_graph_free(g);
+	ex = NULL;
+	tfk_graph_new(&g, &err);
+	tfk_graph_placeholder(g, "x", TFK_DT_INT64, 1, &n, &p[0], &err);
+	tfk_tensor_init_view(&t, TFK_DT_INT64, 0, NULL, &zero, 8,
+			     TFK_OWN_BORROWED, &err);
+	tfk_graph_const(g, "y", &t, &p[1], &err);
+	rc = tfk_graph_add_node(g, "FloorMod", "m", p, 2, NULL, 0, &o, &err);
+	if (!rc)
+		rc = run(g, "x", &x, "m", &ex, &z);
+	is_int(rc, TFK_EINVAL, "floormod by zero is an error");
+	tfk_exec_free(ex);
+	tfk_graph_free(g);
+}
+
 int main(void)
 {
 	text_table();
@@ -417,5 +459,6 @@ int main(void)
 	bincount();
 	string_ops();
 	split_pad();
+	floormod();
 	return tap_done();
 }

@@ -15,6 +15,11 @@
  *       no kernel here (supports() says so; the importer names it).
  * The hashes are data/fprint.h, the ones tfk-map's Hashing op uses, so
  * the exported ops give that op's bins.
+ *
+ * FloorMod(x, y) on int32/int64, y a scalar or of x's shape: the OOV
+ * buckets of an IntegerLookup with several OOV indices (Keras:
+ * tf.math.floormod(inputs, num_oov_indices)); the result has y's sign,
+ * as Python's %. y = 0 is an error (TF: "Integer division by zero").
  */
 #include "kernels/cpu.h"
 #include "data/fprint.h"
@@ -83,7 +88,48 @@ static int k_as_string(struct tfk_kernel_ctx *kc)
 	return rc;
 }
 
+static int64_t int_at(const struct tfk_tensor *t, int64_t i)
+{
+	return t->dtype == TFK_DT_INT32 ? ((const int32_t *)t->data)[i] :
+		((const int64_t *)t->data)[i];
+}
+
+static int k_floormod(struct tfk_kernel_ctx *kc)
+{
+	const struct tfk_tensor *x = kc->in[0], *y = kc->in[1];
+	int64_t n = tfk_tensor_numel(x), ny = tfk_tensor_numel(y), i;
+
+	if (ny != 1 && ny != n)
+		return tfk_errf(kc->err, TFK_EINVAL, "y: a scalar or x's "
+				"shape is supported, got %lld values for %lld",
+				(long long)ny, (long long)n);
+	for (i = 0; i < n; i++) {
+		int64_t a = int_at(x, i), m = int_at(y, ny == 1 ? 0 : i), r;
+
+		if (m == 0)
+			return tfk_errf(kc->err, TFK_EINVAL, "integer "
+					"division by zero");
+		r = m == -1 ? 0 : a % m;	/* INT64_MIN % -1 traps */
+		if (r != 0 && ((r < 0) != (m < 0)))
+			r += m;
+		if (x->dtype == TFK_DT_INT32)
+			((int32_t *)kc->out[0]->data)[i] = (int32_t)r;
+		else
+			((int64_t *)kc->out[0]->data)[i] = r;
+	}
+	return 0;
+}
+
 const struct tfk_op_def tfk_ops_tfhash[] = {
+	{
+		.name = "FloorMod",
+		.inputs = { { "x", .type_attr = "T" },
+			    { "y", .type_attr = "T" } },
+		.outputs = { { "z", .type_attr = "T" } },
+		.attrs = { { "T", TFK_ATTR_TYPE, 0, { 0 },
+			     TFK_DT_BIT(TFK_DT_INT32) |
+			     TFK_DT_BIT(TFK_DT_INT64) } },
+	},
 	{
 		.name = "StringToHashBucketFast",
 		.inputs = { { "input", TFK_DT_STRING } },
@@ -118,5 +164,6 @@ const struct tfk_kernel tfk_kernels_cpu_tfhash[] = {
 	{ "StringToHashBucketFast", "cpu", NULL, k_bucket, NULL },
 	{ "StringToHashBucketStrong", "cpu", NULL, k_bucket, NULL },
 	{ "AsString", "cpu", as_string_supports, k_as_string, NULL },
+	{ "FloorMod", "cpu", NULL, k_floormod, NULL },
 	{ NULL, NULL, NULL, NULL, NULL }
 };

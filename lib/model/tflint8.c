@@ -582,13 +582,17 @@ static int run_op(struct i8run *r)
 			if (ra != 4 || rb != 4)
 				rc = op_err(r, "input and filter must have rank "
 					    "4", NULL);
-			else if (!(rc = tfk_conv2d_geom(&g, sa, fs, dw, &a,
-							r->err)) &&
-				 (g.n != sy[0] || g.oh != sy[1] ||
-				  g.ow != sy[2] || g.o != sy[3]))
+			else if ((rc = tfk_conv2d_geom(&g, sa, fs, dw, &a,
+							r->err)))
+				rc = tfk_err_prefix(r->err, "operator %d "
+						    "(%s)", r->op_i, dw ?
+						    "DEPTHWISE_CONV_2D" :
+						    "CONV_2D");
+			else if (g.n != sy[0] || g.oh != sy[1] ||
+				 g.ow != sy[2] || g.o != sy[3])
 				rc = op_err(r, "output shape differs from the "
 					    "geometry", NULL);
-			else if (!rc) {
+			else {
 				struct tfk_int8_packed *pk = &r->pk[r->op_i];
 
 				if (dw)

@@ -111,6 +111,9 @@ testerr "wrong rank for a fixed reshape" \
 testerr "conv over a 0-channel input refused (was a division by zero)" \
 	'tfk-lite run ops/conv.tflite --input_exprs "x=[[[[]]]]"' 1 \
 	"operator 0 (CONV_2D): node Conv2D: input 0: the input has 0 channels"
+testerr "int8 conv with a negative dilation refused (fuzz-tflint8 read outside the input)" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/conv-negative-dilation.tflite" --input_exprs "input_1=[[[[0]]]]"' 1 \
+	"conv-negative-dilation.tflite: operator 1 (CONV_2D): strides (262146, 2) and dilations (-150994943, 0) must be >= 1"
 testerr "no inputs at all" 'tfk-lite run "$TD/add.bin"' 2 \
 	"run needs --input_exprs or --inputs"
 testerr "missing .npy" 'tfk-lite run "$TD/add.bin" --inputs a=nope.npy' 1 \

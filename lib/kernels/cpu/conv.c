@@ -105,6 +105,13 @@ int tfk_conv2d_geom(struct tfk_conv2d *g, const int64_t *in,
 	g->sh = a->strides[1], g->sw = a->strides[2];
 	g->dh = a->dilations[1], g->dw = a->dilations[2];
 	g->depthwise = depthwise;
+	/* node_attrs checks a graph node's; a .tflite's options come here
+	 * unchecked (a fuzzed negative dilation read outside the input) */
+	if (g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1)
+		return tfk_errf(err, TFK_EINVAL, "strides (%lld, %lld) and "
+				"dilations (%lld, %lld) must be >= 1",
+				(long long)g->sh, (long long)g->sw,
+				(long long)g->dh, (long long)g->dw);
 	if (depthwise) {
 		g->kc = 1;
 		g->mult = filter[3];

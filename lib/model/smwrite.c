@@ -69,11 +69,12 @@
  */
 #include "model/savedmodel.h"
 
+#include "data/lookup.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "io/out.h"
+#include "kernels/cpu.h"
 #include "model/bundle.h"
-#include "data/lookup.h"
 #include "nn/model.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -735,56 +736,9 @@ static const char *node_s(const struct tfk_node *n, const char *name)
 static int node_lookup(const struct tfk_node *n, struct tfk_lookup *l,
 		       struct tfk_err *err)
 {
-	const struct tfk_attr_value *va = tfk_node_attr(n, "vocabulary");
-	const struct tfk_tensor *voc = va ? va->tensor : NULL;
-	int is_int = !strcmp(n->op->name, "IntegerLookup"), rc;
-	struct tfk_lookup_opts o;
-	const char **tok = NULL;
-	size_t *len = NULL;
-	int64_t i, nv;
+	int rc = tfk_cpu_lookup_from_node(n, l, err);
 
-	if (!voc || voc->rank != 1)
-		return tfk_errf(err, TFK_EINVAL, "node %s: vocabulary: "
-				"expected a vector", n->name);
-	if (is_int)
-		tfk_lookup_opts_int(&o);
-	else
-		tfk_lookup_opts_string(&o);
-	o.mode = tfk_lookup_mode_parse(node_s(n, "output_mode"));
-	o.max_tokens = (long)tfk_node_attr_i(n, "max_tokens", 0);
-	o.num_oov = (long)tfk_node_attr_i(n, "num_oov_indices", 1);
-	o.has_mask = tfk_node_attr_b(n, "has_mask", 0);
-	o.mask = node_s(n, "mask_token");
-	o.mask_len = strlen(o.mask);
-	o.mask_int = strtoll(o.mask, NULL, 10);
-	o.oov = node_s(n, "oov_token");
-	o.oov_len = strlen(o.oov);
-	o.oov_int = strtoll(o.oov, NULL, 10);
-	if ((rc = tfk_lookup_init(l, &o, err)))
-		return rc;
-	nv = voc->shape[0];
-	if (!is_int) {
-		tok = tfk_malloc((size_t)(nv ? nv : 1) * sizeof(*tok));
-		len = tfk_malloc((size_t)(nv ? nv : 1) * sizeof(*len));
-		if (!tok || !len) {
-			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
-			goto out;
-		}
-		for (i = 0; i < nv; i++) {
-			struct tfk_str s = tfk_tensor_str(voc, i);
-
-			tok[i] = s.ptr ? s.ptr : "";
-			len[i] = s.len;
-		}
-	}
-	rc = tfk_lookup_set_vocab(l, tok, len, is_int ? voc->data : NULL,
-				  (size_t)nv, NULL, 0, err);
-out:
-	tfk_free(tok);
-	tfk_free(len);
-	if (rc)
-		tfk_lookup_release(l);
-	return rc;
+	return rc ? tfk_err_prefix(err, "node %s", n->name) : 0;
 }
 
 static int check_lookup(struct exp *x, int i)

@@ -198,25 +198,20 @@ static const float *idf_attr(const struct tfk_node *nd, size_t *n)
 	return *n ? v->list.f : NULL;
 }
 
-/* The lookup of a node, built from its attrs on the first run. */
-static int lookup_state(struct tfk_kernel_ctx *kc, struct tfk_lookup **out)
+int tfk_cpu_lookup_from_node(const struct tfk_node *nd, struct tfk_lookup *l,
+			     struct tfk_err *err)
 {
-	const struct tfk_node *nd = kc->node;
 	const struct tfk_attr_value *va = tfk_node_attr(nd, "vocabulary");
 	const struct tfk_tensor *voc = va ? va->tensor : NULL;
-	struct tfk_lookup_opts o;
-	struct tfk_lookup *l;
-	const char **tok = NULL;
-	size_t *len = NULL;
-	int64_t i, n;
 	int is_int = !strcmp(nd->op->name, "IntegerLookup"), rc;
+	struct tfk_lookup_opts o;
+	const char **tok = NULL;
+	size_t *len = NULL, n_idf;
+	const float *idf;
+	int64_t i, n;
 
-	if (*kc->state) {
-		*out = *kc->state;
-		return 0;
-	}
 	if (!voc || voc->rank != 1)
-		return tfk_errf(kc->err, TFK_EINVAL, "vocabulary: expected a "
+		return tfk_errf(err, TFK_EINVAL, "vocabulary: expected a "
 				"vector");
 	if (is_int)
 		tfk_lookup_opts_int(&o);
@@ -232,20 +227,14 @@ static int lookup_state(struct tfk_kernel_ctx *kc, struct tfk_lookup **out)
 	o.oov = attr_s(nd, "oov_token");
 	o.oov_len = strlen(o.oov);
 	o.oov_int = strtoll(o.oov, NULL, 10);
-	l = tfk_calloc(1, sizeof(*l));
-	if (!l)
-		return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
-	rc = tfk_lookup_init(l, &o, kc->err);
-	if (rc) {
-		tfk_free(l);
+	if ((rc = tfk_lookup_init(l, &o, err)))
 		return rc;
-	}
 	n = voc->shape[0];
 	if (!is_int) {
 		tok = tfk_malloc((size_t)(n ? n : 1) * sizeof(*tok));
 		len = tfk_malloc((size_t)(n ? n : 1) * sizeof(*len));
 		if (!tok || !len) {
-			rc = tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
 			goto out;
 		}
 		for (i = 0; i < n; i++) {
@@ -255,18 +244,32 @@ static int lookup_state(struct tfk_kernel_ctx *kc, struct tfk_lookup **out)
 			len[i] = s.len;
 		}
 	}
-	{
-		size_t n_idf;
-		const float *idf = idf_attr(nd, &n_idf);
-
-		rc = tfk_lookup_set_vocab(l, tok, len, is_int ? voc->data :
-					  NULL, (size_t)n, idf, n_idf, kc->err);
-	}
+	idf = idf_attr(nd, &n_idf);
+	rc = tfk_lookup_set_vocab(l, tok, len, is_int ? voc->data : NULL,
+				  (size_t)n, idf, n_idf, err);
 out:
 	tfk_free(tok);
 	tfk_free(len);
-	if (rc) {
+	if (rc)
 		tfk_lookup_release(l);
+	return rc;
+}
+
+/* The lookup of a node, built from its attrs on the first run. */
+static int lookup_state(struct tfk_kernel_ctx *kc, struct tfk_lookup **out)
+{
+	struct tfk_lookup *l;
+	int rc;
+
+	if (*kc->state) {
+		*out = *kc->state;
+		return 0;
+	}
+	l = tfk_calloc(1, sizeof(*l));
+	if (!l)
+		return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+	rc = tfk_cpu_lookup_from_node(kc->node, l, kc->err);
+	if (rc) {
 		tfk_free(l);
 		return rc;
 	}

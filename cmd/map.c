@@ -6,13 +6,15 @@
  * tfk-map(1)) holds the layers' own get_config() JSON per feature, the
  * layers become ops of the graph IR, and each record runs that graph.
  *
- * Records are read in chunks and mapped on -j threads by tfk_pool_run
- * (ordered), each thread with its own executor, example decoder and
- * image decoder; with -j 2 or more a helper thread reads the next chunk
- * meanwhile, and workers hand over framed records, so the only serial
- * step left is the ordered write. A record's random draws come from the executor's key
- * for (seed, step = the record's position in the whole input), so -j
- * and chunking never change the output. The graph is built when the
+ * Records stream through tfk_pool_stream (ordered) on -j threads, each
+ * with its own executor, example decoder and image decoder: the thread
+ * that claims a record reads it into the record's input buffer (reads
+ * take turns, in order, and overlap the other threads' mapping), maps
+ * it and frames its output record in the record's output buffer, so
+ * the only serial steps are the read copy and the ordered write. A
+ * record's random draws come from the executor's key for (seed, step =
+ * the record's position in the whole input), so -j never changes the
+ * output. The graph is built when the
  * first record arrives: the feature kinds decide the placeholder dtypes
  * (bytes -> uint8 image, float_list -> float32, int64_list -> int64).
  *
@@ -75,15 +77,14 @@ static const struct tfk_cmd cmd = {
 	"  tfk-map --adapt prep.json train.tfrecord -o prep-adapted.json",
 };
 
+/* --adapt reads (serially) chunks of at most CHUNK records, and at
+ * most about CHUNK_BYTES of them. */
 #define CHUNK 256
-/* ... and at most about this many bytes of records: with large records
- * (images) a chunk buffer stays small enough to be reused from cache
- * rather than faulted in anew (25 MB for 256 raw 180x180 images). */
 #define CHUNK_BYTES (8u << 20)
 
-/* One record of a chunk: its bytes and where it came from. */
+/* One record: its bytes and where it came from. */
 struct item {
-	size_t off, len;	/* in chunk.data */
+	size_t off, len;	/* in chunk.data (mapping: in its inring) */
 	const char *path;
 	uint64_t index, byte;	/* record number in its file, offset */
 };
@@ -103,22 +104,33 @@ struct worker {
 };
 
 struct slot {
+	struct item it;		/* filled by read_one */
 	int rc;
 	struct tfk_err err;
 	size_t len;		/* of the framed record in ring[i % window] */
 };
 
-/* Output records, one buffer per item in flight: tfk_pool_run keeps at
- * most `window` items between work and deliver, so item i may use
- * ring[i % window], and the buffers are reused instead of a malloc and
- * free per record (large frees are munmaps, costly across threads).
- * Workers store records framed (TFRecord header and CRCs computed), so
- * the ordered deliver step, the one serial part, only writes. */
+/* Input and output records, one buffer each per item in flight:
+ * tfk_pool_stream keeps at most `window` items between read and
+ * deliver, so item i may use inring[i % window] and ring[i % window],
+ * and the buffers are reused (and stay in cache) instead of a malloc
+ * and free per record (large frees are munmaps, costly across
+ * threads). Workers store records framed (TFRecord header and CRCs
+ * computed), so the ordered deliver step only writes. */
 struct ringbuf {
 	uint8_t *p;
 	size_t cap;
 };
-static struct ringbuf *ring;
+static struct ringbuf *ring, *inring;
+
+/* The context of a mapping run: the input, deliver's error (err,
+ * failed: it failed) and read_one's (rerr). */
+struct stream {
+	struct reader *rd;
+	struct tfk_err *err;
+	int failed;
+	struct tfk_err rerr;
+};
 static size_t window;
 
 static struct tfk_prep *prep;
@@ -129,8 +141,7 @@ static struct worker *workers;
 static struct worker *free_list;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The records being mapped (chunk) and, with -j 2 or more, the next
- * ones, read by a helper thread meanwhile (ahead). */
+/* The records being adapted from. */
 struct chunk {
 	uint8_t *data;
 	size_t len, cap;
@@ -138,7 +149,7 @@ struct chunk {
 	size_t n;
 	uint64_t first;		/* global index of it[0] */
 };
-static struct chunk chunk, ahead;
+static struct chunk chunk;
 
 static struct tfk_rec_writer *w;
 static uint64_t n_out;
@@ -356,14 +367,14 @@ static int add_output(struct tfk_example_builder *b, const char *name,
 	return 0;
 }
 
-static int map_one(struct worker *wk, const struct item *it, uint64_t step,
+static int map_one(struct worker *wk, const uint8_t *rec, uint64_t step,
 		   struct slot *s, struct ringbuf *rb)
 {
-	const uint8_t *rec = chunk.data + it->off, *p;
+	const uint8_t *p;
 	size_t k, len;
 	int i, rc;
 
-	rc = tfk_example_parse(&wk->ex, rec, it->len, &s->err);
+	rc = tfk_example_parse(&wk->ex, rec, s->it.len, &s->err);
 	if (rc)
 		return tfk_err_prefix(&s->err, "bad tf.Example");
 	for (i = 0; i < n_chain; i++) {
@@ -421,8 +432,7 @@ static void work(void *ctx, size_t i, void *vslot)
 	wk = free_list;
 	free_list = wk->next_free;
 	pthread_mutex_unlock(&free_lock);
-	s->rc = map_one(wk, &chunk.it[i], chunk.first + i, s,
-			&ring[i % window]);
+	s->rc = map_one(wk, inring[i % window].p, i, s, &ring[i % window]);
 	pthread_mutex_lock(&free_lock);
 	wk->next_free = free_list;
 	free_list = wk;
@@ -433,31 +443,36 @@ static void work(void *ctx, size_t i, void *vslot)
 static int deliver(void *ctx, size_t i, void *vslot)
 {
 	struct slot *s = vslot;
-	struct tfk_err *err = ctx;
+	struct stream *st = ctx;
+	struct tfk_err *err = st->err;
 	int rc = s->rc;
 
+	(void)i;
 	if (rc) {
 		*err = s->err;
-		where(err, &chunk.it[i]);
+		where(err, &s->it);
+		st->failed = 1;
 	} else {
 		rc = tfk_recw_write_framed(w, ring[i % window].p, s->len,
 					   err);
+		st->failed = rc != 0;
 		n_out++;
 	}
 	return rc;
 }
 
-/* Build the graph from the first record's feature kinds and make the
- * executors. adapt_chain >= 0: the adapt graph of that layer instead. */
-static int setup(const struct item *first, int adapt_chain, int adapt_layer,
-		 struct tfk_err *err)
+/* Build the graph from the first record's feature kinds (rec, from
+ * first) and make the executors. adapt_chain >= 0: the adapt graph of
+ * that layer instead. */
+static int setup(const uint8_t *rec, const struct item *first,
+		 int adapt_chain, int adapt_layer, struct tfk_err *err)
 {
 	struct tfk_example ex;
 	const char **feeds, **fetches;
 	int i, rc, n_feed;
 
 	tfk_example_init(&ex);
-	rc = tfk_example_parse(&ex, chunk.data + first->off, first->len, err);
+	rc = tfk_example_parse(&ex, rec, first->len, err);
 	if (rc) {
 		tfk_example_release(&ex);
 		tfk_err_prefix(err, "bad tf.Example");
@@ -542,9 +557,10 @@ static int workers_init(void)
 
 	window = 4 * (size_t)jobs;
 	ring = calloc(window, sizeof(*ring));
+	inring = calloc(window, sizeof(*inring));
 	workers = calloc((size_t)jobs, sizeof(*workers));
 	dtypes = calloc((size_t)n_chain, sizeof(*dtypes));
-	if (!workers || !dtypes || !ring)
+	if (!workers || !dtypes || !ring || !inring)
 		return -1;
 	for (i = 0; i < jobs; i++) {
 		struct worker *wk = &workers[i];
@@ -603,7 +619,10 @@ static void workers_release(void)
 	}
 	for (i = 0; ring && i < (int)window; i++)
 		free(ring[i].p);
+	for (i = 0; inring && i < (int)window; i++)
+		free(inring[i].p);
 	free(ring);
+	free(inring);
 	free(workers);
 	free(dtypes);
 }
@@ -617,69 +636,77 @@ struct reader {
 	uint64_t next;		/* global index of the next record */
 };
 
-/* Fill c with up to max (<= CHUNK) records, stopping once CHUNK_BYTES
- * are held (c->n of them; 0 at the end). Returns 0, or a negative error
- * with c->n the records read before it, which tfk-map still maps and
- * writes before reporting it. */
-static int fill_chunk_into(struct chunk *c, struct reader *rd, size_t max,
-			   struct tfk_err *err)
+/* The next record of the input files into rec and it (it->off 0).
+ * Returns 1, 0 at the end of the last file, or an error. */
+static int reader_next(struct reader *rd, struct tfk_rec *rec,
+		       struct item *it, struct tfk_err *err)
 {
-	struct tfk_rec rec;
 	int rc;
 
-	c->len = 0;
-	c->n = 0;
-	c->first = rd->next;
-	while (c->n < max && c->len < CHUNK_BYTES) {
+	for (;;) {
 		if (!rd->r) {
 			if (rd->fi >= rd->n_files)
-				break;
+				return 0;
 			rc = tfk_rec_open(&rd->r, rd->files[rd->fi++],
 					  TFK_COMP_AUTO, 0, err);
 			if (rc)
 				return rc;
 		}
-		rc = tfk_rec_next(rd->r, &rec, err);
+		rc = tfk_rec_next(rd->r, rec, err);
 		if (rc < 0)
 			return rc;
-		if (rc == 0) {
-			tfk_rec_close(rd->r);
-			rd->r = NULL;
-			continue;
-		}
-		if (c->len + rec.len > c->cap) {
-			size_t nc = c->cap ? c->cap : 1 << 20;
+		if (rc > 0)
+			break;
+		tfk_rec_close(rd->r);
+		rd->r = NULL;
+	}
+	it->off = 0;
+	it->len = rec->len;
+	it->path = strcmp(rd->files[rd->fi - 1], "-") ?
+		rd->files[rd->fi - 1] : "<stdin>";
+	it->index = rec->index;
+	it->byte = rec->off;
+	rd->next++;
+	return 1;
+}
+
+/* For --adapt: the next chunk of records; their count (0 at the end),
+ * or a negative error. */
+static long fill_chunk(struct reader *rd, struct tfk_err *err)
+{
+	struct tfk_rec rec;
+	int rc;
+
+	chunk.len = 0;
+	chunk.n = 0;
+	chunk.first = rd->next;
+	while (chunk.n < CHUNK && chunk.len < CHUNK_BYTES) {
+		struct item *it = &chunk.it[chunk.n];
+
+		rc = reader_next(rd, &rec, it, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			break;
+		if (chunk.len + rec.len > chunk.cap) {
+			size_t nc = chunk.cap ? chunk.cap : 1 << 20;
 			uint8_t *nb;
 
-			while (nc < c->len + rec.len)
+			while (nc < chunk.len + rec.len)
 				nc *= 2;
-			nb = realloc(c->data, nc);
+			nb = realloc(chunk.data, nc);
 			if (!nb)
 				return tfk_errf(err, TFK_ENOMEM, "out of "
 						"memory");
-			c->data = nb;
-			c->cap = nc;
+			chunk.data = nb;
+			chunk.cap = nc;
 		}
-		memcpy(c->data + c->len, rec.data, rec.len);
-		c->it[c->n].off = c->len;
-		c->it[c->n].len = rec.len;
-		c->it[c->n].path = strcmp(rd->files[rd->fi - 1], "-") ?
-			rd->files[rd->fi - 1] : "<stdin>";
-		c->it[c->n].index = rec.index;
-		c->it[c->n].byte = rec.off;
-		c->len += rec.len;
-		c->n++;
-		rd->next++;
+		memcpy(chunk.data + chunk.len, rec.data, rec.len);
+		it->off = chunk.len;
+		chunk.len += rec.len;
+		chunk.n++;
 	}
-	return 0;
-}
-
-/* For --adapt: the count, or a negative error. */
-static long fill_chunk(struct reader *rd, struct tfk_err *err)
-{
-	int rc = fill_chunk_into(&chunk, rd, CHUNK, err);
-
-	return rc ? rc : (long)chunk.n;
+	return (long)chunk.n;
 }
 
 static void reader_close(struct reader *rd)
@@ -688,71 +715,49 @@ static void reader_close(struct reader *rd)
 	rd->r = NULL;
 }
 
-/* The read-ahead thread: the next chunk while the pool maps this one. */
-struct prefetch {
-	pthread_t th;
-	struct reader *rd;
-	size_t max;
-	int rc;
-	struct tfk_err err;
-};
-
-static void *prefetch_main(void *arg)
+/* tfk_pool_stream's read: record i into inring[i % window] and its
+ * slot; the first one also builds the graph. */
+static int read_one(void *ctx, size_t i, void *vslot)
 {
-	struct prefetch *pf = arg;
+	struct stream *st = ctx;
+	struct slot *s = vslot;
+	struct ringbuf *in = &inring[i % window];
+	struct tfk_rec rec;
+	int rc = reader_next(st->rd, &rec, &s->it, &st->rerr);
 
-	pf->rc = fill_chunk_into(&ahead, pf->rd, pf->max, &pf->err);
-	return NULL;
+	if (rc > 0 && !graph && (rc = setup(rec.data, &s->it, -1, 0,
+					    &st->rerr)) == 0)
+		rc = 1;
+	if (rc > 0 && in->cap < rec.len) {
+		uint8_t *nb = realloc(in->p, rec.len);
+
+		if (!nb)
+			rc = tfk_errf(&st->rerr, TFK_ENOMEM, "out of memory");
+		in->p = nb ? nb : in->p;
+		in->cap = nb ? rec.len : in->cap;
+	}
+	if (rc > 0)
+		memcpy(in->p, rec.data, rec.len);
+	return rc;
 }
 
 /*
- * Map chunk after chunk. With -j 2 or more the next chunk is read (and
- * its CRCs checked) on a helper thread while the pool maps the current
- * one: reading was the serial part that kept two threads from scaling.
- * The first chunks are small (32, then 128 records) so that mapping
- * starts before a whole chunk has been read, the one read nothing
- * overlaps. A read error (a corrupt or cut record) is reported after
- * every record before it is written, whatever -j. -j 1 stays on one
- * thread.
+ * Map the stream. A read error (a corrupt or cut record) is reported
+ * after every record before it is written, whatever -j; -j 1 stays on
+ * one thread.
  */
 static int run_map(struct reader *rd, struct tfk_err *err)
 {
-	struct prefetch pf;
-	struct tfk_err rerr;
-	size_t max = jobs > 1 ? CHUNK / 8 : CHUNK;
-	int rrc = fill_chunk_into(&chunk, rd, max, &rerr), rc, ahead_on;
+	struct stream st = { rd, err, 0, { 0 } };
+	int rc = tfk_pool_stream((int)jobs, window, sizeof(struct slot),
+				 read_one, work, deliver, NULL, &st);
 
-	while (chunk.n > 0) {
-		if (!graph && (rc = setup(&chunk.it[0], -1, 0, err)))
-			return rc;
-		max = max * 4 < CHUNK ? max * 4 : CHUNK;
-		pf.rd = rd;
-		pf.max = max;
-		ahead_on = !rrc && jobs > 1 &&
-			!pthread_create(&pf.th, NULL, prefetch_main, &pf);
-		rc = tfk_pool_run(chunk.n, (int)jobs, window,
-				  sizeof(struct slot),
-				  work, deliver, NULL, err);
-		if (ahead_on) {
-			struct chunk t;
-
-			pthread_join(pf.th, NULL);
-			t = chunk;
-			chunk = ahead;
-			ahead = t;
-			rrc = pf.rc;
-			rerr = pf.err;
-		} else if (!rc && !rrc) {
-			rrc = fill_chunk_into(&chunk, rd, max, &rerr);
-		} else {
-			chunk.n = 0;	/* a read error: stop after this */
-		}
-		if (rc)
-			return rc;
+	if (rc && !st.failed) {
+		if (rc == TFK_ENOMEM && !st.rerr.msg[0])
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		*err = st.rerr;
 	}
-	if (rrc)
-		*err = rerr;
-	return rrc;
+	return rc;
 }
 
 /* Adapt: Welford over every element, per channel of the last axis. */
@@ -765,7 +770,8 @@ static int run_adapt(struct reader *rd, int chain, int layer,
 	size_t i;
 
 	while ((n = fill_chunk(rd, err)) > 0) {
-		if (!graph && (rc = setup(&chunk.it[0], chain, layer, err)))
+		if (!graph && (rc = setup(chunk.data, &chunk.it[0], chain,
+					  layer, err)))
 			goto out;
 		for (i = 0; i < (size_t)n; i++) {
 			struct slot s = { 0 };
@@ -1007,7 +1013,8 @@ static int run_disc_adapt(struct reader *rd, int chain, int layer,
 	if (rc)
 		return rc;
 	while ((n = fill_chunk(rd, err)) > 0) {
-		if (!graph && (rc = setup(&chunk.it[0], chain, layer, err)))
+		if (!graph && (rc = setup(chunk.data, &chunk.it[0], chain,
+					  layer, err)))
 			goto out;
 		for (i = 0; i < (size_t)n; i++) {
 			const struct tfk_tensor *tt;
@@ -1175,7 +1182,6 @@ done:
 	teardown();
 	workers_release();
 	free(chunk.data);
-	free(ahead.data);
 	tfk_prep_free(prep);
 	return rc ? tfk_cli_fail(&err) : 0;
 }

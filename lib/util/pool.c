@@ -10,9 +10,19 @@
  * instead of sleeping, so -j 2 means two threads working, not one
  * working and one waiting.
  *
+ * A stream (tfk_pool_stream) has no n up front: whoever claims item i
+ * also reads it, by calling next() under a second mutex (in_mu) that it
+ * takes before letting go of mu, so reads happen one at a time and in
+ * claim order, and overlap other items' work. The first item next()
+ * refuses becomes the end (n); items claimed past it are dropped
+ * unread.
+ *
  * Rejected: a queue per worker with work stealing (more code for items
- * that each take far longer than a lock round trip), and having the
- * calling thread only deliver (wastes one of the -j threads).
+ * that each take far longer than a lock round trip), having the
+ * calling thread only deliver (wastes one of the -j threads), and, for
+ * streams, reading fixed batches between runs (tfk-map did: a barrier
+ * per batch, a read-ahead thread competing with the -j workers for the
+ * CPUs, and batch buffers too big to stay in cache).
  *
  * Threads are made per run and joined before returning: runs are few
  * and long (one per converter invocation). If pthread_create fails the
@@ -35,7 +45,8 @@
 #include <unistd.h>
 
 struct pool {
-	size_t n, window, stride;
+	size_t n, window, stride;	/* n: SIZE_MAX while a stream has
+					 * not ended */
 	unsigned char *slots;
 	unsigned char *done;	/* per slot: work finished */
 	size_t next;		/* lowest unclaimed item */
@@ -43,7 +54,11 @@ struct pool {
 	int stop;		/* deliver failed: claim nothing more */
 	pthread_mutex_t mu;
 	pthread_cond_t can_claim;	/* next became claimable, or stop */
-	pthread_cond_t item_done;
+	pthread_cond_t item_done;	/* or n shrank */
+	int (*read)(void *ctx, size_t i, void *slot);	/* streams */
+	pthread_mutex_t in_mu;	/* held around read() */
+	size_t in_end;		/* first item read() refused (in_mu) */
+	int in_rc;		/* its negative return, or 0 (in_mu) */
 	void (*work)(void *ctx, size_t i, void *slot);
 	void *ctx;
 };
@@ -59,17 +74,40 @@ static void *slot_of(struct pool *p, size_t i)
 	return p->slots + (i % p->window) * p->stride;
 }
 
-/* Work on item i (claimed by the caller, mu not held). */
+/* Read (streams) and work on the item just claimed, i: called with mu
+ * held, returns with it held. */
 static void run_item(struct pool *p, size_t i)
 {
 	void *slot = slot_of(p, i);
+	int rc = 1;
 
-	memset(slot, 0, p->stride);
-	p->work(p->ctx, i, slot);
+	if (p->read) {
+		pthread_mutex_lock(&p->in_mu);	/* before mu: claim order */
+		pthread_mutex_unlock(&p->mu);
+		memset(slot, 0, p->stride);
+		rc = 0;
+		if (i < p->in_end) {
+			rc = p->read(p->ctx, i, slot);
+			if (rc <= 0) {
+				p->in_end = i;
+				p->in_rc = rc;
+			}
+		}
+		pthread_mutex_unlock(&p->in_mu);
+	} else {
+		pthread_mutex_unlock(&p->mu);
+		memset(slot, 0, p->stride);
+	}
+	if (rc > 0)
+		p->work(p->ctx, i, slot);
 	pthread_mutex_lock(&p->mu);
-	p->done[i % p->window] = 1;
+	if (rc > 0)
+		p->done[i % p->window] = 1;
+	else if (i < p->n)
+		p->n = i;
 	pthread_cond_broadcast(&p->item_done);
-	pthread_mutex_unlock(&p->mu);
+	if (rc <= 0)
+		pthread_cond_broadcast(&p->can_claim);
 }
 
 static void *helper(void *arg)
@@ -78,22 +116,18 @@ static void *helper(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		size_t i;
-
 		while (!claimable(p) && !p->stop && p->next < p->n)
 			pthread_cond_wait(&p->can_claim, &p->mu);
 		if (!claimable(p))
 			break;
-		i = p->next++;
-		pthread_mutex_unlock(&p->mu);
-		run_item(p, i);
-		pthread_mutex_lock(&p->mu);
+		run_item(p, p->next++);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
 static int run_inline(size_t n, size_t slot_size,
+		      int (*read)(void *, size_t, void *),
 		      void (*work)(void *, size_t, void *),
 		      int (*deliver)(void *, size_t, void *), void *ctx)
 {
@@ -105,6 +139,8 @@ static int run_inline(size_t n, size_t slot_size,
 		return TFK_ENOMEM;
 	for (i = 0; i < n && !rc; i++) {
 		memset(slot, 0, slot_size);
+		if (read && (rc = read(ctx, i, slot)) <= 0)
+			break;
 		work(ctx, i, slot);
 		rc = deliver(ctx, i, slot);
 	}
@@ -112,11 +148,12 @@ static int run_inline(size_t n, size_t slot_size,
 	return rc;
 }
 
-int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
-		 void (*work)(void *ctx, size_t i, void *slot),
-		 int (*deliver)(void *ctx, size_t i, void *slot),
-		 void (*discard)(void *ctx, size_t i, void *slot),
-		 void *ctx)
+static int run(size_t n, int threads, size_t window, size_t slot_size,
+	       int (*read)(void *ctx, size_t i, void *slot),
+	       void (*work)(void *ctx, size_t i, void *slot),
+	       int (*deliver)(void *ctx, size_t i, void *slot),
+	       void (*discard)(void *ctx, size_t i, void *slot),
+	       void *ctx)
 {
 	struct pool p;
 	pthread_t *tid;
@@ -126,7 +163,7 @@ int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 	if (threads < 1)
 		threads = 1;
 	if (threads == 1 || n <= 1)
-		return run_inline(n, slot_size, work, deliver, ctx);
+		return run_inline(n, slot_size, read, work, deliver, ctx);
 	if (window == 0)
 		window = 4 * (size_t)threads;
 	if (window < (size_t)threads)
@@ -142,6 +179,8 @@ int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 	p.stride = (slot_size + 63) & ~(size_t)63;
 	if (!p.stride)
 		p.stride = 64;
+	p.read = read;
+	p.in_end = SIZE_MAX;
 	p.work = work;
 	p.ctx = ctx;
 	if (p.stride > SIZE_MAX / window)
@@ -156,24 +195,24 @@ int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 		return TFK_ENOMEM;
 	}
 	pthread_mutex_init(&p.mu, NULL);
+	pthread_mutex_init(&p.in_mu, NULL);
 	pthread_cond_init(&p.can_claim, NULL);
 	pthread_cond_init(&p.item_done, NULL);
 	for (k = 0; k < threads - 1; k++)
 		if (pthread_create(&tid[n_tid], NULL, helper, &p) == 0)
 			n_tid++;
 
-	for (d = 0; d < n; d++) {
+	for (d = 0;; d++) {
 		pthread_mutex_lock(&p.mu);
-		while (!p.done[d % window]) {
-			if (claimable(&p)) {
-				size_t i = p.next++;
-
-				pthread_mutex_unlock(&p.mu);
-				run_item(&p, i);
-				pthread_mutex_lock(&p.mu);
-			} else {
+		while (d < p.n && !p.done[d % window]) {
+			if (claimable(&p))
+				run_item(&p, p.next++);
+			else
 				pthread_cond_wait(&p.item_done, &p.mu);
-			}
+		}
+		if (d >= p.n) {
+			pthread_mutex_unlock(&p.mu);
+			break;
 		}
 		pthread_mutex_unlock(&p.mu);
 
@@ -199,17 +238,42 @@ int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 	pthread_mutex_unlock(&p.mu);
 	for (k = 0; k < n_tid; k++)
 		pthread_join(tid[k], NULL);
-	/* After a stop, items delivered..next-1 were worked, not delivered. */
-	for (d = p.delivered; discard && d < p.next; d++)
+	/* After a stop, items delivered..next-1 were worked, not delivered
+	 * (those of a stream past its end were not even read). */
+	for (d = p.delivered; discard && d < p.next && d < p.n; d++)
 		discard(ctx, d, slot_of(&p, d));
+	if (!rc)
+		rc = p.in_rc;
 
 	pthread_cond_destroy(&p.item_done);
 	pthread_cond_destroy(&p.can_claim);
+	pthread_mutex_destroy(&p.in_mu);
 	pthread_mutex_destroy(&p.mu);
 	tfk_free(tid);
 	tfk_free(p.done);
 	tfk_free(p.slots);
 	return rc;
+}
+
+int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
+		 void (*work)(void *ctx, size_t i, void *slot),
+		 int (*deliver)(void *ctx, size_t i, void *slot),
+		 void (*discard)(void *ctx, size_t i, void *slot),
+		 void *ctx)
+{
+	return run(n, threads, window, slot_size, NULL, work, deliver,
+		   discard, ctx);
+}
+
+int tfk_pool_stream(int threads, size_t window, size_t slot_size,
+		    int (*read)(void *ctx, size_t i, void *slot),
+		    void (*work)(void *ctx, size_t i, void *slot),
+		    int (*deliver)(void *ctx, size_t i, void *slot),
+		    void (*discard)(void *ctx, size_t i, void *slot),
+		    void *ctx)
+{
+	return run(SIZE_MAX, threads, window, slot_size, read, work,
+		   deliver, discard, ctx);
 }
 
 /*

@@ -36,6 +36,24 @@ int tfk_pool_run(size_t n, int threads, size_t window, size_t slot_size,
 		 void *ctx);
 
 /*
+ * tfk_pool_stream - the same for a stream of unknown length: item i
+ * exists once read(ctx, i, slot) returns > 0, having put the item (or
+ * where to find it) in its zeroed slot. read is called once per item,
+ * in index order, never two at a time, on whichever thread claims the
+ * item, and overlaps other items' work and delivery. The first item
+ * read refuses ends the stream: 0 at its end, a negative value for an
+ * error, which tfk_pool_stream returns after every item before it has
+ * been delivered (unless deliver stopped the run first). work and
+ * deliver are as for tfk_pool_run and see the slot read filled.
+ */
+int tfk_pool_stream(int threads, size_t window, size_t slot_size,
+		    int (*read)(void *ctx, size_t i, void *slot),
+		    void (*work)(void *ctx, size_t i, void *slot),
+		    int (*deliver)(void *ctx, size_t i, void *slot),
+		    void (*discard)(void *ctx, size_t i, void *slot),
+		    void *ctx);
+
+/*
  * tfk_parallel_for - fork-join over [0, n) for kernels.
  *
  * Splits [0, n) into c = min(threads, n, 64) contiguous chunks in order,

@@ -1,8 +1,7 @@
 #!/bin/sh
-# tfk-map -j: records go through in chunks (256; with 2 or more jobs
-# 32, 128, then 256, each read on a helper thread while the one before
-# is mapped), and workers frame the output records. The output must not
-# depend on -j, and an input error in a later chunk must come after
+# tfk-map -j: records stream through the worker threads (whoever claims
+# a record reads it, in turn), and workers frame the output records. The
+# output must not depend on -j, and an input error must come after
 # exactly the records before it, with the same message, as with -j 1.
 . "$(dirname "$0")/lib.sh"
 
@@ -15,7 +14,7 @@ EOF
 (cd "$T" && tfk-json in.jsonl -o in.rec) || echo "not ok - records"
 printf '%s\n' '{"features": {"x": {"output": "y", "layers": [{"class_name": "Rescaling", "config": {"scale": 2.0, "offset": 1.0}}]}}}' >"$T/r.json"
 
-testcmd "700 records (several chunks): y = 2x + 1, in order, -j 1" \
+testcmd "700 records: y = 2x + 1, in order, -j 1" \
 	'tfk-map r.json in.rec | tfk-cat --json | "$PYTHON" -c "
 import sys, json
 rows = [json.loads(l) for l in sys.stdin]
@@ -26,10 +25,10 @@ check "-j 2 and -j 3 give the bytes of -j 1" sh -c \
 check "-j 2 from a pipe of two copies = -j 1 over both files" sh -c \
 	'cat in.rec in.rec | tfk-map -j 2 r.json >p2 && tfk-map r.json in.rec in.rec | cmp - p2'
 
-# cut inside record 600 (inside a later chunk): 600 records, then the error
+# cut inside record 600: 600 records, then the error
 size=$(wc -c <"$T/in.rec")
 head -c $((size * 600 / 700 + 10)) "$T/in.rec" >"$T/cut.rec"
-testerr "-j 1: truncated input in chunk 3 names record 600" 'tfk-map r.json cut.rec >o1' 1 \
+testerr "-j 1: truncated input names record 600" 'tfk-map r.json cut.rec >o1' 1 \
 	"tfk-map: cut.rec: record 600 at byte"
 testerr "-j 2: the same error" 'tfk-map -j 2 r.json cut.rec >o2' 1 \
 	"tfk-map: cut.rec: record 600 at byte"

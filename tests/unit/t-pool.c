@@ -2,7 +2,8 @@
  * t-pool.c - ordered parallel map: every item worked once, delivered in
  * order on the calling thread, results identical for every thread count
  * under random work delays, the in-flight bound, zeroed slots, stop on
- * a deliver error, and allocation failure.
+ * a deliver error, and allocation failure; for streams also reads one
+ * at a time in order, the end and a read error.
  */
 #include "util/pool.h"
 #include "util/alloc.h"
@@ -19,6 +20,7 @@
 #define N 600
 
 struct slot {
+	uint64_t tag;		/* streams: what read put there */
 	uint64_t value;
 	int dirty;		/* slot was not zeroed when work began */
 	char pad[100];		/* an odd size: stride rounding */
@@ -37,6 +39,11 @@ struct run {
 	atomic_long saw_inline_order;	/* threads 1: work(i) after deliver(i-1) */
 	long discarded;		/* items handed to discard */
 	int discard_wrong;	/* discard got an unworked or delivered item */
+	/* streams */
+	long len, read_err_at;	/* read returns 0 at len, -5 at read_err_at */
+	long next_read, reads;
+	int read_out_of_order, bad_tag;
+	atomic_int reading, read_overlap;
 };
 
 static uint64_t mix(uint64_t x)
@@ -253,6 +260,123 @@ static void stops(void)
 	free(r);
 }
 
+/* Streams -------------------------------------------------------------- */
+
+static int sread(void *ctx, size_t i, void *slotp)
+{
+	struct run *r = ctx;
+	struct slot *s = slotp;
+	int rc;
+
+	if (atomic_fetch_add(&r->reading, 1))
+		atomic_fetch_add(&r->read_overlap, 1);
+	if ((long)i != r->next_read)
+		r->read_out_of_order++;
+	r->next_read = (long)i + 1;
+	r->reads++;
+	if (r->delays && i % 5 == 0) {	/* let other threads try to read */
+		struct timespec ts = { 0, 30000 };
+
+		nanosleep(&ts, NULL);
+	}
+	s->tag = mix(i + 777);
+	rc = (long)i == r->read_err_at ? -5 : (long)i >= r->len ? 0 : 1;
+	atomic_fetch_sub(&r->reading, 1);
+	return rc;
+}
+
+static void swork(void *ctx, size_t i, void *slotp)
+{
+	struct run *r = ctx;
+	struct slot *s = slotp;
+
+	if (s->tag != mix(i + 777))
+		r->bad_tag++;
+	s->tag = 0;
+	work(ctx, i, slotp);
+}
+
+static void streams(void)
+{
+	static const int threads[] = { 1, 2, 3, 8 };
+	static const size_t windows[] = { 1, 4, 0 };
+	static const long lens[] = { 0, 1, 7, N };
+	struct run *r = malloc(sizeof(*r));
+	uint64_t want;
+	size_t t, w, l;
+	int rc;
+
+	setup(r, -1, 0);
+	tfk_pool_run(N, 1, 1, sizeof(struct slot), work, deliver, NULL, r);
+	want = r->hash;
+	for (t = 0; t < sizeof(threads) / sizeof(threads[0]); t++)
+		for (w = 0; w < sizeof(windows) / sizeof(windows[0]); w++)
+			for (l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+				setup(r, -1, lens[l] == N);
+				r->len = lens[l];
+				r->read_err_at = -1;
+				rc = tfk_pool_stream(threads[t], windows[w],
+						     sizeof(struct slot), sread,
+						     swork, deliver, NULL, r);
+				ok(rc == 0 && r->delivered == lens[l] &&
+				   !r->out_of_order && !r->wrong_thread &&
+				   !r->bad_value && !r->dirty && !r->bad_tag &&
+				   all_worked_once(r, lens[l]) &&
+				   atomic_load(&r->max_index_worked) ==
+				   lens[l] - 1,
+				   "stream of %ld, threads %d window %zu: every "
+				   "item once, in order, slots as read left "
+				   "them (rc %d, %ld delivered, %d bad tags)",
+				   lens[l], threads[t], windows[w], rc,
+				   r->delivered, r->bad_tag);
+				ok(!r->read_out_of_order &&
+				   !atomic_load(&r->read_overlap) &&
+				   r->reads >= lens[l] + 1 &&
+				   r->reads <= lens[l] + 1 + threads[t],
+				   "stream of %ld, threads %d window %zu: reads "
+				   "in order, one at a time, none far past the "
+				   "end (%ld reads, %d out of order, %d "
+				   "overlapping)", lens[l], threads[t],
+				   windows[w], r->reads, r->read_out_of_order,
+				   atomic_load(&r->read_overlap));
+				if (lens[l] == N)
+					is_int(r->hash, want, "stream of %d, "
+					       "threads %d window %zu: same "
+					       "results as tfk_pool_run", N,
+					       threads[t], windows[w]);
+			}
+
+	setup(r, -1, 1);
+	r->len = N;
+	r->read_err_at = 100;
+	rc = tfk_pool_stream(3, 0, sizeof(struct slot), sread, swork, deliver,
+			     NULL, r);
+	is_int(rc, -5, "read error: returned");
+	is_int(r->delivered, 100, "read error: every item before it delivered");
+	is_int(atomic_load(&r->max_index_worked), 99,
+	       "read error: nothing after it worked");
+
+	setup(r, -1, 0);
+	r->len = N;
+	r->read_err_at = 0;
+	is_int(tfk_pool_stream(1, 0, sizeof(struct slot), sread, swork,
+			       deliver, NULL, r), -5,
+	       "read error on item 0, threads 1: returned");
+	is_int(r->delivered, 0, "read error on item 0: nothing delivered");
+
+	setup(r, 50, 1);
+	r->len = N;
+	r->read_err_at = 60;
+	rc = tfk_pool_stream(4, 8, sizeof(struct slot), sread, swork, deliver,
+			     discard, r);
+	is_int(rc, -7, "deliver error before a read error: deliver's wins");
+	is_int(r->delivered, 51, "deliver error in a stream: nothing after it");
+	ok(!r->discard_wrong && r->discarded ==
+	   atomic_load(&r->max_index_worked) - 50,
+	   "deliver error in a stream: worked items go to discard");
+	free(r);
+}
+
 /* tfk_parallel_for ---------------------------------------------------- */
 
 #define PF_N 1000
@@ -430,6 +554,7 @@ int main(void)
 {
 	full_runs();
 	stops();
+	streams();
 	parallel_for_cases();
 	return tap_done();
 }

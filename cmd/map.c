@@ -92,7 +92,6 @@ struct item {
 struct worker {
 	struct tfk_exec *x;
 	struct tfk_example ex;
-	struct tfk_example_builder b;
 	struct tfk_img *img;	/* one per chain */
 	float **fbuf;		/* per chain scratch */
 	int64_t **ibuf;
@@ -107,21 +106,26 @@ struct slot {
 	struct item it;		/* filled by read_one */
 	int rc;
 	struct tfk_err err;
-	size_t len;		/* of the framed record in ring[i % window] */
+	uint8_t *framed;	/* the output record, framed, in outb[] */
+	size_t len;
 };
 
-/* Input and output records, one buffer each per item in flight:
+/* Input records and output builders, one each per item in flight:
  * tfk_pool_stream keeps at most `window` items between read and
- * deliver, so item i may use inring[i % window] and ring[i % window],
+ * deliver, so item i may use inring[i % window] and outb[i % window],
  * and the buffers are reused (and stay in cache) instead of a malloc
  * and free per record (large frees are munmaps, costly across
- * threads). Workers store records framed (TFRecord header and CRCs
- * computed), so the ordered deliver step only writes. */
+ * threads). Workers frame the output records in place in the builder's
+ * room (TFRecord header and CRCs), so the ordered deliver step only
+ * writes, and an output record is never copied before the write. */
 struct ringbuf {
 	uint8_t *p;
 	size_t cap;
 };
-static struct ringbuf *ring, *inring;
+static struct ringbuf *inring;
+static struct tfk_example_builder *outb;
+_Static_assert(TFK_EXB_ROOM_BEFORE >= TFK_REC_HEADER &&
+	       TFK_EXB_ROOM_AFTER >= TFK_REC_FOOTER, "frame in place");
 
 /* The context of a mapping run: the input, deliver's error (err,
  * failed: it failed) and read_one's (rerr). */
@@ -368,7 +372,7 @@ static int add_output(struct tfk_example_builder *b, const char *name,
 }
 
 static int map_one(struct worker *wk, const uint8_t *rec, uint64_t step,
-		   struct slot *s, struct ringbuf *rb)
+		   struct slot *s, struct tfk_example_builder *b)
 {
 	const uint8_t *p;
 	size_t k, len;
@@ -392,33 +396,25 @@ static int map_one(struct worker *wk, const uint8_t *rec, uint64_t step,
 	rc = tfk_exec_run(wk->x, wk->feeds, step, wk->fetched, &s->err);
 	if (rc)
 		return rc;
-	tfk_exb_reset(&wk->b);
+	tfk_exb_reset(b);
 	for (k = 0; k < wk->ex.n_feat; k++) {
 		const struct tfk_feat *f = &wk->ex.feat[k];
 
 		if (!replaced(f->name, f->name_len))
-			tfk_exb_add_feat(&wk->b, f);
+			tfk_exb_add_feat(b, f);
 	}
 	for (i = 0; i < n_chain; i++) {
-		rc = add_output(&wk->b, tfk_prep_input(prep, i)->output,
+		rc = add_output(b, tfk_prep_input(prep, i)->output,
 				wk->fetched[i], &s->err);
 		if (rc)
 			return rc;
 	}
-	rc = tfk_exb_finish(&wk->b, &p, &len, &s->err);
+	rc = tfk_exb_finish(b, &p, &len, &s->err);
 	if (rc)
 		return rc;
-	if (rb->cap < len + TFK_REC_HEADER + TFK_REC_FOOTER) {
-		size_t cap = len + TFK_REC_HEADER + TFK_REC_FOOTER;
-		uint8_t *nb = realloc(rb->p, cap);
-
-		if (!nb)
-			return tfk_errf(&s->err, TFK_ENOMEM, "out of memory");
-		rb->p = nb;
-		rb->cap = cap;
-	}
-	memcpy(rb->p + TFK_REC_HEADER, p, len);
-	tfk_rec_frame(rb->p, rb->p + TFK_REC_HEADER + len, p, len);
+	/* in the builder's room (TFK_EXB_ROOM_BEFORE/AFTER) */
+	s->framed = (uint8_t *)p - TFK_REC_HEADER;
+	tfk_rec_frame(s->framed, s->framed + TFK_REC_HEADER + len, p, len);
 	s->len = len + TFK_REC_HEADER + TFK_REC_FOOTER;
 	return 0;
 }
@@ -432,7 +428,7 @@ static void work(void *ctx, size_t i, void *vslot)
 	wk = free_list;
 	free_list = wk->next_free;
 	pthread_mutex_unlock(&free_lock);
-	s->rc = map_one(wk, inring[i % window].p, i, s, &ring[i % window]);
+	s->rc = map_one(wk, inring[i % window].p, i, s, &outb[i % window]);
 	pthread_mutex_lock(&free_lock);
 	wk->next_free = free_list;
 	free_list = wk;
@@ -453,8 +449,7 @@ static int deliver(void *ctx, size_t i, void *vslot)
 		where(err, &s->it);
 		st->failed = 1;
 	} else {
-		rc = tfk_recw_write_framed(w, ring[i % window].p, s->len,
-					   err);
+		rc = tfk_recw_write_framed(w, s->framed, s->len, err);
 		st->failed = rc != 0;
 		n_out++;
 	}
@@ -556,18 +551,19 @@ static int workers_init(void)
 	int i;
 
 	window = 4 * (size_t)jobs;
-	ring = calloc(window, sizeof(*ring));
+	outb = calloc(window, sizeof(*outb));
 	inring = calloc(window, sizeof(*inring));
 	workers = calloc((size_t)jobs, sizeof(*workers));
 	dtypes = calloc((size_t)n_chain, sizeof(*dtypes));
-	if (!workers || !dtypes || !ring || !inring)
+	if (!workers || !dtypes || !outb || !inring)
 		return -1;
+	for (i = 0; i < (int)window; i++)
+		tfk_exb_init(&outb[i]);
 	for (i = 0; i < jobs; i++) {
 		struct worker *wk = &workers[i];
 		int k;
 
 		tfk_example_init(&wk->ex);
-		tfk_exb_init(&wk->b);
 		wk->img = calloc((size_t)n_chain, sizeof(*wk->img));
 		wk->fbuf = calloc((size_t)n_chain, sizeof(*wk->fbuf));
 		wk->ibuf = calloc((size_t)n_chain, sizeof(*wk->ibuf));
@@ -596,7 +592,6 @@ static void workers_release(void)
 
 		tfk_exec_free(wk->x);
 		tfk_example_release(&wk->ex);
-		tfk_exb_release(&wk->b);
 		for (k = 0; k < n_chain; k++) {
 			if (wk->img)
 				tfk_img_release(&wk->img[k]);
@@ -617,11 +612,11 @@ static void workers_release(void)
 		free(wk->feeds);
 		free(wk->fetched);
 	}
-	for (i = 0; ring && i < (int)window; i++)
-		free(ring[i].p);
+	for (i = 0; outb && i < (int)window; i++)
+		tfk_exb_release(&outb[i]);
 	for (i = 0; inring && i < (int)window; i++)
 		free(inring[i].p);
-	free(ring);
+	free(outb);
 	free(inring);
 	free(workers);
 	free(dtypes);

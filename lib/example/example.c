@@ -44,9 +44,9 @@
  * instead of a scan: below this a scan is cheaper than hashing. */
 TFK_NAMES_CHECK(struct tfk_feat);
 
-/* Bytes kept in front of the Features body for the Example header:
- * a tag byte and a varint of at most 10 bytes. */
-#define EXB_GAP 11
+/* Bytes kept in front of the Features body for the Example header (a
+ * tag byte and a varint of at most 10 bytes) and the caller's room. */
+#define EXB_GAP (11 + TFK_EXB_ROOM_BEFORE)
 
 _Static_assert(sizeof(size_t) >= 8, "bytes iterator packs two offsets");
 
@@ -1009,6 +1009,8 @@ int tfk_exb_finish(struct tfk_example_builder *b, const uint8_t **p,
 	if (b->feats.len < EXB_GAP && !b->feats.oom &&
 	    !tfk_buf_reserve(&b->feats, EXB_GAP))
 		b->feats.len = EXB_GAP;
+	if (!b->feats.oom)
+		tfk_buf_reserve(&b->feats, TFK_EXB_ROOM_AFTER);
 	if (!tfk_buf_ok(&b->feats))
 		return tfk_errf(err, TFK_ENOMEM, "out of memory building an "
 				"example");

@@ -202,8 +202,14 @@ void tfk_exb_add_feat_as(struct tfk_example_builder *b, const char *name,
 /*
  * Finish: *p and *len get the serialized Example (valid until the next
  * reset or add). Returns 0 or TFK_ENOMEM if any add ran out of memory.
- * An Example with no features is "0a 00" (empty Features set).
+ * An Example with no features is "0a 00" (empty Features set). The
+ * builder's buffer has TFK_EXB_ROOM_BEFORE bytes before *p and
+ * TFK_EXB_ROOM_AFTER after *p + *len that the caller may write until
+ * the next reset or add: room to frame the record in place (a TFRecord
+ * header is 12 bytes, its footer 4).
  */
+#define TFK_EXB_ROOM_BEFORE 12
+#define TFK_EXB_ROOM_AFTER 4
 int tfk_exb_finish(struct tfk_example_builder *b, const uint8_t **p,
 		   size_t *len, struct tfk_err *err);
 

@@ -189,10 +189,29 @@ static int check_pair(const struct tfk_aug_image *src,
 	return 0;
 }
 
+/* For the functions that do not honour a source's rescale. */
+static int check_plain(const struct tfk_aug_image *src, struct tfk_err *err)
+{
+	if (src && src->rescale)
+		return tfk_errf(err, TFK_EINVAL, "source image: only flips "
+				"and transforms take a rescaled source");
+	return 0;
+}
+
+/* Element i of a source image as float32, rescaled as it asks. */
+static inline float rescaled(const struct tfk_aug_image *im, float v)
+{
+	if (im->rescale == TFK_AUG_RESCALE_NONE)
+		return v;
+	v = v * im->scale;
+	return im->rescale == TFK_AUG_RESCALE_OFFSET ? v + im->offset : v;
+}
+
 static inline float load(const struct tfk_aug_image *im, size_t i)
 {
-	return im->dtype == TFK_AUG_U8 ? (float)((const uint8_t *)im->data)[i]
-				       : ((const float *)im->data)[i];
+	return rescaled(im, im->dtype == TFK_AUG_U8 ?
+			(float)((const uint8_t *)im->data)[i] :
+			((const float *)im->data)[i]);
 }
 
 /* Round half away from zero, clamp to [0, 255] (resize.h's rule); NaN
@@ -233,17 +252,84 @@ static inline void store(struct tfk_aug_image *im, size_t i, float v)
 		((float *)im->data)[i] = v;
 }
 
+#ifdef __SSE2__
+/* Four uint8 as four floats (exact). */
+static inline __m128 load4_u8(const uint8_t *p)
+{
+	uint32_t v;
+	__m128i x;
+
+	memcpy(&v, p, 4);
+	x = _mm_cvtsi32_si128((int)v);
+	x = _mm_unpacklo_epi8(x, _mm_setzero_si128());
+	x = _mm_unpacklo_epi16(x, _mm_setzero_si128());
+	return _mm_cvtepi32_ps(x);
+}
+
+/* rescaled() on four lanes. */
+static inline __m128 rescaled4(const struct tfk_aug_image *rs, __m128 v)
+{
+	if (rs->rescale == TFK_AUG_RESCALE_NONE)
+		return v;
+	v = _mm_mul_ps(v, _mm_set1_ps(rs->scale));
+	return rs->rescale == TFK_AUG_RESCALE_OFFSET ?
+		_mm_add_ps(v, _mm_set1_ps(rs->offset)) : v;
+}
+#endif
+
+/* rescaled() over n floats in place: a second pass over a row still
+ * in cache, rather than a branch per element. */
+static void rescale_run(float *o, size_t n, const struct tfk_aug_image *rs)
+{
+	const float sc = rs->scale, off = rs->offset;
+	size_t k = 0;
+
+	if (rs->rescale == TFK_AUG_RESCALE_NONE)
+		return;
+#ifdef __SSE2__
+	for (; k + 4 <= n; k += 4) {
+		__m128 v = _mm_mul_ps(_mm_loadu_ps(o + k), _mm_set1_ps(sc));
+
+		if (rs->rescale == TFK_AUG_RESCALE_OFFSET)
+			v = _mm_add_ps(v, _mm_set1_ps(off));
+		_mm_storeu_ps(o + k, v);
+	}
+#endif
+	for (; k < n; k++)
+		o[k] = rescaled(rs, o[k]);
+}
+
 /* n elements from src[si..] to dst[di..], converting as needed. */
 static void copy_run(struct tfk_aug_image *dst, size_t di,
 		     const struct tfk_aug_image *src, size_t si, size_t n)
 {
 	size_t k;
 
-	if (dst->dtype == src->dtype) {
+	if (dst->dtype == src->dtype && !src->rescale) {
 		size_t es = src->dtype == TFK_AUG_U8 ? 1 : 4;
 
 		memcpy((char *)dst->data + di * es,
 		       (const char *)src->data + si * es, n * es);
+		return;
+	}
+	if (dst->dtype == TFK_AUG_F32) {
+		float *o = (float *)dst->data + di;
+		const uint8_t *p = (const uint8_t *)src->data + si;
+
+		k = 0;
+		if (src->dtype == TFK_AUG_U8) {
+#ifdef __SSE2__
+			for (; k + 4 <= n; k += 4)
+				_mm_storeu_ps(o + k, rescaled4(src,
+						load4_u8(p + k)));
+#endif
+			for (; k < n; k++)
+				o[k] = rescaled(src, (float)p[k]);
+		} else {
+			memcpy(o, (const float *)src->data + si,
+			       n * sizeof(float));
+			rescale_run(o, n, src);
+		}
 		return;
 	}
 	for (k = 0; k < n; k++)
@@ -349,8 +435,9 @@ static inline int64_t round_nonneg(float v)
  * the range check the point is in [0, len - 1], so floor is the int64
  * conversion and std::round is round_nonneg, both exact. */
 #define DEFINE_PIXEL(NAME, T)						\
-static void NAME(const T *src, int64_t h, int64_t w, int c, float ix,	\
-		 float iy, const struct tfk_aug_warp *wp, float *out)	\
+static void NAME(const T *src, const struct tfk_aug_image *rs,		\
+		 int64_t h, int64_t w, int c, float ix, float iy,	\
+		 const struct tfk_aug_warp *wp, float *out)		\
 {									\
 	const float fv = wp->fill_value;				\
 	float x = map_coord(ix, w, wp->fill);				\
@@ -368,8 +455,8 @@ static void NAME(const T *src, int64_t h, int64_t w, int c, float ix,	\
 		int in = yi >= 0 && yi < h && xi >= 0 && xi < w;	\
 									\
 		for (ch = 0; ch < c; ch++)				\
-			out[ch] = in ? (float)src[(yi * w + xi) * c + ch] \
-				     : fv;				\
+			out[ch] = in ? rescaled(rs,			\
+				(float)src[(yi * w + xi) * c + ch]) : fv; \
 		return;							\
 	}								\
 	{								\
@@ -382,14 +469,14 @@ static void NAME(const T *src, int64_t h, int64_t w, int c, float ix,	\
 		const int ix0 = x0 >= 0 && x0 < w, ix1 = x1 >= 0 && x1 < w; \
 									\
 		for (ch = 0; ch < c; ch++) {				\
-			float p00 = iy0 && ix0 ?			\
-				(float)src[(y0 * w + x0) * c + ch] : fv; \
-			float p01 = iy0 && ix1 ?			\
-				(float)src[(y0 * w + x1) * c + ch] : fv; \
-			float p10 = iy1 && ix0 ?			\
-				(float)src[(y1 * w + x0) * c + ch] : fv; \
-			float p11 = iy1 && ix1 ?			\
-				(float)src[(y1 * w + x1) * c + ch] : fv; \
+			float p00 = iy0 && ix0 ? rescaled(rs,		\
+				(float)src[(y0 * w + x0) * c + ch]) : fv; \
+			float p01 = iy0 && ix1 ? rescaled(rs,		\
+				(float)src[(y0 * w + x1) * c + ch]) : fv; \
+			float p10 = iy1 && ix0 ? rescaled(rs,		\
+				(float)src[(y1 * w + x0) * c + ch]) : fv; \
+			float p11 = iy1 && ix1 ? rescaled(rs,		\
+				(float)src[(y1 * w + x1) * c + ch]) : fv; \
 			float vf = (xc - x) * p00 + (x - xf) * p01;	\
 			float vc = (xc - x) * p10 + (x - xf) * p11;	\
 									\
@@ -405,6 +492,7 @@ void tfk_aug_transform_ref(const float *src, int h, int w, int c,
 			   float *dst, int oh, int ow, const float t[8],
 			   const struct tfk_aug_warp *wp)
 {
+	const struct tfk_aug_image plain = { 0 };
 	int64_t oy, ox;
 	int ch;
 
@@ -421,176 +509,144 @@ void tfk_aug_transform_ref(const float *src, int h, int w, int c,
 			}
 			ix = (t[0] * ox + t[1] * oy + t[2]) / k;
 			iy = (t[3] * ox + t[4] * oy + t[5]) / k;
-			pixel_f32(src, h, w, c, ix, iy, wp, out);
+			pixel_f32(src, &plain, h, w, c, ix, iy, wp, out);
 		}
 }
 
-/*
- * One output row of an affine map. ix, iy are formed exactly as the
- * reference forms them: (a0 * x + a1 * y) + a2, with a1 * y hoisted.
- * Interior bilinear pixels (0 <= ix < w - 1, 0 <= iy < h - 1, which also
- * rejects NaN) need no mapping and no bounds checks; there floor() is the
- * int conversion because the point is not negative. The channel loop is
- * instantiated for c = 1, 3 and 4 so the compiler can unroll it.
- */
 #define BILERP(T, CH)							\
 	do {								\
 		int ch_;						\
 		for (ch_ = 0; ch_ < (CH); ch_++) {			\
-			float vf = wx0 * (float)p0[ch_] +		\
-				   wx1 * (float)p0[(CH) + ch_];		\
-			float vc = wx0 * (float)p1[ch_] +		\
-				   wx1 * (float)p1[(CH) + ch_];		\
+			float vf = wx0 * rescaled(rs, (float)p0[ch_]) +	\
+				   wx1 * rescaled(rs, (float)p0[(CH) + ch_]); \
+			float vc = wx0 * rescaled(rs, (float)p1[ch_]) +	\
+				   wx1 * rescaled(rs, (float)p1[(CH) + ch_]); \
 			out[ch_] = wy0 * vf + wy1 * vc;			\
 		}							\
 	} while (0)
 
-#define DEFINE_ROW(NAME, T, PIXEL)					\
-static void NAME(const T *src, int h, int w, int c, float *out, int ow,	\
-		 int64_t oy, const float t[8],				\
-		 const struct tfk_aug_warp *wp)				\
+#ifdef __SSE2__
+/* Four floats. */
+static inline __m128 load4_f32(const float *p)
+{
+	return _mm_loadu_ps(p);
+}
+
+/* The channels of one interior bilinear pixel in the lanes of a vector;
+ * all four lanes stored when full, else three. */
+#define DEFINE_VEC(NAME, T, LOAD4)					\
+static inline void NAME(const T *p0, const T *p1, int c,		\
+			const struct tfk_aug_image *rs, float wx0,	\
+			float wx1, float wy0, float wy1, float *out,	\
+			int full)					\
+{									\
+	__m128 a0 = _mm_set1_ps(wx0), a1 = _mm_set1_ps(wx1);		\
+	__m128 vf = _mm_add_ps(_mm_mul_ps(a0, rescaled4(rs, LOAD4(p0))), \
+			       _mm_mul_ps(a1, rescaled4(rs, LOAD4(p0 + c)))); \
+	__m128 vc = _mm_add_ps(_mm_mul_ps(a0, rescaled4(rs, LOAD4(p1))), \
+			       _mm_mul_ps(a1, rescaled4(rs, LOAD4(p1 + c)))); \
+	__m128 o = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(wy0), vf),		\
+			      _mm_mul_ps(_mm_set1_ps(wy1), vc));	\
+									\
+	if (full) {							\
+		_mm_storeu_ps(out, o);					\
+	} else {							\
+		float tmp[4];						\
+									\
+		_mm_storeu_ps(tmp, o);					\
+		memcpy(out, tmp, 3 * sizeof(float));			\
+	}								\
+}
+DEFINE_VEC(vec_u8, uint8_t, load4_u8)
+DEFINE_VEC(vec_f32, float, load4_f32)
+#define HAVE_VEC 1
+#else
+#define HAVE_VEC 0
+#define vec_u8(p0, p1, c, rs, wx0, wx1, wy0, wy1, out, full) ((void)0)
+#define vec_f32(p0, p1, c, rs, wx0, wx1, wy0, wy1, out, full) ((void)0)
+#endif
+
+/*
+ * One output row of an affine map. ix, iy are formed exactly as the
+ * reference forms them: (a0 * x + a1 * y) + a2, with a1 * y hoisted.
+ * Interior bilinear points (0 <= ix < w - 1, 0 <= iy < h - 1, which also
+ * rejects NaN) need no mapping and no bounds checks; there floor() is
+ * the int conversion because the point is not negative. Points outside
+ * are mapped by the fill mode first and, when they land inside, take
+ * the interior path too (the reference interpolates the mapped point
+ * the same way); the rest, and nearest interpolation, go through PIXEL.
+ * With SSE2 the three or four channels of an interior pixel are the
+ * lanes of one vector (VEC). The lanes compute each channel's float
+ * expression exactly as the scalar code does (IEEE single operations,
+ * same order), so results do not change. With three channels the
+ * fourth lane reads the next pixel's first value (skipped where that
+ * would pass the end of the image) and its result is stored only where
+ * the next pixel overwrites it. Otherwise the channel loop is
+ * instantiated for c = 1, 3 and 4 so the compiler can unroll it.
+ */
+#define DEFINE_ROW(NAME, T, PIXEL, VEC)					\
+static void NAME(const T *src, const struct tfk_aug_image *rs, int h,	\
+		 int w, int c, float *out, int ow, int64_t oy,		\
+		 const float t[8], const struct tfk_aug_warp *wp)	\
 {									\
 	const float ry0 = t[1] * oy, ry1 = t[4] * oy;			\
 	const float xmax = (float)(w - 1), ymax = (float)(h - 1);	\
 	const size_t stride = (size_t)w * c;				\
-	int64_t ox;							\
+	const int bilinear = wp->interp == TFK_AUG_BILINEAR;		\
+	const int remap = bilinear && wp->fill != TFK_AUG_CONSTANT;	\
+	const T *last4 = src + (size_t)h * stride - 4;			\
+	const int vec = HAVE_VEC && (c == 3 || c == 4);			\
+	int ox;								\
 									\
 	for (ox = 0; ox < ow; ox++, out += c) {				\
-		const float ix = t[0] * ox + ry0 + t[2];		\
-		const float iy = t[3] * ox + ry1 + t[5];		\
+		const float fx = (float)ox;				\
+		const float ix0 = t[0] * fx + ry0 + t[2];		\
+		const float iy0 = t[3] * fx + ry1 + t[5];		\
+		float ix = ix0, iy = iy0;				\
+		int xi, yi;						\
+		float xf, yf, wx0, wx1, wy0, wy1;			\
+		const T *p0, *p1;					\
 									\
-		if (wp->interp == TFK_AUG_BILINEAR && ix >= 0 &&	\
-		    ix < xmax && iy >= 0 && iy < ymax) {		\
-			const int xi = (int)ix, yi = (int)iy;		\
-			const float xf = (float)xi, yf = (float)yi;	\
-			const float wx0 = (xf + 1) - ix, wx1 = ix - xf;	\
-			const float wy0 = (yf + 1) - iy, wy1 = iy - yf;	\
-			const T *p0 = src + (size_t)yi * stride +	\
-				      (size_t)xi * c;			\
-			const T *p1 = p0 + stride;			\
-									\
-			if (c == 3)					\
-				BILERP(T, 3);				\
-			else if (c == 1)				\
-				BILERP(T, 1);				\
-			else if (c == 4)				\
-				BILERP(T, 4);				\
-			else						\
-				BILERP(T, c);				\
-		} else {						\
-			PIXEL(src, h, w, c, ix, iy, wp, out);		\
+		if (!(bilinear && ix >= 0 && ix < xmax && iy >= 0 &&	\
+		      iy < ymax)) {					\
+			if (remap) {					\
+				ix = map_coord(ix0, w, wp->fill);	\
+				iy = map_coord(iy0, h, wp->fill);	\
+			}						\
+			if (!(remap && ix >= 0 && ix < xmax && iy >= 0 && \
+			      iy < ymax)) {				\
+				PIXEL(src, rs, h, w, c, ix0, iy0, wp, out); \
+				continue;				\
+			}						\
 		}							\
+		xi = (int)ix;						\
+		yi = (int)iy;						\
+		xf = (float)xi;						\
+		yf = (float)yi;						\
+		wx0 = (xf + 1) - ix;					\
+		wx1 = ix - xf;						\
+		wy0 = (yf + 1) - iy;					\
+		wy1 = iy - yf;						\
+		p0 = src + (size_t)yi * stride + (size_t)xi * c;	\
+		p1 = p0 + stride;					\
+		if (vec && p1 + c <= last4) {				\
+			VEC(p0, p1, c, rs, wx0, wx1, wy0, wy1, out,	\
+			    c == 4 || ox + 1 < ow);			\
+			continue;					\
+		}							\
+		if (c == 3)						\
+			BILERP(T, 3);					\
+		else if (c == 1)					\
+			BILERP(T, 1);					\
+		else if (c == 4)					\
+			BILERP(T, 4);					\
+		else							\
+			BILERP(T, c);					\
 	}								\
 }
 
-DEFINE_ROW(row_f32, float, pixel_f32)
-
-#ifdef __SSE2__
-/* Four uint8 as four floats (exact). */
-static inline __m128 load4_u8(const uint8_t *p)
-{
-	uint32_t v;
-	__m128i x;
-
-	memcpy(&v, p, 4);
-	x = _mm_cvtsi32_si128((int)v);
-	x = _mm_unpacklo_epi8(x, _mm_setzero_si128());
-	x = _mm_unpacklo_epi16(x, _mm_setzero_si128());
-	return _mm_cvtepi32_ps(x);
-}
-#endif
-
-/*
- * The uint8 row: as DEFINE_ROW, but points outside the interior are
- * mapped by the fill mode first and, when they land inside, take the
- * interior path (the reference interpolates the mapped point the same
- * way); and (with SSE2) the three or four
- * channels of an interior pixel in the lanes of one vector. The lanes
- * compute each channel's float expression exactly as the scalar code
- * does (IEEE single operations, same order), so results do not change.
- * With three channels the fourth lane reads the next pixel's first byte
- * (skipped where that would pass the end of the image) and its result
- * is stored only where the next pixel overwrites it.
- */
-static void row_u8(const uint8_t *src, int h, int w, int c, float *out,
-		   int ow, int64_t oy, const float t[8],
-		   const struct tfk_aug_warp *wp)
-{
-	const float ry0 = t[1] * oy, ry1 = t[4] * oy;
-	const float xmax = (float)(w - 1), ymax = (float)(h - 1);
-	const size_t stride = (size_t)w * c;
-	const int bilinear = wp->interp == TFK_AUG_BILINEAR;
-#ifdef __SSE2__
-	const uint8_t *last4 = src + (size_t)h * stride - 4;
-	const int vec = c == 3 || c == 4;
-#endif
-	int ox;
-
-	for (ox = 0; ox < ow; ox++, out += c) {
-		const float fx = (float)ox;	/* the reference's conversion */
-		const float ix0 = t[0] * fx + ry0 + t[2];
-		const float iy0 = t[3] * fx + ry1 + t[5];
-		float ix = ix0, iy = iy0;
-		int xi, yi;
-		float xf, yf, wx0, wx1, wy0, wy1;
-		const uint8_t *p0, *p1;
-
-		if (!(bilinear && ix >= 0 && ix < xmax && iy >= 0 &&
-		      iy < ymax)) {
-			/* Reflected, wrapped or clamped points mostly land
-			 * inside: interpolate those here too. */
-			if (bilinear && wp->fill != TFK_AUG_CONSTANT) {
-				ix = map_coord(ix0, w, wp->fill);
-				iy = map_coord(iy0, h, wp->fill);
-			}
-			if (!(bilinear && wp->fill != TFK_AUG_CONSTANT &&
-			      ix >= 0 && ix < xmax && iy >= 0 && iy < ymax)) {
-				pixel_u8(src, h, w, c, ix0, iy0, wp, out);
-				continue;
-			}
-		}
-		xi = (int)ix;
-		yi = (int)iy;
-		xf = (float)xi;
-		yf = (float)yi;
-		wx0 = (xf + 1) - ix;
-		wx1 = ix - xf;
-		wy0 = (yf + 1) - iy;
-		wy1 = iy - yf;
-		p0 = src + (size_t)yi * stride + (size_t)xi * c;
-		p1 = p0 + stride;
-#ifdef __SSE2__
-		if (vec && p1 + c <= last4) {
-			__m128 a0 = _mm_set1_ps(wx0), a1 = _mm_set1_ps(wx1);
-			__m128 vf = _mm_add_ps(_mm_mul_ps(a0, load4_u8(p0)),
-					       _mm_mul_ps(a1, load4_u8(p0 + c)));
-			__m128 vc = _mm_add_ps(_mm_mul_ps(a0, load4_u8(p1)),
-					       _mm_mul_ps(a1, load4_u8(p1 + c)));
-			__m128 o = _mm_add_ps(
-				_mm_mul_ps(_mm_set1_ps(wy0), vf),
-				_mm_mul_ps(_mm_set1_ps(wy1), vc));
-
-			if (c == 4 || ox + 1 < ow) {
-				_mm_storeu_ps(out, o);
-			} else {
-				float tmp[4];
-
-				_mm_storeu_ps(tmp, o);
-				memcpy(out, tmp, 3 * sizeof(float));
-			}
-			continue;
-		}
-#endif
-		if (c == 3)
-			BILERP(uint8_t, 3);
-		else if (c == 1)
-			BILERP(uint8_t, 1);
-		else if (c == 4)
-			BILERP(uint8_t, 4);
-		else
-			BILERP(uint8_t, c);
-	}
-}
+DEFINE_ROW(row_u8, uint8_t, pixel_u8, vec_u8)
+DEFINE_ROW(row_f32, float, pixel_f32, vec_f32)
 
 static void row_projective(const struct tfk_aug_image *src, float *out,
 			   int ow, int64_t oy, const float t[8],
@@ -612,9 +668,9 @@ static void row_projective(const struct tfk_aug_image *src, float *out,
 		ix = (t[0] * ox + t[1] * oy + t[2]) / k;
 		iy = (t[3] * ox + t[4] * oy + t[5]) / k;
 		if (src->dtype == TFK_AUG_U8)
-			pixel_u8(src->data, h, w, c, ix, iy, wp, out);
+			pixel_u8(src->data, src, h, w, c, ix, iy, wp, out);
 		else
-			pixel_f32(src->data, h, w, c, ix, iy, wp, out);
+			pixel_f32(src->data, src, h, w, c, ix, iy, wp, out);
 	}
 }
 
@@ -658,10 +714,11 @@ int tfk_aug_transform(const struct tfk_aug_image *src,
 		if (!affine)
 			row_projective(src, out, ow, oy, t, wp);
 		else if (src->dtype == TFK_AUG_U8)
-			row_u8(src->data, src->h, src->w, c, out, ow, oy, t, wp);
+			row_u8(src->data, src, src->h, src->w, c, out, ow, oy,
+			       t, wp);
 		else
-			row_f32(src->data, src->h, src->w, c, out, ow, oy, t,
-				wp);
+			row_f32(src->data, src, src->h, src->w, c, out, ow,
+				oy, t, wp);
 		if (row)
 			row_to_u8((uint8_t *)dst->data + base, row,
 				  (size_t)ow * c);
@@ -720,6 +777,8 @@ int tfk_aug_rescale(const struct tfk_aug_image *src,
 	size_t i, n;
 	int rc = check_pair(src, dst, 1, err), c;
 
+	if (!rc)
+		rc = check_plain(src, err);
 	if (rc)
 		return rc;
 	c = src->c;
@@ -797,6 +856,8 @@ int tfk_aug_center_crop(const struct tfk_aug_image *src,
 {
 	int rc = check_pair(src, dst, 0, err);
 
+	if (!rc)
+		rc = check_plain(src, err);
 	if (rc)
 		return rc;
 	if (src->h >= dst->h && src->w >= dst->w) {
@@ -814,6 +875,8 @@ int tfk_aug_random_crop(const struct tfk_aug_image *src,
 {
 	int rc = check_pair(src, dst, 0, err);
 
+	if (!rc)
+		rc = check_plain(src, err);
 	if (rc)
 		return rc;
 	if (training && src->h > dst->h && src->w > dst->w) {
@@ -833,12 +896,32 @@ int tfk_aug_random_crop(const struct tfk_aug_image *src,
 	return smart_resize(src, dst, err);
 }
 
+/* One row, mirrored, into a float32 row: c values per pixel, rescaled
+ * as rs asks. */
+#define DEFINE_MIRROR(NAME, T)						\
+static void NAME(float *o, const T *s, const struct tfk_aug_image *rs,	\
+		 int w, size_t c)					\
+{									\
+	size_t x, ch;							\
+									\
+	for (x = 0; x < (size_t)w; x++) {				\
+		const T *p = s + ((size_t)w - 1 - x) * c;		\
+									\
+		for (ch = 0; ch < c; ch++)				\
+			o[x * c + ch] = (float)p[ch];			\
+	}								\
+	rescale_run(o, (size_t)w * c, rs);				\
+}
+DEFINE_MIRROR(mirror_u8, uint8_t)
+DEFINE_MIRROR(mirror_f32, float)
+
 int tfk_aug_flip(const struct tfk_aug_image *src, struct tfk_aug_image *dst,
 		 int mode, struct tfk_err *err)
 {
 	const int h = src ? src->h : 0, w = src ? src->w : 0;
-	const size_t c = src ? (size_t)src->c : 0;
+	const size_t c = src ? (size_t)src->c : 0, row = (size_t)w * c;
 	int rc = check_pair(src, dst, 1, err), y, x;
+	size_t ch;
 
 	if (rc)
 		return rc;
@@ -846,15 +929,22 @@ int tfk_aug_flip(const struct tfk_aug_image *src, struct tfk_aug_image *dst,
 		return tfk_errf(err, TFK_EINVAL, "unknown flip mode %d", mode);
 	for (y = 0; y < h; y++) {
 		int sy = mode & TFK_AUG_FLIP_V ? h - 1 - y : y;
+		size_t di = (size_t)y * row, si = (size_t)sy * row;
 
-		if (!(mode & TFK_AUG_FLIP_H)) {
-			copy_run(dst, (size_t)y * w * c, src,
-				 (size_t)sy * w * c, (size_t)w * c);
-			continue;
-		}
-		for (x = 0; x < w; x++)
-			copy_run(dst, ((size_t)y * w + x) * c, src,
-				 ((size_t)sy * w + (w - 1 - x)) * c, c);
+		if (!(mode & TFK_AUG_FLIP_H))
+			copy_run(dst, di, src, si, row);
+		else if (dst->dtype == TFK_AUG_F32 && src->dtype == TFK_AUG_U8)
+			mirror_u8((float *)dst->data + di,
+				  (const uint8_t *)src->data + si, src, w, c);
+		else if (dst->dtype == TFK_AUG_F32)
+			mirror_f32((float *)dst->data + di,
+				   (const float *)src->data + si, src, w, c);
+		else
+			for (x = 0; x < w; x++)
+				for (ch = 0; ch < c; ch++)
+					store(dst, di + (size_t)x * c + ch,
+					      load(src, si + (size_t)(w - 1 -
+							x) * c + ch));
 	}
 	return 0;
 }
@@ -890,6 +980,8 @@ int tfk_aug_contrast(const struct tfk_aug_image *src,
 	size_t i, n;
 	int rc = check_pair(src, dst, 1, err), c, ch;
 
+	if (!rc)
+		rc = check_plain(src, err);
 	if (rc)
 		return rc;
 	if (!(lo <= hi))

@@ -45,6 +45,20 @@ struct tfk_aug_image {
 	int dtype;		/* TFK_AUG_F32 or TFK_AUG_U8 */
 	int h, w, c;		/* each >= 1 */
 	void *data;		/* h * w * c elements, HWC */
+	/* A source only: its values as a Keras Rescaling layer before
+	 * the op would give them, each element x read as x * scale
+	 * (then + offset with TFK_AUG_RESCALE_OFFSET) in float32, so the
+	 * op does the Rescaling on the way instead of a pass of its own
+	 * (bit for bit the same). Honoured by the flips and transforms
+	 * (rotation, translation, zoom); the other functions refuse it. */
+	int rescale;		/* TFK_AUG_RESCALE_*; 0: values as they are */
+	float scale, offset;
+};
+
+enum {
+	TFK_AUG_RESCALE_NONE,
+	TFK_AUG_RESCALE_SCALE,	/* x * scale */
+	TFK_AUG_RESCALE_OFFSET	/* x * scale + offset */
 };
 
 /* The generator --------------------------------------------------------- */

@@ -36,7 +36,7 @@
 #include <string.h>
 
 #define TFK_OP_MAX_ARGS 8	/* inputs or outputs per op def */
-#define TFK_OP_MAX_ATTRS 12
+#define TFK_OP_MAX_ATTRS 16
 
 /* TensorFlow's AttrValue kinds (attr_value.proto). */
 enum tfk_attr_kind {

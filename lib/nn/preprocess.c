@@ -1396,12 +1396,29 @@ static int add_categorical(struct tfk_graph *g, const struct layer *l,
 	return rc;
 }
 
+/*
+ * A Rescaling right before a flip or a transform, by one scale (and
+ * offset), is done by that op as it reads its input (struct
+ * tfk_aug_image's rescale): bit for bit the same values, one pass over
+ * the image instead of three (Cast, Mul, the op). Its nodes are still
+ * added, unused, so the later nodes keep their numbers, which key their
+ * random draws; the executor prunes them.
+ */
+static int folds(const struct layer *l, const struct layer *next)
+{
+	return l->kind == L_RESCALE && l->n_a == 1 && l->n_b <= 1 &&
+		(next->kind == L_FLIP || next->kind == L_ROT ||
+		 next->kind == L_TRANS || next->kind == L_ZOOM);
+}
+
+/* Add layer l's nodes after *x, with pre (or NULL) folded in. */
 static int add_layer(struct tfk_graph *g, const struct layer *l,
-		     struct tfk_port *x, struct tfk_err *err)
+		     const struct layer *pre, struct tfk_port *x,
+		     struct tfk_err *err)
 {
 	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
 	struct tfk_port c;
-	struct tfk_attr at[8];
+	struct tfk_attr at[12];
 	const char *op = NULL;
 	int na = 0, rc;
 
@@ -1528,6 +1545,13 @@ static int add_layer(struct tfk_graph *g, const struct layer *l,
 		at[na++] = TFK_A_STR("interpolation", l->interp);
 		at[na++] = TFK_A_FLOAT("fill_value", l->fill_value);
 	}
+	if (pre) {
+		at[na++] = TFK_A_INT("in_rescale", pre->n_b ?
+				     TFK_AUG_RESCALE_OFFSET :
+				     TFK_AUG_RESCALE_SCALE);
+		at[na++] = TFK_A_FLOAT("in_scale", pre->a[0]);
+		at[na++] = TFK_A_FLOAT("in_offset", pre->n_b ? pre->b[0] : 0);
+	}
 	return tfk_graph_add_node(g, op, NULL, x, 1, at, na, x, err);
 }
 
@@ -1537,7 +1561,7 @@ static int build_chain(const struct tfk_prep *p, struct tfk_graph *g,
 {
 	const struct chain *c = &p->c[ci];
 	int64_t shape[TFK_MAX_RANK];
-	struct tfk_port x;
+	struct tfk_port x, before;
 	int rank, i, rc;
 
 	if (c->in.decode) {
@@ -1556,10 +1580,15 @@ static int build_chain(const struct tfk_prep *p, struct tfk_graph *g,
 		return tfk_err_prefix(err, "%s: features.%s", p->path,
 				      c->in.feature);
 	for (i = 0; i < upto; i++) {
-		rc = add_layer(g, &c->layers[i], &x, err);
+		const struct layer *l = &c->layers[i];
+		int fold = i > 0 && folds(l - 1, l);
+		struct tfk_port in = fold ? before : x;	/* fold: skip l - 1 */
+
+		before = x;
+		rc = add_layer(g, l, fold ? l - 1 : NULL, &in, err);
 		if (rc)
-			return tfk_err_prefix(err, "%s: %s", p->path,
-					      c->layers[i].path);
+			return tfk_err_prefix(err, "%s: %s", p->path, l->path);
+		x = in;
 	}
 	rc = tfk_graph_set_output(g, outname, x, err);
 	if (rc)
@@ -2032,7 +2061,7 @@ int tfk_prep_layer_add(struct tfk_graph *g, const struct json_t *obj,
 			 "Discretization and TextVectorization work inside a "
 			 "model; image layers run in tfk-map");
 	if (!rc) {
-		rc = add_layer(g, &l, x, err);
+		rc = add_layer(g, &l, NULL, x, err);
 		if (rc)
 			tfk_err_prefix(err, "%s: %s", file, l.path);
 	}

@@ -86,10 +86,11 @@ int main(int argc, char **argv)
 		double t0 = now(), dt;
 
 		for (i = 0; i < n; i++) {
-			struct tfk_aug_image s = { TFK_AUG_U8, h, w, 3,
-						   imgs + sz * i };
-			struct tfk_aug_image d = { u8 ? TFK_AUG_U8 : TFK_AUG_F32,
-						   h, w, 3, out };
+			struct tfk_aug_image s = { .dtype = TFK_AUG_U8,
+				.h = h, .w = w, .c = 3, .data = imgs + sz * i };
+			struct tfk_aug_image d = { .dtype = u8 ? TFK_AUG_U8 :
+				TFK_AUG_F32, .h = h, .w = w, .c = 3,
+				.data = out };
 			struct tfk_err err;
 			float t[8];
 

@@ -149,6 +149,21 @@ check "-j 1 and -j 2 give the same bytes" sh -c \
 	'tfk-map --seed 9 aug.json in.rec >j1 && tfk-map --seed 9 -j 2 aug.json in.rec >j2 && cmp j1 j2 && tfk-count j1 | { read n rest; [ "$n" = 300 ]; }'
 check "same seed same bytes; another seed other bytes" sh -c \
 	'tfk-map --seed 9 aug.json <in.rec | cmp - j1 && tfk-map --seed 8 aug.json in.rec | cmp -s - j1; [ $? = 1 ]'
+# A Rescaling by one scale (and offset) right before a flip or transform
+# is folded into that op; by one value per channel it is not, and has
+# the same nodes, so the same random draws: the two must agree bit for
+# bit, also where a constant fill (not rescaled) shows.
+fold() {	# SCALE1 SCALE2 OFFSET2 SCALE3 -> layers
+	echo "$(L Rescaling "{\"scale\": $1}"), $(L RandomFlip '{}'), \
+$(L RandomRotation '{"factor": 0.2, "fill_mode": "constant", "fill_value": 0.5}'), \
+$(L Rescaling "{\"scale\": $2, \"offset\": $3}"), $(L RandomZoom '{"height_factor": 0.3}'), \
+$(L Rescaling "{\"scale\": $4}"), $(L RandomTranslation '{"height_factor": 0.2, "width_factor": 0.2, "fill_mode": "wrap"}')"
+}
+spec fold1.json "\"image\": {\"shape\": [8, 10, 3], \"layers\": [$(fold 0.00392156862745098 2 -1 -0.5)]}"
+spec fold3.json "\"image\": {\"shape\": [8, 10, 3], \"layers\": [$(fold \
+'[0.00392156862745098, 0.00392156862745098, 0.00392156862745098]' '[2, 2, 2]' '[-1, -1, -1]' '[-0.5, -0.5, -0.5]')]}"
+check "a Rescaling folded into the next op = the Rescaling done apart" sh -c \
+	'tfk-map --seed 3 fold1.json in.rec >f1 && tfk-map --seed 3 fold3.json in.rec | cmp - f1 && tfk-count f1 | { read n rest; [ "$n" = 300 ]; }'
 testcmd "random layers keep the shape (RandomCrop to 6x6)" \
 	'tfk-map --seed 9 aug.json few.rec | tfk-cat --json | head -1 | "$PYTHON" -c "
 import sys, json; d = json.loads(sys.stdin.read()); print(d[\"image/shape\"], len(d[\"image\"]))"' "[6, 6, 3] 108\n"

@@ -55,7 +55,8 @@ static uint8_t *rand_u8(size_t n)
 
 static struct tfk_aug_image img(int dtype, int h, int w, int c, void *data)
 {
-	struct tfk_aug_image im = { dtype, h, w, c, data };
+	struct tfk_aug_image im = { .dtype = dtype, .h = h, .w = w, .c = c,
+				    .data = data };
 
 	return im;
 }
@@ -361,6 +362,96 @@ static void fast_vs_ref(void)
 	       "sources; 1..4 channels", n);
 	is_int(bad_u, 0, "fast transform, uint8 out = ref rounded half away "
 	       "from zero, clamped");
+}
+
+/*
+ * A rescaled source (a Rescaling folded into the op) against the plain
+ * op on the Rescaling's float32 output, computed here: bit for bit, for
+ * the transforms of fast_vs_ref's cases and the flips; the functions
+ * that do not fold one refuse it.
+ */
+static void rescaled_sources(void)
+{
+	static const float scales[] = { 0.00392156862745098f, -0.37f, 2.5f };
+	static const float offsets[] = { 0.25f, -1.0f, 0.0f };
+	int i, bad_t = 0, bad_f = 0, n = 0;
+	struct tfk_err err;
+
+	for (i = 0; i < 240; i++) {
+		struct tcase k;
+		struct tfk_aug_warp wp;
+		struct tfk_aug_image s, d, ps;
+		void *src;
+		float *fsrc, *ref, *got, *pre;
+		size_t no, ni, j;
+		int mode = 1 + i % 2, rc;
+		float sc = scales[i % 3], off = offsets[(i / 3) % 3];
+
+		make_case(&k, i);
+		wp.interp = k.interp;
+		wp.fill = k.fill;
+		wp.fill_value = k.fill_value;
+		src = case_src(&k);
+		fsrc = as_f32(&k, src);
+		ni = (size_t)k.h * k.w * k.c;
+		no = (size_t)k.oh * k.ow * k.c;
+		pre = malloc(ni * sizeof(float));
+		for (j = 0; j < ni; j++) {	/* Cast, Mul, AddV2 */
+			volatile float v = fsrc[j] * sc;
+
+			pre[j] = mode == TFK_AUG_RESCALE_OFFSET ? v + off : v;
+		}
+		ref = malloc((no > ni ? no : ni) * sizeof(float));
+		got = malloc((no > ni ? no : ni) * sizeof(float));
+		tfk_aug_transform_ref(pre, k.h, k.w, k.c, ref, k.oh, k.ow,
+				      k.t, &wp);
+		s = img(k.f32in ? TFK_AUG_F32 : TFK_AUG_U8, k.h, k.w, k.c, src);
+		s.rescale = mode;
+		s.scale = sc;
+		s.offset = off;
+		d = img(TFK_AUG_F32, k.oh, k.ow, k.c, got);
+		rc = tfk_aug_transform(&s, &d, k.t, &wp, &err);
+		if ((rc || memcmp(got, ref, no * sizeof(float))) &&
+		    bad_t++ < 3)
+			tap_diag("case %d (%dx%dx%d %s %s, rescale %d): rc %d, "
+				 "results differ", i, k.h, k.w, k.c,
+				 tfk_aug_interp_name(k.interp),
+				 tfk_aug_fill_name(k.fill), mode, rc);
+		ps = img(TFK_AUG_F32, k.h, k.w, k.c, pre);
+		d = img(TFK_AUG_F32, k.h, k.w, k.c, ref);
+		tfk_aug_flip(&ps, &d, 1 + i % 3, &err);
+		d = img(TFK_AUG_F32, k.h, k.w, k.c, got);
+		rc = tfk_aug_flip(&s, &d, 1 + i % 3, &err);
+		if ((rc || memcmp(got, ref, ni * sizeof(float))) &&
+		    bad_f++ < 3)
+			tap_diag("case %d: flip %d of a rescaled %dx%dx%d "
+				 "source differs", i, 1 + i % 3, k.h, k.w,
+				 k.c);
+		n++;
+		free(src);
+		free(fsrc);
+		free(pre);
+		free(ref);
+		free(got);
+	}
+	is_int(bad_t, 0, "transform of a rescaled source = transform of "
+	       "the Rescaling's output, bit for bit (%d cases, scale and "
+	       "scale+offset)", n);
+	is_int(bad_f, 0, "flip of a rescaled source = flip of the "
+	       "Rescaling's output, bit for bit");
+	{
+		uint8_t px[2 * 2 * 3] = { 0 };
+		float out[2 * 2 * 3];
+		struct tfk_aug_image s = img(TFK_AUG_U8, 2, 2, 3, px);
+		struct tfk_aug_image d = img(TFK_AUG_F32, 1, 1, 3, out);
+
+		s.rescale = TFK_AUG_RESCALE_SCALE;
+		s.scale = 2;
+		is_int(tfk_aug_center_crop(&s, &d, &err), TFK_EINVAL,
+		       "center crop refuses a rescaled source");
+		is_str(err.msg, "source image: only flips and transforms "
+		       "take a rescaled source", "... and says so");
+	}
 }
 
 static void vs_numpy(void)
@@ -896,8 +987,9 @@ static void errors(void)
 	   "contrast range [10, 5]: %s", err.msg);
 	ok(tfk_aug_random_rotation(&s, &d, 0, 1, &wp, 1, NULL, &err) ==
 	   TFK_EINVAL, "random rotation without generator: %s", err.msg);
-	ok(tfk_aug_random_crop(&s, &(struct tfk_aug_image){ TFK_AUG_U8, 2, 2,
-			       3, u8 }, 1, NULL, &err) == TFK_EINVAL,
+	ok(tfk_aug_random_crop(&s, &(struct tfk_aug_image){ .dtype = TFK_AUG_U8,
+			       .h = 2, .w = 2, .c = 3, .data = u8 }, 1, NULL,
+			       &err) == TFK_EINVAL,
 	   "random crop without generator: %s", err.msg);
 
 	tfk_alloc_fail_after(0);
@@ -935,6 +1027,7 @@ int main(void)
 	names();
 	known_values();
 	fast_vs_ref();
+	rescaled_sources();
 	vs_numpy();
 	ops_vs_numpy();
 	random_layers();

@@ -106,7 +106,7 @@ static int infer_resize(struct tfk_infer_ctx *ic)
 /* Image k of t (rank 3: k == 0). */
 static struct tfk_aug_image image_at(const struct tfk_tensor *t, int64_t k)
 {
-	struct tfk_aug_image im;
+	struct tfk_aug_image im = { 0 };
 	int r = t->rank;
 	size_t n;
 
@@ -200,6 +200,16 @@ static int augment_one(struct tfk_kernel_ctx *kc, struct tfk_aug_image *s,
 	int train = tfk_node_attr_b(n, "training", 1), rc;
 	struct tfk_aug_warp wp;
 
+	/* a Rescaling folded in (flips and transforms have the attrs) */
+	s->rescale = (int)tfk_node_attr_i(n, "in_rescale", 0);
+	s->scale = tfk_node_attr_f(n, "in_scale", 1);
+	s->offset = tfk_node_attr_f(n, "in_offset", 0);
+	if (s->rescale < TFK_AUG_RESCALE_NONE ||
+	    s->rescale > TFK_AUG_RESCALE_OFFSET)
+		return tfk_errf(kc->err, TFK_EINVAL, "in_rescale %d: expected "
+				"0 (none), 1 (scale) or 2 (scale and offset)",
+				s->rescale);
+
 	if (!strcmp(op, "CenterCrop"))
 		return tfk_aug_center_crop(s, d, kc->err);
 	if (!strcmp(op, "RandomCrop"))
@@ -274,8 +284,14 @@ static int k_augment(struct tfk_kernel_ctx *kc)
 #define A_I(nm) { nm, TFK_ATTR_INT, 0, { 0 } }
 #define A_B(nm, d) { nm, TFK_ATTR_BOOL, 1, { .b = (d) } }
 #define A_S(nm, d) { nm, TFK_ATTR_STRING, 1, { .s = { d, sizeof(d) - 1 } } }
+#define A_ID(nm, d) { nm, TFK_ATTR_INT, 1, { .i = (d) } }
+/* A Rescaling (x * in_scale, + in_offset when in_rescale is 2) done on
+ * the input as the op reads it: nn/preprocess.c folds one into the
+ * flip or transform after it (augment.h, struct tfk_aug_image). */
+#define RESCALE_ATTRS A_ID("in_rescale", 0), A_F("in_scale", 1), \
+	A_F("in_offset", 0)
 #define WARP_ATTRS A_S("fill_mode", "reflect"), \
-	A_S("interpolation", "bilinear"), A_F("fill_value", 0)
+	A_S("interpolation", "bilinear"), A_F("fill_value", 0), RESCALE_ATTRS
 
 #define RESIZE(nm) {							\
 	.name = nm,							\
@@ -317,7 +333,7 @@ const struct tfk_op_def tfk_ops_preprocess[] = {
 		.name = "RandomFlip",
 		.inputs = IMG_IN, .outputs = IMG_OUT,
 		.attrs = { T_IMG, A_S("mode", "horizontal_and_vertical"),
-			   A_B("training", 1) },
+			   A_B("training", 1), RESCALE_ATTRS },
 		.flags = TFK_OP_RANDOM,
 		.infer = infer_same_image,
 	},

@@ -77,14 +77,9 @@ static const struct tfk_cmd cmd = {
 	"  tfk-map --adapt prep.json train.tfrecord -o prep-adapted.json",
 };
 
-/* --adapt reads (serially) chunks of at most CHUNK records, and at
- * most about CHUNK_BYTES of them. */
-#define CHUNK 256
-#define CHUNK_BYTES (8u << 20)
-
 /* One record: its bytes and where it came from. */
 struct item {
-	size_t off, len;	/* in chunk.data (mapping: in its inring) */
+	size_t len;
 	const char *path;
 	uint64_t index, byte;	/* record number in its file, offset */
 };
@@ -144,16 +139,6 @@ static enum tfk_dtype *dtypes;
 static struct worker *workers;
 static struct worker *free_list;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The records being adapted from. */
-struct chunk {
-	uint8_t *data;
-	size_t len, cap;
-	struct item it[CHUNK];
-	size_t n;
-	uint64_t first;		/* global index of it[0] */
-};
-static struct chunk chunk;
 
 static struct tfk_rec_writer *w;
 static uint64_t n_out;
@@ -631,8 +616,8 @@ struct reader {
 	uint64_t next;		/* global index of the next record */
 };
 
-/* The next record of the input files into rec and it (it->off 0).
- * Returns 1, 0 at the end of the last file, or an error. */
+/* The next record of the input files into rec and it. Returns 1, 0 at
+ * the end of the last file, or an error. */
 static int reader_next(struct reader *rd, struct tfk_rec *rec,
 		       struct item *it, struct tfk_err *err)
 {
@@ -655,7 +640,6 @@ static int reader_next(struct reader *rd, struct tfk_rec *rec,
 		tfk_rec_close(rd->r);
 		rd->r = NULL;
 	}
-	it->off = 0;
 	it->len = rec->len;
 	it->path = strcmp(rd->files[rd->fi - 1], "-") ?
 		rd->files[rd->fi - 1] : "<stdin>";
@@ -663,45 +647,6 @@ static int reader_next(struct reader *rd, struct tfk_rec *rec,
 	it->byte = rec->off;
 	rd->next++;
 	return 1;
-}
-
-/* For --adapt: the next chunk of records; their count (0 at the end),
- * or a negative error. */
-static long fill_chunk(struct reader *rd, struct tfk_err *err)
-{
-	struct tfk_rec rec;
-	int rc;
-
-	chunk.len = 0;
-	chunk.n = 0;
-	chunk.first = rd->next;
-	while (chunk.n < CHUNK && chunk.len < CHUNK_BYTES) {
-		struct item *it = &chunk.it[chunk.n];
-
-		rc = reader_next(rd, &rec, it, err);
-		if (rc < 0)
-			return rc;
-		if (rc == 0)
-			break;
-		if (chunk.len + rec.len > chunk.cap) {
-			size_t nc = chunk.cap ? chunk.cap : 1 << 20;
-			uint8_t *nb;
-
-			while (nc < chunk.len + rec.len)
-				nc *= 2;
-			nb = realloc(chunk.data, nc);
-			if (!nb)
-				return tfk_errf(err, TFK_ENOMEM, "out of "
-						"memory");
-			chunk.data = nb;
-			chunk.cap = nc;
-		}
-		memcpy(chunk.data + chunk.len, rec.data, rec.len);
-		it->off = chunk.len;
-		chunk.len += rec.len;
-		chunk.n++;
-	}
-	return (long)chunk.n;
 }
 
 static void reader_close(struct reader *rd)
@@ -761,85 +706,81 @@ static int run_adapt(struct reader *rd, int chain, int layer,
 {
 	double *mean = NULL, *m2 = NULL, *cnt = NULL;
 	int nch = 0, rc = 0;
+	struct tfk_rec rec;
+	struct item ri = { 0 };
 	long n;
 	size_t i;
 
-	while ((n = fill_chunk(rd, err)) > 0) {
-		if (!graph && (rc = setup(chunk.data, &chunk.it[0], chain,
-					  layer, err)))
+	while ((n = reader_next(rd, &rec, &ri, err)) > 0) {
+		struct worker *wk = &workers[0];
+		const struct tfk_tensor *t;
+		const struct tfk_feat *f;
+		const struct tfk_prep_input *in =
+			tfk_prep_input(prep, chain);
+		int64_t k, numel;
+		int c;
+
+		if (!graph && (rc = setup(rec.data, &ri, chain, layer, err)))
 			goto out;
-		for (i = 0; i < (size_t)n; i++) {
-			struct slot s = { 0 };
-			struct worker *wk = &workers[0];
-			const struct tfk_tensor *t;
-			const struct tfk_feat *f;
-			const struct tfk_prep_input *in =
-				tfk_prep_input(prep, chain);
-			int64_t k, numel;
-			int c;
 
-			rc = tfk_example_parse(&wk->ex, chunk.data +
-					       chunk.it[i].off,
-					       chunk.it[i].len, err);
-			if (rc) {
-				tfk_err_prefix(err, "bad tf.Example");
-				where(err, &chunk.it[i]);
+		rc = tfk_example_parse(&wk->ex, rec.data, rec.len, err);
+		if (rc) {
+			tfk_err_prefix(err, "bad tf.Example");
+			where(err, &ri);
+			goto out;
+		}
+		f = tfk_example_find(&wk->ex, in->feature);
+		if (!f) {
+			tfk_errf(err, TFK_EINVAL, "feature '%s': "
+				 "missing", in->feature);
+			rc = where(err, &ri);
+			goto out;
+		}
+		rc = make_feed(wk, chain, f, err);
+		if (!rc)
+			rc = tfk_exec_run(wk->x, &wk->feeds[chain],
+					  rd->next - 1,
+					  wk->fetched, err);
+		if (rc) {
+			where(err, &ri);
+			goto out;
+		}
+		t = wk->fetched[0];
+		if (t->dtype != TFK_DT_FLOAT || t->rank < 1) {
+			tfk_errf(err, TFK_EINVAL, "feature '%s': "
+				 "Normalization needs float values "
+				 "of rank >= 1", in->feature);
+			rc = where(err, &ri);
+			goto out;
+		}
+		c = tfk_prep_adapt_n(prep, chain, layer,
+				     t->shape[t->rank - 1]);
+		if (!mean) {
+			nch = c;
+			mean = calloc((size_t)c, sizeof(double));
+			m2 = calloc((size_t)c, sizeof(double));
+			cnt = calloc((size_t)c, sizeof(double));
+			if (!mean || !m2 || !cnt) {
+				rc = tfk_errf(err, TFK_ENOMEM, "out "
+					      "of memory");
 				goto out;
 			}
-			f = tfk_example_find(&wk->ex, in->feature);
-			if (!f) {
-				tfk_errf(err, TFK_EINVAL, "feature '%s': "
-					 "missing", in->feature);
-				rc = where(err, &chunk.it[i]);
-				goto out;
-			}
-			rc = make_feed(wk, chain, f, err);
-			if (!rc)
-				rc = tfk_exec_run(wk->x, &wk->feeds[chain],
-						  chunk.first + i,
-						  wk->fetched, err);
-			if (rc) {
-				where(err, &chunk.it[i]);
-				goto out;
-			}
-			t = wk->fetched[0];
-			if (t->dtype != TFK_DT_FLOAT || t->rank < 1) {
-				tfk_errf(err, TFK_EINVAL, "feature '%s': "
-					 "Normalization needs float values "
-					 "of rank >= 1", in->feature);
-				rc = where(err, &chunk.it[i]);
-				goto out;
-			}
-			c = tfk_prep_adapt_n(prep, chain, layer,
-					     t->shape[t->rank - 1]);
-			if (!mean) {
-				nch = c;
-				mean = calloc((size_t)c, sizeof(double));
-				m2 = calloc((size_t)c, sizeof(double));
-				cnt = calloc((size_t)c, sizeof(double));
-				if (!mean || !m2 || !cnt) {
-					rc = tfk_errf(err, TFK_ENOMEM, "out "
-						      "of memory");
-					goto out;
-				}
-			} else if (c != nch) {
-				tfk_errf(err, TFK_EINVAL, "feature '%s': "
-					 "last dimension %d, earlier records "
-					 "had %d", in->feature, c, nch);
-				rc = where(err, &chunk.it[i]);
-				goto out;
-			}
-			numel = tfk_tensor_numel(t);
-			for (k = 0; k < numel; k++) {
-				double v = ((const float *)t->data)[k], d;
-				int ch = (int)(k % nch);
+		} else if (c != nch) {
+			tfk_errf(err, TFK_EINVAL, "feature '%s': "
+				 "last dimension %d, earlier records "
+				 "had %d", in->feature, c, nch);
+			rc = where(err, &ri);
+			goto out;
+		}
+		numel = tfk_tensor_numel(t);
+		for (k = 0; k < numel; k++) {
+			double v = ((const float *)t->data)[k], d;
+			int ch = (int)(k % nch);
 
-				cnt[ch] += 1;
-				d = v - mean[ch];
-				mean[ch] += d / cnt[ch];
-				m2[ch] += d * (v - mean[ch]);
-			}
-			(void)s;
+			cnt[ch] += 1;
+			d = v - mean[ch];
+			mean[ch] += d / cnt[ch];
+			m2[ch] += d * (v - mean[ch]);
 		}
 	}
 	if (n < 0) {
@@ -868,45 +809,42 @@ static int run_text_adapt(struct reader *rd, int chain, int layer,
 	const struct tfk_prep_input *in = tfk_prep_input(prep, chain);
 	struct tfk_prep_tadapt *t;
 	struct tfk_example *ex = &workers[0].ex;
+	struct tfk_rec rec;
+	struct item ri = { 0 };
 	long n;
-	size_t i;
 	int rc;
 
 	rc = tfk_prep_tadapt_new(prep, chain, layer, &t, err);
 	if (rc)
 		return rc;
-	while ((n = fill_chunk(rd, err)) > 0) {
-		for (i = 0; i < (size_t)n; i++) {
-			const struct tfk_feat *f;
-			const uint8_t *p;
-			size_t len, it = 0;
+	while ((n = reader_next(rd, &rec, &ri, err)) > 0) {
+		const struct tfk_feat *f;
+		const uint8_t *p;
+		size_t len, it = 0;
 
-			rc = tfk_example_parse(ex, chunk.data +
-					       chunk.it[i].off,
-					       chunk.it[i].len, err);
-			if (rc) {
-				tfk_err_prefix(err, "bad tf.Example");
-				goto fail;
-			}
-			f = tfk_example_find(ex, in->feature);
-			if (!f || f->kind != TFK_FEAT_BYTES) {
-				rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
-					      "%s", in->feature, f ?
-					      "expected bytes (text)" :
-					      "missing");
-				goto fail;
-			}
-			while (tfk_feat_bytes_next(f, &it, &p, &len))
-				if ((rc = tfk_prep_tadapt_add(t,
-						(const char *)p, len, err)))
-					goto fail;
+		rc = tfk_example_parse(ex, rec.data, rec.len, err);
+		if (rc) {
+			tfk_err_prefix(err, "bad tf.Example");
+			goto fail;
 		}
+		f = tfk_example_find(ex, in->feature);
+		if (!f || f->kind != TFK_FEAT_BYTES) {
+			rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
+				      "%s", in->feature, f ?
+				      "expected bytes (text)" :
+				      "missing");
+			goto fail;
+		}
+		while (tfk_feat_bytes_next(f, &it, &p, &len))
+			if ((rc = tfk_prep_tadapt_add(t,
+					(const char *)p, len, err)))
+				goto fail;
 	}
 	rc = n < 0 ? (int)n : tfk_prep_tadapt_finish(t, err);
 	tfk_prep_tadapt_free(t);
 	return rc;
 fail:
-	where(err, &chunk.it[i]);
+	where(err, &ri);
 	tfk_prep_tadapt_free(t);
 	return rc;
 }
@@ -920,7 +858,9 @@ static int run_lookup_adapt(struct reader *rd, int chain, int layer,
 	struct tfk_prep_ladapt *t;
 	struct tfk_example *ex = &workers[0].ex;
 	int64_t *iv = NULL;
-	size_t i = 0, cap = 0;
+	size_t cap = 0;
+	struct tfk_rec rec;
+	struct item ri = { 0 };
 	long n;
 	int rc, ints;
 
@@ -928,63 +868,59 @@ static int run_lookup_adapt(struct reader *rd, int chain, int layer,
 	if (rc)
 		return rc;
 	ints = tfk_prep_ladapt_is_int(t);
-	while ((n = fill_chunk(rd, err)) > 0) {
-		for (i = 0; i < (size_t)n; i++) {
-			const struct tfk_feat *f;
-			const uint8_t *p;
-			size_t len, it = 0, k;
+	while ((n = reader_next(rd, &rec, &ri, err)) > 0) {
+		const struct tfk_feat *f;
+		const uint8_t *p;
+		size_t len, it = 0, k;
 
-			rc = tfk_example_parse(ex, chunk.data +
-					       chunk.it[i].off,
-					       chunk.it[i].len, err);
-			if (rc) {
-				tfk_err_prefix(err, "bad tf.Example");
-				goto fail;
-			}
-			f = tfk_example_find(ex, in->feature);
-			if (!f || f->kind != (ints ? TFK_FEAT_INT64 :
-					      TFK_FEAT_BYTES)) {
-				rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
-					      "%s", in->feature, !f ?
-					      "missing" : ints ?
-					      "IntegerLookup takes int64 "
-					      "values" : "StringLookup takes "
-					      "bytes values");
-				goto fail;
-			}
-			if (ints) {
-				if (f->n > cap) {
-					int64_t *nv = realloc(iv, f->n *
-							      sizeof(*iv));
-
-					if (!nv) {
-						rc = tfk_errf(err, TFK_ENOMEM,
-							      "out of memory");
-						goto fail;
-					}
-					iv = nv;
-					cap = f->n;
-				}
-				tfk_feat_int64s(f, iv, cap);
-				for (k = 0; k < f->n; k++)
-					if ((rc = tfk_prep_ladapt_add_int(t,
-							iv[k], err)))
-						goto fail;
-			} else {
-				while (tfk_feat_bytes_next(f, &it, &p, &len))
-					if ((rc = tfk_prep_ladapt_add(t, p,
-							len, err)))
-						goto fail;
-			}
-			tfk_prep_ladapt_end_doc(t);
+		rc = tfk_example_parse(ex, rec.data, rec.len, err);
+		if (rc) {
+			tfk_err_prefix(err, "bad tf.Example");
+			goto fail;
 		}
+		f = tfk_example_find(ex, in->feature);
+		if (!f || f->kind != (ints ? TFK_FEAT_INT64 :
+				      TFK_FEAT_BYTES)) {
+			rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
+				      "%s", in->feature, !f ?
+				      "missing" : ints ?
+				      "IntegerLookup takes int64 "
+				      "values" : "StringLookup takes "
+				      "bytes values");
+			goto fail;
+		}
+		if (ints) {
+			if (f->n > cap) {
+				int64_t *nv = realloc(iv, f->n *
+						      sizeof(*iv));
+
+				if (!nv) {
+					rc = tfk_errf(err, TFK_ENOMEM,
+						      "out of memory");
+					goto fail;
+				}
+				iv = nv;
+				cap = f->n;
+			}
+			tfk_feat_int64s(f, iv, cap);
+			for (k = 0; k < f->n; k++)
+				if ((rc = tfk_prep_ladapt_add_int(t,
+						iv[k], err)))
+					goto fail;
+		} else {
+			while (tfk_feat_bytes_next(f, &it, &p, &len))
+				if ((rc = tfk_prep_ladapt_add(t, p,
+						len, err)))
+					goto fail;
+		}
+		tfk_prep_ladapt_end_doc(t);
 	}
 	rc = n < 0 ? (int)n : tfk_prep_ladapt_finish(t, err);
 	free(iv);
 	tfk_prep_ladapt_free(t);
 	return rc;
 fail:
-	where(err, &chunk.it[i]);
+	where(err, &ri);
 	free(iv);
 	tfk_prep_ladapt_free(t);
 	return rc;
@@ -1000,83 +936,80 @@ static int run_disc_adapt(struct reader *rd, int chain, int layer,
 	struct worker *wk = &workers[0];
 	float *tmp = NULL;
 	size_t cap = 0;
+	struct tfk_rec rec;
+	struct item ri = { 0 };
 	long n;
-	size_t i = 0;
 	int rc;
 
 	rc = tfk_prep_dadapt_new(prep, chain, layer, &t, err);
 	if (rc)
 		return rc;
-	while ((n = fill_chunk(rd, err)) > 0) {
-		if (!graph && (rc = setup(chunk.data, &chunk.it[0], chain,
-					  layer, err)))
+	while ((n = reader_next(rd, &rec, &ri, err)) > 0) {
+		const struct tfk_tensor *tt;
+		const struct tfk_feat *f;
+		const float *v;
+		int64_t k, numel;
+
+		if (!graph && (rc = setup(rec.data, &ri, chain, layer, err)))
 			goto out;
-		for (i = 0; i < (size_t)n; i++) {
-			const struct tfk_tensor *tt;
-			const struct tfk_feat *f;
-			const float *v;
-			int64_t k, numel;
 
-			rc = tfk_example_parse(&wk->ex, chunk.data +
-					       chunk.it[i].off,
-					       chunk.it[i].len, err);
-			if (rc) {
-				tfk_err_prefix(err, "bad tf.Example");
-				goto fail;
-			}
-			f = tfk_example_find(&wk->ex, in->feature);
-			if (!f) {
-				rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
-					      "missing", in->feature);
-				goto fail;
-			}
-			rc = make_feed(wk, chain, f, err);
-			if (!rc)
-				rc = tfk_exec_run(wk->x, &wk->feeds[chain],
-						  chunk.first + i,
-						  wk->fetched, err);
-			if (rc)
-				goto fail;
-			tt = wk->fetched[0];
-			numel = tfk_tensor_numel(tt);
-			if (tt->dtype == TFK_DT_FLOAT) {
-				v = tt->data;
-			} else if (tt->dtype == TFK_DT_INT64) {
-				if ((size_t)numel > cap) {
-					float *nt = realloc(tmp, (size_t)numel
-							    * sizeof(float));
+		rc = tfk_example_parse(&wk->ex, rec.data, rec.len, err);
+		if (rc) {
+			tfk_err_prefix(err, "bad tf.Example");
+			goto fail;
+		}
+		f = tfk_example_find(&wk->ex, in->feature);
+		if (!f) {
+			rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
+				      "missing", in->feature);
+			goto fail;
+		}
+		rc = make_feed(wk, chain, f, err);
+		if (!rc)
+			rc = tfk_exec_run(wk->x, &wk->feeds[chain],
+					  rd->next - 1,
+					  wk->fetched, err);
+		if (rc)
+			goto fail;
+		tt = wk->fetched[0];
+		numel = tfk_tensor_numel(tt);
+		if (tt->dtype == TFK_DT_FLOAT) {
+			v = tt->data;
+		} else if (tt->dtype == TFK_DT_INT64) {
+			if ((size_t)numel > cap) {
+				float *nt = realloc(tmp, (size_t)numel
+						    * sizeof(float));
 
-					if (!nt) {
-						rc = tfk_errf(err, TFK_ENOMEM,
-							      "out of memory");
-						goto out;
-					}
-					tmp = nt;
-					cap = (size_t)numel;
+				if (!nt) {
+					rc = tfk_errf(err, TFK_ENOMEM,
+						      "out of memory");
+					goto out;
 				}
-				for (k = 0; k < numel; k++)
-					tmp[k] = (float)((const int64_t *)
-							 tt->data)[k];
-				v = tmp;
-			} else {
-				rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
-					      "Discretization takes numbers, "
-					      "got %s", in->feature,
-					      tfk_dtype_name(tt->dtype));
-				goto fail;
+				tmp = nt;
+				cap = (size_t)numel;
 			}
-			rc = tfk_prep_dadapt_update(t, v, (size_t)numel, err);
-			if (rc) {
-				tfk_err_prefix(err, "feature '%s'",
-					       in->feature);
-				goto fail;
-			}
+			for (k = 0; k < numel; k++)
+				tmp[k] = (float)((const int64_t *)
+						 tt->data)[k];
+			v = tmp;
+		} else {
+			rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
+				      "Discretization takes numbers, "
+				      "got %s", in->feature,
+				      tfk_dtype_name(tt->dtype));
+			goto fail;
+		}
+		rc = tfk_prep_dadapt_update(t, v, (size_t)numel, err);
+		if (rc) {
+			tfk_err_prefix(err, "feature '%s'",
+				       in->feature);
+			goto fail;
 		}
 	}
 	rc = n < 0 ? (int)n : tfk_prep_dadapt_finish(t, err);
 	goto out;
 fail:
-	where(err, &chunk.it[i]);
+	where(err, &ri);
 out:
 	free(tmp);
 	tfk_prep_dadapt_free(t);
@@ -1176,7 +1109,6 @@ done:
 	reader_close(&rd);
 	teardown();
 	workers_release();
-	free(chunk.data);
 	tfk_prep_free(prep);
 	return rc ? tfk_cli_fail(&err) : 0;
 }

@@ -278,6 +278,13 @@ static void *case_src(const struct tcase *k)
 	return rand_u8(n);
 }
 
+static struct tfk_aug_warp case_warp(const struct tcase *k)
+{
+	struct tfk_aug_warp wp = { k->interp, k->fill, k->fill_value };
+
+	return wp;
+}
+
 static float *as_f32(const struct tcase *k, const void *src)
 {
 	size_t n = (size_t)k->h * k->w * k->c, i;
@@ -318,9 +325,7 @@ static void fast_vs_ref(void)
 		int rc;
 
 		make_case(&k, i);
-		wp.interp = k.interp;
-		wp.fill = k.fill;
-		wp.fill_value = k.fill_value;
+		wp = case_warp(&k);
 		src = case_src(&k);
 		fsrc = as_f32(&k, src);
 		no = (size_t)k.oh * k.ow * k.c;
@@ -388,9 +393,7 @@ static void rescaled_sources(void)
 		float sc = scales[i % 3], off = offsets[(i / 3) % 3];
 
 		make_case(&k, i);
-		wp.interp = k.interp;
-		wp.fill = k.fill;
-		wp.fill_value = k.fill_value;
+		wp = case_warp(&k);
 		src = case_src(&k);
 		fsrc = as_f32(&k, src);
 		ni = (size_t)k.h * k.w * k.c;
@@ -496,7 +499,7 @@ static void vs_numpy(void)
 	for (i = 0; i < NC; i++) {
 		struct tcase *k = &cases[i];
 		size_t no = (size_t)k->oh * k->ow * k->c, j;
-		struct tfk_aug_warp wp = { k->interp, k->fill, k->fill_value };
+		struct tfk_aug_warp wp = case_warp(k);
 		void *src;
 		float *want, *got = malloc(no * sizeof(float)), *fs;
 		double d = 0;

@@ -281,19 +281,13 @@ static inline __m128 rescaled4(const struct tfk_aug_image *rs, __m128 v)
  * in cache, rather than a branch per element. */
 static void rescale_run(float *o, size_t n, const struct tfk_aug_image *rs)
 {
-	const float sc = rs->scale, off = rs->offset;
 	size_t k = 0;
 
 	if (rs->rescale == TFK_AUG_RESCALE_NONE)
 		return;
 #ifdef __SSE2__
-	for (; k + 4 <= n; k += 4) {
-		__m128 v = _mm_mul_ps(_mm_loadu_ps(o + k), _mm_set1_ps(sc));
-
-		if (rs->rescale == TFK_AUG_RESCALE_OFFSET)
-			v = _mm_add_ps(v, _mm_set1_ps(off));
-		_mm_storeu_ps(o + k, v);
-	}
+	for (; k + 4 <= n; k += 4)
+		_mm_storeu_ps(o + k, rescaled4(rs, _mm_loadu_ps(o + k)));
 #endif
 	for (; k < n; k++)
 		o[k] = rescaled(rs, o[k]);

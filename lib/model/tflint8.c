@@ -59,7 +59,6 @@ struct i8run {
 	void **data;		/* per tensor; constants point into the file */
 	int *owned;
 	size_t *cap;		/* bytes of an owned buffer */
-	uint8_t *fresh;		/* owned buffer sized for this run */
 	int *rank;		/* runtime shapes, per tensor */
 	int64_t (*shape)[TFK_MAX_RANK];
 	struct tfk_int8_packed *pk;	/* per operator, packed on first use */
@@ -103,14 +102,19 @@ int tfk_tflite_is_int8(const struct tfk_tflite *m, int sg)
 	return 0;
 }
 
-static int op_err(struct i8run *r, const char *fmt, const char *a)
+static const char *op_name(const struct i8run *r)
 {
 	const struct tfk_tfl_op *op = &r->s->ops[r->op_i];
 	const char *nm = tfk_tfl_op_name(
 		r->m->opcodes[op->opcode_index].builtin_code);
 
+	return nm ? nm : "UNKNOWN";
+}
+
+static int op_err(struct i8run *r, const char *fmt, const char *a)
+{
 	return tfk_errf(r->err, TFK_EINVAL, "operator %d (%s): %s%s", r->op_i,
-			nm ? nm : "UNKNOWN", fmt, a ? a : "");
+			op_name(r), fmt, a ? a : "");
 }
 
 /* The file's shape of tensor t with the batch replaced (a dynamic
@@ -163,7 +167,7 @@ static void *data_of(struct i8run *r, int t)
 	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
 	const struct tfk_tfl_buffer *b = &r->m->buffers[x->buffer];
 
-	if (r->data[t] && (!r->owned[t] || r->fresh[t]))
+	if (r->data[t] && !r->owned[t])
 		return r->data[t];
 	if (b->size) {
 		r->data[t] = (void *)(b->offset > 1 ? r->m->p + b->offset :
@@ -185,8 +189,9 @@ static void *data_of(struct i8run *r, int t)
 					      (long long)(n * (int64_t)es));
 			return NULL;
 		}
-		/* an earlier run's buffer is kept when it is large enough */
-		r->fresh[t] = 1;
+		/* a buffer made earlier is kept when it is large enough for
+		 * the shape the tensor has now: a malformed model may write
+		 * one tensor from two operators of different output sizes */
 		if (r->owned[t] && r->cap[t] >= ((size_t)n + 1) * es)
 			return r->data[t];
 		if (r->owned[t])
@@ -452,13 +457,18 @@ static int run_op(struct i8run *r)
 	int32_t zpa[MAXCH], zpb[MAXCH], zpc[MAXCH];
 	struct tfk_int8_qp qa, qb, qc;
 	int64_t sa[TFK_MAX_RANK], sb[TFK_MAX_RANK], sy[TFK_MAX_RANK];
-	int ra, rb, ry, rc = 0;
+	int ra, rb, ry, rc = 0, k;
 	void *x, *y;
 
 	if (in0 < 0 || out < 0)
 		return op_err(r, "missing input or output", NULL);
 	if (r->m->buffers[r->s->tensors[out].buffer].size)
 		return op_err(r, "writes a constant tensor", NULL);
+	/* its output buffer may be remade for the output's size, which
+	 * would free an input that is the same tensor */
+	for (k = 0; k < op->n_inputs; k++)
+		if (op->inputs[k] == out)
+			return op_err(r, "reads the tensor it writes", NULL);
 	x = data_of(r, in0);
 	if (!x)
 		return r->data_rc;
@@ -822,7 +832,6 @@ void tfk_tflite_int8_free(struct tfk_tfl_int8 *p)
 	tfk_free(r->data);
 	tfk_free(r->owned);
 	tfk_free(r->cap);
-	tfk_free(r->fresh);
 	tfk_free(r->rank);
 	tfk_free(r->shape);
 	tfk_free(r->pk);
@@ -851,13 +860,12 @@ int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 	r->data = tfk_calloc(nt, sizeof(*r->data));
 	r->owned = tfk_calloc(nt, sizeof(*r->owned));
 	r->cap = tfk_calloc(nt, sizeof(*r->cap));
-	r->fresh = tfk_calloc(nt, sizeof(*r->fresh));
 	r->rank = tfk_calloc(nt, sizeof(*r->rank));
 	r->shape = tfk_calloc(nt, sizeof(*r->shape));
 	r->pk = tfk_calloc(no, sizeof(*r->pk));
 	r->packed = tfk_calloc(no, sizeof(*r->packed));
 	r->prep = tfk_calloc(no, sizeof(*r->prep));
-	if (!r->data || !r->owned || !r->cap || !r->fresh || !r->rank ||
+	if (!r->data || !r->owned || !r->cap || !r->rank ||
 	    !r->shape || !r->pk || !r->packed || !r->prep) {
 		tfk_tflite_int8_free(p);
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
@@ -895,7 +903,6 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 	r->err = err;
 	r->op_i = 0;
 	r->batch = s->n_inputs && feeds[0].rank ? feeds[0].shape[0] : 1;
-	memset(r->fresh, 0, (size_t)s->n_tensors);
 	for (k = 0; k < s->n_tensors; k++)
 		r->rank[k] = file_shape(r, k, r->shape[k]);
 	for (k = 0; k < s->n_inputs; k++)
@@ -980,8 +987,13 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 	}
 	for (k = 0; k < s->n_ops; k++) {
 		r->op_i = k;
-		if ((rc = run_op(r)))
+		if ((rc = run_op(r))) {
+			/* the kernels' own messages do not say where */
+			if (strncmp(r->err->msg, "operator ", 9))
+				tfk_err_prefix(r->err, "operator %d (%s)",
+					       r->op_i, op_name(r));
 			goto out;
+		}
 	}
 	for (k = 0; k < n_out; k++) {
 		int t = out_tensors[k];

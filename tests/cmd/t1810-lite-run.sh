@@ -114,6 +114,9 @@ testerr "conv over a 0-channel input refused (was a division by zero)" \
 testerr "int8 conv with a negative dilation refused (fuzz-tflint8 read outside the input)" \
 	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/conv-negative-dilation.tflite" --input_exprs "input_1=[[[[0]]]]"' 1 \
 	"conv-negative-dilation.tflite: operator 1 (CONV_2D): strides (262146, 2) and dilations (-150994943, 0) must be >= 1"
+testerr "int8 depthwise conv writing an earlier operator's smaller tensor (fuzz-tflint8 wrote past its buffer): runs on to the next error, which names its operator" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/dwconv-writes-other-tensor.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
+	"dwconv-writes-other-tensor.tflite: operator 9 (FULLY_CONNECTED): fused activation 4 is not supported"
 testerr "no inputs at all" 'tfk-lite run "$TD/add.bin"' 2 \
 	"run needs --input_exprs or --inputs"
 testerr "missing .npy" 'tfk-lite run "$TD/add.bin" --inputs a=nope.npy' 1 \

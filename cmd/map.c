@@ -700,6 +700,38 @@ static int run_map(struct reader *rd, struct tfk_err *err)
 	return rc;
 }
 
+/* For --adapt: run the layers before the one adapted on record rec
+ * (the graph built on the first) into workers[0].fetched[0]; errors
+ * name the record. */
+static int adapt_layers(const struct tfk_rec *rec, const struct item *ri,
+			uint64_t step, int chain, int layer,
+			struct tfk_err *err)
+{
+	const struct tfk_prep_input *in = tfk_prep_input(prep, chain);
+	struct worker *wk = &workers[0];
+	const struct tfk_feat *f;
+	int rc;
+
+	if (!graph && (rc = setup(rec->data, ri, chain, layer, err)))
+		return rc;
+	rc = tfk_example_parse(&wk->ex, rec->data, rec->len, err);
+	if (rc) {
+		tfk_err_prefix(err, "bad tf.Example");
+		return where(err, ri);
+	}
+	f = tfk_example_find(&wk->ex, in->feature);
+	if (!f) {
+		tfk_errf(err, TFK_EINVAL, "feature '%s': missing",
+			 in->feature);
+		return where(err, ri);
+	}
+	rc = make_feed(wk, chain, f, err);
+	if (!rc)
+		rc = tfk_exec_run(wk->x, &wk->feeds[chain], step, wk->fetched,
+				  err);
+	return rc ? where(err, ri) : 0;
+}
+
 /* Adapt: Welford over every element, per channel of the last axis. */
 static int run_adapt(struct reader *rd, int chain, int layer,
 		     struct tfk_err *err)
@@ -712,40 +744,16 @@ static int run_adapt(struct reader *rd, int chain, int layer,
 	size_t i;
 
 	while ((n = reader_next(rd, &rec, &ri, err)) > 0) {
-		struct worker *wk = &workers[0];
 		const struct tfk_tensor *t;
-		const struct tfk_feat *f;
 		const struct tfk_prep_input *in =
 			tfk_prep_input(prep, chain);
 		int64_t k, numel;
 		int c;
 
-		if (!graph && (rc = setup(rec.data, &ri, chain, layer, err)))
+		if ((rc = adapt_layers(&rec, &ri, rd->next - 1, chain, layer,
+				       err)))
 			goto out;
-
-		rc = tfk_example_parse(&wk->ex, rec.data, rec.len, err);
-		if (rc) {
-			tfk_err_prefix(err, "bad tf.Example");
-			where(err, &ri);
-			goto out;
-		}
-		f = tfk_example_find(&wk->ex, in->feature);
-		if (!f) {
-			tfk_errf(err, TFK_EINVAL, "feature '%s': "
-				 "missing", in->feature);
-			rc = where(err, &ri);
-			goto out;
-		}
-		rc = make_feed(wk, chain, f, err);
-		if (!rc)
-			rc = tfk_exec_run(wk->x, &wk->feeds[chain],
-					  rd->next - 1,
-					  wk->fetched, err);
-		if (rc) {
-			where(err, &ri);
-			goto out;
-		}
-		t = wk->fetched[0];
+		t = workers[0].fetched[0];
 		if (t->dtype != TFK_DT_FLOAT || t->rank < 1) {
 			tfk_errf(err, TFK_EINVAL, "feature '%s': "
 				 "Normalization needs float values "
@@ -933,7 +941,6 @@ static int run_disc_adapt(struct reader *rd, int chain, int layer,
 {
 	const struct tfk_prep_input *in = tfk_prep_input(prep, chain);
 	struct tfk_prep_dadapt *t;
-	struct worker *wk = &workers[0];
 	float *tmp = NULL;
 	size_t cap = 0;
 	struct tfk_rec rec;
@@ -946,32 +953,13 @@ static int run_disc_adapt(struct reader *rd, int chain, int layer,
 		return rc;
 	while ((n = reader_next(rd, &rec, &ri, err)) > 0) {
 		const struct tfk_tensor *tt;
-		const struct tfk_feat *f;
 		const float *v;
 		int64_t k, numel;
 
-		if (!graph && (rc = setup(rec.data, &ri, chain, layer, err)))
+		if ((rc = adapt_layers(&rec, &ri, rd->next - 1, chain, layer,
+				       err)))
 			goto out;
-
-		rc = tfk_example_parse(&wk->ex, rec.data, rec.len, err);
-		if (rc) {
-			tfk_err_prefix(err, "bad tf.Example");
-			goto fail;
-		}
-		f = tfk_example_find(&wk->ex, in->feature);
-		if (!f) {
-			rc = tfk_errf(err, TFK_EINVAL, "feature '%s': "
-				      "missing", in->feature);
-			goto fail;
-		}
-		rc = make_feed(wk, chain, f, err);
-		if (!rc)
-			rc = tfk_exec_run(wk->x, &wk->feeds[chain],
-					  rd->next - 1,
-					  wk->fetched, err);
-		if (rc)
-			goto fail;
-		tt = wk->fetched[0];
+		tt = workers[0].fetched[0];
 		numel = tfk_tensor_numel(tt);
 		if (tt->dtype == TFK_DT_FLOAT) {
 			v = tt->data;

@@ -11,9 +11,9 @@
  * working and one waiting.
  *
  * A stream (tfk_pool_stream) has no n up front: whoever claims item i
- * also reads it, by calling next() under a second mutex (in_mu) that it
+ * also reads it, by calling read() under a second mutex (in_mu) that it
  * takes before letting go of mu, so reads happen one at a time and in
- * claim order, and overlap other items' work. The first item next()
+ * claim order, and overlap other items' work. The first item read()
  * refuses becomes the end (n); items claimed past it are dropped
  * unread.
  *

@@ -660,6 +660,8 @@ static int run_op(struct i8run *r)
 	case TFK_TFL_RESHAPE:
 		if (numel_of(r, in0) != numel_of(r, out))
 			return op_err(r, "element counts differ", NULL);
+		if (r->s->tensors[in0].type != r->s->tensors[out].type)
+			return op_err(r, "input and output types differ", NULL);
 		memcpy(y, x, (size_t)numel_of(r, in0) *
 		       tfk_tfl_type_size(r->s->tensors[in0].type));
 		return 0;

@@ -117,6 +117,9 @@ testerr "int8 conv with a negative dilation refused (fuzz-tflint8 read outside t
 testerr "int8 depthwise conv writing an earlier operator's smaller tensor (fuzz-tflint8 wrote past its buffer): runs on to the next error, which names its operator" \
 	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/dwconv-writes-other-tensor.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
 	"dwconv-writes-other-tensor.tflite: operator 9 (FULLY_CONNECTED): fused activation 4 is not supported"
+testerr "int8 RESHAPE of a float32 tensor into an int8 one refused (fuzz-tflint8 copied 4 bytes per int8 element)" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/reshape-float-to-int8.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
+	"reshape-float-to-int8.tflite: operator 5 (RESHAPE): input and output types differ"
 testerr "no inputs at all" 'tfk-lite run "$TD/add.bin"' 2 \
 	"run needs --input_exprs or --inputs"
 testerr "missing .npy" 'tfk-lite run "$TD/add.bin" --inputs a=nope.npy' 1 \

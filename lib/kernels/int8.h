@@ -192,9 +192,16 @@ void tfk_int8_conv2d_ref(const struct tfk_conv2d *g,
 			 const struct tfk_int8_rq *rq, const int8_t *x,
 			 const int8_t *f, const int32_t *bias, int8_t *y);
 /* The fast CONV_2D from f packed by tfk_int8_pack_conv (or as [o, kh *
- * kw * kc] by tfk_int8_pack): same result as the _ref. Groups 1 and
- * w_offset 0 only (else TFK_EINVAL: call the _ref). Threads and ws as
- * tfk_int8_fc; TFK_ENOMEM growing ws. */
+ * kw * kc] by tfk_int8_pack): same result as the _ref, for a geometry
+ * and filter that tfk_int8_conv2d_fast takes (else TFK_EINVAL: call the
+ * _ref). Threads and ws as tfk_int8_fc; TFK_ENOMEM growing ws. */
+/* 1 when tfk_int8_conv2d runs g: groups 1, w_offset 0, and dilations
+ * that keep its zero-padded copy of the input within 4 times the area
+ * of the input plus a window, or 64 MiB (a far-reaching dilation would
+ * make it mostly padding, gigabytes for a small input, where the _ref
+ * skips those taps). */
+int tfk_int8_conv2d_fast(const struct tfk_conv2d *g,
+			 const struct tfk_int8_rq *rq);
 int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 		    const int8_t *x, const struct tfk_int8_packed *p,
 		    const int32_t *bias, int8_t *y, int threads,

@@ -69,6 +69,7 @@ struct i8run {
 	int data_rc;		/* why data_of last returned NULL */
 	struct tfk_conv_ws ws;	/* the fast kernels' scratch */
 	int threads;		/* of the fast FC/CONV_2D */
+	int64_t work, max_work;	/* this run's so far; its limit, 0 none */
 };
 
 struct tfk_tfl_int8 {
@@ -448,6 +449,65 @@ static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
 	return 0;
 }
 
+/* a * b of two counts (>= 0), INT64_MAX when that overflows */
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+	return a && b > INT64_MAX / a ? INT64_MAX : a * b;
+}
+
+static int64_t numel_sat(const struct i8run *r, int t)
+{
+	int64_t n = 1;
+	int k;
+
+	for (k = 0; k < r->rank[t]; k++)
+		n = mul_sat(n, r->shape[t][k] > 0 ? r->shape[t][k] : 0);
+	return n;
+}
+
+/* What the operator costs, once out_shape has set its output's runtime
+ * shape: its input's elements plus its output's times the taps of each
+ * output (weights per output channel, or the pool window); saturates. */
+static int64_t op_work(const struct i8run *r, const struct tfk_tfl_op *op,
+		       int32_t code)
+{
+	int64_t taps = 1, n, in = numel_sat(r, op->inputs[0]);
+	int wt = op->n_inputs > 1 ? op->inputs[1] : -1;
+
+	if (code == TFK_TFL_MAX_POOL_2D || code == TFK_TFL_AVERAGE_POOL_2D) {
+		int64_t kh = opt_i32(op, 4, 1, r->err);
+		int64_t kw = opt_i32(op, 3, 1, r->err);
+
+		taps = mul_sat(kh > 0 ? kh : 1, kw > 0 ? kw : 1);
+	} else if (wt >= 0 && r->rank[wt] >= 2 &&
+		   (code == TFK_TFL_FULLY_CONNECTED ||
+		    code == TFK_TFL_CONV_2D ||
+		    code == TFK_TFL_DEPTHWISE_CONV_2D)) {
+		/* FC [o, k], CONV_2D [o, kh, kw, c], DEPTHWISE [1, kh, kw, o] */
+		n = r->shape[wt][code == TFK_TFL_DEPTHWISE_CONV_2D ?
+				 r->rank[wt] - 1 : 0];
+		taps = numel_sat(r, wt) / (n > 0 ? n : 1);
+	}
+	n = mul_sat(numel_sat(r, op->outputs[0]), taps);
+	return n > INT64_MAX - in ? INT64_MAX : n + in;
+}
+
+/* QUANTIZE writes int8 values, DEQUANTIZE float32 ones: their output
+ * tensors must have that type. (The other operators write int8 into
+ * their output whatever its type, as TFLite's kernels, which set an
+ * ADD's output type to its input's; no buffer is smaller than that.) */
+static int check_out_type(struct i8run *r, int t, int type)
+{
+	int is = r->s->tensors[t].type;
+
+	if (is == type)
+		return 0;
+	return tfk_errf(r->err, TFK_EINVAL, "operator %d (%s): output tensor "
+			"%d '%s' is %s, expected %s", r->op_i, op_name(r), t,
+			r->s->tensors[t].name, tfk_tfl_type_name(is),
+			tfk_tfl_type_name(type));
+}
+
 static int run_op(struct i8run *r)
 {
 	const struct tfk_tfl_op *op = &r->s->ops[r->op_i];
@@ -469,19 +529,39 @@ static int run_op(struct i8run *r)
 	for (k = 0; k < op->n_inputs; k++)
 		if (op->inputs[k] == out)
 			return op_err(r, "reads the tensor it writes", NULL);
+	/* an absent input (-1) may be a bias or RESHAPE's new shape only */
+	for (k = 1; k < op->n_inputs; k++)
+		if (op->inputs[k] < 0 && !(k == 1 && code == TFK_TFL_RESHAPE) &&
+		    !(k == 2 && (code == TFK_TFL_FULLY_CONNECTED ||
+				 code == TFK_TFL_CONV_2D ||
+				 code == TFK_TFL_DEPTHWISE_CONV_2D)))
+			return tfk_errf(r->err, TFK_EINVAL, "operator %d (%s): "
+					"input %d is absent", r->op_i,
+					op_name(r), k);
 	x = data_of(r, in0);
 	if (!x)
 		return r->data_rc;
 	ra = shape_of(r, in0, sa);
 	if ((rc = out_shape(r, op, code, sa, ra)))
 		return rc;
+	if (r->max_work) {
+		int64_t w = op_work(r, op, code);
+
+		if (w > r->max_work - r->work)
+			return tfk_errf(r->err, TFK_EINVAL, "operator %d (%s):"
+					" the run would take more than %lld "
+					"operations (the limit)", r->op_i,
+					op_name(r), (long long)r->max_work);
+		r->work += w;
+	}
 	y = data_of(r, out);
 	if (!y)
 		return r->data_rc;
 	ry = shape_of(r, out, sy);
 	switch (code) {
 	case TFK_TFL_QUANTIZE:
-		if ((rc = qp_of(r, out, &qc, zpc, MAXCH)))
+		if ((rc = check_out_type(r, out, TFK_TFL_INT8)) ||
+		    (rc = qp_of(r, out, &qc, zpc, MAXCH)))
 			return rc;
 		if (r->s->tensors[in0].type == TFK_TFL_FLOAT32)
 			return tfk_int8_quantize_ref(&qc, TFK_DT_INT8,
@@ -495,7 +575,8 @@ static int run_op(struct i8run *r)
 	case TFK_TFL_DEQUANTIZE: {
 		const struct tfk_tfl_tensor *t = &r->s->tensors[in0];
 
-		if ((rc = qp_of(r, in0, &qa, zpa, MAXCH)))
+		if ((rc = check_out_type(r, out, TFK_TFL_FLOAT32)) ||
+		    (rc = qp_of(r, in0, &qa, zpa, MAXCH)))
 			return rc;
 		return tfk_int8_dequantize_ref(&qa, tfk_tfl_dtype(t->type), ra,
 					       sa, t->quant.quantized_dimension,
@@ -608,7 +689,7 @@ static int run_op(struct i8run *r)
 				if (dw)
 					tfk_int8_dwconv2d_ref(&g, rq, x, w,
 							      bias, y);
-				else if (rq->w_offset || g.groups != 1)
+				else if (!tfk_int8_conv2d_fast(&g, rq))
 					tfk_int8_conv2d_ref(&g, rq, x, w, bias,
 							    y);
 				else if (r->packed[r->op_i] ||
@@ -729,7 +810,6 @@ static int run_op(struct i8run *r)
 	case TFK_TFL_CONCATENATION: {
 		int axis = opt_i32(op, 0, 0, r->err), k, d;
 		int64_t outer = 1, inner_y = 1, off = 0, o;
-		const struct tfk_tfl_tensor *ty = &r->s->tensors[out];
 
 		if (axis < 0)
 			axis += ry;
@@ -750,10 +830,12 @@ static int run_op(struct i8run *r)
 						  r->shape[t][d] != sy[d]))
 					return op_err(r, "input shapes differ "
 						      "outside the axis", NULL);
-			if (!src || tx->type != TFK_TFL_INT8 || !tx->has_quant ||
-			    !ty->has_quant || tx->quant.scale[0] !=
-			    ty->quant.scale[0] || tx->quant.zero_point[0] !=
-			    ty->quant.zero_point[0])
+			if (!src || tx->type != TFK_TFL_INT8)
+				return op_err(r, "inputs must be INT8", NULL);
+			if ((rc = qp_of(r, t, &qa, zpa, 1)) ||
+			    (rc = qp_of(r, out, &qc, zpc, 1)))
+				return rc;
+			if (qa.scale[0] != qc.scale[0] || zpa[0] != zpc[0])
 				return op_err(r, "inputs must share the "
 					      "output's quantization", NULL);
 			for (o = 0; o < outer; o++)
@@ -842,6 +924,51 @@ void tfk_tflite_int8_free(struct tfk_tfl_int8 *p)
 	tfk_free(p);
 }
 
+/* Each operator reads only constants, subgraph inputs and tensors an
+ * earlier operator wrote, and each subgraph output is one of those: a
+ * tensor read before it is written would hold zeros on the first run
+ * and the last run's values after. 0 or TFK_EINVAL. */
+static int check_order(struct i8run *r, struct tfk_err *err)
+{
+	const struct tfk_tfl_subgraph *s = r->s;
+	uint8_t *ready = tfk_calloc((size_t)s->n_tensors + 1, 1);
+	int i, k, t, rc = 0;
+
+	if (!ready)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (t = 0; t < s->n_tensors; t++)
+		ready[t] = r->m->buffers[s->tensors[t].buffer].size > 0;
+	for (k = 0; k < s->n_inputs; k++)
+		ready[s->inputs[k]] = 1;
+	for (i = 0; i < s->n_ops && !rc; i++) {
+		const struct tfk_tfl_op *op = &s->ops[i];
+
+		for (k = 0; k < op->n_inputs && !rc; k++) {
+			t = op->inputs[k];
+			if (t >= 0 && !ready[t]) {
+				r->op_i = i;
+				r->err = err;
+				rc = tfk_errf(err, TFK_EINVAL, "operator %d (%s):"
+					      " reads tensor %d '%s' before "
+					      "an operator writes it", i,
+					      op_name(r), t,
+					      s->tensors[t].name);
+			}
+		}
+		for (k = 0; k < op->n_outputs; k++)
+			if (op->outputs[k] >= 0)
+				ready[op->outputs[k]] = 1;
+	}
+	for (k = 0; k < s->n_outputs && !rc; k++)
+		if (!ready[s->outputs[k]])
+			rc = tfk_errf(err, TFK_EINVAL, "subgraph %d: output "
+				      "tensor %d '%s' is not written by any "
+				      "operator", r->sg, s->outputs[k],
+				      s->tensors[s->outputs[k]].name);
+	tfk_free(ready);
+	return rc;
+}
+
 int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 			int sg, struct tfk_err *err)
 {
@@ -883,6 +1010,10 @@ int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 			tfk_tflite_int8_free(p);
 			return TFK_EINVAL;
 		}
+	if ((k = check_order(r, err))) {
+		tfk_tflite_int8_free(p);
+		return k;
+	}
 	*out = p;
 	return 0;
 }
@@ -890,6 +1021,11 @@ int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 void tfk_tflite_int8_threads(struct tfk_tfl_int8 *p, int threads)
 {
 	p->r.threads = threads < 1 ? 1 : threads;
+}
+
+void tfk_tflite_int8_max_work(struct tfk_tfl_int8 *p, int64_t ops)
+{
+	p->r.max_work = ops > 0 ? ops : 0;
 }
 
 int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
@@ -904,6 +1040,7 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 		memset(&outs[k], 0, sizeof(outs[k]));
 	r->err = err;
 	r->op_i = 0;
+	r->work = 0;
 	r->batch = s->n_inputs && feeds[0].rank ? feeds[0].shape[0] : 1;
 	for (k = 0; k < s->n_tensors; k++)
 		r->rank[k] = file_shape(r, k, r->shape[k]);

@@ -323,7 +323,9 @@ int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
 /*
  * The same interpreter prepared once and run many times (what
  * tfk_tflite_run_int8 does once): _new checks the tensor types (UINT8
- * and INT16 models are refused) and borrows m, which must outlive it;
+ * and INT16 models are refused) and the operators' order (each reads
+ * constants, inputs and tensors an earlier operator wrote; each output
+ * is one of those) and borrows m, which must outlive it;
  * _run is tfk_tflite_run_int8 on it (n_out may be 0: nothing copied
  * out), reusing the buffers, packed weights and operator parameters
  * of earlier runs; _free accepts NULL.
@@ -338,6 +340,14 @@ void tfk_tflite_int8_free(struct tfk_tfl_int8 *p);
 /* Threads of the fast FULLY_CONNECTED/CONV_2D kernels (default 1;
  * results do not depend on it). */
 void tfk_tflite_int8_threads(struct tfk_tfl_int8 *p, int threads);
+/* The most operations one run may do (0, the default: no limit), for
+ * a caller running models it does not trust: each operator costs its
+ * input's elements plus its output's times the weights or window taps
+ * behind each output value; the operator that would pass the limit is
+ * refused before it allocates or runs, TFK_EINVAL "operator 4
+ * (DEPTHWISE_CONV_2D): the run would take more than 4194304 operations
+ * (the limit)". */
+void tfk_tflite_int8_max_work(struct tfk_tfl_int8 *p, int64_t ops);
 
 /*
  * `tfk-lite bench` (tflbench.c): the bench subcommand's main (argv[0]

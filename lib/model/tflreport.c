@@ -265,7 +265,8 @@ static int to_float(const struct tfk_tensor *t,
 	} else if (t->dtype == TFK_DT_INT8 && x->has_quant &&
 		   x->quant.n_scale == 1) {
 		double sc = x->quant.scale[0];
-		int64_t zp = x->quant.zero_point[0];
+		int64_t zp = x->quant.n_zero_point ?
+			x->quant.zero_point[0] : 0;
 
 		for (i = 0; i < n; i++)
 			d[i] = (float)(((const int8_t *)t->data)[i] - zp) *
@@ -559,7 +560,8 @@ int tfk_tflite_qstats(const struct tfk_tflite *fm, const struct tfk_tflite *qm,
 		st[n].name = x->name;
 		st[n].op = writer_of(qm, qsg, k);
 		st[n].scale = x->quant.scale[0];
-		st[n].zero_point = x->quant.zero_point[0];
+		st[n].zero_point = x->quant.n_zero_point ?
+			x->quant.zero_point[0] : 0;
 		fi[n] = f;
 		qi[n] = k;
 		n++;

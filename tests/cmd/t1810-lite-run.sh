@@ -114,12 +114,30 @@ testerr "conv over a 0-channel input refused (was a division by zero)" \
 testerr "int8 conv with a negative dilation refused (fuzz-tflint8 read outside the input)" \
 	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/conv-negative-dilation.tflite" --input_exprs "input_1=[[[[0]]]]"' 1 \
 	"conv-negative-dilation.tflite: operator 1 (CONV_2D): strides (262146, 2) and dilations (-150994943, 0) must be >= 1"
-testerr "int8 depthwise conv writing an earlier operator's smaller tensor (fuzz-tflint8 wrote past its buffer): runs on to the next error, which names its operator" \
+testerr "int8 depthwise conv writing an earlier operator's smaller tensor, which the next operator reads (fuzz-tflint8 wrote past its buffer): runs on to the next error, which names its operator" \
 	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/dwconv-writes-other-tensor.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
 	"dwconv-writes-other-tensor.tflite: operator 9 (FULLY_CONNECTED): fused activation 4 is not supported"
 testerr "int8 RESHAPE of a float32 tensor into an int8 one refused (fuzz-tflint8 copied 4 bytes per int8 element)" \
 	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/reshape-float-to-int8.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
 	"reshape-float-to-int8.tflite: operator 5 (RESHAPE): input and output types differ"
+testerr "int8 operator reading a tensor a later operator writes refused (fuzz-tflint8: a second run gave other bytes)" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/reads-before-write.tflite" --input_exprs "dense_input=[[1]]"' 1 \
+	"reads-before-write.tflite: operator 0 (FULLY_CONNECTED): reads tensor 8 'sequential/dense_1/MatMul;sequential/dense_1/Relu;sequential/dense_1/BiasAdd' before an operator writes it"
+testerr "int8 DEQUANTIZE into an INT8 tensor refused (fuzz-tflint8 wrote float32 values past its buffer)" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/dequantize-into-int8.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
+	"dequantize-into-int8.tflite: operator 6 (DEQUANTIZE): output tensor 14 'd1/BiasAdd' is INT8, expected FLOAT32"
+testerr "int8 CONCATENATION input with scales but no zero points compared as zero point 0 (fuzz-tflint8 read zero point 0 of an empty list)" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/concat-no-zero-points.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
+	"concat-no-zero-points.tflite: operator 14 (CONCATENATION): inputs must share the output's quantization"
+testerr "int8 conv dilated 117440513 rows runs the reference loops, not a 29 GB padded copy (fuzz-tflint8 ran out of memory), on to the next error" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/conv-far-dilation.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
+	"conv-far-dilation.tflite: operator 10 (ADD): input shapes do not broadcast"
+testerr "int8 FULLY_CONNECTED with absent (-1) weights refused (fuzz-tflint8 read the shape of tensor -1)" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/fc-absent-weights.tflite" --input_exprs "dense_input=[[1]]"' 1 \
+	"fc-absent-weights.tflite: operator 0 (FULLY_CONNECTED): input 1 is absent"
+testcmd "int8 SOFTMAX into an output scale of 9.1e-13 saturates at 127: (127 + 128) * 9.09494702e-13 (fuzz-tflint8: a float-to-int conversion overflowed)" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/softmax-tiny-scale.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")" --outdir sm >/dev/null && "$PYTHON" -c "import numpy; print(set(numpy.load(\"sm/head.npy\").ravel().tolist()) == {numpy.float32(255 * 9.09494702e-13).item()})"' \
+	"True"
 testerr "no inputs at all" 'tfk-lite run "$TD/add.bin"' 2 \
 	"run needs --input_exprs or --inputs"
 testerr "missing .npy" 'tfk-lite run "$TD/add.bin" --inputs a=nope.npy' 1 \

@@ -7,13 +7,13 @@
  * (and tests/fuzz/seeds/fuzz-tflint8/ when it exists: int8 files of
  * `tfk-lite convert --quantize int8`)
  *
- * A model that loads and that tfk_tflite_is_int8 calls int8 is run once
- * on subgraph 0 with float zeros of its inputs' shapes (at most 64 Ki
- * elements each, batch as the file says): the interpreter trusts only
- * what the loader verified, so whatever the operators' shapes, types,
- * options and quantization say it must refuse with a message or run
- * within its buffers. A model that runs is run again twice through one
- * prepared interpreter (tfk_tflite_int8_new), whose second run reuses
+ * A model that loads and that tfk_tflite_is_int8 calls int8 is run on
+ * subgraph 0 with float zeros of its inputs' shapes (at most 64 Ki
+ * elements each, batch as the file says), at most MAX_WORK operations:
+ * the interpreter trusts only what the loader verified, so whatever the
+ * operators' shapes, types, options and quantization say it must refuse
+ * with a message or run within its buffers. A model that runs is run
+ * again through the same prepared interpreter, whose second run reuses
  * the buffers and packed weights of the first: same output bytes.
  * Bytes 4..7 are forced to "TFL3" as fuzz-tflite does.
  */
@@ -23,22 +23,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The prepared interpreter run twice (tfk-lite bench's loop): the
+/* The most operations a run may do (tfk_tflite_int8_max_work): a
+ * valid model may ask for any amount of work, and a few bytes of shape
+ * make it minutes; refused ones are refusals like any other. */
+#define MAX_WORK ((int64_t)1 << 22)
+
+/* Runs the prepared interpreter twice (tfk-lite bench's loop): the
  * second run reuses the first one's buffers and packed weights and must
  * give the same bytes. */
 static void run_twice(const struct tfk_tflite *m, struct tfk_tensor *feeds,
-		      int n_out, const int *outi, struct tfk_tensor *outs)
+		      int n_out, const int *outi)
 {
 	struct tfk_tfl_int8 *q;
-	struct tfk_tensor again[8];
+	struct tfk_tensor outs[8], again[8];
 	struct tfk_err err;
-	int k, rc;
+	int k;
 
-	if (tfk_tflite_int8_new(&q, m, 0, &err))
-		abort();	/* tfk_tflite_run_int8 just took the model */
-	rc = tfk_tflite_int8_run(q, feeds, n_out, outi, outs, &err) ||
-		tfk_tflite_int8_run(q, feeds, n_out, outi, again, &err);
-	if (rc)
+	if (tfk_tflite_int8_new(&q, m, 0, &err)) {
+		if (!err.msg[0])
+			abort();
+		return;
+	}
+	tfk_tflite_int8_max_work(q, MAX_WORK);
+	if (tfk_tflite_int8_run(q, feeds, n_out, outi, outs, &err)) {
+		if (!err.msg[0])
+			abort();
+		tfk_tflite_int8_free(q);
+		return;
+	}
+	if (tfk_tflite_int8_run(q, feeds, n_out, outi, again, &err))
 		abort();	/* the same run succeeded once */
 	for (k = 0; k < n_out; k++) {
 		if (outs[k].nbytes != again[k].nbytes ||
@@ -54,8 +67,8 @@ static void run(const uint8_t *p, size_t n)
 {
 	struct tfk_tflite m;
 	struct tfk_err err;
-	struct tfk_tensor feeds[8], outs[8];
-	int outi[8], k, n_in = 0, n_out = 0, rc = 0;
+	struct tfk_tensor feeds[8];
+	int outi[8], k, n_in = 0, rc = 0;
 	const struct tfk_tfl_subgraph *s;
 
 	if (tfk_tflite_load(&m, p, n, &err))
@@ -81,14 +94,7 @@ static void run(const uint8_t *p, size_t n)
 	if (!rc) {
 		for (k = 0; k < s->n_outputs; k++)
 			outi[k] = s->outputs[k];
-		n_out = s->n_outputs;
-		rc = tfk_tflite_run_int8(&m, 0, feeds, n_out, outi, outs, &err);
-		if (rc && !err.msg[0])
-			abort();
-		for (k = 0; !rc && k < n_out; k++)
-			tfk_tensor_release(&outs[k]);
-		if (!rc)
-			run_twice(&m, feeds, n_out, outi, outs);
+		run_twice(&m, feeds, s->n_outputs, outi);
 	}
 	for (k = 0; k < n_in; k++)
 		tfk_tensor_release(&feeds[k]);

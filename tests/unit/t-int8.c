@@ -1142,6 +1142,42 @@ static int fast_conv(const char *isa, int n, int h, int w, int c, int kh,
 	return eq;
 }
 
+/* A dilation reaching far past the input would make the fast conv's
+ * padded copy gigabytes of padding (fuzz-tflint8: 29 GB for a 3x3
+ * filter): tfk_int8_conv2d_fast sends such a geometry to the _ref. */
+static void fast_conv_reach(void)
+{
+	struct tfk_conv2d g;
+	struct tfk_int8_rq rq;
+	struct tfk_int8_packed p;
+	struct tfk_conv_ws ws = { 0 };
+	struct tfk_err err = { 0, "" };
+	int8_t x[200], y[200];
+
+	memset(&rq, 0, sizeof(rq));
+	memset(&p, 0, sizeof(p));
+	memset(x, 0, sizeof(x));
+	if (conv_geom(&g, 1, 5, 5, 8, 3, 3, 8, 8, 1, 2, 1, 0))
+		return;
+	ok(tfk_int8_conv2d_fast(&g, &rq), "dilation 2 on 5x5: fast");
+	rq.w_offset = 3;
+	ok(!tfk_int8_conv2d_fast(&g, &rq), "filter zero point -3: not fast");
+	rq.w_offset = 0;
+	if (conv_geom(&g, 1, 5, 5, 8, 3, 3, 8, 8, 1, 1000, 1, 0))
+		return;
+	ok(tfk_int8_conv2d_fast(&g, &rq), "dilation 1000 on 5x5: fast (a "
+	   "32 MB copy)");
+	if (conv_geom(&g, 1, 5, 5, 8, 3, 3, 8, 8, 1, 100000, 1, 0))
+		return;
+	ok(!tfk_int8_conv2d_fast(&g, &rq), "dilation 100000: not fast (320 "
+	   "GB)");
+	is_int(tfk_int8_conv2d(&g, &rq, x, &p, NULL, y, 1, &ws, &err),
+	       TFK_EINVAL, "tfk_int8_conv2d refuses it");
+	is_str(err.msg, "fast int8 conv: groups 1 (depthwise 0), filter zero "
+	       "point 0 or dilations (100000, 100000) not supported", "saying so");
+	tfk_conv_ws_release(&ws);
+}
+
 static void fast_paths(void)
 {
 	static const char *const isas[] = { "c", "avx2", "avx512vnni" };
@@ -1295,6 +1331,7 @@ int main(void)
 	oracle_cases();
 	float_semantics();
 	fast_paths();
+	fast_conv_reach();
 	bad_params();
 	return tap_done();
 }

@@ -293,6 +293,7 @@ struct knobs {
 	int c_sparse;
 	int c_type;
 	int y_type;
+	int builtin;	/* the operator's code (ADD, 0) */
 };
 
 static void defaults(struct knobs *k)
@@ -381,9 +382,9 @@ static int mk_model(const struct knobs *k, uint8_t **out, size_t *n)
 	tfk_fbb_add_ref(&b, 0, v);
 	bufs[2] = tfk_fbb_end(&b);
 	tfk_fbb_start(&b);
-	tfk_fbb_add_u8(&b, 0, 0);
+	tfk_fbb_add_u8(&b, 0, (uint8_t)k->builtin);
 	tfk_fbb_add_i32(&b, 2, 1);
-	tfk_fbb_add_i32(&b, 3, 0);
+	tfk_fbb_add_i32(&b, 3, k->builtin);
 	codes = tfk_fbb_end(&b);
 
 	for (i = 0; i < 9; i++)
@@ -745,6 +746,104 @@ static void unsized_constants(void)
 	free(p);
 }
 
+/* tfk_tflite_int8_max_work on hello_world_int8's three FULLY_CONNECTED
+ * layers, [b,1]x[16,1] -> [b,16] -> [b,16] -> [b,1]: each costs its
+ * input's elements plus output elements times weights per output, so
+ * for b = 3: 3 + 48*1, 48 + 48*16, 48 + 3*16 = 51, 816, 96 (963). */
+static void int8_work_limit(void)
+{
+	static const int64_t shape[2] = { 3, 1 };
+	struct tfk_tflite m;
+	struct tfk_tfl_int8 *q;
+	struct tfk_tensor feed, out;
+	struct tfk_err err;
+	int outi, rc;
+
+	if (load_fixture(&m, "tflite/hello_world/hello_world_int8.tflite",
+			 &err) ||
+	    tfk_tflite_int8_new(&q, &m, 0, &err)) {
+		ok(0, "hello_world_int8 prepares: %s", err.msg);
+		return;
+	}
+	outi = m.subgraphs[0].outputs[0];
+	if (tfk_tensor_init(&feed, TFK_DT_FLOAT, 2, shape, &err))
+		abort();
+	tfk_tflite_int8_max_work(q, 963);
+	rc = tfk_tflite_int8_run(q, &feed, 1, &outi, &out, &err);
+	is_int(rc, 0, "963 operations are enough: %s", rc ? err.msg : "");
+	if (!rc) {
+		is_int(out.shape[0], 3, "three rows out");
+		tfk_tensor_release(&out);
+	}
+	tfk_tflite_int8_max_work(q, 962);
+	rc = tfk_tflite_int8_run(q, &feed, 1, &outi, &out, &err);
+	is_int(rc, TFK_EINVAL, "962 are not");
+	is_str(err.msg, "operator 2 (FULLY_CONNECTED): the run would take "
+	       "more than 962 operations (the limit)", "the last layer "
+	       "is refused");
+	tfk_tflite_int8_max_work(q, 866);
+	rc = tfk_tflite_int8_run(q, &feed, 1, &outi, &out, &err);
+	is_str(rc ? err.msg : "", "operator 1 (FULLY_CONNECTED): the run "
+	       "would take more than 866 operations (the limit)",
+	       "51 + 816 > 866: the second layer is refused");
+	tfk_tflite_int8_max_work(q, 0);
+	rc = tfk_tflite_int8_run(q, &feed, 0, NULL, NULL, &err);
+	is_int(rc, 0, "0: no limit");
+	tfk_tensor_release(&feed);
+	tfk_tflite_int8_free(q);
+	tfk_tflite_release(&m);
+}
+
+/* The int8 interpreter refuses a QUANTIZE or DEQUANTIZE output of
+ * another type than they write (fuzz-tflint8: a DEQUANTIZE into an INT8
+ * tensor wrote float32 values past its buffer). The test model's
+ * operator reads FLOAT32 x and c and writes y. */
+static void int8_types(void)
+{
+	static const struct {
+		int builtin, y_type;
+		const char *msg;
+	} c[] = {
+		{ 6, TFK_TFL_INT8, "operator 0 (DEQUANTIZE): output tensor 2 "
+		  "'y' is INT8, expected FLOAT32" },
+		{ 114, TFK_TFL_INT32, "operator 0 (QUANTIZE): output tensor 2 "
+		  "'y' is INT32, expected INT8" },
+	};
+	struct knobs k;
+	struct tfk_tflite m;
+	struct tfk_tfl_int8 *q;
+	struct tfk_tensor feed, out;
+	struct tfk_err err;
+	uint8_t *p;
+	size_t n, i;
+	int rc;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		defaults(&k);
+		k.builtin = c[i].builtin;
+		k.y_type = c[i].y_type;
+		if (mk_model(&k, &p, &n) || tfk_tflite_load(&m, p, n, &err)) {
+			ok(0, "model %zu loads: %s", i, err.msg);
+			continue;
+		}
+		rc = tfk_tflite_int8_new(&q, &m, 0, &err);
+		if (!rc) {
+			if (tfk_tensor_init(&feed, TFK_DT_FLOAT, 2,
+					    (int64_t[]){ 1, 2 }, &err))
+				abort();
+			rc = tfk_tflite_int8_run(q, &feed, 1,
+						 &m.subgraphs[0].outputs[0],
+						 &out, &err);
+			tfk_tensor_release(&feed);
+			tfk_tflite_int8_free(q);
+		}
+		is_str(rc ? err.msg : "(ran)", c[i].msg, "refused: %s",
+		       c[i].msg);
+		tfk_tflite_release(&m);
+		free(p);
+	}
+}
+
 int main(void)
 {
 	hello_world();
@@ -754,5 +853,7 @@ int main(void)
 	alloc_failures();
 	graphs();
 	unsized_constants();
+	int8_work_limit();
+	int8_types();
 	return tap_done();
 }

@@ -231,6 +231,34 @@ static const uint8_t *conv_rowptr(const void *ctx, int64_t r)
 	       cr->cs;
 }
 
+/* The padded input the fast kernel copies, rows and columns: every tap
+ * any output reads lies inside it. */
+static void padded_extent(const struct tfk_conv2d *g, int64_t *ph,
+			  int64_t *pw)
+{
+	*ph = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+	*pw = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+	if (*ph < g->pt + g->h)
+		*ph = g->pt + g->h;
+	if (*pw < g->pl + g->w)
+		*pw = g->pl + g->w;
+}
+
+int tfk_int8_conv2d_fast(const struct tfk_conv2d *g,
+			 const struct tfk_int8_rq *rq)
+{
+	int64_t ph, pw;
+	double area;
+
+	if (g->depthwise || g->groups != 1 || rq->w_offset)
+		return 0;
+	padded_extent(g, &ph, &pw);
+	/* doubles: the products may pass int64 */
+	area = (double)ph * (double)pw;
+	return area <= 4.0 * (double)(g->h + g->kh) * (double)(g->w + g->kw) ||
+	       area * (double)g->n * (double)(g->c + 3) <= 64.0 * 1024 * 1024;
+}
+
 int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 		    const int8_t *x, const struct tfk_int8_packed *p,
 		    const int32_t *bias, int8_t *y, int threads,
@@ -239,10 +267,13 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 	struct conv_rows cr;
 	struct tfk_i8_gemm gm;
 
-	if (g->depthwise || g->groups != 1)
+	if (!tfk_int8_conv2d_fast(g, rq))
 		return tfk_errf(err, TFK_EINVAL, "fast int8 conv: groups %lld"
-				" (depthwise %d) not supported",
-				(long long)g->groups, g->depthwise);
+				" (depthwise %d), filter zero point %d or "
+				"dilations (%lld, %lld) not supported",
+				(long long)g->groups, g->depthwise,
+				(int)-rq->w_offset, (long long)g->dh,
+				(long long)g->dw);
 	/* taps of c channels (tfk_int8_pack), or padded (pack_conv) */
 	cr.cs = p->tap_c > g->c && p->k == g->kh * g->kw * p->tap_c ?
 		p->tap_c : g->c;
@@ -256,13 +287,7 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 	cr.x = x;
 	cr.kp = p->kp;
 	cr.pad = (uint8_t)((-rq->in_offset + 128) & 0xff);
-	/* every tap any output reads lies inside the padded copy */
-	cr.ph = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
-	cr.pw = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
-	if (cr.ph < g->pt + g->h)
-		cr.ph = g->pt + g->h;
-	if (cr.pw < g->pl + g->w)
-		cr.pw = g->pl + g->w;
+	padded_extent(g, &cr.ph, &cr.pw);
 	cr.px = NULL;
 	memset(&gm, 0, sizeof(gm));
 	gm.rq = rq;

@@ -82,10 +82,14 @@ void tfk_int8_softmax_ref(const struct tfk_int8_softmax *s, int64_t rows,
 
 			/* QuantizeSoftmaxOutput: round(); uint8 on x86:
 			 * + 0.5f and truncation */
-			if (s->is_uint8)
-				q = (int32_t)(p + 0.5f) + s->out_zp;
-			else
-				q = (int32_t)roundf(p) + s->out_zp;
+			p = s->is_uint8 ? p + 0.5f : roundf(p);
+			/* a tiny output scale: saturate (NaN from 0 * inf
+			 * too) before the conversion, which would overflow */
+			if (!(p <= 1024.0f))
+				p = 1024.0f;
+			else if (p < -1024.0f)
+				p = -1024.0f;
+			q = (int32_t)p + s->out_zp;
 			q = q < lo ? lo : q > hi ? hi : q;
 			if (s->is_uint8)
 				yu[base + j] = (uint8_t)q;

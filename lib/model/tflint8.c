@@ -529,15 +529,6 @@ static int run_op(struct i8run *r)
 	for (k = 0; k < op->n_inputs; k++)
 		if (op->inputs[k] == out)
 			return op_err(r, "reads the tensor it writes", NULL);
-	/* an absent input (-1) may be a bias or RESHAPE's new shape only */
-	for (k = 1; k < op->n_inputs; k++)
-		if (op->inputs[k] < 0 && !(k == 1 && code == TFK_TFL_RESHAPE) &&
-		    !(k == 2 && (code == TFK_TFL_FULLY_CONNECTED ||
-				 code == TFK_TFL_CONV_2D ||
-				 code == TFK_TFL_DEPTHWISE_CONV_2D)))
-			return tfk_errf(r->err, TFK_EINVAL, "operator %d (%s): "
-					"input %d is absent", r->op_i,
-					op_name(r), k);
 	x = data_of(r, in0);
 	if (!x)
 		return r->data_rc;
@@ -925,7 +916,8 @@ void tfk_tflite_int8_free(struct tfk_tfl_int8 *p)
 }
 
 /* Each operator reads only constants, subgraph inputs and tensors an
- * earlier operator wrote, and each subgraph output is one of those: a
+ * earlier operator wrote (an absent input only where one may be), and
+ * each subgraph output is one of those: a
  * tensor read before it is written would hold zeros on the first run
  * and the last run's values after. 0 or TFK_EINVAL. */
 static int check_order(struct i8run *r, struct tfk_err *err)
@@ -943,17 +935,26 @@ static int check_order(struct i8run *r, struct tfk_err *err)
 	for (i = 0; i < s->n_ops && !rc; i++) {
 		const struct tfk_tfl_op *op = &s->ops[i];
 
+		int32_t code = r->m->opcodes[op->opcode_index].builtin_code;
+
+		r->op_i = i;
+		r->err = err;
 		for (k = 0; k < op->n_inputs && !rc; k++) {
 			t = op->inputs[k];
-			if (t >= 0 && !ready[t]) {
-				r->op_i = i;
-				r->err = err;
+			/* absent (-1): a bias or RESHAPE's new shape only */
+			if (t < 0 && k && !(k == 1 && code == TFK_TFL_RESHAPE) &&
+			    !(k == 2 && (code == TFK_TFL_FULLY_CONNECTED ||
+					 code == TFK_TFL_CONV_2D ||
+					 code == TFK_TFL_DEPTHWISE_CONV_2D)))
+				rc = tfk_errf(err, TFK_EINVAL, "operator %d (%s):"
+					      " input %d is absent", i,
+					      op_name(r), k);
+			else if (t >= 0 && !ready[t])
 				rc = tfk_errf(err, TFK_EINVAL, "operator %d (%s):"
 					      " reads tensor %d '%s' before "
 					      "an operator writes it", i,
 					      op_name(r), t,
 					      s->tensors[t].name);
-			}
 		}
 		for (k = 0; k < op->n_outputs; k++)
 			if (op->outputs[k] >= 0)

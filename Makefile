@@ -59,7 +59,8 @@ BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCHES  := $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 LIBTFK   := $(B)/libtfk.a
 
-.PHONY: all check check-unit check-cmd check-man check-fuzz check-sanitize \
+.PHONY: all check check-layers check-unit check-cmd check-man check-fuzz \
+        check-sanitize \
         bench demo install uninstall clean setup
 .SUFFIXES:
 .DELETE_ON_ERROR:
@@ -85,10 +86,14 @@ $(LIBTFK): $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@.$$$$ && ar rcs $@.$$$$ $^ && mv -f $@.$$$$ $@
 
-$(BIN)/tfk-%: $(B)/cmd/%.o $(LIBTFK)
+# A tool is cmd/TOOL.c plus its subcommands' files cmd/TOOL/*.c, if any.
+.SECONDEXPANSION:
+$(BIN)/tfk-%: $(B)/cmd/%.o $$(patsubst %.c,$(B)/%.o,$$(wildcard cmd/$$*/*.c)) \
+		$(LIBTFK)
 	@mkdir -p $(BIN)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@.$$$$ $< $(LIBTFK) $(LDLIBS) && mv -f $@.$$$$ $@
+	$(Q)$(CC) $(LDFLAGS) -o $@.$$$$ $(filter %.o,$^) $(LIBTFK) $(LDLIBS) \
+		&& mv -f $@.$$$$ $@
 
 $(B)/tests/t-%: $(B)/tests/unit/t-%.o $(B)/tests/unit/tap.o $(LIBTFK)
 	@$(if $(Q),echo "  LINK    $@")
@@ -109,7 +114,8 @@ setup:
 # under ASan/UBSan: sanitizers find what assertions cannot.
 check: setup
 	$(Q)$(MAKE) --no-print-directory all $(UNITS)
-	$(Q)$(MAKE) --no-print-directory check-unit check-cmd check-man
+	$(Q)$(MAKE) --no-print-directory check-layers check-unit check-cmd \
+		check-man
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-sanitize
 
@@ -126,6 +132,10 @@ check-cmd: all
 
 check-man: all
 	$(Q)scripts/check-man $(BIN)
+
+# lib/'s includes point down its layers (the order is in the script)
+check-layers:
+	$(Q)scripts/check-layers
 
 check-sanitize:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined \

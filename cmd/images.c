@@ -12,7 +12,7 @@
  * Keras selects for seed=S, in its order. Differences from Keras:
  *
  *  - pixels are stored as uint8, rounded from the float32 result Keras
- *    computes (see lib/data/resize.h), not as float32;
+ *    computes (see lib/prep/resize.h), not as float32;
  *  - JPEGs at least twice the target size are decoded at 1/2, 1/4 or
  *    1/8 scale by libjpeg's DCT scaling before the resize (--exact turns
  *    this off for TF's pixels): several times faster, and close to what
@@ -27,9 +27,9 @@
  * the output never depends on -j); each thread keeps its own decoder
  * scratch, so steady state allocates only the record itself.
  */
-#include "data/image.h"
+#include "prep/image.h"
 #include "data/labelrun.h"
-#include "data/resize.h"
+#include "prep/resize.h"
 #include "data/shardw.h"
 #include "example/example.h"
 #include "example/schema.h"

@@ -36,7 +36,8 @@
 #include "graph/graph.h"
 #include "io/npy.h"
 #include "io/out.h"
-#include "model/tflite.h"
+#include "model/lite.h"
+#include "model/mains.h"
 #include "util/buf.h"
 #include "util/cli.h"
 

@@ -32,7 +32,7 @@
  * (token counts over the feature's values) and Discretization's
  * bin_boundaries (Keras' quantile summary, one record one batch).
  */
-#include "data/image.h"
+#include "prep/image.h"
 #include "example/example.h"
 #include "graph/exec.h"
 #include "graph/graph.h"

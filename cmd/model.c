@@ -32,7 +32,8 @@
  * (scripts/check-man reads them all).
  */
 #include "model/import.h"
-#include "model/savedmodel.h"
+#include "format/savedmodel.h"
+#include "model/mains.h"
 #include "util/alloc.h"
 #include "util/cli.h"
 

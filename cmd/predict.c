@@ -3,7 +3,7 @@
  * records in batches and write one prediction record per input record,
  * as TF Serving's batch prediction or model.predict(dataset) does.
  *
- * The model is loaded once (model/savedmodel.h), the signature imported
+ * The model is loaded once (format/savedmodel.h), the signature imported
  * as a pruned graph (model/import.h) and one executor (graph/exec.h)
  * runs every batch; its arena is planned once for the full batch size
  * and once more for a short last batch.
@@ -48,7 +48,7 @@
 #include "io/record.h"
 #include "kernels/cpu.h"
 #include "model/import.h"
-#include "model/savedmodel.h"
+#include "format/savedmodel.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"

@@ -26,7 +26,7 @@
  *    per-epoch warnings.
  * At the end --out also holds the trained model as a SavedModel
  * (saved_model.pb, variables/, assets.extra/tfkit_spec.json: see
- * model/savedmodel.h) with the final training state beside it in
+ * format/savedmodel.h) with the final training state beside it in
  * assets.extra/tfkit_train.* (a checkpoint as ckpt.h's, written before
  * saved_model.pb); a model with ops TensorFlow lacks is not exported,
  * with a warning (its checkpoints are complete). --resume in a
@@ -58,7 +58,8 @@
 #include "nn/train.h"
 #include "io/out.h"
 #include "io/record.h"
-#include "model/savedmodel.h"
+#include "model/smwrite.h"
+#include "format/savedmodel.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"

@@ -25,7 +25,7 @@
 
 #include "formats/trackable_object_graph.pb-c.h"
 #include "graph/op.h"
-#include "model/bundle.h"
+#include "format/bundle.h"
 #include "util/alloc.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * import.h - a SavedModel signature as a runnable tfk_graph.
  *
  * tfk_import_signature turns one SignatureDef of a loaded MetaGraphDef
- * (model/savedmodel.h) into a graph holding only what the signature's
+ * (format/savedmodel.h) into a graph holding only what the signature's
  * outputs need, in topological order:
  *   - each signature input's tensor ("x:0", any node's output, as TF
  *     lets a session feed any tensor) becomes a Placeholder with the
@@ -36,7 +36,7 @@
 
 #include "graph/graph.h"
 #include "graph/tensor.h"
-#include "model/savedmodel.h"
+#include "format/savedmodel.h"
 #include "util/err.h"
 
 /* A signature input as fed: key, the Placeholder node to feed (the

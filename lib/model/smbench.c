@@ -30,13 +30,14 @@
  * OpenBLAS is kept on one thread as in `run`: --threads sets our
  * kernels' threads only.
  */
-#include "model/savedmodel.h"
+#include "format/savedmodel.h"
 
 #include "graph/exec.h"
 #include "io/npy.h"
 #include "io/record.h"
 #include "kernels/cpu.h"
 #include "model/import.h"
+#include "model/mains.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"

@@ -2,7 +2,7 @@
  * smrun.c - `tfk-model run`: run one SignatureDef of a SavedModel on
  * inputs from the command line, as saved_model_cli run does.
  *
- * The model is loaded (model/savedmodel.h), the signature imported as a
+ * The model is loaded (format/savedmodel.h), the signature imported as a
  * pruned graph (model/import.h), the inputs turned into tensors, and
  * one executor run (graph/exec.h) gives the outputs, printed in key
  * order as "Result for output key K:" + numpy's str() of the array
@@ -32,7 +32,7 @@
  * default to "serve" and "serving_default"; a string output is written
  * as a fixed-width bytes array (|S) rather than a pickled object array.
  */
-#include "model/savedmodel.h"
+#include "format/savedmodel.h"
 
 #include "example/example.h"
 #include "graph/exec.h"
@@ -42,6 +42,7 @@
 #include "io/record.h"
 #include "kernels/cpu.h"
 #include "model/import.h"
+#include "model/mains.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"

@@ -67,14 +67,15 @@
  * rename), so a saved_model.pb never appears before the variables it
  * restores nor before the training state that belongs with them.
  */
-#include "model/savedmodel.h"
+#include "model/smwrite.h"
+#include "format/savedmodel.h"
 
-#include "data/lookup.h"
+#include "prep/lookup.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "io/out.h"
 #include "kernels/cpu.h"
-#include "model/bundle.h"
+#include "format/bundle.h"
 #include "nn/model.h"
 #include "util/alloc.h"
 #include "util/buf.h"

@@ -33,11 +33,12 @@
  * --threads: the float kernels' threads (the executor's), or the int8
  * FC/CONV_2D kernels'. OpenBLAS stays on one thread as in `run`.
  */
-#include "model/tflite.h"
+#include "model/lite.h"
 
 #include "graph/exec.h"
 #include "graph/graph.h"
 #include "kernels/cpu.h"
+#include "model/mains.h"
 #include "util/alloc.h"
 #include "util/cli.h"
 #include "util/latency.h"

@@ -59,17 +59,18 @@
  * the signature is converted once more without quantization, into
  * memory, and both models are run on the records there.
  */
-#include "model/tflite.h"
+#include "model/lite.h"
 
 #include "graph/graph.h"
 #include "graph/op.h"
 #include "model/import.h"
-#include "model/savedmodel.h"
+#include "format/savedmodel.h"
 #include "graph/exec.h"
 #include "nn/feed.h"
 #include "nn/model.h"
 #include "nn/spec.h"
 #include "io/out.h"
+#include "model/mains.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"

@@ -18,7 +18,7 @@
  * flatbuffer (a second set of float kernels to test and speed up); the
  * int8 path is a separate backend of the same graph (a later part).
  */
-#include "model/tflite.h"
+#include "model/lite.h"
 
 #include "graph/graph.h"
 #include "util/alloc.h"

@@ -26,7 +26,7 @@
  * tables: functions of constant quantization parameters). A later run
  * is then the kernels and shape checks, what `tfk-lite bench` times.
  */
-#include "model/tflite.h"
+#include "model/lite.h"
 
 #include "kernels/cpu.h"
 #include "kernels/int8.h"

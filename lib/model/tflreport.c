@@ -42,7 +42,7 @@
  * in chunks of CHUNK rows so that a large eval set (Fashion-MNIST's
  * 10,000 test images) never holds every activation at once.
  */
-#include "model/tflite.h"
+#include "model/lite.h"
 
 #include "example/example.h"
 #include "graph/exec.h"

@@ -12,7 +12,7 @@
  */
 #include "nn/callback.h"
 
-#include "model/events.h"
+#include "format/events.h"
 #include "nn/ckpt.h"
 #include "util/alloc.h"
 #include "util/buf.h"

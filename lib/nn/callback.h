@@ -48,7 +48,7 @@
 #define TFK_CALLBACK_H
 
 #include "graph/graph.h"
-#include "model/events.h"
+#include "format/events.h"
 #include "nn/optim.h"
 #include "util/err.h"
 

@@ -12,7 +12,7 @@
 #include "nn/ckpt.h"
 
 #include "io/out.h"
-#include "model/bundle.h"
+#include "format/bundle.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 

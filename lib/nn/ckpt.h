@@ -3,7 +3,7 @@
  *
  * A checkpoint is three files sharing a prefix:
  *   PREFIX.index, PREFIX.data-00000-of-00001  a TF tensor bundle
- *       (lib/model/bundle.h): key = variable name ("dense/kernel") for
+ *       (lib/format/bundle.h): key = variable name ("dense/kernel") for
  *       every variable of the graph (trainable or not), and
  *       "optimizer/<var>/<slot>" ("optimizer/dense/kernel/m") for each
  *       optimizer slot;

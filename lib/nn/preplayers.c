@@ -35,8 +35,8 @@
  */
 #include "nn/keras-impl.h"
 #include "nn/preprocess.h"
-#include "data/lookup.h"
-#include "data/textvec.h"
+#include "prep/lookup.h"
+#include "prep/textvec.h"
 #include "graph/graph.h"
 #include "util/alloc.h"
 #include "util/buf.h"

@@ -14,11 +14,11 @@
  * then needs nothing new for them.
  */
 #include "nn/preprocess.h"
-#include "data/augment.h"
-#include "data/lookup.h"
-#include "data/textvec.h"
-#include "data/resize.h"
-#include "data/discretize.h"
+#include "prep/augment.h"
+#include "prep/lookup.h"
+#include "prep/textvec.h"
+#include "prep/resize.h"
+#include "prep/discretize.h"
 #include "util/alloc.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
  * or uint8 with --u8. Prints the best of R passes (default 5) as
  * "IMAGES_PER_SECOND" on stdout. Only the rotations are timed.
  */
-#include "data/augment.h"
+#include "prep/augment.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * bench-resize.c - decode + RGB + resize throughput of lib/data/image.c,
+ * bench-resize.c - decode + RGB + resize throughput of lib/prep/image.c,
  * the work tfk-images does per file, without the record writing.
  *
  *   bench-resize [-j N] [--exact] DIR SIZE
@@ -11,8 +11,8 @@
  * scaling (the TF-identical path); the default lets JPEGs decode at
  * 1/2, 1/4 or 1/8 when the target allows.
  */
-#include "data/image.h"
-#include "data/resize.h"
+#include "prep/image.h"
+#include "prep/resize.h"
 #include "util/progress.h"
 
 #include <dirent.h>

@@ -17,7 +17,7 @@
  * and shape.
  */
 #include "io/crc32c.h"
-#include "model/bundle.h"
+#include "format/bundle.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -14,8 +14,8 @@
  *    plain decode did.
  * The tfk_img buffer is reused across calls, as tools reuse it.
  */
-#include "data/image.h"
-#include "data/resize.h"
+#include "prep/image.h"
+#include "prep/resize.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
  * message starts with the name given and the code is TFK_ECORRUPT (or
  * TFK_ENOMEM).
  */
-#include "model/savedmodel.h"
+#include "format/savedmodel.h"
 #include "util/alloc.h"
 
 #include <stdint.h>

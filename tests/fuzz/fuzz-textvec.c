@@ -16,10 +16,10 @@
  *
  * FUZZ-SEEDS: tests/fuzz/seeds/fuzz-textvec/*
  */
-#include "data/discretize.h"
-#include "data/fprint.h"
-#include "data/lookup.h"
-#include "data/textvec.h"
+#include "prep/discretize.h"
+#include "prep/fprint.h"
+#include "prep/lookup.h"
+#include "prep/textvec.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -17,7 +17,7 @@
  * the buffers and packed weights of the first: same output bytes.
  * Bytes 4..7 are forced to "TFL3" as fuzz-tflite does.
  */
-#include "model/tflite.h"
+#include "model/lite.h"
 
 #include <stdint.h>
 #include <stdlib.h>

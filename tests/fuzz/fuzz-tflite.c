@@ -23,7 +23,7 @@
  * "TFL3".
  */
 #include "graph/graph.h"
-#include "model/tflite.h"
+#include "model/lite.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""augment.py - numpy/Pillow oracles for lib/data/augment.c.
+"""augment.py - numpy/Pillow oracles for lib/prep/augment.c.
 
   augment.py transform CASES
       CASES lines: IN.raw DTYPE H W C OH OW INTERP FILL FILL_VALUE

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""images.py - test images and independent oracles for lib/data/image.c
-and lib/data/resize.c.
+"""images.py - test images and independent oracles for lib/prep/image.c
+and lib/prep/resize.c.
 
   images.py gen DIR
       Write test images of every supported variant into DIR, with the

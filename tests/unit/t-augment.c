@@ -1,5 +1,5 @@
 /*
- * t-augment.c - the Keras image augmentation kernels of lib/data/augment.c.
+ * t-augment.c - the Keras image augmentation kernels of lib/prep/augment.c.
  *
  * Evidence, independent of our code where it can be:
  *  - Philox-4x32-10 against Random123's published known-answer vectors;
@@ -20,7 +20,7 @@
  *    1/2, every crop window reachable;
  *  - bad arguments, NaN and huge matrices, failed allocations.
  */
-#include "data/augment.h"
+#include "prep/augment.h"
 #include "util/alloc.h"
 #include "tap.h"
 

@@ -15,7 +15,7 @@
  * message naming the file, atomic writes under failed allocations, and
  * failed allocations in open and read.
  */
-#include "model/bundle.h"
+#include "format/bundle.h"
 #include "util/alloc.h"
 #include "tap.h"
 

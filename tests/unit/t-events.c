@@ -16,7 +16,7 @@
  * Plus error paths: non-finite histogram values, an unwritable
  * directory, name collisions in one second, failed allocations.
  */
-#include "model/events.h"
+#include "format/events.h"
 
 #include "formats/event.pb-c.h"
 #include "io/record.h"

@@ -7,7 +7,7 @@
  * hand-made hostile headers, vtables, tables, vectors and strings, each
  * read from an exactly-sized allocation so ASan sees any over-read.
  */
-#include "model/flatbuf.h"
+#include "format/flatbuf.h"
 #include "util/alloc.h"
 #include "tap.h"
 

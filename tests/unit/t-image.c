@@ -13,8 +13,8 @@
  * absurd declared sizes (refused before allocating), unsupported BMP
  * variants, failed allocations, and decode_resize fast vs exact.
  */
-#include "data/image.h"
-#include "data/resize.h"
+#include "prep/image.h"
+#include "prep/resize.h"
 #include "util/alloc.h"
 #include "tap.h"
 

@@ -25,7 +25,7 @@
  *    failed allocations.
  */
 #include "kernels/int8.h"
-#include "model/tflite.h"
+#include "format/tflite.h"
 #include "util/alloc.h"
 
 #include "tap.h"
@@ -937,7 +937,7 @@ static void fixture_add(void)
  * (_ref and fast) must give sin(x) within 0.05 for the README's inputs
  * -96, -63, -34, 0 (x = 0.77, 1.57, 2.3, 3.14): the TFLite semantics of
  * real TF-made parameters, not ours. The file is read with
- * lib/model/tflite.h.
+ * lib/format/tflite.h.
  */
 static int hw_fc(const struct tfk_tflite *m, const struct tfk_tfl_op *op,
 		 const int8_t *x, int8_t *y, int fast)

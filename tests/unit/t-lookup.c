@@ -7,9 +7,9 @@
  * CategoryEncoding and Discretization against worked values and Keras'
  * quantile method redone in numpy; errors and failed allocations.
  */
-#include "data/discretize.h"
-#include "data/fprint.h"
-#include "data/lookup.h"
+#include "prep/discretize.h"
+#include "prep/fprint.h"
+#include "prep/lookup.h"
 #include "util/alloc.h"
 #include "tap.h"
 

@@ -10,7 +10,7 @@
  * nearest must match exactly, the others within 2e-3 on 0..255 values
  * (float32 summation order differs from numpy's float64 matrices).
  */
-#include "data/resize.h"
+#include "prep/resize.h"
 #include "util/alloc.h"
 #include "tap.h"
 

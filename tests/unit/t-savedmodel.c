@@ -13,7 +13,7 @@
  * of a load (each must give TFK_ENOMEM and leak nothing: the sanitizer
  * build checks leaks).
  */
-#include "model/savedmodel.h"
+#include "format/savedmodel.h"
 #include "util/alloc.h"
 #include "tap.h"
 

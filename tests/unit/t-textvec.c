@@ -6,7 +6,7 @@
  * and numpy.lexsort as Keras does; vocabulary files, bad options and
  * failed allocations.
  */
-#include "data/textvec.h"
+#include "prep/textvec.h"
 #include "util/alloc.h"
 #include "tap.h"
 

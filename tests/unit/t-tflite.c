@@ -7,8 +7,8 @@
  */
 #include "graph/exec.h"
 #include "graph/graph.h"
-#include "model/tflite.h"
-#include "model/flatbuf.h"
+#include "model/lite.h"
+#include "format/flatbuf.h"
 #include "util/alloc.h"
 #include "tap.h"
 

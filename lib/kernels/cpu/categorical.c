@@ -4,7 +4,7 @@
  * StringLookup and IntegerLookup (ops named after the Keras layers: in
  * Keras they are Python over several TF ops and a hash table resource).
  *
- * The arithmetic is lib/data/lookup.h and discretize.h. A lookup op
+ * The arithmetic is lib/prep/lookup.h and discretize.h. A lookup op
  * carries its vocabulary as a tensor attr (DT_STRING or DT_INT64), so a
  * graph is self-contained and a SavedModel writer can export it; each
  * executor builds its hash table from it on the first run and keeps it
@@ -19,9 +19,9 @@
  * set_vocabulary).
  */
 #include "kernels/cpu.h"
-#include "data/discretize.h"
-#include "data/lookup.h"
-#include "data/textvec.h"
+#include "prep/discretize.h"
+#include "prep/lookup.h"
+#include "prep/textvec.h"
 #include "graph/graph.h"
 #include "util/alloc.h"
 

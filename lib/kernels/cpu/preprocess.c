@@ -11,7 +11,7 @@
  *
  * Every op takes an HWC image [h, w, c] or a batch [n, h, w, c] of uint8
  * or float32 and returns float32, as Keras does. The arithmetic is
- * lib/data/augment.h and resize.h; this file is the glue to tensors.
+ * lib/prep/augment.h and resize.h; this file is the glue to tensors.
  *
  * Randomness: the random ops are flagged TFK_OP_RANDOM and key Philox
  * (augment.h) with the kernel's rng_key, a function of (exec seed,
@@ -21,8 +21,8 @@
  * its draws depend on processing order.
  */
 #include "kernels/cpu.h"
-#include "data/augment.h"
-#include "data/resize.h"
+#include "prep/augment.h"
+#include "prep/resize.h"
 #include "graph/graph.h"
 
 #include <string.h>

@@ -13,7 +13,7 @@
  *       with the default attrs only (precision -1, scientific and
  *       shortest false, width -1, fill ""); a node with other attrs has
  *       no kernel here (supports() says so; the importer names it).
- * The hashes are data/fprint.h, the ones tfk-map's Hashing op uses, so
+ * The hashes are prep/fprint.h, the ones tfk-map's Hashing op uses, so
  * the exported ops give that op's bins.
  *
  * FloorMod(x, y) on int32/int64, y a scalar or of x's shape: the OOV
@@ -22,7 +22,7 @@
  * as Python's %. y = 0 is an error (TF: "Integer division by zero").
  */
 #include "kernels/cpu.h"
-#include "data/fprint.h"
+#include "prep/fprint.h"
 #include "graph/graph.h"
 #include "graph/op.h"
 

@@ -32,8 +32,8 @@
  * executor would have to learn for one op family).
  */
 #include "kernels/cpu.h"
-#include "data/fprint.h"
-#include "data/textvec.h"
+#include "prep/fprint.h"
+#include "prep/textvec.h"
 #include "graph/graph.h"
 #include "graph/op.h"
 #include "util/alloc.h"

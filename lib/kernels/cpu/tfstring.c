@@ -9,7 +9,7 @@
  *   StaticRegexReplace(input string) -> string: only Keras'
  *       DEFAULT_STRIP_REGEX '[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
  *       with rewrite "" and replace_global true, i.e. the 32 ASCII
- *       punctuation bytes removed (data/textvec.h says why that is the
+ *       punctuation bytes removed (prep/textvec.h says why that is the
  *       whole class, byte by byte). Any other pattern has no kernel
  *       here: there is no regex engine, and a wrong one would be worse
  *       than none. supports() says so; the importer names the op.
@@ -19,7 +19,7 @@
  * from.
  */
 #include "kernels/cpu.h"
-#include "data/textvec.h"
+#include "prep/textvec.h"
 #include "graph/graph.h"
 #include "graph/op.h"
 #include "util/alloc.h"

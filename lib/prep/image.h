@@ -132,7 +132,7 @@ int tfk_img_pick_scale(int w, int h, int out_w, int out_h, int crop);
 
 struct tfk_img_resize {
 	int out_w, out_h;	/* target size, both > 0 */
-	int method;		/* enum tfk_resize_method (data/resize.h) */
+	int method;		/* enum tfk_resize_method (prep/resize.h) */
 	int antialias;		/* as tf.image.resize(antialias=True) */
 	int crop;		/* Keras crop_to_aspect_ratio: center crop the
 				 * largest window of the target aspect first */

@@ -32,7 +32,7 @@
  *
  * uint8 output rounds halves away from zero after clamping to [0, 255].
  */
-#include "data/resize.h"
+#include "prep/resize.h"
 #include "util/alloc.h"
 
 #include <float.h>

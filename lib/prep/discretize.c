@@ -7,7 +7,7 @@
  * streaming sketch with guaranteed error (Greenwald-Khanna) was rejected:
  * the point is to give the boundaries Keras gives.
  */
-#include "data/discretize.h"
+#include "prep/discretize.h"
 #include "util/alloc.h"
 
 #include <math.h>

@@ -37,7 +37,7 @@
  *            covers the lengths (as uint32/uint64), the 4 stored
  *            checksum bytes and the element bytes.
  */
-#include "model/bundle.h"
+#include "format/bundle.h"
 
 #include "formats/tensor_bundle.pb-c.h"
 #include "io/crc32c.h"

@@ -19,7 +19,7 @@
  * computed by refer() below. Allocation failures latch b->failed and
  * make every later call a no-op, reported once by tfk_fbb_finish.
  */
-#include "model/flatbuf.h"
+#include "format/flatbuf.h"
 
 #include "util/alloc.h"
 

@@ -10,7 +10,7 @@
  * Rejected: a regex engine for the punctuation class (TensorFlow uses
  * RE2, but the class is fixed and byte-level removal is exact).
  */
-#include "data/textvec.h"
+#include "prep/textvec.h"
 #include "util/alloc.h"
 
 #include <string.h>

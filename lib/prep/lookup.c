@@ -16,8 +16,8 @@
  * order over millions of tokens) and one malloc per token (the counter
  * must stream over large corpora with little overhead).
  */
-#include "data/lookup.h"
-#include "data/fprint.h"
+#include "prep/lookup.h"
+#include "prep/fprint.h"
 #include "io/out.h"
 #include "util/alloc.h"
 

@@ -12,7 +12,7 @@
  * 8-byte word, 4 finalization rounds, length in the top byte of the
  * last word).
  */
-#include "data/fprint.h"
+#include "prep/fprint.h"
 
 static const uint64_t k0 = 0xc3a5c85c97cb3127ULL;
 static const uint64_t k1 = 0xb492b66fbe98f273ULL;

@@ -29,7 +29,7 @@
  * plugin's NULL_TENSOR (float32, shape [0]). group_name stays empty so
  * TensorBoard groups the session by its run, as its docs say.
  */
-#include "model/events.h"
+#include "format/events.h"
 #include "io/out.h"
 
 #include "formats/event.pb-c.h"

@@ -10,7 +10,7 @@
  * tfk_aug_transform_ref. Keras casts images to float32 before every
  * layer and returns float32; a float32 destination gets exactly that.
  * A uint8 destination gets the same float rounded to the nearest integer
- * (halves away from zero) and clamped to [0, 255], as lib/data/resize.h.
+ * (halves away from zero) and clamped to [0, 255], as lib/prep/resize.h.
  *
  * Randomness is not Keras' (its stream depends on a stateful seed
  * generator and the batch): every draw comes from Philox-4x32-10

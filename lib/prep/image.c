@@ -64,8 +64,8 @@
  * allocated. Rejected: decoding via Pillow-like "draft" modes or
  * DGifSlurp (which decodes and stores every frame of an animation).
  */
-#include "data/image.h"
-#include "data/resize.h"
+#include "prep/image.h"
+#include "prep/resize.h"
 #include "util/alloc.h"
 
 #include <ctype.h>

@@ -15,7 +15,7 @@
  * position). Rejected: a generated table per option type (hundreds of
  * types; `show` needs the common ones, the interpreter its own few).
  */
-#include "model/tflite.h"
+#include "format/tflite.h"
 
 #include "util/alloc.h"
 

@@ -20,8 +20,8 @@
  * The other layers are simple loops; their only subtlety is Keras' own
  * arithmetic (float32 order, smart_resize boxes), noted at each.
  */
-#include "data/augment.h"
-#include "data/resize.h"
+#include "prep/augment.h"
+#include "prep/resize.h"
 #include "util/alloc.h"
 
 #include <math.h>

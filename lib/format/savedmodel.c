@@ -17,7 +17,7 @@
  * files are kilobytes to a few megabytes, and every consumer (show, the
  * importer) walks most of the tree anyway.
  */
-#include "model/savedmodel.h"
+#include "format/savedmodel.h"
 
 #include "util/alloc.h"
 

@@ -1,6 +1,6 @@
 /*
  * textvec.h - keras.layers.TextVectorization as a plain kernel:
- * standardize, split, n-grams, then a StringLookup (lib/data/lookup.h)
+ * standardize, split, n-grams, then a StringLookup (lib/prep/lookup.h)
  * with mask token "" and OOV token "[UNK]", so in int mode index 0 is
  * padding and 1 is [UNK]; in the dense modes the vocabulary starts with
  * [UNK] at 0.
@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "data/lookup.h"
+#include "prep/lookup.h"
 #include "util/buf.h"
 #include "util/err.h"
 

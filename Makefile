@@ -88,7 +88,9 @@ $(LIBTFK): $(LIB_OBJ)
 
 # A tool is cmd/TOOL.c plus its subcommands' files cmd/TOOL/*.c, if any.
 .SECONDEXPANSION:
-$(BIN)/tfk-%: $(B)/cmd/%.o $$(patsubst %.c,$(B)/%.o,$$(wildcard cmd/$$*/*.c)) \
+# (no % inside the expansion: a pattern rule would put the stem there)
+$(BIN)/tfk-%: $(B)/cmd/%.o \
+		$$(addprefix $(B)/,$$(addsuffix .o,$$(basename $$(wildcard cmd/$$*/*.c)))) \
 		$(LIBTFK)
 	@mkdir -p $(BIN)
 	@$(if $(Q),echo "  LINK    $@")

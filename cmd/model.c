@@ -24,16 +24,16 @@
  * op type the graph uses, and "yes"/"no": whether `run` can execute it
  * on the CPU, as the SavedModel importer answers).
  *
- * `run` lives in lib/model/smrun.c (tfk_model_run_main) and `bench`
+ * `run` lives in lib/model/smrun.c (model_run_main) and `bench`
  * (load time and run latency in a loop) in lib/model/smbench.c
- * (tfk_model_bench_main); this file only dispatches to them. The
+ * (model_bench_main); this file only dispatches to them. The
  * subcommands have separate option tables, so each one's --help lists
  * its own options; the top-level --help lists the commands
  * (scripts/check-man reads them all).
  */
 #include "model/import.h"
 #include "format/savedmodel.h"
-#include "model/mains.h"
+#include "model/sub.h"
 #include "util/alloc.h"
 #include "util/cli.h"
 
@@ -1234,9 +1234,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "show"))
 		return show_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
-		return tfk_model_run_main(argc - 1, argv + 1);
+		return model_run_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
-		return tfk_model_bench_main(argc - 1, argv + 1);
+		return model_bench_main(argc - 1, argv + 1);
 	tfk_cli_usage_error("unknown command '%s' (show, run or bench)",
 			    argv[1]);
 }

@@ -24,9 +24,9 @@
  * op type the graph uses, and "yes"/"no": whether `run` can execute it
  * on the CPU, as the SavedModel importer answers).
  *
- * `run` lives in lib/model/smrun.c (model_run_main) and `bench`
- * (load time and run latency in a loop) in lib/model/smbench.c
- * (model_bench_main); this file only dispatches to them. The
+ * `run` (cmd/model/run.c) and `bench` (load time and run latency in a
+ * loop, cmd/model/bench.c) are mains of their own over the model API
+ * (model/servable.h); this file holds `show` and dispatches. The
  * subcommands have separate option tables, so each one's --help lists
  * its own options; the top-level --help lists the commands
  * (scripts/check-man reads them all).

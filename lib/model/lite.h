@@ -56,6 +56,33 @@ int tfk_tflite_graph(const struct tfk_tflite *m, int sg,
 		     struct tfk_err *err);
 
 /*
+ * The converter (tflconvert.c): imp, a signature imported as the
+ * executor runs it (model/import.h), lowered to TFLite builtins and
+ * written as a .tflite to out_path (atomically, model/out.h; NULL:
+ * appended to mem instead), its size in *out_size. o->quant picks the
+ * weight quantization (tflconvert.c's top comment); TFK_LITE_INT8
+ * calibrates on the first o->n_rep records of o->rep, fed as the
+ * training spec of the SavedModel o->sm_dir says. 0 or < 0 with err set
+ * (node-level messages; the caller prefixes the model).
+ */
+enum tfk_lite_quant {
+	TFK_LITE_FLOAT = 0, TFK_LITE_FLOAT16, TFK_LITE_DYNAMIC, TFK_LITE_INT8
+};
+struct tfk_lite_convert_opts {
+	enum tfk_lite_quant quant;
+	const char *sm_dir;	/* int8: the SavedModel (its training spec) */
+	const char *rep;	/* int8: representative records */
+	long n_rep;		/* at most this many records */
+	int io_int8;		/* int8 inputs/outputs, else float */
+};
+struct tfk_import;
+struct tfk_buf;
+int tfk_lite_convert(const struct tfk_import *imp,
+		     const struct tfk_lite_convert_opts *o,
+		     const char *out_path, struct tfk_buf *mem,
+		     size_t *out_size, struct tfk_err *err);
+
+/*
  * Quantized models (tflint8.c). tfk_tflite_is_int8: 1 when subgraph sg
  * has a QUANTIZE operator or an operator writing an INT8, UINT8 or
  * INT16 tensor (tfk_tflite_graph refuses those; run them here).
@@ -166,26 +193,34 @@ int tfk_tflite_accuracy(const struct tfk_tflite *m,
 			struct tfk_err *err);
 
 /*
- * Print convert's report to stdout (text, or one JSON object): the
+ * The numbers of convert's report (cmd/lite/convert.c prints them): the
  * per-tensor statistics on o->rep when o->report, and, when eval is
  * non-NULL, the float and quantized accuracy on it with both sizes.
- * float_model: the float conversion's bytes; the quantized model is
- * read from o->out_path. 0 or < 0 with err set (nothing printed).
+ * float_model: the float conversion's bytes (borrowed until release);
+ * the quantized model is read from o->out_path. 0, or < 0 with err set
+ * and *res empty.
  */
 struct tfk_lite_report_opts {
 	const char *sm_dir;	/* the SavedModel (its training spec) */
 	const char *out_path;	/* the quantized .tflite just written */
-	const char *quant;	/* "int8", "dynamic", "float16" */
 	int report;		/* per-tensor statistics (int8) */
 	int layerwise;		/* ... against each float op alone */
 	const char *rep;	/* representative records */
 	long n_rep;		/* at most this many */
 	const char *eval;	/* eval records (for messages) */
-	const char *label;	/* the label feature */
-	int json;
+};
+struct tfk_lite_report {
+	struct tfk_tfl_qstat *st;	/* n_st, names borrowing qm */
+	int n_st;
+	size_t rep_rows;		/* representative records read */
+	size_t float_correct, quant_correct;	/* of eval->rows */
+	size_t float_bytes, quant_bytes;
+	struct tfk_tflite fm, qm;	/* the two models */
 };
 int tfk_lite_report(const struct tfk_lite_report_opts *o,
 		    const void *float_model, size_t float_size,
-		    const struct tfk_tfl_records *eval, struct tfk_err *err);
+		    const struct tfk_tfl_records *eval,
+		    struct tfk_lite_report *res, struct tfk_err *err);
+void tfk_lite_report_release(struct tfk_lite_report *res);
 
 #endif

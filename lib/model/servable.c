@@ -122,6 +122,7 @@ static void tinfo_to_sv(const struct tfk_tensor_info *ti,
 	for (d = 0; d < t->rank; d++)
 		t->shape[d] = ti->dims[d];
 	t->tfl_type = -1;
+	t->tensor = -1;
 }
 
 static int sm_signatures(struct tfk_servable *s, struct tfk_err *err)
@@ -203,6 +204,7 @@ static int tfl_signature(struct tfk_servable *s, struct sv_sig *v,
 
 		tfl_to_sv(&g->tensors[t], sig ? sig->inputs[j].name :
 			  g->tensors[t].name, &v->ins[j]);
+		v->ins[j].tensor = t;
 		v->in_tensor[j] = t;
 	}
 	for (j = 0; j < n_out; j++) {
@@ -211,6 +213,7 @@ static int tfl_signature(struct tfk_servable *s, struct sv_sig *v,
 
 		tfl_to_sv(&g->tensors[t], sig ? sig->outputs[j].name :
 			  g->tensors[t].name, &v->outs[j]);
+		v->outs[j].tensor = t;
 		v->out_tensor[j] = t;
 	}
 	if (sig && n_out > 1) {
@@ -820,7 +823,7 @@ out:
 }
 
 static int tfl_run(struct tfk_runner *r, const struct tfk_tensor *in,
-		   struct tfk_err *err)
+		   int want_out, struct tfk_err *err)
 {
 	const struct tfk_tfl_subgraph *g =
 		&r->s->tfl.subgraphs[r->sig->subgraph];
@@ -845,7 +848,8 @@ static int tfl_run(struct tfk_runner *r, const struct tfk_tensor *in,
 
 		for (i = 0; i < r->n_out; i++)
 			tfk_tensor_release(&r->q8_out[i]);
-		rc = tfk_tflite_int8_run(r->q8, r->feeds, r->n_out,
+		rc = tfk_tflite_int8_run(r->q8, r->feeds,
+					 want_out ? r->n_out : 0,
 					 r->sig->out_tensor, r->q8_out, err);
 	} else {
 		if (replan)
@@ -864,7 +868,7 @@ int tfk_runner_run(struct tfk_runner *r, const struct tfk_tensor *in,
 	int rc, j;
 
 	rc = r->s->kind == TFK_SERVABLE_SAVEDMODEL ? sm_run(r, in, err) :
-		tfl_run(r, in, err);
+		tfl_run(r, in, out != NULL, err);
 	if (rc)
 		return rc;
 	for (j = 0; out && j < r->n_out; j++)

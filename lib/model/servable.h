@@ -56,6 +56,7 @@ struct tfk_sv_tensor {
 	int rank;		/* -1: unknown */
 	int64_t shape[TFK_MAX_RANK];	/* -1: unknown */
 	int tfl_type;		/* .tflite: the TensorType; -1: SavedModel */
+	int tensor;		/* .tflite: its index in the subgraph; -1 */
 };
 
 struct tfk_sv_signature {
@@ -169,7 +170,8 @@ const struct tfk_sv_tensor *tfk_runner_output(const struct tfk_runner *r,
 
 /*
  * Run once on in[0..n_inputs) (borrowed for the call) and point out[j]
- * at output j, valid until the next run or free. A SavedModel input
+ * at output j, valid until the next run or free (out NULL: the outputs
+ * are not wanted, and an int8 run copies none out). A SavedModel input
  * must have its placeholder's dtype and a fitting shape (same rank,
  * equal known dims: "input 'x': expected float32 [?, 1], got shape
  * [2]"; tfk_sv_convert makes it so); a .tflite input is given to the

@@ -70,10 +70,8 @@
 #include "nn/model.h"
 #include "nn/spec.h"
 #include "io/out.h"
-#include "model/mains.h"
 #include "util/alloc.h"
 #include "util/buf.h"
-#include "util/cli.h"
 #include "util/err.h"
 
 #include <math.h>
@@ -89,7 +87,6 @@ enum {
 	OPT_DEQUANTIZE = 38
 };
 
-enum { Q_NONE = 0, Q_FLOAT16, Q_DYNAMIC, Q_INT8 };
 
 /* TF's threshold for dynamic-range quantization of a constant
  * (lite/tools/optimize: kWeightsMinNumElementsDefault). */
@@ -307,8 +304,8 @@ static int add_const(struct conv *c, const char *name, enum tfk_dtype dt,
 		return tfk_errf(c->err, TFK_EINVAL, "constant '%s': %s "
 				"constants are not supported", name,
 				tfk_dtype_name(dt));
-	if (dt != TFK_DT_FLOAT || c->quant == Q_NONE || c->quant == Q_INT8 ||
-	    (c->quant == Q_DYNAMIC && n < DYN_MIN_ELEMS)) {
+	if (dt != TFK_DT_FLOAT || c->quant == TFK_LITE_FLOAT || c->quant == TFK_LITE_INT8 ||
+	    (c->quant == TFK_LITE_DYNAMIC && n < DYN_MIN_ELEMS)) {
 		k = add_buffer(c, p, (size_t)n * tfk_dtype_size(dt));
 		if (k < 0)
 			return k;
@@ -317,9 +314,9 @@ static int add_const(struct conv *c, const char *name, enum tfk_dtype dt,
 			c->t[ti].buffer = (uint32_t)k;
 		return ti;
 	}
-	snprintf(nm, sizeof(nm), "%s%s", name, c->quant == Q_FLOAT16 ?
+	snprintf(nm, sizeof(nm), "%s%s", name, c->quant == TFK_LITE_FLOAT16 ?
 		 "_fp16" : "_int8");
-	if (c->quant == Q_FLOAT16) {
+	if (c->quant == TFK_LITE_FLOAT16) {
 		uint16_t *h = tfk_malloc((size_t)n * 2 + 1);
 
 		if (!h)
@@ -394,7 +391,7 @@ static int add_const(struct conv *c, const char *name, enum tfk_dtype dt,
 		return ti < 0 ? ti : k;
 	/* DEQUANTIZE version 3 takes FLOAT16 input, 2 INT8 (TF's
 	 * op_version.cc) */
-	op->version = c->quant == Q_FLOAT16 ? 3 : 2;
+	op->version = c->quant == TFK_LITE_FLOAT16 ? 3 : 2;
 	op->n_in = 1;
 	op->in[0] = qi;
 	op->n_out = 1;
@@ -517,7 +514,7 @@ static int fuse_act(struct conv *c, int *last)
 	}
 	/* int8: TFLite's integer kernels have no fused TANH (their
 	 * activation range would silently skip it): a TANH op follows */
-	if (c->quant != Q_INT8 && (j = fusable(c, *last, "Tanh", 0)) >= 0) {
+	if (c->quant != TFK_LITE_INT8 && (j = fusable(c, *last, "Tanh", 0)) >= 0) {
 		*last = j;
 		return TFK_TFL_ACT_TANH;
 	}
@@ -1821,21 +1818,10 @@ static void conv_release(struct conv *c)
 	tfk_free(c->done);
 }
 
-/*
- * Convert imp into a flatbuffer written to out_path (NULL: appended to
- * mem instead). 0 or < 0 with err set (node-level messages; the caller
- * prefixes the model).
- */
-struct int8_opts {
-	const char *dir;	/* the SavedModel (its training spec) */
-	const char *rep;	/* representative records */
-	long n;			/* at most this many records */
-	int io_int8;		/* int8 inputs/outputs, else float */
-};
-
-static int convert(const struct tfk_import *imp, int quant,
-		   const struct int8_opts *q8, const char *out_path,
-		   struct tfk_buf *mem, size_t *out_size, struct tfk_err *err)
+int tfk_lite_convert(const struct tfk_import *imp,
+		     const struct tfk_lite_convert_opts *q8,
+		     const char *out_path, struct tfk_buf *mem,
+		     size_t *out_size, struct tfk_err *err)
 {
 	float *mn = NULL, *mx = NULL;
 	struct conv c;
@@ -1848,7 +1834,7 @@ static int convert(const struct tfk_import *imp, int quant,
 
 	memset(&c, 0, sizeof(c));
 	c.g = imp->g;
-	c.quant = quant;
+	c.quant = q8->quant;
 	c.err = err;
 	c.n_nodes = tfk_graph_n_nodes(imp->g);
 	tfk_fbb_init(&b);
@@ -1922,14 +1908,14 @@ static int convert(const struct tfk_import *imp, int quant,
 		outs[k].key = imp->fetches[k].key;
 		outs[k].tensor = rc;
 	}
-	if (quant == Q_INT8) {
+	if (q8->quant == TFK_LITE_INT8) {
 		mn = tfk_calloc((size_t)c.n_t + 1, sizeof(float));
 		mx = tfk_calloc((size_t)c.n_t + 1, sizeof(float));
 		if (!mn || !mx) {
 			rc = oom(&c);
 			goto out;
 		}
-		if ((rc = calibrate(&c, imp, q8->dir, q8->rep, q8->n, mn, mx)) ||
+		if ((rc = calibrate(&c, imp, q8->sm_dir, q8->rep, q8->n_rep, mn, mx)) ||
 		    (rc = quantize_int8(&c, ins, imp->n_feeds, outs,
 					imp->n_fetches, mn, mx, q8->io_int8)))
 			goto out;
@@ -1959,191 +1945,4 @@ out:
 	tfk_fbb_release(&b);
 	conv_release(&c);
 	return rc < 0 ? rc : 0;
-}
-
-/* The subcommand ------------------------------------------------------------ */
-
-static const char *sm_dir, *out_arg, *sig_key = "serving_default";
-static const char *tag_set = "serve", *quant_arg, *rep_arg;
-static const char *itype_arg = "float";
-static long n_calib = 100;
-static const char *eval_arg, *label_arg;	/* tflreport.c */
-static int report_flag, json_flag, layerwise_flag;
-
-static const struct tfk_opt convert_opts[] = {
-	TFK_OPT_STR(0, "saved_model_dir", &sm_dir, "DIR",
-		    "the SavedModel to convert"),
-	TFK_OPT_STR('o', "output", &out_arg, "FILE", "the .tflite file to "
-		    "write"),
-	TFK_OPT_STR(0, "signature_def", &sig_key, "KEY", "the signature "
-		    "to convert"),
-	TFK_OPT_STR(0, "tag_set", &tag_set, "TAGS", "the MetaGraphDef's "
-		    "tags, comma-separated"),
-	TFK_OPT_STR(0, "quantize", &quant_arg, "MODE", "weight "
-		    "quantization: float16, dynamic (int8 weights) or int8 "
-		    "(full integer)"),
-	TFK_OPT_STR(0, "representative", &rep_arg, "FILE", "int8: "
-		    "TFRecord file of tf.Example records to calibrate on, "
-		    "fed as the model's training spec says"),
-	TFK_OPT_LONG(0, "calibration_records", &n_calib, "N", "int8: "
-		     "calibrate on the first N records"),
-	TFK_OPT_STR(0, "inference-type", &itype_arg, "TYPE", "int8: the "
-		    "model's input/output type, float or int8"),
-	TFK_OPT_FLAG(0, "report", &report_flag, "int8: print each "
-		     "quantized tensor's error against the float model on "
-		     "the representative records (TF's quantization "
-		     "debugger statistics)"),
-	TFK_OPT_FLAG(0, "layerwise", &layerwise_flag, "--report: compare "
-		     "each op with its float op fed the dequantized inputs "
-		     "(TF's default) instead of with the float model"),
-	TFK_OPT_STR(0, "eval", &eval_arg, "FILE", "print the accuracy of "
-		    "the float and the quantized model on these TFRecord "
-		    "records, and both file sizes"),
-	TFK_OPT_STR(0, "label", &label_arg, "FEATURE", "--eval: the int64 "
-		    "feature holding the class (default label)"),
-	TFK_OPT_FLAG(0, "json", &json_flag, "--report/--eval: print one "
-		     "JSON object instead of text"),
-	TFK_OPT_END
-};
-
-static const struct tfk_cmd convert_cmd = {
-	"tfk-lite",
-	"convert --saved_model_dir DIR -o FILE [--signature_def KEY] "
-	"[--tag_set TAGS] [--quantize float16|dynamic|int8 "
-	"[--representative FILE] [--inference-type float|int8] [--report "
-	"[--layerwise]] "
-	"[--eval FILE [--label FEATURE]] [--json]]",
-	"convert a SavedModel signature to a TensorFlow Lite model, as "
-	"tf.lite.TFLiteConverter",
-	"tfk-lite convert --saved_model_dir model -o model.tflite",
-};
-
-int tfk_lite_convert_main(int argc, char **argv)
-{
-	struct tfk_savedmodel *sm = NULL;
-	struct tfk_import *imp = NULL;
-	const struct tfk_signature *sig;
-	struct tfk_err err;
-	int k, rc = 1, quant = Q_NONE;
-	size_t size = 0, fsize = 0;
-	struct int8_opts q8;
-	struct tfk_tfl_records ev;
-	struct tfk_buf fbuf;
-
-	if (tfk_cli_parse(argc, argv, &convert_cmd, convert_opts))
-		tfk_cli_usage_error("convert takes no file arguments (use "
-				    "--saved_model_dir and -o)");
-	if (!sm_dir)
-		tfk_cli_usage_error("convert needs --saved_model_dir");
-	if (!out_arg)
-		tfk_cli_usage_error("convert needs -o FILE");
-	if (quant_arg) {
-		if (!strcmp(quant_arg, "float16"))
-			quant = Q_FLOAT16;
-		else if (!strcmp(quant_arg, "dynamic"))
-			quant = Q_DYNAMIC;
-		else if (!strcmp(quant_arg, "int8"))
-			quant = Q_INT8;
-		else
-			tfk_cli_usage_error("--quantize: expected float16, "
-					    "dynamic or int8, got '%s'",
-					    quant_arg);
-	}
-	if (quant == Q_INT8 && !rep_arg)
-		tfk_cli_usage_error("--quantize int8 needs --representative "
-				    "FILE");
-	if (quant != Q_INT8 && rep_arg)
-		tfk_cli_usage_error("--representative is for --quantize int8");
-	if (strcmp(itype_arg, "float") && strcmp(itype_arg, "int8"))
-		tfk_cli_usage_error("--inference-type: expected float or int8, "
-				    "got '%s'", itype_arg);
-	if (n_calib < 1)
-		tfk_cli_usage_error("--calibration_records: expected N >= 1");
-	if (report_flag && quant != Q_INT8)
-		tfk_cli_usage_error("--report: per-tensor statistics need "
-				    "--quantize int8 (dynamic and float16 keep "
-				    "float activations; --eval compares "
-				    "accuracy)");
-	if (eval_arg && quant == Q_NONE)
-		tfk_cli_usage_error("--eval compares the float and the "
-				    "quantized model: it needs --quantize");
-	if (label_arg && !eval_arg)
-		tfk_cli_usage_error("--label is for --eval");
-	if (layerwise_flag && !report_flag)
-		tfk_cli_usage_error("--layerwise is for --report");
-	if ((report_flag || eval_arg) && !strcmp(out_arg, "-"))
-		tfk_cli_usage_error("--report and --eval print to standard "
-				    "output: write the model to a file, not "
-				    "-o -");
-	if (json_flag && !report_flag && !eval_arg)
-		tfk_cli_usage_error("--json is for --report and --eval");
-	q8.dir = sm_dir;
-	q8.rep = rep_arg;
-	q8.n = n_calib;
-	q8.io_int8 = !strcmp(itype_arg, "int8");
-	memset(&ev, 0, sizeof(ev));
-	tfk_buf_init(&fbuf);
-	/* eval records first: a bad file leaves no output behind */
-	if (eval_arg && tfk_tfl_records_read(&ev, sm_dir, eval_arg, 0,
-					     label_arg ? label_arg : "label",
-					     "--eval", &err))
-		return tfk_cli_fail(&err);
-	if (tfk_savedmodel_open(&sm, sm_dir, &err)) {
-		tfk_tfl_records_release(&ev);
-		return tfk_cli_fail(&err);
-	}
-	k = tfk_savedmodel_find_tags(sm, tag_set, &err);
-	if (k < 0) {
-		tfk_err_prefix(&err, "%s", sm_dir);
-		goto fail;
-	}
-	sig = tfk_savedmodel_signature(&sm->meta_graphs[k], sig_key, &err);
-	if (!sig) {
-		tfk_err_prefix(&err, "%s", sm_dir);
-		goto fail;
-	}
-	if (tfk_import_signature(&imp, &sm->meta_graphs[k], sig,
-				 sm->variables_prefix, &err)) {
-		tfk_err_prefix(&err, "%s: signature %s", sm_dir, sig->key);
-		goto fail;
-	}
-	if (convert(imp, quant, &q8, out_arg, NULL, &size, &err)) {
-		tfk_err_prefix(&err, "%s: signature %s", sm_dir, sig->key);
-		goto fail;
-	}
-	if (report_flag || eval_arg) {
-		/* the float model to compare with: converted again,
-		 * unquantized, in memory (tflreport.c) */
-		struct tfk_lite_report_opts ro;
-
-		memset(&ro, 0, sizeof(ro));
-		ro.sm_dir = sm_dir;
-		ro.out_path = out_arg;
-		ro.quant = quant_arg;
-		ro.report = report_flag;
-		ro.layerwise = layerwise_flag;
-		ro.rep = rep_arg;
-		ro.n_rep = n_calib;
-		ro.eval = eval_arg;
-		ro.label = label_arg ? label_arg : "label";
-		ro.json = json_flag;
-		if (convert(imp, Q_NONE, &q8, NULL, &fbuf, &fsize, &err)) {
-			tfk_err_prefix(&err, "%s: signature %s", sm_dir,
-				       sig->key);
-			goto fail;
-		}
-		if (tfk_lite_report(&ro, fbuf.data, fbuf.len,
-				    eval_arg ? &ev : NULL, &err))
-			goto fail;
-	}
-	rc = 0;
-	goto out;
-fail:
-	rc = tfk_cli_fail(&err);
-out:
-	tfk_buf_release(&fbuf);
-	tfk_tfl_records_release(&ev);
-	tfk_import_free(imp);
-	tfk_savedmodel_close(sm);
-	return rc;
 }

@@ -705,178 +705,50 @@ int tfk_tflite_accuracy(const struct tfk_tflite *m,
 
 /* The convert subcommand's report ------------------------------------------ */
 
-static const char *dash(const char *s)
-{
-	return s && *s ? s : "-";
-}
-
-static json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s ? s : "");
-
-	return j ? j : json_string("?");
-}
-
 int tfk_lite_report(const struct tfk_lite_report_opts *o,
 		    const void *float_model, size_t float_size,
-		    const struct tfk_tfl_records *eval, struct tfk_err *err)
+		    const struct tfk_tfl_records *eval,
+		    struct tfk_lite_report *res, struct tfk_err *err)
 {
-	struct tfk_tflite fm, qm;
 	struct tfk_tfl_records rep;
-	struct tfk_tfl_qstat *st = NULL;
-	size_t fok = 0, qok = 0;
-	json_t *root = NULL;
-	int n_st = 0, k, rc;
+	int rc;
 
+	memset(res, 0, sizeof(*res));
 	memset(&rep, 0, sizeof(rep));
-	memset(&qm, 0, sizeof(qm));
-	if ((rc = tfk_tflite_load(&fm, float_model, float_size, err))) {
+	res->float_bytes = float_size;
+	if ((rc = tfk_tflite_load(&res->fm, float_model, float_size, err))) {
 		tfk_err_prefix(err, "float model");
 		return rc;
 	}
-	if (o->report && (rc = expose_all(&fm, report_sg(&fm), err)))
+	if (o->report && (rc = expose_all(&res->fm, report_sg(&res->fm),
+					  err)))
 		goto out;
-	if ((rc = tfk_tflite_load_file(&qm, o->out_path, err)))
+	if ((rc = tfk_tflite_load_file(&res->qm, o->out_path, err)))
 		goto out;
+	res->quant_bytes = res->qm.n;
 	if (o->report &&
 	    ((rc = tfk_tfl_records_read(&rep, o->sm_dir, o->rep, o->n_rep,
 					NULL, "--report", err)) ||
-	     (rc = tfk_tflite_qstats(&fm, &qm, &rep, o->layerwise, &st,
-				     &n_st, err))))
+	     (rc = tfk_tflite_qstats(&res->fm, &res->qm, &rep, o->layerwise,
+				     &res->st, &res->n_st, err))))
 		goto out;
-	if (eval && ((rc = tfk_tflite_accuracy(&fm, eval, &fok, err)) ||
-		     (rc = tfk_tflite_accuracy(&qm, eval, &qok, err)))) {
+	res->rep_rows = rep.rows;
+	if (eval && ((rc = tfk_tflite_accuracy(&res->fm, eval,
+					       &res->float_correct, err)) ||
+		     (rc = tfk_tflite_accuracy(&res->qm, eval,
+					       &res->quant_correct, err))))
 		tfk_err_prefix(err, "%s", o->eval);
-		goto out;
-	}
-	if (o->json) {
-		json_t *a = json_array(), *ev;
-
-		root = json_object();
-		json_object_set_new(root, "model", jstr(o->out_path));
-		json_object_set_new(root, "quantize", jstr(o->quant));
-		if (o->report) {
-			json_object_set_new(root, "representative",
-					    jstr(o->rep));
-			json_object_set_new(root, "records",
-					    json_integer((json_int_t)rep.rows));
-			json_object_set_new(root, "verify", jstr(o->layerwise ?
-					    "layer" : "whole_model"));
-			for (k = 0; k < n_st; k++) {
-				json_t *t = json_object();
-
-				json_object_set_new(t, "op_name",
-						    jstr(st[k].op));
-				json_object_set_new(t, "tensor_idx",
-						    json_integer(st[k].tensor));
-				json_object_set_new(t, "num_elements",
-					json_integer(st[k].num_elements));
-				json_object_set_new(t, "stddev",
-						    json_real(st[k].stddev));
-				json_object_set_new(t, "mean_error",
-						    json_real(st[k].mean_error));
-				json_object_set_new(t, "max_abs_error",
-					json_real(st[k].max_abs_error));
-				json_object_set_new(t, "mean_squared_error",
-					json_real(st[k].mean_squared_error));
-				json_object_set_new(t, "scale",
-						    json_real(st[k].scale));
-				json_object_set_new(t, "zero_point",
-					json_integer(st[k].zero_point));
-				json_object_set_new(t, "rmse/scale", json_real(
-					sqrt(st[k].mean_squared_error) /
-					st[k].scale));
-				json_object_set_new(t, "tensor_name",
-						    jstr(st[k].name));
-				json_array_append_new(a, t);
-			}
-			json_object_set_new(root, "layer_stats", a);
-		} else {
-			json_decref(a);
-		}
-		if (eval) {
-			json_t *f = json_object(), *q = json_object();
-
-			ev = json_object();
-			json_object_set_new(ev, "file", jstr(o->eval));
-			json_object_set_new(ev, "label", jstr(o->label));
-			json_object_set_new(ev, "records",
-					    json_integer((json_int_t)eval->rows));
-			json_object_set_new(f, "accuracy", json_real(
-				(double)fok / (double)eval->rows));
-			json_object_set_new(f, "correct",
-					    json_integer((json_int_t)fok));
-			json_object_set_new(f, "bytes",
-					    json_integer((json_int_t)float_size));
-			json_object_set_new(q, "accuracy", json_real(
-				(double)qok / (double)eval->rows));
-			json_object_set_new(q, "correct",
-					    json_integer((json_int_t)qok));
-			json_object_set_new(q, "bytes",
-					    json_integer((json_int_t)qm.n));
-			json_object_set_new(ev, "float", f);
-			json_object_set_new(ev, "quantized", q);
-			json_object_set_new(ev, "size_ratio", json_real(
-				(double)qm.n / (double)float_size));
-			json_object_set_new(root, "eval", ev);
-		}
-		json_dumpf(root, stdout, JSON_PRESERVE_ORDER |
-			   JSON_REAL_PRECISION(17));
-		putchar('\n');
-		goto out;
-	}
-	if (o->report) {
-		int worst = -1;
-
-		printf("per-tensor error of %s (%s) against %s, %zu records "
-		       "of %s (mean over records)\n", o->out_path, o->quant,
-		       o->layerwise ? "each float op fed the dequantized "
-		       "inputs" : "the float model", rep.rows, o->rep);
-		printf("%-6s %-16s %12s %12s %12s %12s %12s %12s %10s %10s "
-		       "%s\n", "tensor", "op_name", "num_elements", "stddev",
-		       "mean_error", "max_abs_error", "mean_squared_error",
-		       "scale", "zero_point", "rmse/scale", "tensor_name");
-		for (k = 0; k < n_st; k++) {
-			double q = sqrt(st[k].mean_squared_error) /
-				   st[k].scale;
-
-			printf("%-6d %-16s %12" PRId64 " %12.6g %12.6g %12.6g "
-			       "%12.6g %12.6g %10" PRId64 " %10.4f %s\n",
-			       st[k].tensor, dash(st[k].op),
-			       st[k].num_elements, st[k].stddev,
-			       st[k].mean_error, st[k].max_abs_error,
-			       st[k].mean_squared_error, st[k].scale,
-			       st[k].zero_point, q, st[k].name);
-			if (worst < 0 || q > sqrt(st[worst].mean_squared_error) /
-			    st[worst].scale)
-				worst = k;
-		}
-		if (worst >= 0)
-			printf("summary: %d quantized tensors; largest "
-			       "rmse/scale %.4f at tensor %d '%s'\n", n_st,
-			       sqrt(st[worst].mean_squared_error) /
-			       st[worst].scale, st[worst].tensor,
-			       st[worst].name);
-		else
-			printf("summary: no quantized activation tensor has a "
-			       "float twin\n");
-	}
-	if (eval) {
-		printf("accuracy on %s (%zu records, label '%s'):\n", o->eval,
-		       eval->rows, o->label);
-		printf("  float   %.4f (%zu/%zu)  %zu bytes\n",
-		       (double)fok / (double)eval->rows, fok, eval->rows,
-		       float_size);
-		printf("  %-7s %.4f (%zu/%zu)  %zu bytes (%.3fx the float "
-		       "size)\n", o->quant, (double)qok / (double)eval->rows,
-		       qok, eval->rows, qm.n, (double)qm.n /
-		       (double)float_size);
-	}
 out:
-	json_decref(root);
-	tfk_free(st);
 	tfk_tfl_records_release(&rep);
-	tfk_tflite_release(&fm);
-	tfk_tflite_release(&qm);
+	if (rc)
+		tfk_lite_report_release(res);
 	return rc;
+}
+
+void tfk_lite_report_release(struct tfk_lite_report *res)
+{
+	tfk_free(res->st);
+	tfk_tflite_release(&res->fm);
+	tfk_tflite_release(&res->qm);
+	memset(res, 0, sizeof(*res));
 }

@@ -1,14 +1,14 @@
 /*
- * tflbench.c - `tfk-lite bench`: how fast a .tflite model loads and
+ * bench.c - `tfk-lite bench`: how fast a .tflite model loads and
  * runs in-process, the loop an app on a device pays per inference.
- * It reads like `tfk-model bench` (lib/model/smbench.c): the same
+ * It reads like `tfk-model bench` (cmd/model/bench.c): the same
  * options where they mean the same, the same text lines and JSON keys.
  *
- * Load is timed in two parts: parse (the file read and verified whole,
- * tfk_tflite_load_file) and plan (the interpreter prepared and one
- * first run: for a float model the subgraph built as a tfk_graph for
- * the fed shapes, an executor planned; for an int8 one lib/model/
- * tflint8.c's interpreter, whose first run also packs the weights).
+ * Load is timed in two parts: parse (the file read and verified whole:
+ * tfk_servable_open) and plan (the runner made and one first run: for a
+ * float model the subgraph built as a tfk_graph for the fed shapes, an
+ * executor planned; for an int8 one lib/model/tflint8.c's interpreter,
+ * whose first run also packs the weights).
  * load_ms is their sum. TFLite's own split is the same: FlatBuffer
  * verification, then AllocateTensors (Prepare), then Invoke.
  *
@@ -25,29 +25,27 @@
  *
  * Each run is timed alone (clock_gettime around it); min, median, p90,
  * p99 (nearest rank) and mean in microseconds, over at most 2^20 kept
- * runs spread evenly over the loop (smbench.c's scheme, repeated here
- * rather than shared: a dozen lines). Throughput: runs and examples
+ * runs spread evenly over the loop: model/servable.h's tfk_runner_bench,
+ * as `tfk-model bench`. Throughput: runs and examples
  * per second of the timed loop's wall time. --warmup runs come first
  * and are not counted.
  *
  * --threads: the float kernels' threads (the executor's), or the int8
  * FC/CONV_2D kernels'. OpenBLAS stays on one thread as in `run`.
  */
-#include "model/lite.h"
+#include "sub.h"
 
-#include "graph/exec.h"
-#include "graph/graph.h"
+#include "format/tflite.h"
 #include "kernels/cpu.h"
-#include "model/mains.h"
+#include "model/given.h"
+#include "model/servable.h"
 #include "util/alloc.h"
 #include "util/cli.h"
-#include "util/latency.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static const char *signature_key;
@@ -98,128 +96,35 @@ static const struct tfk_cmd bench_cmd = {
 	"tfk-lite bench model.tflite --batch 1 --seconds 2 --json",
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);	/* Vigna's constants */
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 struct result {
 	double parse_ms, plan_ms;
-	long runs;
-	struct tfk_latency_stats lat;
-	double wall;
-	double runs_per_s, examples_per_s;
+	struct tfk_bench_result b;
+	double examples_per_s;
 	int64_t examples;	/* per run */
 };
 
 /* One input of the subgraph: its name for the report and its value. */
 struct input {
 	const char *key;
-	int tensor;
 	struct tfk_tensor value;
 };
 
-/* The model's interpreter, float or int8. */
-struct runner {
-	int is_int8;
-	struct tfk_graph *g;
-	struct tfk_exec *x;
-	struct tfk_tfl_int8 *q;
-	struct tfk_tensor *feeds;	/* borrowed values, subgraph order */
-	int n_feeds;
-	const struct tfk_tensor **got;
-};
-
-static int run_once(struct runner *r, struct tfk_err *err)
-{
-	if (r->is_int8)
-		return tfk_tflite_int8_run(r->q, r->feeds, 0, NULL, NULL, err);
-	return tfk_exec_run(r->x, r->feeds, 0, r->got, err);
-}
-
-/* The interpreter for subgraph sg, fetching the n_out tensors out[]. */
-static int prepare(struct runner *r, const struct tfk_tflite *m, int sg,
-		   const int *out, int n_out, struct tfk_err *err)
-{
-	const struct tfk_tfl_subgraph *s = &m->subgraphs[sg];
-	struct tfk_exec_opts eo = { NULL, 0, 1 };
-	struct tfk_tdesc *desc = NULL;
-	const char **fn = NULL, **on = NULL;
-	char (*names)[16] = NULL;
-	int k, rc;
-
-	if (r->is_int8) {
-		if ((rc = tfk_tflite_int8_new(&r->q, m, sg, err)))
-			return rc;
-		tfk_tflite_int8_threads(r->q, (int)threads);
-		return run_once(r, err);
-	}
-	desc = tfk_calloc((size_t)s->n_inputs + 1, sizeof(*desc));
-	fn = tfk_calloc((size_t)s->n_inputs + 1, sizeof(*fn));
-	on = tfk_calloc((size_t)n_out + 1, sizeof(*on));
-	names = tfk_calloc((size_t)(s->n_inputs + n_out) + 1, sizeof(*names));
-	r->got = tfk_calloc((size_t)n_out + 1, sizeof(*r->got));
-	if (!desc || !fn || !on || !names || !r->got) {
-		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (k = 0; k < s->n_inputs; k++) {
-		tfk_tensor_desc(&r->feeds[k], &desc[k]);
-		snprintf(names[k], sizeof(names[k]), "t%d", s->inputs[k]);
-		fn[k] = names[k];
-	}
-	for (k = 0; k < n_out; k++) {
-		snprintf(names[s->n_inputs + k], sizeof(names[0]), "t%d",
-			 out[k]);
-		on[k] = names[s->n_inputs + k];
-	}
-	eo.threads = (int)threads;
-	eo.seed = (uint64_t)seed;
-	if (!(rc = tfk_tflite_graph(m, sg, desc, &r->g, err)) &&
-	    !(rc = tfk_exec_new(&r->x, r->g, fn, s->n_inputs, on, n_out,
-				&eo, err)))
-		rc = run_once(r, err);
-out:
-	tfk_free(desc);
-	tfk_free(fn);
-	tfk_free(on);
-	tfk_free(names);
-	return rc;
-}
-
-static void runner_release(struct runner *r)
-{
-	tfk_exec_free(r->x);
-	tfk_graph_free(r->g);
-	tfk_tflite_int8_free(r->q);
-	tfk_free(r->got);
-}
-
 /*
- * The value of input in (tensor t of s): shape with the batch (see the
- * top comment), random or zero values of the tensor's type (INT8 of an
- * int8 model: given to tflint8.c as int32 quantized values).
+ * The value of input t (a signature input over tensor t->tensor of s):
+ * shape with the batch (see the top comment), random or zero values of
+ * the tensor's type (INT8 of an int8 model: given to tflint8.c as int32
+ * quantized values).
  */
-static int make_input(const struct tfk_tfl_subgraph *s, struct input *in,
+static int make_input(const struct tfk_tfl_subgraph *s,
+		      const struct tfk_sv_tensor *t, struct input *in,
 		      int is_int8, uint64_t *rng, struct tfk_err *err)
 {
-	const struct tfk_tfl_tensor *x = &s->tensors[in->tensor];
+	const struct tfk_tfl_tensor *x = &s->tensors[t->tensor];
 	enum tfk_dtype dt = tfk_tfl_dtype(x->type);
-	int64_t shape[TFK_MAX_RANK], n, i;
+	int64_t shape[TFK_MAX_RANK];
 	int d, rc;
 
+	in->key = t->key;
 	if (is_int8 && x->type == TFK_TFL_INT8)
 		dt = TFK_DT_INT32;
 	if (dt != TFK_DT_FLOAT && dt != TFK_DT_INT32 && dt != TFK_DT_INT64 &&
@@ -235,22 +140,7 @@ static int make_input(const struct tfk_tfl_subgraph *s, struct input *in,
 		shape[0] = batch;
 	if ((rc = tfk_tensor_init(&in->value, dt, x->rank, shape, err)))
 		return rc;
-	n = tfk_tensor_numel(&in->value);
-	for (i = 0; i < n && !zeros; i++) {
-		uint64_t v = splitmix64(rng);
-		double u = (double)(v >> 11) * (1.0 / 9007199254740992.0);
-
-		switch (dt) {
-		case TFK_DT_FLOAT: ((float *)in->value.data)[i] = (float)u;
-			break;
-		case TFK_DT_INT32: ((int32_t *)in->value.data)[i] = v & 1;
-			break;
-		case TFK_DT_INT64: ((int64_t *)in->value.data)[i] = v & 1;
-			break;
-		default: ((uint8_t *)in->value.data)[i] = v & 1; break;
-		}
-	}
-	return 0;
+	return zeros ? 0 : tfk_given_random(&in->value, rng, err);
 }
 
 static int report_json(const char *path, const char *sig, int is_int8,
@@ -267,18 +157,18 @@ static int report_json(const char *path, const char *sig, int is_int8,
 	json_object_set_new(o, "batch", json_integer(r->examples));
 	json_object_set_new(o, "threads", json_integer(threads));
 	json_object_set_new(o, "warmup", json_integer(warmup));
-	json_object_set_new(o, "iterations", json_integer(r->runs));
+	json_object_set_new(o, "iterations", json_integer(r->b.runs));
 	json_object_set_new(o, "load_ms", json_real(r->parse_ms +
 						    r->plan_ms));
 	json_object_set_new(o, "parse_ms", json_real(r->parse_ms));
 	json_object_set_new(o, "plan_ms", json_real(r->plan_ms));
-	json_object_set_new(o, "min_us", json_real(r->lat.min));
-	json_object_set_new(o, "median_us", json_real(r->lat.median));
-	json_object_set_new(o, "p90_us", json_real(r->lat.p90));
-	json_object_set_new(o, "p99_us", json_real(r->lat.p99));
-	json_object_set_new(o, "mean_us", json_real(r->lat.mean));
+	json_object_set_new(o, "min_us", json_real(r->b.lat.min));
+	json_object_set_new(o, "median_us", json_real(r->b.lat.median));
+	json_object_set_new(o, "p90_us", json_real(r->b.lat.p90));
+	json_object_set_new(o, "p99_us", json_real(r->b.lat.p99));
+	json_object_set_new(o, "mean_us", json_real(r->b.lat.mean));
 	json_object_set_new(o, "inferences_per_s",
-			    json_real(r->runs_per_s));
+			    json_real(r->b.runs_per_s));
 	json_object_set_new(o, "examples_per_s",
 			    json_real(r->examples_per_s));
 	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT |
@@ -313,20 +203,21 @@ static void report_text(const char *path, const char *sig, int sg,
 	printf("load: %.3f ms (parse + verify %.3f, plan + first run %.3f)\n",
 	       r->parse_ms + r->plan_ms, r->parse_ms, r->plan_ms);
 	printf("runs: %ld timed after %ld warm-up, %lld example%s per run, "
-	       "%ld thread%s\n", r->runs, warmup, (long long)r->examples,
+	       "%ld thread%s\n", r->b.runs, warmup, (long long)r->examples,
 	       r->examples == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
 	printf("latency (us): min %.2f  median %.2f  p90 %.2f  p99 %.2f  "
-	       "mean %.2f\n", r->lat.min, r->lat.median, r->lat.p90,
-	       r->lat.p99, r->lat.mean);
+	       "mean %.2f\n", r->b.lat.min, r->b.lat.median, r->b.lat.p90,
+	       r->b.lat.p99, r->b.lat.mean);
 	printf("throughput: %.1f inferences/s, %.1f examples/s\n",
-	       r->runs_per_s, r->examples_per_s);
+	       r->b.runs_per_s, r->examples_per_s);
 }
 
-/* The signature to run (NULL: the subgraph 0 without one); exits 2
- * when the model has several and none was chosen. */
-static const struct tfk_tfl_signature *pick_signature(
-	const struct tfk_tflite *m, const char *path, struct tfk_err *err)
+/* The signature to run; exits 2 when the model has several and none
+ * was chosen. NULL with err set for an unknown --signature. */
+static const struct tfk_sv_signature *pick_signature(
+	const struct tfk_servable *sv, const char *path, struct tfk_err *err)
 {
+	const struct tfk_tflite *m = tfk_servable_tflite(sv);
 	char list[512];
 	size_t kk = 0;
 	int i;
@@ -338,7 +229,7 @@ static const struct tfk_tfl_signature *pick_signature(
 	if (signature_key) {
 		for (i = 0; i < m->n_signatures; i++)
 			if (!strcmp(m->signatures[i].key, signature_key))
-				return &m->signatures[i];
+				return tfk_servable_signature(sv, i);
 		tfk_errf(err, TFK_EINVAL, "%s: no signature '%s' (signatures: "
 			 "%s)", path, signature_key, m->n_signatures ? list :
 			 "none");
@@ -348,29 +239,30 @@ static const struct tfk_tfl_signature *pick_signature(
 		tfk_cli_usage_error("%s has %d signatures (%s): choose one "
 				    "with --signature", path, m->n_signatures,
 				    list);
-	return m->n_signatures ? &m->signatures[0] : NULL;
+	return tfk_servable_signature(sv, 0);
 }
 
-int tfk_lite_bench_main(int argc, char **argv)
+int lite_bench_main(int argc, char **argv)
 {
-	struct tfk_tflite m;
-	const struct tfk_tfl_signature *sig;
+	struct tfk_servable_opts so = { NULL, TFK_SERVABLE_TFLITE };
+	struct tfk_runner_opts ro = { 0 };
+	struct tfk_bench_opts bo;
+	struct tfk_servable *sv = NULL;
+	const struct tfk_sv_signature *sig;
 	const struct tfk_tfl_subgraph *s;
-	struct runner run;
+	struct tfk_runner *R = NULL;
 	struct input *ins = NULL;
-	int *out = NULL;
-	struct tfk_latency lat = { 0 };
-	double t0, t1;
-	long k;
-	const char *path;
+	struct tfk_tensor *vals = NULL;
+	const char **keys = NULL;
+	const char *path, *sig_name;
+	double t0;
 	struct result r;
 	struct tfk_err err;
 	uint64_t rng;
-	int rc = 0, n, i, j, sg = 0, n_out, loaded = 0;
+	int rc = 0, n, i, j, sg, is_int8, n_in = 0;
 
 	tfk_err_clear(&err);
 	memset(&r, 0, sizeof(r));
-	memset(&run, 0, sizeof(run));
 	n = tfk_cli_parse(argc, argv, &bench_cmd, bench_opts);
 	if (n != 1)
 		tfk_cli_usage_error(n ? "one model at a time" :
@@ -395,111 +287,85 @@ int tfk_lite_bench_main(int argc, char **argv)
 	}
 	tfk_cpu_blas_threads(1);
 	rng = (uint64_t)seed;
-	path = strcmp(argv[0], "-") ? argv[0] : "<stdin>";
+	ro.threads = (int)threads;
+	ro.seed = (uint64_t)seed;
 
-	t0 = now();
-	if (tfk_tflite_load_file(&m, argv[0], &err))
+	t0 = tfk_sv_now();
+	if (tfk_servable_open(&sv, argv[0], &so, &err))
 		return tfk_cli_fail(&err);
-	loaded = 1;
-	r.parse_ms = (now() - t0) * 1e3;
-	if (!(sig = pick_signature(&m, path, &err))) {
-		if (signature_key) {
-			rc = tfk_cli_fail(&err);
-			goto out;
-		}
-	}
-	sg = sig ? (int)sig->subgraph_index : 0;
-	if (!m.n_subgraphs) {
-		tfk_errf(&err, TFK_EINVAL, "%s: no subgraphs", path);
+	r.parse_ms = (tfk_sv_now() - t0) * 1e3;
+	path = tfk_servable_path(sv);
+	if (!(sig = pick_signature(sv, path, &err))) {
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
-	s = &m.subgraphs[sg];
-	run.is_int8 = tfk_tflite_is_int8(&m, sg);
-	n_out = sig ? sig->n_outputs : s->n_outputs;
-	ins = tfk_calloc((size_t)s->n_inputs + 1, sizeof(*ins));
-	out = tfk_calloc((size_t)n_out + 1, sizeof(*out));
-	run.feeds = tfk_calloc((size_t)s->n_inputs + 1, sizeof(*run.feeds));
-	if (!ins || !out || !run.feeds) {
+	sig_name = tfk_servable_tflite(sv)->n_signatures ? sig->key : NULL;
+	sg = tfk_servable_subgraph(sv, sig);
+	s = &tfk_servable_tflite(sv)->subgraphs[sg];
+	is_int8 = tfk_servable_is_int8(sv, sig);
+	n_in = s->n_inputs;
+	ins = tfk_calloc((size_t)n_in + 1, sizeof(*ins));
+	vals = tfk_calloc((size_t)n_in + 1, sizeof(*vals));
+	keys = tfk_calloc((size_t)n_in + 1, sizeof(*keys));
+	if (!ins || !vals || !keys) {
 		tfk_errf(&err, TFK_ENOMEM, "out of memory");
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
-	for (j = 0; j < n_out; j++)
-		out[j] = sig ? (int)sig->outputs[j].tensor_index :
-			s->outputs[j];
 	/* inputs in subgraph order, named by their signature keys */
-	for (j = 0; j < s->n_inputs; j++) {
-		ins[j].tensor = s->inputs[j];
-		ins[j].key = s->tensors[s->inputs[j]].name;
-		for (i = 0; sig && i < sig->n_inputs; i++)
-			if ((int)sig->inputs[i].tensor_index == s->inputs[j])
-				ins[j].key = sig->inputs[i].name;
-		if (make_input(s, &ins[j], run.is_int8, &rng, &err)) {
-			tfk_err_prefix(&err, "%s", path);
-			rc = tfk_cli_fail(&err);
-			goto out;
-		}
-		run.feeds[j] = ins[j].value;
-		run.feeds[j].owner = TFK_OWN_BORROWED;
-	}
-	run.n_feeds = s->n_inputs;
-	/* the examples of a run: the first input's first dimension */
-	r.examples = s->n_inputs && ins[0].value.rank > 0 ?
-		ins[0].value.shape[0] : 1;
+	for (j = 0; j < n_in; j++) {
+		const struct tfk_sv_tensor *t = NULL;
 
-	t0 = now();
-	if (prepare(&run, &m, sg, out, n_out, &err)) {
-		tfk_err_prefix(&err, "%s", path);
-		rc = tfk_cli_fail(&err);
-		goto out;
-	}
-	r.plan_ms = (now() - t0) * 1e3;
-	for (k = 0; k < warmup; k++)
-		if (run_once(&run, &err)) {
+		for (i = 0; i < sig->n_inputs; i++)
+			if (sig->inputs[i].tensor == s->inputs[j])
+				t = &sig->inputs[i];
+		if (!t) {
+			tfk_errf(&err, TFK_EINVAL, "%s: input tensor %d has no "
+				 "signature key", path, s->inputs[j]);
+			rc = tfk_cli_fail(&err);
+			goto out;
+		}
+		if (make_input(s, t, &ins[j], is_int8, &rng, &err)) {
 			tfk_err_prefix(&err, "%s", path);
 			rc = tfk_cli_fail(&err);
 			goto out;
 		}
-	if (tfk_latency_init(&lat, iterations)) {
-		tfk_errf(&err, TFK_ENOMEM, "out of memory");
+		keys[j] = t->key;
+		vals[j] = ins[j].value;
+	}
+	/* the examples of a run: the first input's first dimension */
+	r.examples = n_in && vals[0].rank > 0 ? vals[0].shape[0] : 1;
+
+	t0 = tfk_sv_now();
+	if (tfk_runner_new(&R, sv, sig, keys, n_in, &ro, &err) ||
+	    tfk_runner_run(R, vals, NULL, &err)) {
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
-	t0 = now();
-	for (k = 0; iterations > 0 ? k < iterations :
-	     k == 0 || now() - t0 < seconds; k++) {
-		t1 = now();
-		if (run_once(&run, &err)) {
-			tfk_err_prefix(&err, "%s", path);
-			rc = tfk_cli_fail(&err);
-			goto out;
-		}
-		tfk_latency_add(&lat, (now() - t1) * 1e6);
+	r.plan_ms = (tfk_sv_now() - t0) * 1e3;
+	bo.warmup = warmup;
+	bo.iterations = iterations;
+	bo.seconds = seconds;
+	if (tfk_runner_bench(R, vals, &bo, &r.b, &err)) {
+		rc = tfk_cli_fail(&err);
+		goto out;
 	}
-	r.wall = now() - t0;
-	r.runs = k;
-	tfk_latency_stats(&lat, &r.lat);
-	r.runs_per_s = r.wall > 0 ? r.runs / r.wall : 0;
-	r.examples_per_s = r.runs_per_s * r.examples;
+	r.examples_per_s = r.b.runs_per_s * r.examples;
 	if (json)
-		rc = report_json(path, sig ? sig->key : NULL, run.is_int8, &r);
+		rc = report_json(path, sig_name, is_int8, &r);
 	else
-		report_text(path, sig ? sig->key : NULL, sg, run.is_int8, &r,
-			    ins, s->n_inputs);
+		report_text(path, sig_name, sg, is_int8, &r, ins, n_in);
 out:
 	if (fflush(stdout) && !rc) {
 		tfk_cli_warn("stdout: write error");
 		rc = 1;
 	}
-	runner_release(&run);
-	for (j = 0; ins && loaded && j < m.subgraphs[sg].n_inputs; j++)
+	tfk_runner_free(R);
+	for (j = 0; ins && j < n_in; j++)
 		tfk_tensor_release(&ins[j].value);
 	tfk_free(ins);
-	tfk_free(out);
-	tfk_free(run.feeds);
-	tfk_latency_release(&lat);
-	if (loaded)
-		tfk_tflite_release(&m);
+	tfk_free(vals);
+	tfk_free(keys);
+	tfk_servable_close(sv);
 	return rc;
 }

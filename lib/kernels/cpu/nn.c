@@ -35,6 +35,7 @@
  */
 #include "kernels/cpu.h"
 #include "graph/graph.h"
+#include "kernels/cpu/infer-impl.h"
 #include "util/alloc.h"
 #include "util/pool.h"
 
@@ -1047,25 +1048,10 @@ int tfk_cpu_batch_norm_grad(const struct tfk_bn *p,
 
 static int infer_grad2(struct tfk_infer_ctx *ic)
 {
-	char b1[128], b2[128];
-	int i, bad;
+	int i, rc = infer_agree2(ic);
 
-	if (ic->in[0].rank >= 0 && ic->in[1].rank >= 0) {
-		bad = ic->in[0].rank != ic->in[1].rank;
-		for (i = 0; !bad && i < ic->in[0].rank; i++)
-			bad = ic->in[0].shape[i] >= 0 &&
-				ic->in[1].shape[i] >= 0 &&
-				ic->in[0].shape[i] != ic->in[1].shape[i];
-		if (bad)
-			return tfk_errf(ic->err, TFK_EINVAL, "input 1: shape "
-					"%s, input 0 is %s",
-					tfk_shape_str(ic->in[1].rank,
-						      ic->in[1].shape, b1,
-						      sizeof(b1)),
-					tfk_shape_str(ic->in[0].rank,
-						      ic->in[0].shape, b2,
-						      sizeof(b2)));
-	}
+	if (rc)
+		return rc;
 	ic->out[0].rank = ic->in[0].rank;
 	memcpy(ic->out[0].shape, ic->in[0].shape, sizeof(ic->in[0].shape));
 	for (i = 0; i < ic->out[0].rank; i++)
@@ -1169,23 +1155,32 @@ static int check_format(const struct tfk_node *n, struct tfk_err *err)
 	return 0;
 }
 
-static int infer_bn(struct tfk_infer_ctx *ic)
+/* data_format, and x = input xi (rank 2 to 5, channels last): *c is its
+ * channel count (-1 while unknown). */
+static int bn_x(struct tfk_infer_ctx *ic, int xi, int64_t *c)
 {
-	const struct tfk_tdesc *x = &ic->in[0];
-	int train = tfk_node_attr_b(ic->node, "is_training", 1);
-	float f = tfk_node_attr_f(ic->node, "exponential_avg_factor", 1);
-	int64_t c = -1;
-	int k, rc = check_format(ic->node, ic->err);
+	const struct tfk_tdesc *x = &ic->in[xi];
+	int rc = check_format(ic->node, ic->err);
 	char s[128];
 
 	if (rc)
 		return rc;
 	if (x->rank >= 0 && (x->rank < 2 || x->rank > 5))
-		return tfk_errf(ic->err, TFK_EINVAL, "input 0: x must have "
-				"rank 2 to 5 (channels last), got %s",
+		return tfk_errf(ic->err, TFK_EINVAL, "input %d: x must have "
+				"rank 2 to 5 (channels last), got %s", xi,
 				tfk_shape_str(x->rank, x->shape, s, sizeof(s)));
-	if (x->rank > 0)
-		c = x->shape[x->rank - 1];
+	*c = x->rank > 0 ? x->shape[x->rank - 1] : -1;
+	return 0;
+}
+
+static int infer_bn(struct tfk_infer_ctx *ic)
+{
+	const struct tfk_tdesc *x = &ic->in[0];
+	int train = tfk_node_attr_b(ic->node, "is_training", 1);
+	float f = tfk_node_attr_f(ic->node, "exponential_avg_factor", 1);
+	int64_t c;
+	int k, rc = bn_x(ic, 0, &c);
+
 	for (k = 1; k < 5 && !rc; k++)
 		rc = check_vec(ic, k, &c, k >= 3 && train && f == 1);
 	if (rc)
@@ -1202,19 +1197,9 @@ static int infer_bn(struct tfk_infer_ctx *ic)
 
 static int infer_bn_grad(struct tfk_infer_ctx *ic)
 {
-	const struct tfk_tdesc *x = &ic->in[1];
-	int64_t c = -1;
-	int k, rc = check_format(ic->node, ic->err);
-	char s[128];
+	int64_t c;
+	int k, rc = bn_x(ic, 1, &c);
 
-	if (rc)
-		return rc;
-	if (x->rank >= 0 && (x->rank < 2 || x->rank > 5))
-		return tfk_errf(ic->err, TFK_EINVAL, "input 1: x must have "
-				"rank 2 to 5 (channels last), got %s",
-				tfk_shape_str(x->rank, x->shape, s, sizeof(s)));
-	if (x->rank > 0)
-		c = x->shape[x->rank - 1];
 	for (k = 2; k < 5 && !rc; k++)
 		rc = check_vec(ic, k, &c, 0);
 	if (rc)

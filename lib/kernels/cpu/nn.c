@@ -554,6 +554,53 @@ static int check_bn(const struct tfk_tensor *x, int n_vec,
 	return 0;
 }
 
+/* The forward pass's operands, as check_bn; mean and var only where they
+ * are read (inference, or a running average with a factor other than 1). */
+static int check_bn_fwd(const struct tfk_bn *p, const struct tfk_tensor *x,
+			const struct tfk_tensor *scale,
+			const struct tfk_tensor *offset,
+			const struct tfk_tensor *mean,
+			const struct tfk_tensor *var,
+			const struct tfk_tensor *y,
+			const struct tfk_tensor *batch_mean,
+			const struct tfk_tensor *batch_var,
+			const struct tfk_tensor *rs1,
+			const struct tfk_tensor *rs2, int64_t *rows,
+			int64_t *ch, struct tfk_err *err)
+{
+	int need_stats = !p->is_training || p->avg_factor != 1;
+	const struct tfk_tensor *vec[8] = {
+		scale, offset, need_stats ? mean : NULL,
+		need_stats ? var : NULL, batch_mean, batch_var, rs1, rs2
+	};
+	int rc = check_bn(x, 8, vec, rows, ch, err);
+
+	if (!rc)
+		rc = check_same(x, y, "batch norm output", err);
+	return rc;
+}
+
+/* The gradient's operands, as check_bn. */
+static int check_bn_grad(const struct tfk_tensor *dy,
+			 const struct tfk_tensor *x,
+			 const struct tfk_tensor *scale,
+			 const struct tfk_tensor *rs1,
+			 const struct tfk_tensor *rs2,
+			 const struct tfk_tensor *dx,
+			 const struct tfk_tensor *dscale,
+			 const struct tfk_tensor *doffset, int64_t *rows,
+			 int64_t *ch, struct tfk_err *err)
+{
+	const struct tfk_tensor *vec[5] = { scale, rs1, rs2, dscale, doffset };
+	int rc = check_bn(x, 5, vec, rows, ch, err);
+
+	if (!rc)
+		rc = check_same(x, dy, "y_backprop", err);
+	if (!rc)
+		rc = check_same(x, dx, "x_backprop", err);
+	return rc;
+}
+
 /* TF's rest_size_adjust: n / (n - 1), 1 for n <= 1. */
 static double bessel(int64_t n)
 {
@@ -570,19 +617,12 @@ int tfk_cpu_batch_norm_ref(const struct tfk_bn *p, const struct tfk_tensor *x,
 			   struct tfk_tensor *rs1, struct tfk_tensor *rs2,
 			   struct tfk_err *err)
 {
-	const struct tfk_tensor *vec[9];
 	enum tfk_dtype t = x->dtype;
 	int64_t rows, ch, r, c;
-	int need_stats = !p->is_training || p->avg_factor != 1;
 	int rc;
 
-	vec[0] = scale, vec[1] = offset;
-	vec[2] = need_stats ? mean : NULL;
-	vec[3] = need_stats ? var : NULL;
-	vec[4] = batch_mean, vec[5] = batch_var, vec[6] = rs1, vec[7] = rs2;
-	rc = check_bn(x, 8, vec, &rows, &ch, err);
-	if (!rc)
-		rc = check_same(x, y, "batch norm output", err);
+	rc = check_bn_fwd(p, x, scale, offset, mean, var, y, batch_mean,
+			  batch_var, rs1, rs2, &rows, &ch, err);
 	if (rc)
 		return rc;
 	for (c = 0; c < ch; c++) {
@@ -828,21 +868,14 @@ int tfk_cpu_batch_norm(const struct tfk_bn *p, const struct tfk_tensor *x,
 		       struct tfk_tensor *rs2, int threads, double *work,
 		       struct tfk_err *err)
 {
-	const struct tfk_tensor *vec[8];
-	int need_stats = !p->is_training || p->avg_factor != 1;
 	int64_t rows, ch, c;
 	double *own = NULL, *m, *v, *a, *b;
 	float *mf, *af, *bf;
 	struct bn_job j;
 	int rc;
 
-	vec[0] = scale, vec[1] = offset;
-	vec[2] = need_stats ? mean : NULL;
-	vec[3] = need_stats ? var : NULL;
-	vec[4] = batch_mean, vec[5] = batch_var, vec[6] = rs1, vec[7] = rs2;
-	rc = check_bn(x, 8, vec, &rows, &ch, err);
-	if (!rc)
-		rc = check_same(x, y, "batch norm output", err);
+	rc = check_bn_fwd(p, x, scale, offset, mean, var, y, batch_mean,
+			  batch_var, rs1, rs2, &rows, &ch, err);
 	if (rc)
 		return rc;
 	if (x->dtype != TFK_DT_FLOAT || !rows)
@@ -926,15 +959,11 @@ int tfk_cpu_batch_norm_grad_ref(const struct tfk_bn *p,
 				struct tfk_tensor *doffset,
 				struct tfk_err *err)
 {
-	const struct tfk_tensor *vec[5] = { scale, rs1, rs2, dscale, doffset };
 	enum tfk_dtype t = x->dtype;
 	int64_t rows, ch, r, c;
-	int rc = check_bn(x, 5, vec, &rows, &ch, err);
+	int rc = check_bn_grad(dy, x, scale, rs1, rs2, dx, dscale, doffset,
+			       &rows, &ch, err);
 
-	if (!rc)
-		rc = check_same(x, dy, "y_backprop", err);
-	if (!rc)
-		rc = check_same(x, dx, "x_backprop", err);
 	if (rc)
 		return rc;
 	for (c = 0; c < ch; c++) {
@@ -972,17 +1001,13 @@ int tfk_cpu_batch_norm_grad(const struct tfk_bn *p,
 			    struct tfk_tensor *doffset, int threads,
 			    double *work, struct tfk_err *err)
 {
-	const struct tfk_tensor *vec[5] = { scale, rs1, rs2, dscale, doffset };
 	int64_t rows, ch, c;
 	double *own = NULL, *m, *inv, *a, *b, *sg, *sgx;
 	float *mf, *af, *bf, *cf;
 	struct bn_job j;
-	int rc = check_bn(x, 5, vec, &rows, &ch, err);
+	int rc = check_bn_grad(dy, x, scale, rs1, rs2, dx, dscale, doffset,
+			       &rows, &ch, err);
 
-	if (!rc)
-		rc = check_same(x, dy, "y_backprop", err);
-	if (!rc)
-		rc = check_same(x, dx, "x_backprop", err);
 	if (rc)
 		return rc;
 	if (x->dtype != TFK_DT_FLOAT || !rows)

@@ -4,9 +4,10 @@
  * TensorFlow has no direct way to count records: people write
  * `sum(1 for _ in tf.data.TFRecordDataset(f))`, which parses every
  * record in Python. Here the loop is the record reader alone: the file
- * is mapped, both crcs of every record are checked with the hardware
- * CRC-32C instruction, and nothing else happens per record, so a count
- * is also a full integrity check. When FILE.idx exists and is fresh
+ * is read in 1 MiB chunks into one reused buffer (not mapped: see
+ * io/in.c), both crcs of every record are checked with the hardware
+ * CRC-32C instruction in place, and nothing else happens per record, so
+ * a count is also a full integrity check. When FILE.idx exists and is fresh
  * (see tfk-index) the answer comes from the index without reading the
  * data; --no-index forces the scan.
  *

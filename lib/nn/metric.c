@@ -32,6 +32,7 @@
  */
 #include "nn/metric.h"
 
+#include "nn/json-impl.h"
 #include "util/alloc.h"
 
 #include <ctype.h>
@@ -116,25 +117,6 @@ static int set_name(struct tfk_metric *m, const char *s, const char *path,
 	return 0;
 }
 
-static int known_keys(const json_t *obj, const char *const *keys,
-		      const char *path, const char *what,
-		      struct tfk_err *err)
-{
-	const char *k;
-	json_t *v;
-	int i;
-
-	json_object_foreach((json_t *)obj, k, v) {
-		for (i = 0; keys[i]; i++)
-			if (!strcmp(k, keys[i]))
-				break;
-		if (!keys[i])
-			return tfk_errf(err, TFK_EINVAL, "%s.%s: unknown %s "
-					"key", path, k, what);
-	}
-	return 0;
-}
-
 /* cfg.key: null (stays *out) or an integer >= lo. */
 static int int_key(const json_t *cfg, const char *key, const char *path,
 		   long lo, long *out, struct tfk_err *err)
@@ -178,7 +160,7 @@ static int parse_config(struct tfk_metric *m, const char *cls,
 		keys = k_pr;
 	else if (m->kind == M_AUC)
 		keys = k_auc;
-	if ((rc = known_keys(cfg, keys, cp, cls, err)))
+	if ((rc = kjson_known_keys(cfg, keys, cp, cls, err)))
 		return rc;
 	v = json_object_get(cfg, "name");
 	if (v && !json_is_null(v)) {
@@ -365,7 +347,7 @@ int tfk_metric_new(const json_t *v, const char *path, const char *loss,
 		};
 		const json_t *c;
 
-		if ((rc = known_keys(v, keys, path, "object", err)))
+		if ((rc = kjson_known_keys(v, keys, path, "object", err)))
 			return rc;
 		c = json_object_get(v, "class_name");
 		if (!json_is_string(c))

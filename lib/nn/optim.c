@@ -36,6 +36,7 @@
  */
 #include "nn/optim.h"
 
+#include "nn/json-impl.h"
 #include "util/alloc.h"
 #include "util/pool.h"
 
@@ -187,26 +188,6 @@ static int name_key(const json_t *cfg, const char *key, const char *path,
 	return 0;
 }
 
-/* Every key of obj must be in the NULL-terminated list. */
-static int known_keys(const json_t *obj, const char *const *keys,
-		      const char *path, const char *what,
-		      struct tfk_err *err)
-{
-	const char *k;
-	json_t *v;
-	int i;
-
-	json_object_foreach((json_t *)obj, k, v) {
-		for (i = 0; keys[i]; i++)
-			if (!strcmp(k, keys[i]))
-				break;
-		if (!keys[i])
-			return tfk_errf(err, TFK_EINVAL, "%s.%s: unknown %s "
-					"key", path, k, what);
-	}
-	return 0;
-}
-
 /*
  * {"class_name": C, "config": {...}} with Keras 3's "module" and
  * "registered_name" accepted and ignored. *cls and *cfg borrowed.
@@ -218,7 +199,7 @@ static int class_object(const json_t *v, const char *path, const char **cls,
 		"class_name", "config", "module", "registered_name", NULL
 	};
 	const json_t *c;
-	int rc = known_keys(v, keys, path, "object", err);
+	int rc = kjson_known_keys(v, keys, path, "object", err);
 
 	if (rc)
 		return rc;
@@ -277,8 +258,8 @@ static int sched_parse(const json_t *v, const char *path, struct sched *s,
 		};
 		int nreq = s->kind == S_EXP ? 3 : 2;
 
-		rc = known_keys(cfg, s->kind == S_EXP ? exp_keys : cos_keys,
-				cp, cls, err);
+		rc = kjson_known_keys(cfg, s->kind == S_EXP ? exp_keys :
+				      cos_keys, cp, cls, err);
 		for (i = 0; !rc && i < nreq; i++)
 			if (!json_object_get(cfg, req[i]))
 				rc = tfk_errf(err, TFK_EINVAL, "%s.%s: missing",
@@ -290,7 +271,7 @@ static int sched_parse(const json_t *v, const char *path, struct sched *s,
 			rc = num_key(cfg, "decay_steps", cp, 0, 0, INFINITY, 0,
 				     0, &s->decay_steps, NULL, err);
 	} else {
-		rc = known_keys(cfg, pw_keys, cp, cls, err);
+		rc = kjson_known_keys(cfg, pw_keys, cp, cls, err);
 	}
 	if (rc)
 		return rc;
@@ -470,7 +451,8 @@ static int parse_config(struct tfk_optim *o, const json_t *cfg,
 	json_t *v;
 	int rc, i, j, isnull, ema = 0, legacy = 0, jit = 0, n_clip = 0;
 
-	if ((rc = known_keys(cfg, common, cp, class_names[o->kind], err)))
+	if ((rc = kjson_known_keys(cfg, common, cp, class_names[o->kind],
+				   err)))
 		return rc;
 	json_object_foreach((json_t *)cfg, k, v) {
 		for (i = 13; common[i]; i++)

@@ -13,6 +13,7 @@ set -e
 : "${TFK_BIN:=$(cd "$(dirname "$0")/../.." && pwd)/bin}"
 : "${PYTHON:=/usr/bin/python3}"
 : "${ROWS:=200000}"
+. "$(dirname "$0")/lib.sh"
 T=$(mktemp -d /tmp/tfk-bench-csv-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
@@ -112,20 +113,8 @@ EOF
 
 "$PYTHON" "$T/gen.py" "$ROWS" >"$T/data.csv"
 
-# CPU seconds of a command's children (POSIX `times` after it ran).
-cpu_of() {
-	sh -c '"$@" >/dev/null; times' sh "$@" | awk 'NR == 2 {
-		split($1, u, "m"); split($2, s, "m")
-		sub("s", "", u[2]); sub("s", "", s[2])
-		print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
-}
-
 # Ours: best of three (the first run also warms the page cache).
-best=
-for i in 1 2 3; do
-	t=$(cpu_of "$TFK_BIN/tfk-csv" -q -o "$T/ours" "$T/data.csv")
-	best=$(awk -v a="$t" -v b="$best" 'BEGIN { print (b == "" || a < b) ? a : b }')
-done
+best=$(best_cpu 3 "$TFK_BIN/tfk-csv" -q -o "$T/ours" "$T/data.csv")
 peer=$("$PYTHON" "$T/peer.py" "$T/data.csv" "$T/peer.tfrecord")
 
 # Same records: equal count, and equal total payload length (map order

@@ -9,11 +9,13 @@
 # The file, $TFK_BENCH_DIR/fmnist-x4.tfrecord (~200 MB, 240000 records),
 # is Fashion-MNIST's training set (Debian's dataset-fashion-mnist) through
 # tfk-idx, four times over; made once and kept. Best of 5 runs.
-# Environment: TFK_BIN (tools), TFK_BENCH_DIR (/tmp/tfk-bench).
+# Environment: TFK_BIN (tools), TFK_BENCH_DIR (/tmp/tfk-bench), PYTHON.
 set -eu
 
 : "${TFK_BIN:=$(cd "$(dirname "$0")/../.." && pwd)/bin}"
 : "${TFK_BENCH_DIR:=/tmp/tfk-bench}"
+: "${PYTHON:=/usr/bin/python3}"
+. "$(dirname "$0")/lib.sh"
 fm=/usr/share/datasets/fashion-mnist
 data=$TFK_BENCH_DIR/fmnist-x4.tfrecord
 
@@ -28,21 +30,6 @@ if [ ! -s "$data" ]; then
 	mv "$data.tmp" "$data"
 	rm -f "$TFK_BENCH_DIR/fmnist-1.tfrecord"
 fi
-
-best_of() {	# N CMD: shortest wall time of N runs, seconds
-	sh -c "$2" >/dev/null
-	_best=
-	_k=0
-	while [ $_k -lt "$1" ]; do
-		_t0=$(date +%s%N)
-		sh -c "$2" >/dev/null
-		_t1=$(date +%s%N)
-		_t=$((_t1 - _t0))
-		if [ -z "$_best" ] || [ $_t -lt "$_best" ]; then _best=$_t; fi
-		_k=$((_k + 1))
-	done
-	echo "$_best" | awk '{ printf "%.6f\n", $1 / 1e9 }'
-}
 
 bytes=$(wc -c <"$data")
 recs=$("$TFK_BIN/tfk-filter" "label >= 0 and len(image) == 1" "$data" |

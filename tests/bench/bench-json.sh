@@ -15,6 +15,7 @@ set -e
 : "${TFK_BIN:=$(cd "$(dirname "$0")/../.." && pwd)/bin}"
 : "${PYTHON:=/usr/bin/python3}"
 : "${LINES:=100000}"
+. "$(dirname "$0")/lib.sh"
 T=$(mktemp -d /tmp/tfk-bench-json-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
@@ -70,18 +71,7 @@ EOF
 
 "$PYTHON" "$T/gen.py" "$LINES" >"$T/data.jsonl"
 
-cpu_of() {
-	sh -c '"$@" >/dev/null; times' sh "$@" | awk 'NR == 2 {
-		split($1, u, "m"); split($2, s, "m")
-		sub("s", "", u[2]); sub("s", "", s[2])
-		print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
-}
-
-best=
-for i in 1 2 3; do
-	t=$(cpu_of "$TFK_BIN/tfk-json" -o "$T/ours.tfrecord" "$T/data.jsonl")
-	best=$(awk -v a="$t" -v b="$best" 'BEGIN { print (b == "" || a < b) ? a : b }')
-done
+best=$(best_cpu 3 "$TFK_BIN/tfk-json" -o "$T/ours.tfrecord" "$T/data.jsonl")
 tests=$(cd "$(dirname "$0")/.." && pwd)
 peer=$("$PYTHON" "$T/peer.py" "$T/data.jsonl" "$T/peer.tfrecord" "$tests/py")
 

@@ -9,21 +9,7 @@
  * one line: "steps/s fwd_ms bpi_ms bpf_ms isa". bench-conv.sh runs it
  * next to PyTorch.
  */
-#include "kernels/cpu.h"
-#include "util/err.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "conv-args.h"
 
 static void fill(struct tfk_tensor *t, unsigned seed)
 {
@@ -38,53 +24,23 @@ static void fill(struct tfk_tensor *t, unsigned seed)
 
 int main(int argc, char **argv)
 {
-	int threads = 2, i = 1, k;
-	double secs = 3, t0, t1, tf = 0, ti = 0, tw = 0;
-	const char *isa = NULL;
-	struct tfk_conv2d_attrs a = { { 1, 1, 1, 1 }, { 1, 1, 1, 1 }, { 0 },
-				      TFK_CONV_SAME };
+	struct conv_args c = { .threads = 2, .secs = 3 };
+	int rc;
+	double t0, t1, tf = 0, ti = 0, tw = 0;
 	struct tfk_conv2d g;
 	struct tfk_tensor x, f, y, dx, df;
 	struct tfk_conv_ws w1 = { 0 }, w2 = { 0 }, w3 = { 0 };
 	struct tfk_err err = { 0, "" };
-	int64_t in[4], fs[4], ys[4];
 	long steps = 0;
 
-	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
-		if (!strcmp(argv[i], "-t"))
-			threads = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "-s"))
-			secs = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "-i"))
-			isa = argv[i + 1];
-	}
-	if (argc - i < 7) {
-		fprintf(stderr, "usage: conv [-t THREADS] [-s SECONDS] "
-			"[-i ISA] N H W C KH KW O [SAME|VALID]\n");
-		return 2;
-	}
-	for (k = 0; k < 4; k++)
-		in[k] = atoll(argv[i + k]);
-	fs[0] = atoll(argv[i + 4]);
-	fs[1] = atoll(argv[i + 5]);
-	fs[2] = in[3];
-	fs[3] = atoll(argv[i + 6]);
-	if (argc - i > 7 && !strcmp(argv[i + 7], "VALID"))
-		a.padding = TFK_CONV_VALID;
-	if (isa && !tfk_cpu_conv_isa(isa)) {
-		fprintf(stderr, "conv: isa %s not available\n", isa);
-		return 1;
-	}
-	if (tfk_conv2d_geom(&g, in, fs, 0, &a, &err)) {
-		fprintf(stderr, "conv: %s\n", err.msg);
-		return 1;
-	}
-	ys[0] = g.n, ys[1] = g.oh, ys[2] = g.ow, ys[3] = g.o;
-	if (tfk_tensor_init(&x, TFK_DT_FLOAT, 4, in, &err) ||
-	    tfk_tensor_init(&f, TFK_DT_FLOAT, 4, fs, &err) ||
-	    tfk_tensor_init(&y, TFK_DT_FLOAT, 4, ys, &err) ||
-	    tfk_tensor_init(&dx, TFK_DT_FLOAT, 4, in, &err) ||
-	    tfk_tensor_init(&df, TFK_DT_FLOAT, 4, fs, &err)) {
+	if ((rc = conv_args_parse(&c, &g, argc, argv, "conv",
+				  tfk_cpu_conv_isa)))
+		return rc;
+	if (tfk_tensor_init(&x, TFK_DT_FLOAT, 4, c.in, &err) ||
+	    tfk_tensor_init(&f, TFK_DT_FLOAT, 4, c.fs, &err) ||
+	    tfk_tensor_init(&y, TFK_DT_FLOAT, 4, c.ys, &err) ||
+	    tfk_tensor_init(&dx, TFK_DT_FLOAT, 4, c.in, &err) ||
+	    tfk_tensor_init(&df, TFK_DT_FLOAT, 4, c.fs, &err)) {
 		fprintf(stderr, "conv: %s\n", err.msg);
 		return 1;
 	}
@@ -93,22 +49,22 @@ int main(int argc, char **argv)
 	t0 = now();
 	do {
 		t1 = now();
-		if (tfk_cpu_conv2d(&g, &x, &f, &y, threads, &w1, &err))
+		if (tfk_cpu_conv2d(&g, &x, &f, &y, c.threads, &w1, &err))
 			break;
 		tf += now() - t1;
 		t1 = now();
 		/* y serves as out_backprop: same shape */
-		if (tfk_cpu_conv2d_bp_input(&g, &f, &y, &dx, threads, &w2,
+		if (tfk_cpu_conv2d_bp_input(&g, &f, &y, &dx, c.threads, &w2,
 					    &err))
 			break;
 		ti += now() - t1;
 		t1 = now();
-		if (tfk_cpu_conv2d_bp_filter(&g, &x, &y, &df, threads, &w3,
+		if (tfk_cpu_conv2d_bp_filter(&g, &x, &y, &df, c.threads, &w3,
 					     &err))
 			break;
 		tw += now() - t1;
 		steps++;
-	} while (now() - t0 < secs);
+	} while (now() - t0 < c.secs);
 	if (err.code) {
 		fprintf(stderr, "conv: %s\n", err.msg);
 		return 1;

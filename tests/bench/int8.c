@@ -11,22 +11,8 @@
  * Prints one line: "int8_ips float_ips int8_isa float_isa";
  * bench-int8.sh turns it into the JSON report.
  */
-#include "kernels/cpu.h"
+#include "conv-args.h"
 #include "kernels/int8.h"
-#include "util/err.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static uint32_t seed = 12345;
 
@@ -38,57 +24,27 @@ static uint32_t rnd(void)
 
 int main(int argc, char **argv)
 {
-	int threads = 2, i = 1, k, half;
-	double secs = 2, t, ti = 0, tf = 0;
+	struct conv_args c = { .threads = 2, .secs = 2 };
+	int rc, half;
+	double t, ti = 0, tf = 0;
 	long ni = 0, nf = 0;
-	const char *isa = NULL;
-	struct tfk_conv2d_attrs a = { { 1, 1, 1, 1 }, { 1, 1, 1, 1 }, { 0 },
-				      TFK_CONV_SAME };
 	struct tfk_conv2d g;
 	struct tfk_tensor x, f, y;
 	struct tfk_conv_ws w1 = { 0 }, w2 = { 0 };
 	struct tfk_err err = { 0, "" };
 	struct tfk_int8_rq rq;
 	struct tfk_int8_packed p;
-	int64_t in[4], fs[4], ys[4], n, j;
+	int64_t n, j;
 	int8_t *x8, *f8, *y8;
 	int32_t *bias;
 	float in_s = 0.02f, out_s = 0.05f, *w_s;
 	int32_t in_z = -3, out_z = 5;
 
-	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
-		if (!strcmp(argv[i], "-t"))
-			threads = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "-s"))
-			secs = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "-i"))
-			isa = argv[i + 1];
-	}
-	if (argc - i < 7) {
-		fprintf(stderr, "usage: int8 [-t THREADS] [-s SECONDS] "
-			"[-i ISA] N H W C KH KW O [SAME|VALID]\n");
-		return 2;
-	}
-	for (k = 0; k < 4; k++)
-		in[k] = atoll(argv[i + k]);
-	fs[0] = atoll(argv[i + 4]);
-	fs[1] = atoll(argv[i + 5]);
-	fs[2] = in[3];
-	fs[3] = atoll(argv[i + 6]);
-	if (argc - i > 7 && !strcmp(argv[i + 7], "VALID"))
-		a.padding = TFK_CONV_VALID;
-	if (isa && !tfk_int8_isa(isa)) {
-		fprintf(stderr, "int8: isa %s not available\n", isa);
-		return 1;
-	}
-	if (tfk_conv2d_geom(&g, in, fs, 0, &a, &err)) {
-		fprintf(stderr, "int8: %s\n", err.msg);
-		return 1;
-	}
-	ys[0] = g.n, ys[1] = g.oh, ys[2] = g.ow, ys[3] = g.o;
-	if (tfk_tensor_init(&x, TFK_DT_FLOAT, 4, in, &err) ||
-	    tfk_tensor_init(&f, TFK_DT_FLOAT, 4, fs, &err) ||
-	    tfk_tensor_init(&y, TFK_DT_FLOAT, 4, ys, &err)) {
+	if ((rc = conv_args_parse(&c, &g, argc, argv, "int8", tfk_int8_isa)))
+		return rc;
+	if (tfk_tensor_init(&x, TFK_DT_FLOAT, 4, c.in, &err) ||
+	    tfk_tensor_init(&f, TFK_DT_FLOAT, 4, c.fs, &err) ||
+	    tfk_tensor_init(&y, TFK_DT_FLOAT, 4, c.ys, &err)) {
 		fprintf(stderr, "int8: %s\n", err.msg);
 		return 1;
 	}
@@ -126,23 +82,25 @@ int main(int argc, char **argv)
 		}
 	}
 	/* warm up both, then alternate halves of the time */
-	tfk_int8_conv2d(&g, &rq, x8, &p, bias, y8, threads, &w1, &err);
-	tfk_cpu_conv2d(&g, &x, &f, &y, threads, &w2, &err);
+	tfk_int8_conv2d(&g, &rq, x8, &p, bias, y8, c.threads, &w1, &err);
+	tfk_cpu_conv2d(&g, &x, &f, &y, c.threads, &w2, &err);
 	for (half = 0; half < 4; half++) {
 		t = now();
 		do {
-			if (tfk_int8_conv2d(&g, &rq, x8, &p, bias, y8, threads,
+			if (tfk_int8_conv2d(&g, &rq, x8, &p, bias, y8,
+					    c.threads,
 					    &w1, &err))
 				break;
 			ni++;
-		} while (now() - t < secs / 4);
+		} while (now() - t < c.secs / 4);
 		ti += now() - t;
 		t = now();
 		do {
-			if (tfk_cpu_conv2d(&g, &x, &f, &y, threads, &w2, &err))
+			if (tfk_cpu_conv2d(&g, &x, &f, &y, c.threads, &w2,
+					   &err))
 				break;
 			nf++;
-		} while (now() - t < secs / 4);
+		} while (now() - t < c.secs / 4);
 		tf += now() - t;
 	}
 	if (err.code) {

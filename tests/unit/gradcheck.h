@@ -1,7 +1,7 @@
 /*
  * gradcheck.h - finite-difference gradient checks through the graph
  * (tfk_graph_gradients + tfk_exec), shared by t-kernels, t-reduce,
- * t-shapeops and t-pool2d. Header-only (static functions): each test
+ * t-shapeops and t-pool2d (and gc_check_fd by t-conv and t-exec). Header-only (static functions): each test
  * program includes it once.
  *
  * A case gives float64 inputs (a build-time shape, where -1 makes the
@@ -27,6 +27,7 @@
 #include <string.h>
 
 #define GC_MAX_IN 4
+#define GC_MAX_FETCH 8	/* what gc_loss's exec may fetch: the loss first */
 
 struct gc_input {
 	int rank;
@@ -52,7 +53,7 @@ static double gc_urand(void)	/* xorshift64 (Marsaglia 2003) */
 
 static double gc_loss(struct tfk_exec *ex, const struct tfk_tensor *feeds)
 {
-	const struct tfk_tensor *out[GC_MAX_IN + 1];
+	const struct tfk_tensor *out[GC_MAX_FETCH];
 	struct tfk_err err = { 0, "" };
 
 	if (tfk_exec_run(ex, feeds, 0, out, &err)) {
@@ -60,6 +61,39 @@ static double gc_loss(struct tfk_exec *ex, const struct tfk_tensor *feeds)
 		return NAN;
 	}
 	return *(const double *)out[0]->data;
+}
+
+/*
+ * The same comparison over a caller's own graph: ex fetches the float64
+ * scalar loss first (at most GC_MAX_FETCH outputs) and is run with
+ * feeds; p[0..n) is a feed's or a variable's data that the run reads,
+ * g the analytic gradient of the loss there. Raises *worst to the worst
+ * relative error seen; returns the number of elements over 1e-6.
+ */
+__attribute__((unused))
+static int gc_check_fd(struct tfk_exec *ex, const struct tfk_tensor *feeds,
+		       double *p, const double *g, int64_t n, double *worst)
+{
+	const double h = 1e-6;
+	int64_t i;
+	int bad = 0;
+
+	for (i = 0; i < n; i++) {
+		double keep = p[i], up, down, num, e;
+
+		p[i] = keep + h;
+		up = gc_loss(ex, feeds);
+		p[i] = keep - h;
+		down = gc_loss(ex, feeds);
+		p[i] = keep;
+		num = (up - down) / (2 * h);
+		e = fabs(g[i] - num) / (1 + fabs(num));
+		if (e > *worst)
+			*worst = e;
+		if (!(e <= 1e-6))
+			bad++;
+	}
+	return bad;
 }
 
 /*

@@ -27,6 +27,7 @@
 #include "graph/exec.h"
 #include "graph/graph.h"
 #include "kernels/cpu.h"
+#include "gradcheck.h"
 #include "tap.h"
 
 #include <math.h>
@@ -492,48 +493,6 @@ static int conv_node(struct tfk_graph *g, const char *op, const char *name,
 	return tfk_graph_add_node(g, op, name, in, n_in, at, n, out, err);
 }
 
-struct fd {
-	struct tfk_exec *ex;
-	const struct tfk_tensor *feeds;
-};
-
-static double loss_of(struct fd *f)
-{
-	const struct tfk_tensor *out[4];
-	struct tfk_err err = { 0, "" };
-
-	if (tfk_exec_run(f->ex, f->feeds, 0, out, &err)) {
-		tap_diag("run: %s", err.msg);
-		return NAN;
-	}
-	return *(const double *)out[0]->data;
-}
-
-static int check_fd(struct fd *f, double *p, const double *g, int64_t n,
-		    double *worst)
-{
-	const double h = 1e-6;
-	int64_t i;
-	int bad = 0;
-
-	for (i = 0; i < n; i++) {
-		double keep = p[i], up, down, num, e;
-
-		p[i] = keep + h;
-		up = loss_of(f);
-		p[i] = keep - h;
-		down = loss_of(f);
-		p[i] = keep;
-		num = (up - down) / (2 * h);
-		e = fabs(g[i] - num) / (1 + fabs(num));
-		if (e > *worst)
-			*worst = e;
-		if (!(e <= 1e-6))
-			bad++;
-	}
-	return bad;
-}
-
 /*
  * loss = Sum(op(a, b, c) * R) over all axes, double: the analytic
  * gradients for the two float inputs (variables) against central
@@ -554,7 +513,6 @@ static int fd_case(const char *op, int kind, const int64_t *xs,
 	const struct tfk_tensor *out[3];
 	const struct tfk_tdesc *yd;
 	struct tfk_exec *ex;
-	struct fd f;
 	int bad = 0, i;
 
 	tfk_graph_new(&g, &err);
@@ -601,13 +559,11 @@ static int fd_case(const char *op, int kind, const int64_t *xs,
 		gr[i] = malloc(out[i + 1]->nbytes);
 		memcpy(gr[i], out[i + 1]->data, out[i + 1]->nbytes);
 	}
-	f.ex = ex;
-	f.feeds = NULL;
 	for (i = 0; i < 2; i++) {
 		struct tfk_tensor *vt = tfk_graph_var(g, i ? "b" : "a");
 
-		bad += check_fd(&f, vt->data, gr[i], tfk_tensor_numel(vt),
-				worst);
+		bad += gc_check_fd(ex, NULL, vt->data, gr[i],
+				   tfk_tensor_numel(vt), worst);
 		free(gr[i]);
 	}
 	tfk_exec_free(ex);

@@ -14,6 +14,7 @@
 #include "example/example.h"
 #include "io/record.h"
 #include "util/alloc.h"
+#include "oracle.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -805,57 +806,24 @@ static void fixtures(void)
 
 /* The python oracle ---------------------------------------------------- */
 
-static char oracle[4096];
-
-/* tests/py/tfexample.py, found from this program's path upwards
- * (build/tests/t-example, build/san/tests/t-example). */
-static const char *find_oracle(void)
-{
-	char exe[2048], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	while ((slash = strrchr(exe, '/'))) {
-		*slash = '\0';
-		snprintf(oracle, sizeof(oracle), "%s/tests/py/tfexample.py", exe);
-		if (access(oracle, R_OK) == 0)
-			return oracle;
-	}
-	return NULL;
-}
-
-/* Run the oracle with args; its stdout lines into *lines (malloc'd
+/* Run the oracle with args; its stdout lines into *buf (malloc'd
  * buffer, NUL-separated), returns the line count or -1. */
 static long run_oracle(const char *args, char **buf)
 {
-	char cmd[8192];
-	size_t cap = 1 << 16, len = 0;
+	size_t len, i;
 	long lines = 0;
-	FILE *f;
-	int c, st;
+	int st = oracle_run(args, buf, &len);
 
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s", tap_python(), oracle, args);
-	f = popen(cmd, "r");
-	if (!f)
+	if (st != 0) {
+		tap_diag("oracle failed: '%s' '%s' %s (status %d)",
+			 tap_python(), oracle, args, st);
 		return -1;
-	*buf = malloc(cap);
-	while ((c = getc(f)) != EOF) {
-		if (len + 1 >= cap)
-			*buf = realloc(*buf, cap *= 2);
-		if (c == '\n') {
-			c = '\0';
+	}
+	for (i = 0; i < len; i++)
+		if ((*buf)[i] == '\n') {
+			(*buf)[i] = '\0';
 			lines++;
 		}
-		(*buf)[len++] = (char)c;
-	}
-	(*buf)[len] = '\0';
-	st = pclose(f);
-	if (st != 0) {
-		tap_diag("oracle failed: %s (status %d)", cmd, st);
-		return -1;
-	}
 	return lines;
 }
 
@@ -1094,7 +1062,7 @@ int main(void)
 	round_trips();
 	alloc_failures();
 	fixtures();
-	if (!find_oracle()) {
+	if (!oracle_find()) {
 		ok(0, "tests/py/tfexample.py found");
 	} else {
 		python_reads_ours();

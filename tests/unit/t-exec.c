@@ -14,6 +14,7 @@
 #include "graph/exec.h"
 #include "graph/graph.h"
 #include "util/alloc.h"
+#include "gradcheck.h"
 #include "tap.h"
 
 #include <math.h>
@@ -298,51 +299,6 @@ static void plan_and_prune(void)
 
 /* Finite differences ------------------------------------------------ */
 
-struct fd {
-	struct tfk_exec *ex;
-	struct tfk_tensor *feeds;
-	int n_fetch;
-};
-
-static double loss_of(struct fd *f)
-{
-	const struct tfk_tensor *out[8];
-	struct tfk_err err = { 0, "" };
-
-	if (tfk_exec_run(f->ex, f->feeds, 0, out, &err)) {
-		tap_diag("run: %s", err.msg);
-		return NAN;
-	}
-	return *(const double *)out[0]->data;
-}
-
-/* Compare analytic gradient g (n values) with central differences of
- * the loss over p[0..n). Returns the number of mismatches. */
-static int check_fd(struct fd *f, double *p, const double *g, int64_t n,
-		    double *worst)
-{
-	const double h = 1e-6;
-	int64_t i;
-	int bad = 0;
-
-	for (i = 0; i < n; i++) {
-		double keep = p[i], up, down, num, e;
-
-		p[i] = keep + h;
-		up = loss_of(f);
-		p[i] = keep - h;
-		down = loss_of(f);
-		p[i] = keep;
-		num = (up - down) / (2 * h);
-		e = fabs(g[i] - num) / (1 + fabs(num));
-		if (e > *worst)
-			*worst = e;
-		if (!(e <= 1e-6))
-			bad++;
-	}
-	return bad;
-}
-
 static double *copy_out(const struct tfk_tensor *t)
 {
 	double *p = malloc(t->nbytes);
@@ -370,7 +326,6 @@ static void gradients_mlp(void)
 	const char *fetch[6] = { "loss" };
 	const struct tfk_tensor *out[6];
 	struct tfk_exec *ex;
-	struct fd f;
 	double *gr[5];
 	double *pv[5];
 	int i, bad = 0;
@@ -425,8 +380,6 @@ static void gradients_mlp(void)
 		gr[i] = copy_out(out[i + 1]);
 	ok(out[2]->shape[0] == 4 && out[2]->shape[1] == 5 &&
 	   out[3]->rank == 1 && out[3]->shape[0] == 5, "gradient shapes");
-	f.ex = ex;
-	f.feeds = &xv;
 	pv[0] = xv.data;
 	pv[1] = tfk_graph_var(g, "w1")->data;
 	pv[2] = tfk_graph_var(g, "b1")->data;
@@ -438,7 +391,8 @@ static void gradients_mlp(void)
 						   "b2" };
 
 		for (i = 0; i < 5; i++) {
-			int b = check_fd(&f, pv[i], gr[i], ns[i], &worst);
+			int b = gc_check_fd(ex, &xv, pv[i], gr[i], ns[i],
+					    &worst);
 
 			is_int(b, 0, "d loss / d %s == finite differences",
 			       nm[i]);
@@ -474,8 +428,7 @@ static void gradients_matmul(void)
 			const char *fetch[3] = { "loss", "dA", "dB" };
 			const struct tfk_tensor *out[3];
 			struct tfk_exec *ex;
-			struct fd f;
-			double *ga, *gb;
+					double *ga, *gb;
 
 			/* op(A) is 3 x 4, op(B) is 4 x 2 */
 			tfk_graph_new(&g, &err);
@@ -512,12 +465,12 @@ static void gradients_matmul(void)
 			}
 			ga = copy_out(out[1]);
 			gb = copy_out(out[2]);
-			f.ex = ex;
-			f.feeds = NULL;
-			bad += check_fd(&f, tfk_graph_var(g, "A")->data, ga, 12,
-					&worst);
-			bad += check_fd(&f, tfk_graph_var(g, "B")->data, gb, 8,
-					&worst);
+			bad += gc_check_fd(ex, NULL,
+					   tfk_graph_var(g, "A")->data, ga, 12,
+					   &worst);
+			bad += gc_check_fd(ex, NULL,
+					   tfk_graph_var(g, "B")->data, gb, 8,
+					   &worst);
 			free(ga);
 			free(gb);
 			tfk_exec_free(ex);

@@ -13,6 +13,7 @@
 #include "example/schema.h"
 #include "io/record.h"
 #include "util/alloc.h"
+#include "oracle.h"
 #include "tap.h"
 
 #include <math.h>
@@ -595,50 +596,6 @@ static void alloc_failures(void)
 
 /* The python oracle ---------------------------------------------------- */
 
-static char oracle[4096];
-
-static const char *find_oracle(void)
-{
-	char exe[2048], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	while ((slash = strrchr(exe, '/'))) {
-		*slash = '\0';
-		snprintf(oracle, sizeof(oracle), "%s/tests/py/tfexample.py", exe);
-		if (access(oracle, R_OK) == 0)
-			return oracle;
-	}
-	return NULL;
-}
-
-/* Run the oracle; its stdout into a malloc'd string. Returns the exit
- * status (-1: could not run). */
-static int run_oracle(const char *args, char **text)
-{
-	const char *py = getenv("PYTHON");
-	char cmd[8192];
-	size_t cap = 1 << 16, len = 0;
-	FILE *f;
-	int c;
-
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s", py && *py ? py :
-		 "/usr/bin/python3", oracle, args);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	*text = malloc(cap);
-	while ((c = getc(f)) != EOF) {
-		if (len + 1 >= cap)
-			*text = realloc(*text, cap *= 2);
-		(*text)[len++] = (char)c;
-	}
-	(*text)[len] = '\0';
-	return pclose(f);
-}
-
 static void python_checks_our_lines(void)
 {
 	const char *dir = tap_tmpdir();
@@ -650,7 +607,7 @@ static void python_checks_our_lines(void)
 	int st;
 
 	snprintf(args, sizeof(args), "cases '%s' 600", dir);
-	st = run_oracle(args, &text);
+	st = oracle_run(args, &text, NULL);
 	free(text);
 	snprintf(path, sizeof(path), "%s/cases.tfrecord", dir);
 	snprintf(jpath, sizeof(jpath), "%s/ours.jsonl", dir);
@@ -673,7 +630,7 @@ static void python_checks_our_lines(void)
 	is_int(n, 604, "wrote 604 lines");
 	is_int(bad, 0, "each example written");
 	snprintf(args, sizeof(args), "check-json '%s' '%s'", path, jpath);
-	st = run_oracle(args, &text);
+	st = oracle_run(args, &text, NULL);
 	ok(st == 0, "python: each line is protobuf's Example in our JSON form "
 	   "(value types, float bits, strings vs b64)");
 	if (st) {
@@ -695,7 +652,7 @@ static void python_reads_our_builds(void)
 	int st;
 
 	snprintf(args, sizeof(args), "json-cases '%s' 400", dir);
-	st = run_oracle(args, &text);
+	st = oracle_run(args, &text, NULL);
 	free(text);
 	snprintf(path, sizeof(path), "%s/json.jsonl", dir);
 	lines = tap_read_file(path, &len);
@@ -750,7 +707,7 @@ static void python_reads_our_builds(void)
 	ok(jn > 100 && jbad == 0, "jansson reader builds the same bytes "
 	   "(%ld lines, %ld differ)", jn, jbad);
 	snprintf(args, sizeof(args), "dump '%s'", opath);
-	st = run_oracle(args, &text);
+	st = oracle_run(args, &text, NULL);
 	ok(st == 0 && !strcmp(text, want), "protobuf reads back the values "
 	   "python put in the lines");
 	if (st == 0 && strcmp(text, want)) {
@@ -775,7 +732,7 @@ int main(void)
 	reading();
 	jansson_agrees();
 	alloc_failures();
-	if (!find_oracle()) {
+	if (!oracle_find()) {
 		ok(0, "tests/py/tfexample.py found");
 	} else {
 		python_checks_our_lines();

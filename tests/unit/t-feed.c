@@ -356,6 +356,40 @@ static const char *feed_err(const char *spec_text, const char *path,
 	return rc ? err.msg : "";
 }
 
+/* Records that the feed of spec {MODEL} refuses: want is the message,
+ * %s standing for the file's path. */
+struct refusal {
+	const char *file, *lines;
+	int n_classes;
+	const char *want, *what;
+};
+
+static const struct refusal refusals[] = {
+	{ "kinds2.tfrecord", "{\"x\":[1.0,2.0,3.0,4.0],\"label\":[0]}\n"
+	  "{\"x\":[1,2,3,4],\"label\":[0]}\n", 3,
+	  "%s: record 1: feature x: int64 values, expected float (dtype "
+	  "float32)", "a later record of another kind" },
+	{ "frac.tfrecord", "{\"x\":[1.0,2.0,3.0,4.0],\"label\":[2.5]}\n", 3,
+	  "%s: record 0: feature label: 2.5 is not an integer class id "
+	  "(sparse_categorical_crossentropy)",
+	  "fractional label for a sparse loss" },
+	{ "range.tfrecord", "{\"x\":[1.0,2.0,3.0,4.0],\"label\":[2.0]}\n"
+	  "{\"x\":[1.0,2.0,3.0,4.0],\"label\":[12]}\n", 10,
+	  "%s: record 1: feature label: class 12 outside [0, 10)",
+	  "label outside the class range (float 2.0 was fine)" },
+	{ "neg.tfrecord", "{\"x\":[1.0,2.0,3.0,4.0],\"label\":[-1]}\n", 10,
+	  "%s: record 0: feature label: class -1 outside [0, 10)",
+	  "negative label" },
+	{ "two_labels.tfrecord",
+	  "{\"x\":[1.0,2.0,3.0,4.0],\"label\":[1,2]}\n", 10,
+	  "%s: record 0: feature label: 2 values, expected one class id",
+	  "two labels for a sparse loss" },
+	{ "strlabel.tfrecord",
+	  "{\"x\":[1.0,2.0,3.0,4.0],\"label\":[\"cat\"]}\n", 10,
+	  "%s: record 0: feature label: bytes values, expected int64 or float "
+	  "labels", "string label" },
+};
+
 static void errors(void)
 {
 	const char *ok4 = records("ok4.tfrecord",
@@ -365,6 +399,7 @@ static void errors(void)
 		"{\"x\":[1.0,2.0,3.0],\"label\":[1]}\n");
 	const char *path;
 	char want[1024];
+	int k;
 
 	is_str(feed_err("{" MODEL "}", ok4, &sparse, 3), "",
 	       "4 floats feed a [4] input");
@@ -446,45 +481,14 @@ static void errors(void)
 	is_str(feed_err("{" MODEL "}", path, &sparse, 3), "",
 	       "int64 values feed a float input by default");
 
-	path = records("kinds2.tfrecord",
-		"{\"x\":[1.0,2.0,3.0,4.0],\"label\":[0]}\n"
-		"{\"x\":[1,2,3,4],\"label\":[0]}\n");
-	snprintf(want, sizeof(want), "%s: record 1: feature x: int64 values, "
-		 "expected float (dtype float32)", path);
-	is_str(feed_err("{" MODEL "}", path, &sparse, 3), want,
-	       "a later record of another kind");
+	for (k = 0; k < (int)(sizeof(refusals) / sizeof(refusals[0])); k++) {
+		const struct refusal *r = &refusals[k];
 
-	path = records("frac.tfrecord",
-		"{\"x\":[1.0,2.0,3.0,4.0],\"label\":[2.5]}\n");
-	snprintf(want, sizeof(want), "%s: record 0: feature label: 2.5 is not "
-		 "an integer class id (sparse_categorical_crossentropy)", path);
-	is_str(feed_err("{" MODEL "}", path, &sparse, 3), want,
-	       "fractional label for a sparse loss");
-	path = records("range.tfrecord",
-		"{\"x\":[1.0,2.0,3.0,4.0],\"label\":[2.0]}\n"
-		"{\"x\":[1.0,2.0,3.0,4.0],\"label\":[12]}\n");
-	snprintf(want, sizeof(want), "%s: record 1: feature label: class 12 "
-		 "outside [0, 10)", path);
-	is_str(feed_err("{" MODEL "}", path, &sparse, 10), want,
-	       "label outside the class range (float 2.0 was fine)");
-	path = records("neg.tfrecord",
-		"{\"x\":[1.0,2.0,3.0,4.0],\"label\":[-1]}\n");
-	snprintf(want, sizeof(want), "%s: record 0: feature label: class -1 "
-		 "outside [0, 10)", path);
-	is_str(feed_err("{" MODEL "}", path, &sparse, 10), want,
-	       "negative label");
-	path = records("two_labels.tfrecord",
-		"{\"x\":[1.0,2.0,3.0,4.0],\"label\":[1,2]}\n");
-	snprintf(want, sizeof(want), "%s: record 0: feature label: 2 values, "
-		 "expected one class id", path);
-	is_str(feed_err("{" MODEL "}", path, &sparse, 10), want,
-	       "two labels for a sparse loss");
-	path = records("strlabel.tfrecord",
-		"{\"x\":[1.0,2.0,3.0,4.0],\"label\":[\"cat\"]}\n");
-	snprintf(want, sizeof(want), "%s: record 0: feature label: bytes "
-		 "values, expected int64 or float labels", path);
-	is_str(feed_err("{" MODEL "}", path, &sparse, 10), want,
-	       "string label");
+		path = records(r->file, r->lines);
+		snprintf(want, sizeof(want), r->want, path);
+		is_str(feed_err("{" MODEL "}", path, &sparse, r->n_classes),
+		       want, "%s", r->what);
+	}
 
 	/* corrupt bytes: the Example decoder's message, located */
 	{

@@ -9,6 +9,7 @@
 #include "example/seqex.h"
 #include "io/record.h"
 #include "util/alloc.h"
+#include "oracle.h"
 #include "tap.h"
 #include "wire.h"
 
@@ -232,48 +233,6 @@ static void alloc_failures(void)
 
 /* The python oracle ---------------------------------------------------- */
 
-static char oracle[4096];
-
-static const char *find_oracle(void)
-{
-	char exe[2048], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	while ((slash = strrchr(exe, '/'))) {
-		*slash = '\0';
-		snprintf(oracle, sizeof(oracle), "%s/tests/py/tfexample.py", exe);
-		if (access(oracle, R_OK) == 0)
-			return oracle;
-	}
-	return NULL;
-}
-
-static int run_oracle(const char *args, char **text)
-{
-	const char *py = getenv("PYTHON");
-	char cmd[8192];
-	size_t cap = 1 << 16, len = 0;
-	FILE *f;
-	int c;
-
-	snprintf(cmd, sizeof(cmd), "'%s' '%s' %s", py && *py ? py :
-		 "/usr/bin/python3", oracle, args);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	*text = malloc(cap);
-	while ((c = getc(f)) != EOF) {
-		if (len + 1 >= cap)
-			*text = realloc(*text, cap *= 2);
-		(*text)[len++] = (char)c;
-	}
-	(*text)[len] = '\0';
-	return pclose(f);
-}
-
 static char canon_buf[1 << 16];
 
 static void hexs(char **o, const uint8_t *p, size_t n)
@@ -396,7 +355,7 @@ static void python(void)
 	int st;
 
 	snprintf(args, sizeof(args), "seq-cases '%s' 300", dir);
-	st = run_oracle(args, &text);
+	st = oracle_run(args, &text, NULL);
 	free(text);
 	snprintf(path, sizeof(path), "%s/seq.txt", dir);
 	f = fopen(path, "rb");
@@ -440,7 +399,7 @@ static void python(void)
 	is_int(bad, 0, "each decodes to protobuf's values, step by step");
 	is_int(jbad, 0, "each written as JSON");
 	snprintf(args, sizeof(args), "check-json-seq '%s' '%s'", path, jpath);
-	st = run_oracle(args, &text);
+	st = oracle_run(args, &text, NULL);
 	ok(st == 0, "python: each JSON line is protobuf's SequenceExample in "
 	   "our form");
 	if (st) {
@@ -458,7 +417,7 @@ int main(void)
 	rules();
 	refusals();
 	alloc_failures();
-	if (!find_oracle())
+	if (!oracle_find())
 		ok(0, "tests/py/tfexample.py found");
 	else
 		python();

@@ -9,7 +9,10 @@
  * CI_STORE(p, v) (unaligned), CI_FMA(a, b, acc) = acc + a * b, and the
  * tile limits CI_R (rows) and CI_NV (vectors per row), chosen so that
  * CI_R * CI_NV accumulators plus CI_NV + 1 operands fit the register
- * file. struct ftile and struct wtile are conv.c's.
+ * file, and IF_R6/IF_R8/IF_R12 and IF_NV2..IF_NV4 (x where the variant
+ * has that many rows / vectors, else nothing; IF_R2..IF_R4 stay defined
+ * for every variant). The header undefines these at its end. struct ftile
+ * and struct wtile are conv.c's.
  *
  * Each tile function switches once on (r, nv) to a body inlined with
  * them constant, so the accumulators live in registers and the loops
@@ -118,21 +121,25 @@ CI_NAME(wgt_body)(const struct wtile *t, const int r, const int nv)
 	IF_NV3(CI_CASE(body, R, 3)) \
 	IF_NV4(CI_CASE(body, R, 4))
 
+/* Every (r, nv) case up to (CI_R, CI_NV), as IF_R* and IF_NV* allow. */
+#define CI_CASES(body) \
+	CI_CASES_NV(body, 1) \
+	IF_R2(CI_CASES_NV(body, 2)) \
+	IF_R3(CI_CASES_NV(body, 3)) \
+	IF_R4(CI_CASES_NV(body, 4)) \
+	IF_R6(CI_CASES_NV(body, 5)) \
+	IF_R6(CI_CASES_NV(body, 6)) \
+	IF_R8(CI_CASES_NV(body, 7)) \
+	IF_R8(CI_CASES_NV(body, 8)) \
+	IF_R12(CI_CASES_NV(body, 9)) \
+	IF_R12(CI_CASES_NV(body, 10)) \
+	IF_R12(CI_CASES_NV(body, 11)) \
+	IF_R12(CI_CASES_NV(body, 12))
+
 static CI_ATTR void CI_NAME(fwd_tile)(const struct ftile *t, int r, int nv)
 {
 	switch (r * 8 + nv) {
-	CI_CASES_NV(CI_NAME(fwd_body), 1)
-	IF_R2(CI_CASES_NV(CI_NAME(fwd_body), 2))
-	IF_R3(CI_CASES_NV(CI_NAME(fwd_body), 3))
-	IF_R4(CI_CASES_NV(CI_NAME(fwd_body), 4))
-	IF_R6(CI_CASES_NV(CI_NAME(fwd_body), 5))
-	IF_R6(CI_CASES_NV(CI_NAME(fwd_body), 6))
-	IF_R8(CI_CASES_NV(CI_NAME(fwd_body), 7))
-	IF_R8(CI_CASES_NV(CI_NAME(fwd_body), 8))
-	IF_R12(CI_CASES_NV(CI_NAME(fwd_body), 9))
-	IF_R12(CI_CASES_NV(CI_NAME(fwd_body), 10))
-	IF_R12(CI_CASES_NV(CI_NAME(fwd_body), 11))
-	IF_R12(CI_CASES_NV(CI_NAME(fwd_body), 12))
+	CI_CASES(CI_NAME(fwd_body))
 	default: break;
 	}
 }
@@ -140,21 +147,29 @@ static CI_ATTR void CI_NAME(fwd_tile)(const struct ftile *t, int r, int nv)
 static CI_ATTR void CI_NAME(wgt_tile)(const struct wtile *t, int r, int nv)
 {
 	switch (r * 8 + nv) {
-	CI_CASES_NV(CI_NAME(wgt_body), 1)
-	IF_R2(CI_CASES_NV(CI_NAME(wgt_body), 2))
-	IF_R3(CI_CASES_NV(CI_NAME(wgt_body), 3))
-	IF_R4(CI_CASES_NV(CI_NAME(wgt_body), 4))
-	IF_R6(CI_CASES_NV(CI_NAME(wgt_body), 5))
-	IF_R6(CI_CASES_NV(CI_NAME(wgt_body), 6))
-	IF_R8(CI_CASES_NV(CI_NAME(wgt_body), 7))
-	IF_R8(CI_CASES_NV(CI_NAME(wgt_body), 8))
-	IF_R12(CI_CASES_NV(CI_NAME(wgt_body), 9))
-	IF_R12(CI_CASES_NV(CI_NAME(wgt_body), 10))
-	IF_R12(CI_CASES_NV(CI_NAME(wgt_body), 11))
-	IF_R12(CI_CASES_NV(CI_NAME(wgt_body), 12))
+	CI_CASES(CI_NAME(wgt_body))
 	default: break;
 	}
 }
 
+/* The variant's parameters end here, so conv.c defines the next one. */
 #undef CI_CASE
 #undef CI_CASES_NV
+#undef CI_CASES
+#undef CI_NAME
+#undef CI_ATTR
+#undef CI_V
+#undef CI_W
+#undef CI_ZERO
+#undef CI_SET1
+#undef CI_LOAD
+#undef CI_STORE
+#undef CI_FMA
+#undef CI_R
+#undef CI_NV
+#undef IF_R6
+#undef IF_R8
+#undef IF_R12
+#undef IF_NV2
+#undef IF_NV3
+#undef IF_NV4

@@ -457,23 +457,6 @@ struct wtile {
 #define IF_NV3(x) x
 #define IF_NV4(x) x
 #include "kernels/cpu/conv-impl.h"
-#undef CI_NAME
-#undef CI_ATTR
-#undef CI_V
-#undef CI_W
-#undef CI_ZERO
-#undef CI_SET1
-#undef CI_LOAD
-#undef CI_STORE
-#undef CI_FMA
-#undef CI_R
-#undef CI_NV
-#undef IF_R6
-#undef IF_R8
-#undef IF_R12
-#undef IF_NV2
-#undef IF_NV3
-#undef IF_NV4
 
 #ifdef CONV_X86
 /* AVX2 + FMA: 16 ymm registers, 6 x 2 accumulators. */
@@ -495,23 +478,6 @@ struct wtile {
 #define IF_NV3(x)
 #define IF_NV4(x)
 #include "kernels/cpu/conv-impl.h"
-#undef CI_NAME
-#undef CI_ATTR
-#undef CI_V
-#undef CI_W
-#undef CI_ZERO
-#undef CI_SET1
-#undef CI_LOAD
-#undef CI_STORE
-#undef CI_FMA
-#undef CI_R
-#undef CI_NV
-#undef IF_R6
-#undef IF_R8
-#undef IF_R12
-#undef IF_NV2
-#undef IF_NV3
-#undef IF_NV4
 
 /* AVX-512: 32 zmm registers, 12 x 2 accumulators. */
 #define CI_NAME(x) x##_avx512
@@ -532,23 +498,6 @@ struct wtile {
 #define IF_NV3(x)
 #define IF_NV4(x)
 #include "kernels/cpu/conv-impl.h"
-#undef CI_NAME
-#undef CI_ATTR
-#undef CI_V
-#undef CI_W
-#undef CI_ZERO
-#undef CI_SET1
-#undef CI_LOAD
-#undef CI_STORE
-#undef CI_FMA
-#undef CI_R
-#undef CI_NV
-#undef IF_R6
-#undef IF_R8
-#undef IF_R12
-#undef IF_NV2
-#undef IF_NV3
-#undef IF_NV4
 #endif
 
 struct conv_isa {

@@ -34,6 +34,7 @@
 #include "graph/graph.h"
 #include "util/alloc.h"
 #include "kernels/cpu/grad-impl.h"
+#include "kernels/cpu/infer-impl.h"
 #include "util/pool.h"
 
 #include <math.h>
@@ -1110,26 +1111,10 @@ static int infer_bias_add(struct tfk_infer_ctx *ic)
 
 static int infer_same2(struct tfk_infer_ctx *ic)
 {
-	char b1[128], b2[128];
-	int i;
+	int rc = infer_agree2(ic);
 
-	if (ic->in[0].rank >= 0 && ic->in[1].rank >= 0) {
-		int bad = ic->in[0].rank != ic->in[1].rank;
-
-		for (i = 0; !bad && i < ic->in[0].rank; i++)
-			bad = ic->in[0].shape[i] >= 0 &&
-				ic->in[1].shape[i] >= 0 &&
-				ic->in[0].shape[i] != ic->in[1].shape[i];
-		if (bad)
-			return tfk_errf(ic->err, TFK_EINVAL, "input 1: shape "
-					"%s, input 0 is %s",
-					tfk_shape_str(ic->in[1].rank,
-						      ic->in[1].shape, b1,
-						      sizeof(b1)),
-					tfk_shape_str(ic->in[0].rank,
-						      ic->in[0].shape, b2,
-						      sizeof(b2)));
-	}
+	if (rc)
+		return rc;
 	ic->out[0].rank = ic->in[1].rank;
 	memcpy(ic->out[0].shape, ic->in[1].shape, sizeof(ic->in[1].shape));
 	return 0;

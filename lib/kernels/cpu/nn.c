@@ -35,6 +35,7 @@
  */
 #include "kernels/cpu.h"
 #include "graph/graph.h"
+#include "kernels/cpu/infer-impl.h"
 #include "util/alloc.h"
 #include "util/pool.h"
 
@@ -553,6 +554,53 @@ static int check_bn(const struct tfk_tensor *x, int n_vec,
 	return 0;
 }
 
+/* The forward pass's operands, as check_bn; mean and var only where they
+ * are read (inference, or a running average with a factor other than 1). */
+static int check_bn_fwd(const struct tfk_bn *p, const struct tfk_tensor *x,
+			const struct tfk_tensor *scale,
+			const struct tfk_tensor *offset,
+			const struct tfk_tensor *mean,
+			const struct tfk_tensor *var,
+			const struct tfk_tensor *y,
+			const struct tfk_tensor *batch_mean,
+			const struct tfk_tensor *batch_var,
+			const struct tfk_tensor *rs1,
+			const struct tfk_tensor *rs2, int64_t *rows,
+			int64_t *ch, struct tfk_err *err)
+{
+	int need_stats = !p->is_training || p->avg_factor != 1;
+	const struct tfk_tensor *vec[8] = {
+		scale, offset, need_stats ? mean : NULL,
+		need_stats ? var : NULL, batch_mean, batch_var, rs1, rs2
+	};
+	int rc = check_bn(x, 8, vec, rows, ch, err);
+
+	if (!rc)
+		rc = check_same(x, y, "batch norm output", err);
+	return rc;
+}
+
+/* The gradient's operands, as check_bn. */
+static int check_bn_grad(const struct tfk_tensor *dy,
+			 const struct tfk_tensor *x,
+			 const struct tfk_tensor *scale,
+			 const struct tfk_tensor *rs1,
+			 const struct tfk_tensor *rs2,
+			 const struct tfk_tensor *dx,
+			 const struct tfk_tensor *dscale,
+			 const struct tfk_tensor *doffset, int64_t *rows,
+			 int64_t *ch, struct tfk_err *err)
+{
+	const struct tfk_tensor *vec[5] = { scale, rs1, rs2, dscale, doffset };
+	int rc = check_bn(x, 5, vec, rows, ch, err);
+
+	if (!rc)
+		rc = check_same(x, dy, "y_backprop", err);
+	if (!rc)
+		rc = check_same(x, dx, "x_backprop", err);
+	return rc;
+}
+
 /* TF's rest_size_adjust: n / (n - 1), 1 for n <= 1. */
 static double bessel(int64_t n)
 {
@@ -569,19 +617,12 @@ int tfk_cpu_batch_norm_ref(const struct tfk_bn *p, const struct tfk_tensor *x,
 			   struct tfk_tensor *rs1, struct tfk_tensor *rs2,
 			   struct tfk_err *err)
 {
-	const struct tfk_tensor *vec[9];
 	enum tfk_dtype t = x->dtype;
 	int64_t rows, ch, r, c;
-	int need_stats = !p->is_training || p->avg_factor != 1;
 	int rc;
 
-	vec[0] = scale, vec[1] = offset;
-	vec[2] = need_stats ? mean : NULL;
-	vec[3] = need_stats ? var : NULL;
-	vec[4] = batch_mean, vec[5] = batch_var, vec[6] = rs1, vec[7] = rs2;
-	rc = check_bn(x, 8, vec, &rows, &ch, err);
-	if (!rc)
-		rc = check_same(x, y, "batch norm output", err);
+	rc = check_bn_fwd(p, x, scale, offset, mean, var, y, batch_mean,
+			  batch_var, rs1, rs2, &rows, &ch, err);
 	if (rc)
 		return rc;
 	for (c = 0; c < ch; c++) {
@@ -827,21 +868,14 @@ int tfk_cpu_batch_norm(const struct tfk_bn *p, const struct tfk_tensor *x,
 		       struct tfk_tensor *rs2, int threads, double *work,
 		       struct tfk_err *err)
 {
-	const struct tfk_tensor *vec[8];
-	int need_stats = !p->is_training || p->avg_factor != 1;
 	int64_t rows, ch, c;
 	double *own = NULL, *m, *v, *a, *b;
 	float *mf, *af, *bf;
 	struct bn_job j;
 	int rc;
 
-	vec[0] = scale, vec[1] = offset;
-	vec[2] = need_stats ? mean : NULL;
-	vec[3] = need_stats ? var : NULL;
-	vec[4] = batch_mean, vec[5] = batch_var, vec[6] = rs1, vec[7] = rs2;
-	rc = check_bn(x, 8, vec, &rows, &ch, err);
-	if (!rc)
-		rc = check_same(x, y, "batch norm output", err);
+	rc = check_bn_fwd(p, x, scale, offset, mean, var, y, batch_mean,
+			  batch_var, rs1, rs2, &rows, &ch, err);
 	if (rc)
 		return rc;
 	if (x->dtype != TFK_DT_FLOAT || !rows)
@@ -925,15 +959,11 @@ int tfk_cpu_batch_norm_grad_ref(const struct tfk_bn *p,
 				struct tfk_tensor *doffset,
 				struct tfk_err *err)
 {
-	const struct tfk_tensor *vec[5] = { scale, rs1, rs2, dscale, doffset };
 	enum tfk_dtype t = x->dtype;
 	int64_t rows, ch, r, c;
-	int rc = check_bn(x, 5, vec, &rows, &ch, err);
+	int rc = check_bn_grad(dy, x, scale, rs1, rs2, dx, dscale, doffset,
+			       &rows, &ch, err);
 
-	if (!rc)
-		rc = check_same(x, dy, "y_backprop", err);
-	if (!rc)
-		rc = check_same(x, dx, "x_backprop", err);
 	if (rc)
 		return rc;
 	for (c = 0; c < ch; c++) {
@@ -971,17 +1001,13 @@ int tfk_cpu_batch_norm_grad(const struct tfk_bn *p,
 			    struct tfk_tensor *doffset, int threads,
 			    double *work, struct tfk_err *err)
 {
-	const struct tfk_tensor *vec[5] = { scale, rs1, rs2, dscale, doffset };
 	int64_t rows, ch, c;
 	double *own = NULL, *m, *inv, *a, *b, *sg, *sgx;
 	float *mf, *af, *bf, *cf;
 	struct bn_job j;
-	int rc = check_bn(x, 5, vec, &rows, &ch, err);
+	int rc = check_bn_grad(dy, x, scale, rs1, rs2, dx, dscale, doffset,
+			       &rows, &ch, err);
 
-	if (!rc)
-		rc = check_same(x, dy, "y_backprop", err);
-	if (!rc)
-		rc = check_same(x, dx, "x_backprop", err);
 	if (rc)
 		return rc;
 	if (x->dtype != TFK_DT_FLOAT || !rows)
@@ -1047,25 +1073,10 @@ int tfk_cpu_batch_norm_grad(const struct tfk_bn *p,
 
 static int infer_grad2(struct tfk_infer_ctx *ic)
 {
-	char b1[128], b2[128];
-	int i, bad;
+	int i, rc = infer_agree2(ic);
 
-	if (ic->in[0].rank >= 0 && ic->in[1].rank >= 0) {
-		bad = ic->in[0].rank != ic->in[1].rank;
-		for (i = 0; !bad && i < ic->in[0].rank; i++)
-			bad = ic->in[0].shape[i] >= 0 &&
-				ic->in[1].shape[i] >= 0 &&
-				ic->in[0].shape[i] != ic->in[1].shape[i];
-		if (bad)
-			return tfk_errf(ic->err, TFK_EINVAL, "input 1: shape "
-					"%s, input 0 is %s",
-					tfk_shape_str(ic->in[1].rank,
-						      ic->in[1].shape, b1,
-						      sizeof(b1)),
-					tfk_shape_str(ic->in[0].rank,
-						      ic->in[0].shape, b2,
-						      sizeof(b2)));
-	}
+	if (rc)
+		return rc;
 	ic->out[0].rank = ic->in[0].rank;
 	memcpy(ic->out[0].shape, ic->in[0].shape, sizeof(ic->in[0].shape));
 	for (i = 0; i < ic->out[0].rank; i++)
@@ -1169,23 +1180,32 @@ static int check_format(const struct tfk_node *n, struct tfk_err *err)
 	return 0;
 }
 
-static int infer_bn(struct tfk_infer_ctx *ic)
+/* data_format, and x = input xi (rank 2 to 5, channels last): *c is its
+ * channel count (-1 while unknown). */
+static int bn_x(struct tfk_infer_ctx *ic, int xi, int64_t *c)
 {
-	const struct tfk_tdesc *x = &ic->in[0];
-	int train = tfk_node_attr_b(ic->node, "is_training", 1);
-	float f = tfk_node_attr_f(ic->node, "exponential_avg_factor", 1);
-	int64_t c = -1;
-	int k, rc = check_format(ic->node, ic->err);
+	const struct tfk_tdesc *x = &ic->in[xi];
+	int rc = check_format(ic->node, ic->err);
 	char s[128];
 
 	if (rc)
 		return rc;
 	if (x->rank >= 0 && (x->rank < 2 || x->rank > 5))
-		return tfk_errf(ic->err, TFK_EINVAL, "input 0: x must have "
-				"rank 2 to 5 (channels last), got %s",
+		return tfk_errf(ic->err, TFK_EINVAL, "input %d: x must have "
+				"rank 2 to 5 (channels last), got %s", xi,
 				tfk_shape_str(x->rank, x->shape, s, sizeof(s)));
-	if (x->rank > 0)
-		c = x->shape[x->rank - 1];
+	*c = x->rank > 0 ? x->shape[x->rank - 1] : -1;
+	return 0;
+}
+
+static int infer_bn(struct tfk_infer_ctx *ic)
+{
+	const struct tfk_tdesc *x = &ic->in[0];
+	int train = tfk_node_attr_b(ic->node, "is_training", 1);
+	float f = tfk_node_attr_f(ic->node, "exponential_avg_factor", 1);
+	int64_t c;
+	int k, rc = bn_x(ic, 0, &c);
+
 	for (k = 1; k < 5 && !rc; k++)
 		rc = check_vec(ic, k, &c, k >= 3 && train && f == 1);
 	if (rc)
@@ -1202,19 +1222,9 @@ static int infer_bn(struct tfk_infer_ctx *ic)
 
 static int infer_bn_grad(struct tfk_infer_ctx *ic)
 {
-	const struct tfk_tdesc *x = &ic->in[1];
-	int64_t c = -1;
-	int k, rc = check_format(ic->node, ic->err);
-	char s[128];
+	int64_t c;
+	int k, rc = bn_x(ic, 1, &c);
 
-	if (rc)
-		return rc;
-	if (x->rank >= 0 && (x->rank < 2 || x->rank > 5))
-		return tfk_errf(ic->err, TFK_EINVAL, "input 1: x must have "
-				"rank 2 to 5 (channels last), got %s",
-				tfk_shape_str(x->rank, x->shape, s, sizeof(s)));
-	if (x->rank > 0)
-		c = x->shape[x->rank - 1];
 	for (k = 2; k < 5 && !rc; k++)
 		rc = check_vec(ic, k, &c, 0);
 	if (rc)

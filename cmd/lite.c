@@ -51,28 +51,6 @@ static const struct tfk_cmd top_cmd = {
 	"tfk-lite show model.tflite",
 };
 
-static const struct tfk_opt no_opts[] = { TFK_OPT_END };
-
-static void top_help(void)
-{
-	printf("usage: tfk-lite %s\n%s\n\n", top_cmd.usage, top_cmd.summary);
-	printf("Commands:\n"
-	       "  show  subgraphs, tensors, operators, signatures, metadata "
-	       "and sizes of a model\n"
-	       "  run   run a float or int8 model on inputs given as literals or "
-	       ".npy files\n"
-	       "  convert  convert a SavedModel signature to a .tflite "
-	       "model\n"
-	       "  bench time loading a .tflite model and running it in a "
-	       "loop\n\n");
-	printf("Options:\n");
-	printf("  %-28s %s\n", "-h, --help", "show this help and exit");
-	printf("  %-28s %s\n", "    --version", "show the version and exit");
-	printf("\nRun 'tfk-lite COMMAND --help' for a command's options.\n");
-	printf("\nExample:\n  %s\n", top_cmd.example);
-	printf("\nSee tfk-lite(1).\n");
-}
-
 /* show ----------------------------------------------------------------- */
 
 static int json;
@@ -608,33 +586,16 @@ static int show_main(int argc, char **argv)
 	return rc;
 }
 
+static const struct tfk_subcmd show_sub = {
+	"show", "subgraphs, tensors, operators, signatures, "
+	"metadata and sizes of a model", show_main
+};
+
 int main(int argc, char **argv)
 {
-	char *argv0[2] = { argv[0], NULL };
+	static const struct tfk_subcmd *const subs[] = {
+		&show_sub, &lite_run_sub, &lite_convert_sub, &lite_bench_sub, NULL
+	};
 
-	/* Registers the tool name for messages and sets up signals. */
-	tfk_cli_parse(1, argv0, &top_cmd, no_opts);
-	if (argc < 2)
-		tfk_cli_usage_error("a command is needed: show, run, convert or "
-				    "bench");
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		top_help();
-		return 0;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("tfk-lite (tfkit) %s\n", TFK_VERSION);
-		return 0;
-	}
-	if (argv[1][0] == '-')	/* an option before the command */
-		tfk_cli_parse(argc, argv, &top_cmd, no_opts);
-	if (!strcmp(argv[1], "show"))
-		return show_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "run"))
-		return lite_run_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "convert"))
-		return lite_convert_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "bench"))
-		return lite_bench_main(argc - 1, argv + 1);
-	tfk_cli_usage_error("unknown command '%s' (show, run, convert or "
-			    "bench)", argv[1]);
+	return tfk_cli_subcommands(argc, argv, &top_cmd, subs);
 }

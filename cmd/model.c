@@ -50,26 +50,6 @@ static const struct tfk_cmd top_cmd = {
 	"tfk-model show --dir model --all",
 };
 
-static const struct tfk_opt no_opts[] = { TFK_OPT_END };
-
-static void top_help(void)
-{
-	printf("usage: tfk-model %s\n%s\n\n", top_cmd.usage, top_cmd.summary);
-	printf("Commands:\n"
-	       "  show  tag-sets, signatures (inputs, outputs, method) and "
-	       "ops of a SavedModel\n"
-	       "  run   run a signature on inputs given as literals, .npy "
-	       "files or tf.Examples\n"
-	       "  bench time loading a SavedModel and running a signature "
-	       "in a loop\n\n");
-	printf("Options:\n");
-	printf("  %-28s %s\n", "-h, --help", "show this help and exit");
-	printf("  %-28s %s\n", "    --version", "show the version and exit");
-	printf("\nRun 'tfk-model COMMAND --help' for a command's options.\n");
-	printf("\nExample:\n  %s\n", top_cmd.example);
-	printf("\nSee tfk-model(1).\n");
-}
-
 /* show ----------------------------------------------------------------- */
 
 static const char *dir;
@@ -1212,31 +1192,16 @@ out:
 	return rc;
 }
 
+static const struct tfk_subcmd show_sub = {
+	"show", "tag-sets, signatures (inputs, outputs, method) and "
+	"ops of a SavedModel", show_main
+};
+
 int main(int argc, char **argv)
 {
-	char *argv0[2] = { argv[0], NULL };
+	static const struct tfk_subcmd *const subs[] = {
+		&show_sub, &model_run_sub, &model_bench_sub, NULL
+	};
 
-	/* Registers the tool name for messages and sets up signals. */
-	tfk_cli_parse(1, argv0, &top_cmd, no_opts);
-	if (argc < 2)
-		tfk_cli_usage_error("a command is needed: show, run or "
-				    "bench");
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		top_help();
-		return 0;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("tfk-model (tfkit) %s\n", TFK_VERSION);
-		return 0;
-	}
-	if (argv[1][0] == '-')	/* an option before the command */
-		tfk_cli_parse(argc, argv, &top_cmd, no_opts);
-	if (!strcmp(argv[1], "show"))
-		return show_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "run"))
-		return model_run_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "bench"))
-		return model_bench_main(argc - 1, argv + 1);
-	tfk_cli_usage_error("unknown command '%s' (show, run or bench)",
-			    argv[1]);
+	return tfk_cli_subcommands(argc, argv, &top_cmd, subs);
 }

@@ -35,6 +35,8 @@
  */
 #include "sub.h"
 
+#include "../bench-loop.h"
+
 #include "format/tflite.h"
 #include "kernels/cpu.h"
 #include "model/given.h"
@@ -49,38 +51,14 @@
 #include <unistd.h>
 
 static const char *signature_key;
-static long batch = 1, iterations, warmup = 20, threads = 1, seed;
-static double seconds = 1;
-static int json, zeros, seconds_given;
-
-/* --seconds S: a number in (0, 3600], remembered as given so that
- * --iterations with it is a usage error. */
-static int parse_seconds(const char *arg, void *value)
-{
-	char *end;
-	double v = strtod(arg, &end);
-
-	if (end == arg || *end || !(v > 0 && v <= 3600))
-		return -1;
-	*(double *)value = v;
-	seconds_given = 1;
-	return 0;
-}
+static int zeros;
 
 static const struct tfk_opt bench_opts[] = {
 	TFK_OPT_STR(0, "signature", &signature_key, "KEY", "the signature "
 		    "to run (default: the model's only signature)"),
 	TFK_OPT_LONG('b', "batch", &batch, "N", "examples per run: "
 		     "replaces an input's first dimension of -1 (or 1)"),
-	TFK_OPT_LONG('n', "iterations", &iterations, "N", "timed runs "
-		     "(0: as many as --seconds allows)"),
-	TFK_OPT_CALL('s', "seconds", &seconds, "S", "time the loop for "
-		     "about S seconds (default 1; 0 < S <= 3600)",
-		     parse_seconds),
-	TFK_OPT_LONG(0, "warmup", &warmup, "N", "untimed runs first"),
-	TFK_OPT_LONG('j', "threads", &threads, "N", "kernel threads "
-		     "(0: all CPUs)"),
-	TFK_OPT_LONG(0, "seed", &seed, "N", "seed of the random inputs"),
+	BENCH_LOOP_OPTS,
 	TFK_OPT_FLAG(0, "zeros", &zeros, "feed zeros instead of random "
 		     "values"),
 	TFK_OPT_FLAG(0, "json", &json, "print one JSON object"),
@@ -147,7 +125,6 @@ static int report_json(const char *path, const char *sig, int is_int8,
 		       const struct result *r)
 {
 	json_t *o = json_object();
-	char *text;
 
 	json_object_set_new(o, "model", json_string(path));
 	json_object_set_new(o, "signature", sig ? json_string(sig) :
@@ -155,32 +132,15 @@ static int report_json(const char *path, const char *sig, int is_int8,
 	json_object_set_new(o, "kind", json_string(is_int8 ? "int8" :
 						   "float"));
 	json_object_set_new(o, "batch", json_integer(r->examples));
-	json_object_set_new(o, "threads", json_integer(threads));
-	json_object_set_new(o, "warmup", json_integer(warmup));
-	json_object_set_new(o, "iterations", json_integer(r->b.runs));
-	json_object_set_new(o, "load_ms", json_real(r->parse_ms +
-						    r->plan_ms));
+	bench_json_loop(o, &r->b, r->parse_ms + r->plan_ms);
 	json_object_set_new(o, "parse_ms", json_real(r->parse_ms));
 	json_object_set_new(o, "plan_ms", json_real(r->plan_ms));
-	json_object_set_new(o, "min_us", json_real(r->b.lat.min));
-	json_object_set_new(o, "median_us", json_real(r->b.lat.median));
-	json_object_set_new(o, "p90_us", json_real(r->b.lat.p90));
-	json_object_set_new(o, "p99_us", json_real(r->b.lat.p99));
-	json_object_set_new(o, "mean_us", json_real(r->b.lat.mean));
+	bench_json_latency(o, &r->b);
 	json_object_set_new(o, "inferences_per_s",
 			    json_real(r->b.runs_per_s));
 	json_object_set_new(o, "examples_per_s",
 			    json_real(r->examples_per_s));
-	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT |
-			  JSON_REAL_PRECISION(6));
-	json_decref(o);
-	if (!text) {
-		tfk_cli_warn("out of memory");
-		return 1;
-	}
-	printf("%s\n", text);
-	free(text);
-	return 0;
+	return bench_json_print(o);
 }
 
 static void report_text(const char *path, const char *sig, int sg,
@@ -202,12 +162,7 @@ static void report_text(const char *path, const char *sig, int sg,
 				     sizeof(s)), zeros ? "zeros" : "random");
 	printf("load: %.3f ms (parse + verify %.3f, plan + first run %.3f)\n",
 	       r->parse_ms + r->plan_ms, r->parse_ms, r->plan_ms);
-	printf("runs: %ld timed after %ld warm-up, %lld example%s per run, "
-	       "%ld thread%s\n", r->b.runs, warmup, (long long)r->examples,
-	       r->examples == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
-	printf("latency (us): min %.2f  median %.2f  p90 %.2f  p99 %.2f  "
-	       "mean %.2f\n", r->b.lat.min, r->b.lat.median, r->b.lat.p90,
-	       r->b.lat.p99, r->b.lat.mean);
+	bench_text_loop(&r->b, r->examples);
 	printf("throughput: %.1f inferences/s, %.1f examples/s\n",
 	       r->b.runs_per_s, r->examples_per_s);
 }
@@ -242,7 +197,7 @@ static const struct tfk_sv_signature *pick_signature(
 	return tfk_servable_signature(sv, 0);
 }
 
-int lite_bench_main(int argc, char **argv)
+static int lite_bench_main(int argc, char **argv)
 {
 	struct tfk_servable_opts so = { NULL, TFK_SERVABLE_TFLITE };
 	struct tfk_runner_opts ro = { 0 };
@@ -267,25 +222,10 @@ int lite_bench_main(int argc, char **argv)
 	if (n != 1)
 		tfk_cli_usage_error(n ? "one model at a time" :
 				    "bench needs a MODEL.tflite");
-	if (iterations && seconds_given)
-		tfk_cli_usage_error("give --iterations or --seconds, not both");
-	if (iterations < 0 || iterations > 100000000)
-		tfk_cli_usage_error("--iterations: expected 0 to 100000000");
-	if (batch < 1 || batch > 1000000)
-		tfk_cli_usage_error("--batch: expected 1 to 1000000");
-	if (warmup < 0 || warmup > 100000000)
-		tfk_cli_usage_error("--warmup: expected 0 to 100000000");
-	if (threads < 0 || threads > 1024)
-		tfk_cli_usage_error("--threads: expected 0 to 1024");
+	bench_check(&bo);
 	if (zeros && seed)
 		tfk_cli_usage_error("--seed is for random inputs, not "
 				    "--zeros");
-	if (!threads) {
-		threads = sysconf(_SC_NPROCESSORS_ONLN);
-		if (threads < 1)
-			threads = 1;
-	}
-	tfk_cpu_blas_threads(1);
 	rng = (uint64_t)seed;
 	ro.threads = (int)threads;
 	ro.seed = (uint64_t)seed;
@@ -343,9 +283,6 @@ int lite_bench_main(int argc, char **argv)
 		goto out;
 	}
 	r.plan_ms = (tfk_sv_now() - t0) * 1e3;
-	bo.warmup = warmup;
-	bo.iterations = iterations;
-	bo.seconds = seconds;
 	if (tfk_runner_bench(R, vals, &bo, &r.b, &err)) {
 		rc = tfk_cli_fail(&err);
 		goto out;
@@ -369,3 +306,8 @@ out:
 	tfk_servable_close(sv);
 	return rc;
 }
+
+const struct tfk_subcmd lite_bench_sub = {
+	"bench", "time loading a .tflite model and running it in a "
+	"loop", lite_bench_main
+};

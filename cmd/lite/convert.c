@@ -227,7 +227,7 @@ static void print_report(const struct tfk_lite_report *r,
 	}
 }
 
-int lite_convert_main(int argc, char **argv)
+static int lite_convert_main(int argc, char **argv)
 {
 	struct tfk_savedmodel *sm = NULL;
 	struct tfk_import *imp = NULL;
@@ -359,3 +359,8 @@ out:
 	tfk_savedmodel_close(sm);
 	return rc;
 }
+
+const struct tfk_subcmd lite_convert_sub = {
+	"convert", "convert a SavedModel signature to a .tflite "
+	"model", lite_convert_main
+};

@@ -206,7 +206,7 @@ out:
 	return rc;
 }
 
-int lite_run_main(int argc, char **argv)
+static int lite_run_main(int argc, char **argv)
 {
 	struct tfk_servable_opts so = { NULL, TFK_SERVABLE_TFLITE };
 	struct tfk_servable *s;
@@ -233,3 +233,8 @@ int lite_run_main(int argc, char **argv)
 	}
 	return rc;
 }
+
+const struct tfk_subcmd lite_run_sub = {
+	"run", "run a float or int8 model on inputs given as "
+	"literals or .npy files", lite_run_main
+};

@@ -24,7 +24,8 @@
  * microseconds (util/latency.h: min and mean over every run; the
  * percentiles over at most 2^20 runs spread evenly over the loop, so a
  * long --seconds on a tiny model cannot exhaust memory), and throughput
- * = examples per run * runs / wall time of the timed loop. --warmup runs come first and are not counted.
+ * = examples per run * runs / wall time of the timed loop. --warmup
+ * runs come first and are not counted.
  * Rejected: timing batches of runs and dividing (model-run.c's way):
  * it hides the tail that p99 shows, and the clock's cost (~20 ns) is
  * small beside even the smallest model's run.
@@ -33,6 +34,8 @@
  * kernels' threads only.
  */
 #include "sub.h"
+
+#include "../bench-loop.h"
 
 #include "kernels/cpu.h"
 #include "model/given.h"
@@ -50,24 +53,6 @@ static const char *dir;
 static const char *tag_set = "serve";
 static const char *signature_def = "serving_default";
 static const char *records_arg, *exprs_arg;
-static long batch = 1, iterations, warmup = 20, threads = 1;
-static long seed;
-static double seconds = 1;
-static int json, seconds_given;
-
-/* --seconds S: a number in (0, 3600], remembered as given so that
- * --iterations with it is a usage error. */
-static int parse_seconds(const char *arg, void *value)
-{
-	char *end;
-	double v = strtod(arg, &end);
-
-	if (end == arg || *end || !(v > 0 && v <= 3600))
-		return -1;
-	*(double *)value = v;
-	seconds_given = 1;
-	return 0;
-}
 
 static const struct tfk_opt bench_opts[] = {
 	TFK_OPT_STR(0, "dir", &dir, "DIR", "the SavedModel directory"),
@@ -77,15 +62,7 @@ static const struct tfk_opt bench_opts[] = {
 		    "the signature to run"),
 	TFK_OPT_LONG('b', "batch", &batch, "N", "examples per run: the "
 		     "size of random inputs' unknown first dimension"),
-	TFK_OPT_LONG('n', "iterations", &iterations, "N", "timed runs "
-		     "(0: as many as --seconds allows)"),
-	TFK_OPT_CALL('s', "seconds", &seconds, "S", "time the loop for "
-		     "about S seconds (default 1; 0 < S <= 3600)",
-		     parse_seconds),
-	TFK_OPT_LONG(0, "warmup", &warmup, "N", "untimed runs first"),
-	TFK_OPT_LONG('j', "threads", &threads, "N", "kernel threads "
-		     "(0: all CPUs)"),
-	TFK_OPT_LONG(0, "seed", &seed, "N", "seed of the random inputs"),
+	BENCH_LOOP_OPTS,
 	TFK_OPT_STR(0, "input_records", &records_arg, "[K=]FILE",
 		    "feed every record of a TFRecord file to a string "
 		    "input"),
@@ -114,38 +91,19 @@ struct result {
 static int report_json(const struct result *r)
 {
 	json_t *o = json_object();
-	char *text;
 
 	json_object_set_new(o, "dir", json_string(dir));
 	json_object_set_new(o, "tag_set", json_string(tag_set));
 	json_object_set_new(o, "signature_def", json_string(signature_def));
 	json_object_set_new(o, "batch", json_integer(r->examples));
-	json_object_set_new(o, "threads", json_integer(threads));
-	json_object_set_new(o, "warmup", json_integer(warmup));
-	json_object_set_new(o, "iterations", json_integer(r->b.runs));
-	json_object_set_new(o, "load_ms", json_real(r->parse_ms +
-						    r->import_ms +
-						    r->plan_ms));
+	bench_json_loop(o, &r->b, r->parse_ms + r->import_ms + r->plan_ms);
 	json_object_set_new(o, "parse_ms", json_real(r->parse_ms));
 	json_object_set_new(o, "import_ms", json_real(r->import_ms));
 	json_object_set_new(o, "plan_ms", json_real(r->plan_ms));
-	json_object_set_new(o, "min_us", json_real(r->b.lat.min));
-	json_object_set_new(o, "median_us", json_real(r->b.lat.median));
-	json_object_set_new(o, "p90_us", json_real(r->b.lat.p90));
-	json_object_set_new(o, "p99_us", json_real(r->b.lat.p99));
-	json_object_set_new(o, "mean_us", json_real(r->b.lat.mean));
+	bench_json_latency(o, &r->b);
 	json_object_set_new(o, "examples_per_s",
 			    json_real(r->examples_per_s));
-	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT |
-			  JSON_REAL_PRECISION(6));
-	json_decref(o);
-	if (!text) {
-		tfk_cli_warn("out of memory");
-		return 1;
-	}
-	printf("%s\n", text);
-	free(text);
-	return 0;
+	return bench_json_print(o);
 }
 
 static void report_text(const struct result *r, const struct tfk_runner *R,
@@ -166,12 +124,7 @@ static void report_text(const struct result *r, const struct tfk_runner *R,
 	       "plan + first run %.3f)\n",
 	       r->parse_ms + r->import_ms + r->plan_ms, r->parse_ms,
 	       r->import_ms, r->plan_ms);
-	printf("runs: %ld timed after %ld warm-up, %lld example%s per run, "
-	       "%ld thread%s\n", r->b.runs, warmup, (long long)r->examples,
-	       r->examples == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
-	printf("latency (us): min %.2f  median %.2f  p90 %.2f  p99 %.2f  "
-	       "mean %.2f\n", r->b.lat.min, r->b.lat.median, r->b.lat.p90,
-	       r->b.lat.p99, r->b.lat.mean);
+	bench_text_loop(&r->b, r->examples);
 	printf("throughput: %.1f examples/s\n", r->examples_per_s);
 }
 
@@ -226,7 +179,7 @@ static int fail(struct tfk_err *err)
 	return tfk_cli_fail(err);
 }
 
-int model_bench_main(int argc, char **argv)
+static int model_bench_main(int argc, char **argv)
 {
 	struct tfk_servable_opts so = { NULL };
 	struct tfk_runner_opts ro = { 0 };
@@ -250,22 +203,7 @@ int model_bench_main(int argc, char **argv)
 		tfk_cli_usage_error("unexpected argument '%s'", argv[0]);
 	if (!dir)
 		tfk_cli_usage_error("bench needs --dir DIR");
-	if (iterations && seconds_given)
-		tfk_cli_usage_error("give --iterations or --seconds, not both");
-	if (iterations < 0 || iterations > 100000000)
-		tfk_cli_usage_error("--iterations: expected 0 to 100000000");
-	if (batch < 1 || batch > 1000000)
-		tfk_cli_usage_error("--batch: expected 1 to 1000000");
-	if (warmup < 0 || warmup > 100000000)
-		tfk_cli_usage_error("--warmup: expected 0 to 100000000");
-	if (threads < 0 || threads > 1024)
-		tfk_cli_usage_error("--threads: expected 0 to 1024");
-	if (!threads) {
-		threads = sysconf(_SC_NPROCESSORS_ONLN);
-		if (threads < 1)
-			threads = 1;
-	}
-	tfk_cpu_blas_threads(1);
+	bench_check(&bo);
 	ro.threads = (int)threads;
 	ro.seed = (uint64_t)seed;
 	rng = (uint64_t)seed;
@@ -355,9 +293,6 @@ int model_bench_main(int argc, char **argv)
 	r.parse_ms = (t1 - t0) * 1e3;
 	r.import_ms = (t2 - t1) * 1e3;
 	r.plan_ms = (tfk_sv_now() - t3) * 1e3;
-	bo.warmup = warmup;
-	bo.iterations = iterations;
-	bo.seconds = seconds;
 	if (tfk_runner_bench(R, vals, &bo, &r.b, &err)) {
 		rc = fail(&err);
 		goto out;
@@ -381,3 +316,8 @@ out:
 	tfk_givens_release(&g);
 	return rc;
 }
+
+const struct tfk_subcmd model_bench_sub = {
+	"bench", "time loading a SavedModel and running a signature "
+	"in a loop", model_bench_main
+};

@@ -137,7 +137,7 @@ static const char *only_string_input(const struct tfk_sv_signature *sig)
 	return n == 1 ? key : NULL;
 }
 
-int model_run_main(int argc, char **argv)
+static int model_run_main(int argc, char **argv)
 {
 	struct tfk_servable_opts so = { NULL };
 	struct tfk_runner_opts ro = { 0 };
@@ -293,3 +293,8 @@ out:
 	tfk_buf_release(&out);
 	return rc;
 }
+
+const struct tfk_subcmd model_run_sub = {
+	"run", "run a signature on inputs given as literals, .npy "
+	"files or tf.Examples", model_run_main
+};

@@ -464,3 +464,63 @@ int tfk_cli_shard(const char *arg, long *index, long *count)
 	*count = n;
 	return 0;
 }
+
+/* Subcommands ------------------------------------------------------------ */
+
+/* "show, run or bench" into buf. */
+static const char *command_list(const struct tfk_subcmd *const *subs,
+				char *buf,
+				size_t cap)
+{
+	size_t k = 0;
+	int i, n = 0;
+
+	while (subs[n])
+		n++;
+	buf[0] = 0;
+	for (i = 0; i < n && k < cap; i++)
+		k += (size_t)snprintf(buf + k, cap - k, "%s%s",
+				      i == 0 ? "" : i == n - 1 ? " or " : ", ",
+				      subs[i]->name);
+	return buf;
+}
+
+int tfk_cli_subcommands(int argc, char **argv, const struct tfk_cmd *top,
+			const struct tfk_subcmd *const *subs)
+{
+	static const struct tfk_opt no_opts[] = { TFK_OPT_END };
+	char *argv0[2] = { argv[0], NULL }, list[256];
+	int i;
+
+	/* registers the tool name for messages and sets up signals */
+	tfk_cli_parse(1, argv0, top, no_opts);
+	command_list(subs, list, sizeof(list));
+	if (argc < 2)
+		tfk_cli_usage_error("a command is needed: %s", list);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		printf("usage: %s %s\n%s\n\n", top->name, top->usage,
+		       top->summary);
+		printf("Commands:\n");
+		for (i = 0; subs[i]; i++)
+			printf("  %-5s %s\n", subs[i]->name, subs[i]->summary);
+		printf("\nOptions:\n");
+		printf("  %-28s %s\n", "-h, --help", "show this help and exit");
+		printf("  %-28s %s\n", "    --version",
+		       "show the version and exit");
+		printf("\nRun '%s COMMAND --help' for a command's options.\n",
+		       top->name);
+		printf("\nExample:\n  %s\n", top->example);
+		printf("\nSee %s(1).\n", top->name);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("%s (tfkit) %s\n", top->name, TFK_VERSION);
+		return 0;
+	}
+	if (argv[1][0] == '-')	/* an option before the command */
+		tfk_cli_parse(argc, argv, top, no_opts);
+	for (i = 0; subs[i]; i++)
+		if (!strcmp(argv[1], subs[i]->name))
+			return subs[i]->main(argc - 1, argv + 1);
+	tfk_cli_usage_error("unknown command '%s' (%s)", argv[1], list);
+}

@@ -101,6 +101,24 @@ int tfk_cli_shard(const char *arg, long *index, long *count);
 int tfk_cli_track_temp(const char *path);
 void tfk_cli_forget_temp(const char *path);
 
+/* A subcommand of a tool such as tfk-model (git's builtins). */
+struct tfk_subcmd {
+	const char *name;	/* "run" */
+	const char *summary;	/* its line in the tool's --help */
+	int (*main)(int argc, char **argv);	/* argv[0] is name */
+};
+
+/*
+ * The main of a tool made of subcommands: argv[1] names one of
+ * subs[] (ended by NULL), which runs on argv + 1. "-h"/"--help"
+ * print top's usage, the commands and the top options; "--version" the
+ * version; no command, an unknown one or an option before the command
+ * is a usage error that names them ("a command is needed: show, run or
+ * bench"). Returns the subcommand's exit status.
+ */
+int tfk_cli_subcommands(int argc, char **argv, const struct tfk_cmd *top,
+			const struct tfk_subcmd *const *subs);
+
 /* Tool name for messages ("tfk-cat"), "tfk" before tfk_cli_parse. */
 const char *tfk_cli_name(void);
 

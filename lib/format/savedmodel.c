@@ -219,9 +219,10 @@ static int wire_walk(const uint8_t *p, size_t start, size_t end,
 
 /* Index --------------------------------------------------------------- */
 
+/* A map entry (a TensorInfo or a SignatureDef) by key, in file order. */
 struct entry_ref {
 	const char *key;
-	const Tensorflow__TensorInfo *ti;
+	const void *value;
 	size_t order;
 };
 
@@ -256,7 +257,7 @@ static int index_tinfos(struct entry_ref *refs, size_t n,
 	if (!ti)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	for (i = 0; i < n; i++) {
-		const Tensorflow__TensorInfo *p = refs[i].ti;
+		const Tensorflow__TensorInfo *p = refs[i].value;
 		struct tfk_tensor_info *t;
 
 		if (i + 1 < n && !strcmp(refs[i].key, refs[i + 1].key))
@@ -323,22 +324,6 @@ static void release_tinfos(struct tfk_tensor_info *ti, int n)
 	tfk_free(ti);
 }
 
-struct sig_ref {
-	const char *key;
-	const Tensorflow__SignatureDef *sd;
-	size_t order;
-};
-
-static int cmp_sig(const void *a, const void *b)
-{
-	const struct sig_ref *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
-
-	if (c)
-		return c;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
 static const Tensorflow__GraphDef empty_graph =
 	TENSORFLOW__GRAPH_DEF__INIT;
 
@@ -360,14 +345,14 @@ static int index_signature(struct tfk_signature *s, const char *key,
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	for (i = 0; i < sd->n_inputs; i++) {
 		refs[i].key = sd->inputs[i]->key;
-		refs[i].ti = sd->inputs[i]->value;
+		refs[i].value = sd->inputs[i]->value;
 		refs[i].order = i;
 	}
 	rc = index_tinfos(refs, sd->n_inputs, &s->inputs, &s->n_inputs, err);
 	if (!rc) {
 		for (i = 0; i < sd->n_outputs; i++) {
 			refs[i].key = sd->outputs[i]->key;
-			refs[i].ti = sd->outputs[i]->value;
+			refs[i].value = sd->outputs[i]->value;
 			refs[i].order = i;
 		}
 		rc = index_tinfos(refs, sd->n_outputs, &s->outputs,
@@ -382,7 +367,7 @@ static int index_meta_graph(struct tfk_meta_graph *mg,
 			    struct tfk_err *err)
 {
 	static const char *const no_tags[1] = { NULL };
-	struct sig_ref *refs;
+	struct entry_ref *refs;
 	size_t i, k, n = p->n_signature_def;
 	int rc = 0;
 
@@ -410,15 +395,15 @@ static int index_meta_graph(struct tfk_meta_graph *mg,
 	}
 	for (i = 0; i < n; i++) {
 		refs[i].key = p->signature_def[i]->key;
-		refs[i].sd = p->signature_def[i]->value;
+		refs[i].value = p->signature_def[i]->value;
 		refs[i].order = i;
 	}
-	qsort(refs, n, sizeof(*refs), cmp_sig);
+	qsort(refs, n, sizeof(*refs), cmp_ref);
 	for (i = 0, k = 0; i < n && !rc; i++) {
 		if (i + 1 < n && !strcmp(refs[i].key, refs[i + 1].key))
 			continue;
 		rc = index_signature(&mg->signatures[k++], refs[i].key,
-				     refs[i].sd, err);
+				     refs[i].value, err);
 	}
 	mg->n_signatures = (int)k;
 	tfk_free(refs);

@@ -77,12 +77,63 @@ int tfk_given_split(const char *spec, const char *opt, int key_optional,
 	return 0;
 }
 
+/* Whether a list whose first value is of kind k0 may hold kind k:
+ * floats take ints, int64 lists take bools (saved_model_cli's rule). */
+static int kind_fits(enum tfk_lit_kind k0, enum tfk_lit_kind k)
+{
+	if (k0 == TFK_LIT_FLOAT)
+		return k == TFK_LIT_FLOAT || k == TFK_LIT_INT;
+	if (k0 == TFK_LIT_INT || k0 == TFK_LIT_BOOL)
+		return k == TFK_LIT_INT || k == TFK_LIT_BOOL;
+	return k == k0;
+}
+
+/* The non-empty list l as feature name of b: a float, int64 or bytes
+ * list by the kind of its first value. 0, 1 for mixed kinds, or < 0. */
+static int add_feature(struct tfk_example_builder *b, const char *name,
+		       const struct tfk_lit *l, struct tfk_err *err)
+{
+	enum tfk_lit_kind k0 = l->items[0].kind;
+	float *f = tfk_calloc(l->n, sizeof(*f));
+	int64_t *v = tfk_calloc(l->n, sizeof(*v));
+	const uint8_t **s = tfk_calloc(l->n, sizeof(*s));
+	size_t *lens = tfk_calloc(l->n, sizeof(*lens));
+	int j, rc = 0;
+
+	if (!f || !v || !s || !lens)
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (j = 0; !rc && j < l->n; j++) {
+		const struct tfk_lit *it = &l->items[j];
+
+		if (!kind_fits(k0, it->kind)) {
+			rc = 1;
+			break;
+		}
+		f[j] = it->kind == TFK_LIT_FLOAT ? (float)it->f :
+			(float)it->i;
+		v[j] = it->i;
+		s[j] = (const uint8_t *)it->s;
+		lens[j] = it->len;
+	}
+	if (!rc && k0 == TFK_LIT_FLOAT)
+		tfk_exb_add_floats(b, name, f, l->n);
+	else if (!rc && k0 == TFK_LIT_STR)
+		tfk_exb_add_bytes(b, name, s, lens, l->n);
+	else if (!rc)
+		tfk_exb_add_int64s(b, name, v, l->n);
+	tfk_free(f);
+	tfk_free(v);
+	tfk_free(s);
+	tfk_free(lens);
+	return rc;
+}
+
 /* One dict {"name": [values]} -> a serialized Example in b. */
 static int build_example(const struct tfk_lit *d,
 			 struct tfk_example_builder *b, int idx,
 			 struct tfk_err *err)
 {
-	int i, j;
+	int i, rc;
 
 	tfk_exb_reset(b);
 	if (d->kind != TFK_LIT_DICT)
@@ -96,79 +147,19 @@ static int build_example(const struct tfk_lit *d,
 			return tfk_errf(err, TFK_EINVAL, "example %d: feature "
 					"'%s': value must be a non-empty list",
 					idx, name);
-		switch (l->items[0].kind) {
-		case TFK_LIT_FLOAT: {
-			float *v = tfk_calloc(l->n, sizeof(float));
-
-			if (!v)
-				return tfk_errf(err, TFK_ENOMEM,
-						"out of memory");
-			for (j = 0; j < l->n; j++) {
-				if (l->items[j].kind != TFK_LIT_FLOAT &&
-				    l->items[j].kind != TFK_LIT_INT) {
-					tfk_free(v);
-					goto mixed;
-				}
-				v[j] = l->items[j].kind == TFK_LIT_FLOAT ?
-					(float)l->items[j].f :
-					(float)l->items[j].i;
-			}
-			tfk_exb_add_floats(b, name, v, l->n);
-			tfk_free(v);
-			break;
-		}
-		case TFK_LIT_INT:
-		case TFK_LIT_BOOL: {
-			int64_t *v = tfk_calloc(l->n, sizeof(int64_t));
-
-			if (!v)
-				return tfk_errf(err, TFK_ENOMEM,
-						"out of memory");
-			for (j = 0; j < l->n; j++) {
-				if (l->items[j].kind != TFK_LIT_INT &&
-				    l->items[j].kind != TFK_LIT_BOOL) {
-					tfk_free(v);
-					goto mixed;
-				}
-				v[j] = l->items[j].i;
-			}
-			tfk_exb_add_int64s(b, name, v, l->n);
-			tfk_free(v);
-			break;
-		}
-		case TFK_LIT_STR: {
-			const uint8_t **v = tfk_calloc(l->n, sizeof(*v));
-			size_t *lens = tfk_calloc(l->n, sizeof(*lens));
-
-			if (!v || !lens) {
-				tfk_free(v);
-				tfk_free(lens);
-				return tfk_errf(err, TFK_ENOMEM,
-						"out of memory");
-			}
-			for (j = 0; j < l->n; j++) {
-				if (l->items[j].kind != TFK_LIT_STR) {
-					tfk_free(v);
-					tfk_free(lens);
-					goto mixed;
-				}
-				v[j] = (const uint8_t *)l->items[j].s;
-				lens[j] = l->items[j].len;
-			}
-			tfk_exb_add_bytes(b, name, v, lens, l->n);
-			tfk_free(v);
-			tfk_free(lens);
-			break;
-		}
-		default:
+		if (l->items[0].kind != TFK_LIT_FLOAT &&
+		    l->items[0].kind != TFK_LIT_INT &&
+		    l->items[0].kind != TFK_LIT_BOOL &&
+		    l->items[0].kind != TFK_LIT_STR)
 			return tfk_errf(err, TFK_EINVAL, "example %d: feature "
 					"'%s': values must be floats, ints or "
 					"strings", idx, name);
-		}
-		continue;
-mixed:
-		return tfk_errf(err, TFK_EINVAL, "example %d: feature '%s': "
-				"mixed value types", idx, name);
+		rc = add_feature(b, name, l, err);
+		if (rc > 0)
+			return tfk_errf(err, TFK_EINVAL, "example %d: feature "
+					"'%s': mixed value types", idx, name);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

@@ -1417,6 +1417,19 @@ static int collect_vars(const struct tfk_model *m, struct var_ref **out,
 	return 0;
 }
 
+/* A Const node name holding the string vector s[0..n); 0 or -1. */
+static int nb_str_const(struct exp *x, struct nb *b, const char *name,
+			const char *const *s, int n)
+{
+	struct pool *pl = &x->pl;
+
+	return nb_begin(pl, b, name, "Const") ||
+		nb_type(pl, b, "dtype", TFK_DT_STRING) ||
+		nb_tensor(pl, b, "value", mk_str_tensor(pl, 1, s,
+							(size_t)n)) ||
+		nb_end(pl, b, &x->nodes) ? -1 : 0;
+}
+
 /* TF1's sharded V2 saver, reading and restoring vars[0..nv). */
 static int emit_saver(struct exp *x, const struct var_ref *vars, int nv,
 		      Tensorflow__SaverDef **sdef)
@@ -1469,17 +1482,9 @@ static int emit_saver(struct exp *x, const struct var_ref *vars, int nv,
 	    nb_in(pl, &b, "save/ShardedFilename/shard") ||
 	    nb_in(pl, &b, "save/num_shards") || nb_end(pl, &b, &x->nodes))
 		return oom(x);
-	if (nb_begin(pl, &b, "save/SaveV2/tensor_names", "Const") ||
-	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
-	    nb_tensor(pl, &b, "value", mk_str_tensor(pl, 1, names,
-						     (size_t)nv)) ||
-	    nb_end(pl, &b, &x->nodes))
+	if (nb_str_const(x, &b, "save/SaveV2/tensor_names", names, nv))
 		return oom(x);
-	if (nb_begin(pl, &b, "save/SaveV2/shape_and_slices", "Const") ||
-	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
-	    nb_tensor(pl, &b, "value", mk_str_tensor(pl, 1, empty,
-						     (size_t)nv)) ||
-	    nb_end(pl, &b, &x->nodes))
+	if (nb_str_const(x, &b, "save/SaveV2/shape_and_slices", empty, nv))
 		return oom(x);
 	if (nb_begin(pl, &b, "save/SaveV2", "SaveV2") ||
 	    nb_in(pl, &b, "save/ShardedFilename") ||
@@ -1518,17 +1523,9 @@ static int emit_saver(struct exp *x, const struct var_ref *vars, int nv,
 	    nb_type(pl, &b, "T", TFK_DT_STRING) || nb_end(pl, &b, &x->nodes))
 		return oom(x);
 	/* Restore: RestoreV2 by key, assigned to each variable. */
-	if (nb_begin(pl, &b, "save/RestoreV2/tensor_names", "Const") ||
-	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
-	    nb_tensor(pl, &b, "value", mk_str_tensor(pl, 1, names,
-						     (size_t)nv)) ||
-	    nb_end(pl, &b, &x->nodes))
+	if (nb_str_const(x, &b, "save/RestoreV2/tensor_names", names, nv))
 		return oom(x);
-	if (nb_begin(pl, &b, "save/RestoreV2/shape_and_slices", "Const") ||
-	    nb_type(pl, &b, "dtype", TFK_DT_STRING) ||
-	    nb_tensor(pl, &b, "value", mk_str_tensor(pl, 1, empty,
-						     (size_t)nv)) ||
-	    nb_end(pl, &b, &x->nodes))
+	if (nb_str_const(x, &b, "save/RestoreV2/shape_and_slices", empty, nv))
 		return oom(x);
 	if (nb_begin(pl, &b, "save/RestoreV2", "RestoreV2") ||
 	    nb_in(pl, &b, "saver_filename") ||

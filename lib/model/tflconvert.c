@@ -671,15 +671,51 @@ static void chain_done(struct conv *c, int first, int last, int ti)
 	}
 }
 
+/*
+ * The weight and bias constants of node i (NODE/wname, NODE/bias; qaxis
+ * the weights' per-channel axis, as add_const) and the operator code
+ * reading x with them into the output of the chain ending at last,
+ * with fused activation act: 0 and *op, whose options the caller fills
+ * before chain_done(c, i, last, *yi); or < 0.
+ */
+static int add_xwb_op(struct conv *c, int i, int last, int code, int x,
+		      const char *wname, int wrank, const int64_t *wshape,
+		      const float *wt, int qaxis, const float *b, int64_t nb,
+		      int act, struct cop **op, int *yi)
+{
+	const struct tfk_node *n = node(c, i);
+	char nm[512];
+	int wi, bi;
+
+	snprintf(nm, sizeof(nm), "%s/%s", n->name, wname);
+	if ((wi = add_const(c, nm, TFK_DT_FLOAT, wrank, wshape, wt,
+			    qaxis)) < 0)
+		return wi;
+	snprintf(nm, sizeof(nm), "%s/bias", n->name);
+	if ((bi = add_const(c, nm, TFK_DT_FLOAT, 1, &nb, b, -1)) < 0)
+		return bi;
+	if ((*yi = out_tensor(c, last)) < 0)
+		return *yi;
+	if (add_op(c, code, op))
+		return TFK_ENOMEM;
+	(*op)->act = act;
+	(*op)->n_in = 3;
+	(*op)->in[0] = x;
+	(*op)->in[1] = wi;
+	(*op)->in[2] = bi;
+	(*op)->n_out = 1;
+	(*op)->out[0] = *yi;
+	return 0;
+}
+
 static int lower_matmul(struct conv *c, int i)
 {
 	const struct tfk_node *n = node(c, i);
 	const struct tfk_tensor *w = const_of(c, n->inputs[1]);
 	int64_t K, N, k, o, sh[2];
 	float *wt = NULL, *b = NULL;
-	int last = i, x, wi, bi, yi, rc;
+	int last = i, x, yi, rc;
 	struct cop *op;
-	char nm[512];
 
 	if (tfk_node_attr_b(n, "transpose_a", 0))
 		return bad(c, i, "transpose_a is not supported");
@@ -711,29 +747,10 @@ static int lower_matmul(struct conv *c, int i)
 	rc = fuse_act(c, &last);
 	sh[0] = N;
 	sh[1] = K;
-	snprintf(nm, sizeof(nm), "%s/weights", n->name);
-	if ((wi = add_const(c, nm, TFK_DT_FLOAT, 2, sh, wt, 0)) < 0) {
-		rc = wi;
+	if ((rc = add_xwb_op(c, i, last, TFK_TFL_FULLY_CONNECTED, x,
+			     "weights", 2, sh, wt, 0, b, N, rc, &op, &yi)))
 		goto out;
-	}
-	snprintf(nm, sizeof(nm), "%s/bias", n->name);
-	if ((bi = add_const(c, nm, TFK_DT_FLOAT, 1, sh, b, -1)) < 0) {
-		rc = bi;
-		goto out;
-	}
-	if ((yi = out_tensor(c, last)) < 0 ||
-	    add_op(c, TFK_TFL_FULLY_CONNECTED, &op)) {
-		rc = yi < 0 ? yi : TFK_ENOMEM;
-		goto out;
-	}
-	op->act = rc;
 	op->opt_type = OPT_FC;
-	op->n_in = 3;
-	op->in[0] = x;
-	op->in[1] = wi;
-	op->in[2] = bi;
-	op->n_out = 1;
-	op->out[0] = yi;
 	chain_done(c, i, last, yi);
 	rc = 0;
 out:
@@ -748,9 +765,8 @@ static int lower_conv(struct conv *c, int i, int depthwise)
 	const struct tfk_tensor *w = const_of(c, n->inputs[1]);
 	int64_t H, W, I, O, M = 1, st[4], dl[4], h, ww, ii, o, sh[4];
 	float *wt = NULL, *b = NULL;
-	int last = i, x, wi, bi, yi, rc, pad = padding_of(n);
+	int last = i, x, yi, rc, pad = padding_of(n);
 	struct cop *op;
-	char nm[512];
 
 	if (pad < 0)
 		return bad(c, i, "padding must be SAME or VALID");
@@ -809,24 +825,11 @@ static int lower_conv(struct conv *c, int i, int depthwise)
 		sh[2] = W;
 		sh[3] = I;
 	}
-	snprintf(nm, sizeof(nm), "%s/filter", n->name);
-	if ((wi = add_const(c, nm, TFK_DT_FLOAT, 4, sh, wt,
-			    depthwise ? 3 : 0)) < 0) {
-		rc = wi;
+	if ((rc = add_xwb_op(c, i, last, depthwise ?
+			     TFK_TFL_DEPTHWISE_CONV_2D : TFK_TFL_CONV_2D, x,
+			     "filter", 4, sh, wt, depthwise ? 3 : 0, b, O, rc,
+			     &op, &yi)))
 		goto out;
-	}
-	snprintf(nm, sizeof(nm), "%s/bias", n->name);
-	if ((bi = add_const(c, nm, TFK_DT_FLOAT, 1, &O, b, -1)) < 0) {
-		rc = bi;
-		goto out;
-	}
-	if ((yi = out_tensor(c, last)) < 0 ||
-	    add_op(c, depthwise ? TFK_TFL_DEPTHWISE_CONV_2D :
-		   TFK_TFL_CONV_2D, &op)) {
-		rc = yi < 0 ? yi : TFK_ENOMEM;
-		goto out;
-	}
-	op->act = rc;
 	op->opt_type = depthwise ? OPT_DEPTHWISE : OPT_CONV2D;
 	op->padding = pad;
 	op->stride_h = (int)st[1];
@@ -834,12 +837,6 @@ static int lower_conv(struct conv *c, int i, int depthwise)
 	op->dil_h = (int)dl[1];
 	op->dil_w = (int)dl[2];
 	op->depth_mult = (int)M;
-	op->n_in = 3;
-	op->in[0] = x;
-	op->in[1] = wi;
-	op->in[2] = bi;
-	op->n_out = 1;
-	op->out[0] = yi;
 	chain_done(c, i, last, yi);
 	rc = 0;
 out:

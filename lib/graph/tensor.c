@@ -11,7 +11,9 @@
  */
 #include "graph/tensor.h"
 #include "util/alloc.h"
+#include "util/limit.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,6 +188,32 @@ static void set_meta(struct tfk_tensor *t, enum tfk_dtype dtype, int rank,
 	t->nbytes = (size_t)n * tfk_dtype_size(dtype);
 }
 
+int tfk_tensor_check_size(enum tfk_dtype dtype, int rank,
+			  const int64_t *shape, struct tfk_err *err)
+{
+	uint64_t max, bytes;
+	int64_t n;
+	char b[128];
+	int rc;
+
+	rc = check_meta(dtype, rank, shape, &n, err);
+	if (rc)
+		return rc;
+	rc = tfk_limit_get("TFK_MAX_TENSOR_BYTES",
+			   TFK_TENSOR_MAX_BYTES_DEFAULT, &max, err);
+	if (rc)
+		return rc;
+	bytes = (uint64_t)n * tfk_dtype_size(dtype);
+	if (bytes > max)
+		return tfk_errf(err, TFK_EINVAL, "tensor %s %s is %" PRIu64
+				" bytes, more than the limit of %" PRIu64
+				" (TFK_MAX_TENSOR_BYTES)",
+				tfk_dtype_name(dtype),
+				tfk_shape_str(rank, shape, b, sizeof(b)),
+				bytes, max);
+	return 0;
+}
+
 int tfk_tensor_init(struct tfk_tensor *t, enum tfk_dtype dtype, int rank,
 		    const int64_t *shape, struct tfk_err *err)
 {
@@ -193,7 +221,9 @@ int tfk_tensor_init(struct tfk_tensor *t, enum tfk_dtype dtype, int rank,
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	rc = check_meta(dtype, rank, shape, &n, err);
+	rc = tfk_tensor_check_size(dtype, rank, shape, err);
+	if (!rc)
+		rc = check_meta(dtype, rank, shape, &n, err);
 	if (rc)
 		return rc;
 	set_meta(t, dtype, rank, shape, n);

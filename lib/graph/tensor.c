@@ -8,6 +8,11 @@
  * so was one allocation per element (allocator overhead per token).
  * Overwriting an element leaves its old bytes as garbage in the block
  * until tfk_tensor_clear_strs: tensors are written once per run.
+ *
+ * Every heap tensor passes tfk_tensor_check_size before its calloc, so
+ * one place holds shapes read from files (and inferred from them) to
+ * TFK_MAX_TENSOR_BYTES; callers that only describe memory (views,
+ * executor arena slices) call it themselves where the shape is made.
  */
 #include "graph/tensor.h"
 #include "util/alloc.h"

@@ -32,6 +32,7 @@
 #include "io/record.h"
 #include "util/buf.h"
 #include "util/cli.h"
+#include "util/limit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +47,7 @@ static long cycle = 1, block = 1, skip_n, take_n = -1, repeat_n = 1;
 static const char *shard_arg, *records_arg, *out_path = "-",
 		  *comp_arg = "none";
 static int shard_files, json, sequence, raw, skip_corrupt, no_verify;
+static uint64_t max_record;	/* from TFK_MAX_RECORD_BYTES in main */
 
 static const struct tfk_opt opts[] = {
 	TFK_OPT_LONG(0, "interleave", &cycle, "CYCLE",
@@ -78,6 +80,9 @@ static const struct tfk_opt opts[] = {
 		     "drop corrupt records (reported on stderr) and go on"),
 	TFK_OPT_FLAG(0, "no-verify", &no_verify,
 		     "do not check input crcs (output is re-framed)"),
+	TFK_OPT_SIZE(0, "max-record-bytes", &max_record, "BYTES",
+		     "refuse input records longer than BYTES "
+		     "($TFK_MAX_RECORD_BYTES when set)"),
 	TFK_OPT_END
 };
 
@@ -174,6 +179,8 @@ static int open_slot(struct slot *s, const char *path, struct tfk_err *err)
 				"file", strcmp(path, "-") ? path : "<stdin>");
 	rc = tfk_rec_open(&s->r, path, TFK_COMP_AUTO,
 			  no_verify ? TFK_REC_NOVERIFY : 0, err);
+	if (!rc)
+		tfk_rec_set_max_bytes(s->r, max_record);
 	if (rc || !records_arg)
 		return rc;
 	tfk_index_init(&ix);
@@ -397,6 +404,11 @@ int main(int argc, char **argv)
 	size_t n_files;
 	int i, rc;
 
+	/* the live default for --help; a malformed value is reported
+	 * by tfk_rec_open, which reads it again */
+	if (tfk_limit_get("TFK_MAX_RECORD_BYTES", TFK_REC_MAX_BYTES_DEFAULT,
+			  &max_record, NULL))
+		max_record = TFK_REC_MAX_BYTES_DEFAULT;
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
 	if (argc == 0) {
 		files = stdin_only;

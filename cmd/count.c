@@ -20,6 +20,7 @@
 #include "io/record.h"
 #include "util/buf.h"
 #include "util/cli.h"
+#include "util/limit.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include <string.h>
 
 static int json, no_index, skip_corrupt;
+static uint64_t max_record;	/* from TFK_MAX_RECORD_BYTES in main */
 
 static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "json", &json, "print one JSON object instead of lines"),
@@ -35,6 +37,9 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "skip-corrupt", &skip_corrupt,
 		     "count the good records past corrupt ones (reported on "
 		     "stderr) instead of failing"),
+	TFK_OPT_SIZE(0, "max-record-bytes", &max_record, "BYTES",
+		     "refuse records longer than BYTES "
+		     "($TFK_MAX_RECORD_BYTES when set)"),
 	TFK_OPT_END
 };
 
@@ -113,6 +118,7 @@ static void count_file(const char *path, struct count *c)
 		c->failed = 1;
 		return;
 	}
+	tfk_rec_set_max_bytes(r, max_record);
 	c->comp = tfk_in_comp(tfk_rec_input(r));
 	while ((rc = next_good(r, &rec, c)) == 1)
 		c->records++;
@@ -168,6 +174,11 @@ int main(int argc, char **argv)
 	struct count *c = &one, tot;
 	int i, n, rc = 0;
 
+	/* the live default for --help; a malformed value is reported
+	 * by tfk_rec_open, which reads it again */
+	if (tfk_limit_get("TFK_MAX_RECORD_BYTES", TFK_REC_MAX_BYTES_DEFAULT,
+			  &max_record, NULL))
+		max_record = TFK_REC_MAX_BYTES_DEFAULT;
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
 	n = argc ? argc : 1;
 	if (argc > 1) {

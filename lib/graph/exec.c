@@ -472,6 +472,13 @@ static int infer_all(struct tfk_exec *x, struct tfk_err *err)
 						n->name, k, tfk_shape_str(
 						s->desc[k].rank,
 						s->desc[k].shape, b, sizeof(b)));
+			/* before any kernel or fold writes it */
+			rc = tfk_tensor_check_size(s->desc[k].dtype,
+						   s->desc[k].rank,
+						   s->desc[k].shape, err);
+			if (rc)
+				return tfk_err_prefix(err, "node %s: output %d",
+						      n->name, k);
 		}
 		if (foldable(s, iv)) {
 			rc = fold(x, s, iv, err);
@@ -587,6 +594,13 @@ static int plan(struct tfk_exec *x, struct tfk_err *err)
 					&cnt, NULL);
 			bufs[nb].size = (size_t)cnt *
 				tfk_dtype_size(s->desc[k].dtype);
+			if (bufs[nb].size > SIZE_MAX / 2) {
+				tfk_free(bufs);
+				return tfk_errf(err, TFK_EINVAL, "node %s: "
+						"output %d: %zu bytes do not "
+						"fit a memory plan",
+						s->n->name, k, bufs[nb].size);
+			}
 			bufs[nb].size = (bufs[nb].size + ALIGN - 1) /
 				ALIGN * ALIGN;
 			bufs[nb].first = i;
@@ -616,6 +630,11 @@ static int plan(struct tfk_exec *x, struct tfk_err *err)
 					moved = 1;
 				}
 			}
+		}
+		if (off > SIZE_MAX / 2) {
+			tfk_free(bufs);
+			return tfk_errf(err, TFK_EINVAL, "memory plan over %zu "
+					"bytes", (size_t)SIZE_MAX / 2);
 		}
 		bufs[j].off = off;
 		if (off + bufs[j].size > top)

@@ -78,8 +78,11 @@ void tfk_exec_free(struct tfk_exec *x);
  * dims). step selects the RNG key. fetched[j] receives a borrowed
  * pointer to the j-th fetch's value, valid until the next run or free.
  * 0, TFK_EINVAL ("feed 'x': expected float32 [?, 784], got float32
- * [32, 28, 28]"; shape errors found by inference, "node n: ..."), a
- * kernel's error prefixed "node n: ", or TFK_ENOMEM.
+ * [32, 28, 28]"; shape errors found by inference, "node n: ..."; an
+ * inferred output over the tensor byte budget, "node n: output 0:
+ * tensor float32 [...] is N bytes, more than the limit of M
+ * (TFK_MAX_TENSOR_BYTES)", checked for every output before any kernel
+ * runs), a kernel's error prefixed "node n: ", or TFK_ENOMEM.
  */
 int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 		 uint64_t step, const struct tfk_tensor **fetched,

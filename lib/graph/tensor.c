@@ -8,10 +8,17 @@
  * so was one allocation per element (allocator overhead per token).
  * Overwriting an element leaves its old bytes as garbage in the block
  * until tfk_tensor_clear_strs: tensors are written once per run.
+ *
+ * Every heap tensor passes tfk_tensor_check_size before its calloc, so
+ * one place holds shapes read from files (and inferred from them) to
+ * TFK_MAX_TENSOR_BYTES; callers that only describe memory (views,
+ * executor arena slices) call it themselves where the shape is made.
  */
 #include "graph/tensor.h"
 #include "util/alloc.h"
+#include "util/limit.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,6 +193,32 @@ static void set_meta(struct tfk_tensor *t, enum tfk_dtype dtype, int rank,
 	t->nbytes = (size_t)n * tfk_dtype_size(dtype);
 }
 
+int tfk_tensor_check_size(enum tfk_dtype dtype, int rank,
+			  const int64_t *shape, struct tfk_err *err)
+{
+	uint64_t max, bytes;
+	int64_t n;
+	char b[128];
+	int rc;
+
+	rc = check_meta(dtype, rank, shape, &n, err);
+	if (rc)
+		return rc;
+	rc = tfk_limit_get("TFK_MAX_TENSOR_BYTES",
+			   TFK_TENSOR_MAX_BYTES_DEFAULT, &max, err);
+	if (rc)
+		return rc;
+	bytes = (uint64_t)n * tfk_dtype_size(dtype);
+	if (bytes > max)
+		return tfk_errf(err, TFK_EINVAL, "tensor %s %s is %" PRIu64
+				" bytes, more than the limit of %" PRIu64
+				" (TFK_MAX_TENSOR_BYTES)",
+				tfk_dtype_name(dtype),
+				tfk_shape_str(rank, shape, b, sizeof(b)),
+				bytes, max);
+	return 0;
+}
+
 int tfk_tensor_init(struct tfk_tensor *t, enum tfk_dtype dtype, int rank,
 		    const int64_t *shape, struct tfk_err *err)
 {
@@ -193,7 +226,9 @@ int tfk_tensor_init(struct tfk_tensor *t, enum tfk_dtype dtype, int rank,
 	int rc;
 
 	memset(t, 0, sizeof(*t));
-	rc = check_meta(dtype, rank, shape, &n, err);
+	rc = tfk_tensor_check_size(dtype, rank, shape, err);
+	if (!rc)
+		rc = check_meta(dtype, rank, shape, &n, err);
 	if (rc)
 		return rc;
 	set_meta(t, dtype, rank, shape, n);

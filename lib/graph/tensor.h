@@ -129,11 +129,30 @@ int tfk_shape_equal(int ra, const int64_t *a, int rb, const int64_t *b);
 
 /* Tensors -------------------------------------------------------------- */
 
+/* Default of TFK_MAX_TENSOR_BYTES: above any tensor a CPU model
+ * feeds or holds in practice (TensorFlow's own TensorProto is capped
+ * at 2 GiB by protobuf), and the same on every machine, so a file
+ * that loads here loads everywhere. */
+#define TFK_TENSOR_MAX_BYTES_DEFAULT (4ull << 30)
+
+/*
+ * Check that a tensor of dtype and shape fits the tensor byte budget,
+ * TFK_MAX_TENSOR_BYTES (util/limit.h; default above), before anything
+ * is allocated for it: every shape read from a file (.npy, a Const, a
+ * checkpoint) or inferred from feeds passes here. 0, or TFK_EINVAL:
+ * "tensor float32 [65536, 65536] is 17179869184 bytes, more than the
+ * limit of 4294967296 (TFK_MAX_TENSOR_BYTES)", the tfk_shape_numel
+ * errors, "unsupported dtype 99", or the budget's own parse error.
+ */
+int tfk_tensor_check_size(enum tfk_dtype dtype, int rank,
+			  const int64_t *shape, struct tfk_err *err);
+
 /*
  * Make *t a heap tensor of dtype and shape with zeroed data (strings:
  * all empty). t is caller-owned storage; pair with tfk_tensor_release.
- * Returns 0, TFK_EINVAL (bad dtype, rank, negative dim, size overflow:
- * *t is left empty and releasable) or TFK_ENOMEM.
+ * Returns 0, TFK_EINVAL (bad dtype, rank, negative dim, size overflow,
+ * over the tfk_tensor_check_size budget: *t is left empty and
+ * releasable) or TFK_ENOMEM.
  */
 int tfk_tensor_init(struct tfk_tensor *t, enum tfk_dtype dtype, int rank,
 		    const int64_t *shape, struct tfk_err *err);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -248,8 +249,12 @@ void tfk_in_close(struct tfk_in *in)
 /* Decode more bytes into buf[end..cap). Returns bytes added, 0 at end. */
 static ssize_t inflate_some(struct tfk_in *in, struct tfk_err *err)
 {
+	size_t room = in->cap - in->end;
+
+	/* zlib counts in uInt: past 4 GiB of room a plain cast could
+	 * give 0, and inflate then makes no progress, forever */
 	in->z.next_out = in->buf + in->end;
-	in->z.avail_out = (uInt)(in->cap - in->end);
+	in->z.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
 	for (;;) {
 		int ret;
 
@@ -319,14 +324,20 @@ ssize_t tfk_in_fill(struct tfk_in *in, size_t n, const uint8_t **p,
 			in->pos = 0;
 		}
 		if (in->end == in->cap) {
-			/* Full of real data and still short: grow. */
-			uint8_t *nb = tfk_realloc(in->buf, in->cap * 2);
+			/* Full of real data and still short: grow, by
+			 * doubling but not far past the window asked for
+			 * (a 300 MiB record needs no 512 MiB buffer). */
+			size_t want = in->cap * 2, fit = n + CHUNK;
+			uint8_t *nb;
 
+			if (fit > in->cap && fit < want)
+				want = fit;
+			nb = tfk_realloc(in->buf, want);
 			if (!nb)
 				return tfk_errf(err, TFK_ENOMEM,
 						"%s: out of memory", in->path);
 			in->buf = nb;
-			in->cap *= 2;
+			in->cap = want;
 		}
 		if (in->comp == TFK_COMP_NONE) {
 			k = read_full(in->fd, in->buf + in->end, in->cap - in->end);

@@ -21,6 +21,7 @@
 
 #include "io/out.h"
 #include "util/alloc.h"
+#include "util/limit.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -503,6 +504,12 @@ static int parse_descr(const char *d, struct descr *o, struct tfk_err *err)
 		break;
 	case 'S':
 	case 'U':
+		/* an item of 0 bytes: the data-size check passes for any
+		 * count, while each element costs a tfk_str (numpy refuses
+		 * to read such a file too: "itemsize cannot be zero") */
+		if (!size)
+			return tfk_errf(err, TFK_EINVAL, "descr '%s': item "
+					"size 0 not supported", d);
 		o->dtype = TFK_DT_STRING;
 		if (kind == 'U')
 			o->itemsize *= 4;
@@ -649,12 +656,15 @@ int tfk_npy_decode(const void *data, size_t n, struct tfk_tensor *t,
 		return rc;
 	}
 	off += hlen;
-	rc = tfk_shape_numel(rank, shape, ds.itemsize ? ds.itemsize : 1,
-			     &numel, err);
-	if (!rc && (size_t)numel * ds.itemsize > n - off)
+	rc = tfk_shape_numel(rank, shape, ds.itemsize, &numel, err);
+	if (!rc && (size_t)numel * ds.itemsize > n - off) {
+		char b[128];
+
 		rc = tfk_errf(err, TFK_ECORRUPT, "byte %zu: %zu bytes of "
 			      "data, shape %s needs %zu", off, n - off,
-			      "given", (size_t)numel * ds.itemsize);
+			      tfk_shape_str(rank, shape, b, sizeof(b)),
+			      (size_t)numel * ds.itemsize);
+	}
 	if (!rc)
 		rc = tfk_tensor_init(t, ds.dtype, rank, shape, err);
 	if (rc) {
@@ -763,9 +773,21 @@ static int read_npz(const struct tfk_buf *zip, const char *key,
 	struct archive_entry *e;
 	struct tfk_buf names, data;
 	int n_members = 0, rc = TFK_ENOTFOUND, r;
+	uint64_t max;
 
 	tfk_buf_init(&names);
 	tfk_buf_init(&data);
+	/* a deflated member inflates ~1000:1: no more .npy bytes than the
+	 * largest tensor (graph/tensor.h) and its header can take */
+	rc = tfk_limit_get("TFK_MAX_TENSOR_BYTES",
+			   TFK_TENSOR_MAX_BYTES_DEFAULT, &max, err);
+	if (rc) {
+		archive_read_free(a);
+		return rc;
+	}
+	rc = TFK_ENOTFOUND;
+	max = max > UINT64_MAX - NPY_MAX_HEADER - 16 ? UINT64_MAX :
+		max + NPY_MAX_HEADER + 16;
 	if (!a)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	archive_read_support_format_zip(a);
@@ -789,8 +811,16 @@ static int read_npz(const struct tfk_buf *zip, const char *key,
 			   strncmp(nm, key, len - 4)) : n_members > 1)
 			continue;
 		tfk_buf_reset(&data);
-		while ((got = archive_read_data(a, buf, sizeof(buf))) > 0)
+		while ((got = archive_read_data(a, buf, sizeof(buf))) > 0) {
+			if ((uint64_t)got > max - data.len) {
+				rc = tfk_errf(err, TFK_EINVAL, "member %s: more "
+					      "than %" PRIu64 " bytes (the limit "
+					      "of TFK_MAX_TENSOR_BYTES and a "
+					      "header)", nm, max);
+				goto out;
+			}
 			tfk_buf_add(&data, buf, (size_t)got);
+		}
 		if (got < 0) {
 			rc = tfk_errf(err, TFK_ECORRUPT, "member %s: %s", nm,
 				      archive_error_string(a));

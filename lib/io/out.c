@@ -2,9 +2,13 @@
  * out.c - atomic, optionally compressed output files (see out.h).
  *
  * The temporary lives in the target's directory so rename(2) is atomic;
- * mkstemp gives it mode 0600, so it is widened to 0666 & ~umask before
- * the rename, as a plain open would have made it. Writes go through a
- * 256 KiB buffer: small records would otherwise cost a syscall each.
+ * mkstemp gives it mode 0600, so before the rename it gets the mode a
+ * plain open would have left: a new file 0666 & ~umask, an existing
+ * one its own permission bits (a 0600 file stays private) and, where
+ * the kernel lets us, its owner and group. A group we cannot give it
+ * loses its group bits rather than hand them to our own group. Writes
+ * go through a 256 KiB buffer: small records would otherwise cost a
+ * syscall each.
  * A target that exists and is not a regular file (/dev/null, a fifo,
  * /dev/stdout) is written through instead: renaming over it would
  * replace the device node or link itself with a plain file. A symlink
@@ -109,6 +113,8 @@ int tfk_out_open(struct tfk_out **outp, const char *path, int comp,
 	} else {
 		const char *slash;
 		size_t dlen, n;
+		struct stat old;
+		int had = stat(path, &old) == 0;
 		mode_t um;
 
 		/* A symlink to a file: replace the file it names (next to
@@ -144,9 +150,20 @@ int tfk_out_open(struct tfk_out **outp, const char *path, int comp,
 			unlink(o->tmp);
 			goto oom;
 		}
-		um = umask(0);
-		umask(um);
-		fchmod(o->fd, 0666 & ~um);
+		if (had) {
+			mode_t mode = old.st_mode & 0777;
+
+			/* as root (or when they are ours already) owner and
+			 * group stay; else the group alone if we are in it */
+			if (fchown(o->fd, old.st_uid, old.st_gid) &&
+			    fchown(o->fd, (uid_t)-1, old.st_gid))
+				mode &= ~(mode_t)070;
+			fchmod(o->fd, mode);
+		} else {
+			um = umask(0);
+			umask(um);
+			fchmod(o->fd, 0666 & ~um);
+		}
 	}
 	*outp = o;
 	return 0;

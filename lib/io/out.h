@@ -9,7 +9,9 @@
  * is written through (nothing to rename), and so is an existing target
  * that is not a regular file (/dev/null, a fifo); a directory is
  * TFK_EIO "PATH: is a directory". A symlink to a file is followed: the
- * file it names is replaced, the link stays.
+ * file it names is replaced, the link stays. A replaced file keeps its
+ * permission bits (and owner and group where permitted); a new one
+ * gets 0666 & ~umask, as open(2) would give it.
  *
  * Output may be GZIP- or ZLIB-compressed (TensorFlow's TFRecord
  * compression_type), level 6 as zlib's default.

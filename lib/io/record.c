@@ -5,11 +5,17 @@
  * returns a pointer into the input's window, so reading costs the CRC
  * and nothing else. Length checks come before any allocation: on a
  * regular file a length larger than what is left is refused at once;
- * on a pipe the input grows its buffer only as bytes arrive.
+ * on a pipe the input grows its buffer only as bytes arrive. Neither
+ * bounds compressed input, where a few KiB inflate to a claimed length
+ * of gigabytes, so every record is also held to a byte budget (256 MiB,
+ * TFK_MAX_RECORD_BYTES, or the caller's) checked before its bytes are
+ * asked for. A record over it ends the file: skipping it would mean
+ * inflating it all.
  */
 #include "io/record.h"
 #include "io/crc32c.h"
 #include "util/alloc.h"
+#include "util/limit.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -19,6 +25,8 @@ struct tfk_rec_reader {
 	int flags;
 	uint64_t index;
 	uint64_t skipped;
+	uint64_t max_len;	/* payload byte budget */
+	int over;		/* a record was over it: at end */
 };
 
 struct tfk_rec_writer {
@@ -63,7 +71,10 @@ int tfk_rec_open(struct tfk_rec_reader **rp, const char *path, int comp,
 	r = tfk_calloc(1, sizeof(*r));
 	if (!r)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	rc = tfk_in_open(&r->in, path, comp, tfk_rec_sniff, err);
+	rc = tfk_limit_get("TFK_MAX_RECORD_BYTES", TFK_REC_MAX_BYTES_DEFAULT,
+			   &r->max_len, err);
+	if (!rc)
+		rc = tfk_in_open(&r->in, path, comp, tfk_rec_sniff, err);
 	if (rc) {
 		tfk_free(r);
 		return rc;
@@ -71,6 +82,11 @@ int tfk_rec_open(struct tfk_rec_reader **rp, const char *path, int comp,
 	r->flags = flags;
 	*rp = r;
 	return 0;
+}
+
+void tfk_rec_set_max_bytes(struct tfk_rec_reader *r, uint64_t max)
+{
+	r->max_len = max;
 }
 
 void tfk_rec_close(struct tfk_rec_reader *r)
@@ -102,6 +118,8 @@ int tfk_rec_next(struct tfk_rec_reader *r, struct tfk_rec *rec,
 	size_t need;
 	int verify = !(r->flags & TFK_REC_NOVERIFY);
 
+	if (r->over)
+		return 0;
 	avail = tfk_in_fill(r->in, TFK_REC_HEADER, &p, err);
 	if (avail <= 0)
 		return (int)avail;
@@ -134,6 +152,14 @@ int tfk_rec_next(struct tfk_rec_reader *r, struct tfk_rec *rec,
 				" at byte %" PRIu64 ": length %" PRIu64
 				" exceeds the %" PRIu64 " bytes left", path,
 				r->index, off, len, left);
+	}
+	if (len > r->max_len) {
+		r->over = 1;
+		return tfk_errf(err, TFK_EINVAL, "%s: record %" PRIu64
+				" at byte %" PRIu64 ": length %" PRIu64 " is "
+				"more than the limit of %" PRIu64 " bytes "
+				"(TFK_MAX_RECORD_BYTES)", path, r->index, off,
+				len, r->max_len);
 	}
 	need = (size_t)len + TFK_REC_OVERHEAD;
 	avail = tfk_in_fill(r->in, need, &p, err);

@@ -46,12 +46,23 @@ enum {
 
 struct tfk_rec_reader;
 
+/* Default payload budget of a reader: far above the records TF
+ * pipelines carry (KiB to a few MiB each), far below memory, and what
+ * a GZIP file of 256 KiB can claim by inflating ~1000:1. */
+#define TFK_REC_MAX_BYTES_DEFAULT (256ull << 20)
+
 /*
  * Open a TFRecord file ("-": stdin). comp: TFK_COMP_AUTO detects GZIP and
- * ZLIB. flags: TFK_REC_*. Errors as tfk_in_open.
+ * ZLIB. flags: TFK_REC_*. The payload budget starts as
+ * TFK_MAX_RECORD_BYTES (util/limit.h) or TFK_REC_MAX_BYTES_DEFAULT.
+ * Errors as tfk_in_open, and TFK_EINVAL for a malformed
+ * TFK_MAX_RECORD_BYTES.
  */
 int tfk_rec_open(struct tfk_rec_reader **r, const char *path, int comp,
 		 int flags, struct tfk_err *err);
+/* Refuse records longer than max payload bytes from now on (a tool's
+ * --max-record-bytes; UINT64_MAX: only memory limits them). */
+void tfk_rec_set_max_bytes(struct tfk_rec_reader *r, uint64_t max);
 void tfk_rec_close(struct tfk_rec_reader *r);
 
 /*
@@ -60,6 +71,11 @@ void tfk_rec_close(struct tfk_rec_reader *r);
  *   TFK_ECORRUPT  length crc or data crc mismatch, length too large for
  *                 the rest of a regular file
  *   TFK_ETRUNC    the file ends inside a record
+ *   TFK_EINVAL    a length over the reader's budget, checked before
+ *                 the record is read ("a.tfrecord.gz: record 0 at byte
+ *                 0: length 8589934592 is more than the limit of
+ *                 268435456 bytes (TFK_MAX_RECORD_BYTES)"); the reader
+ *                 is then at its end (later calls return 0)
  *   TFK_EIO, TFK_ENOMEM
  * After a data crc mismatch the reader has moved past the bad record and
  * the next call continues. After a bad header, call tfk_rec_resync to

@@ -20,6 +20,13 @@
  * the tfk_graph, marked as a resource when it stands for a resource
  * handle (a VarHandleOp: then the port is the variable's VariableV2
  * node, and ReadVariableOp passes it through).
+ *
+ * Hostile files: every "node:idx" / "node:arg:idx" index is parsed by
+ * out_index alone, so each lands in 0..MAX_OUT_INDEX before it indexes
+ * anything. Depth is bounded twice (MAX_DEPTH frames, MAX_CALLS nested
+ * calls), and work by a budget of inlined nodes (TFK_MAX_IMPORT_NODES):
+ * a function that calls the next one twice, twenty deep, is 2^20
+ * inlined copies at call depth 20, which no depth limit catches.
  */
 #include "model/import.h"
 
@@ -27,6 +34,7 @@
 #include "graph/op.h"
 #include "format/bundle.h"
 #include "util/alloc.h"
+#include "util/limit.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -37,6 +45,7 @@
 
 #define MAX_DEPTH 4000		/* nested resolutions (stack frames) */
 #define MAX_CALLS 64		/* nested function calls (recursion) */
+#define MAX_OUT_INDEX 1000000	/* "node:idx": no op has more outputs */
 #define DT_REF_OFFSET 100	/* DT_FLOAT_REF = 101 (types.proto) */
 
 /* String -> int map (open addressing, FNV-1a). Keys are borrowed. */
@@ -159,6 +168,8 @@ struct imp {
 	int bundle_tried;
 	Tensorflow__TrackableObjectGraph *tog;
 	int depth;
+	uint64_t n_inlined;	/* function nodes in inlined scopes */
+	uint64_t max_inlined;	/* TFK_MAX_IMPORT_NODES */
 	struct tfk_err *err;
 };
 
@@ -607,41 +618,58 @@ mistyped:
 
 /* Variables -------------------------------------------------------------- */
 
-/* Split "node:idx" (top level) into node length and idx. */
+/* The output index s spells (the text after a ':'): decimal digits,
+ * no sign or blank, 0..MAX_OUT_INDEX. 0 and *idx, or -1. The one
+ * parser of indices from the file, so none escapes the range check. */
+static int out_index(const char *s, int *idx)
+{
+	long v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > MAX_OUT_INDEX)
+			return -1;
+	}
+	*idx = (int)v;
+	return 0;
+}
+
+/* Split "node:idx" (top level) into node length and idx. A name whose
+ * last ':' is not followed by an index is all node name (idx 0), so
+ * "x:-1" is looked up, and not found, as the node "x:-1". */
 static size_t split_top(const char *s, int *idx)
 {
 	const char *c = strrchr(s, ':');
-	char *end;
-	long v;
 
 	*idx = 0;
-	if (!c || !c[1])
+	if (!c || out_index(c + 1, idx))
 		return strlen(s);
-	v = strtol(c + 1, &end, 10);
-	if (*end || v < 0 || v > 1000000)
-		return strlen(s);
-	*idx = (int)v;
 	return (size_t)(c - s);
 }
 
-/* Inside a function: "node:arg:idx" -> node length, out arg, idx;
- * "arg" (a function input) -> returns 0 with *arg = NULL. */
-static size_t split_fn(const char *s, const char **arg, size_t *arg_len,
-		       int *idx)
+/* Inside a function: "node:arg:idx" -> node length *len, out arg, idx;
+ * "arg" (a function input) -> *len 0 with *arg = NULL. Returns 0, or -1
+ * when idx is there but not an index (negative, huge, junk). */
+static int split_fn(const char *s, size_t *len, const char **arg,
+		    size_t *arg_len, int *idx)
 {
 	const char *c1 = strchr(s, ':'), *c2;
 
 	*idx = 0;
 	*arg = NULL;
 	*arg_len = 0;
+	*len = 0;
 	if (!c1)
 		return 0;
 	c2 = strchr(c1 + 1, ':');
 	*arg = c1 + 1;
 	*arg_len = c2 ? (size_t)(c2 - c1 - 1) : strlen(c1 + 1);
-	if (c2)
-		*idx = atoi(c2 + 1);
-	return (size_t)(c1 - s);
+	*len = (size_t)(c1 - s);
+	return c2 ? out_index(c2 + 1, idx) : 0;
 }
 
 /* Follow Identity nodes from input string s in (nodes, index, fn?):
@@ -665,7 +693,8 @@ static const Tensorflow__NodeDef *trace(const struct smap *index,
 			const char *a;
 			size_t al;
 
-			len = split_fn(s, &a, &al, idx);
+			if (split_fn(s, &len, &a, &al, idx))
+				return NULL;
 			if (!a) {
 				*arg_name = s;
 				return NULL;
@@ -976,6 +1005,10 @@ static int out_arg_offset(struct imp *im, const Tensorflow__NodeDef *n,
 	if (!strcmp(n->op, "ParseExample") || !strcmp(n->op,
 						      "ParseExampleV2")) {
 		ns = attr_i(n, n->op[12] ? "num_sparse" : "Nsparse", 0);
+		if (ns < 0 || ns > MAX_OUT_INDEX)
+			return tfk_errf(im->err, TFK_EINVAL, "node %s: %" PRId64
+					" sparse features not in 0..%d",
+					n->name, ns, MAX_OUT_INDEX);
 		if (IS("sparse_indices"))
 			*off = 0;
 		else if (IS("sparse_values"))
@@ -995,11 +1028,17 @@ static int out_arg_offset(struct imp *im, const Tensorflow__NodeDef *n,
 	for (i = 0; i < tfk_op_n_outputs(def); i++) {
 		const struct tfk_arg_def *a = &def->outputs[i];
 
+		int64_t k = a->number_attr ? attr_i(n, a->number_attr, 0) : 1;
+
 		if (IS(a->name)) {
 			*off = o;
 			return 0;
 		}
-		o += a->number_attr ? (int)attr_i(n, a->number_attr, 0) : 1;
+		if (k < 0 || k > MAX_OUT_INDEX - o)
+			return tfk_errf(im->err, TFK_EINVAL, "node %s: %s = %"
+					PRId64 " not in 0..%d", n->name,
+					a->number_attr, k, MAX_OUT_INDEX);
+		o += (int)k;
 	}
 #undef IS
 	return tfk_errf(im->err, TFK_EINVAL, "node %s: op %s has no output "
@@ -1047,7 +1086,11 @@ static int resolve(struct imp *im, struct scope *s, const char *in,
 		size_t arg_len;
 		int off;
 
-		len = split_fn(in, &arg, &arg_len, &idx);
+		if (split_fn(in, &len, &arg, &arg_len, &idx))
+			return tfk_errf(im->err, TFK_EINVAL, "function %s: "
+					"input '%.100s': output index not in "
+					"0..%d", s->fn->signature->name, in,
+					MAX_OUT_INDEX);
 		if (!arg) {
 			int a = fn_arg_index(s->fn, in);
 
@@ -1499,7 +1542,9 @@ static const Tensorflow__NodeDef *input_nodedef(const struct scope *s,
 	if (!in || in[0] == '^')
 		return NULL;
 	len = strcspn(in, ":");
-	*k = in[len] == ':' ? atoi(in + len + 1) : 0;
+	*k = 0;
+	if (in[len] == ':' && out_index(in + len + 1, k))
+		return NULL;
 	ni = smap_getn(&s->index, in, len);
 	return ni < 0 ? NULL : s->nodes[ni];
 }
@@ -1689,6 +1734,10 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 	char *fname = NULL;
 	int rc = 0;
 
+	if (k < 0 || k > MAX_OUT_INDEX)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s%s: output %d "
+				"not in 0..%d", s->prefix, n->name, k,
+				MAX_OUT_INDEX);
 	if (m->state == 2 && k < m->n_out && m->have[k]) {
 		*out = m->vals[k];
 		return 0;
@@ -1728,10 +1777,20 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 				      sig->name, MAX_CALLS);
 			goto done;
 		}
+		if (!m->callee && fn->n_node_def > im->max_inlined -
+		    im->n_inlined) {
+			rc = tfk_errf(im->err, TFK_EINVAL, "node %s: inlining "
+				      "function %s would pass %" PRIu64
+				      " inlined nodes (TFK_MAX_IMPORT_NODES; "
+				      "calls that fan out?)", fname,
+				      sig->name, im->max_inlined);
+			goto done;
+		}
 		if (!m->callee) {
 			char *pre = tfk_malloc(strlen(fname) + 2);
 			struct scope *c;
 
+			im->n_inlined += fn->n_node_def;
 			if (!pre) {
 				rc = oom(im);
 				goto done;
@@ -2052,6 +2111,10 @@ int tfk_import_signature_fed(struct tfk_import **imp,
 	im.gd = mg->graph_def;
 	im.var_prefix = var_prefix;
 	im.err = err;
+	rc = tfk_limit_get("TFK_MAX_IMPORT_NODES", TFK_IMPORT_MAX_NODES_DEFAULT,
+			   &im.max_inlined, err);
+	if (rc)
+		return rc;
 	im.out = tfk_calloc(1, sizeof(*im.out));
 	if (!im.out)
 		return oom(&im);

@@ -66,6 +66,16 @@ struct tfk_import {
 	int n_variables;	/* variables read from the checkpoint */
 };
 
+/* Default of TFK_MAX_IMPORT_NODES (util/limit.h): how many function
+ * nodes one import may inline, counting every copy (a function called
+ * from two places is inlined twice). Real serving signatures inline a
+ * few thousand; a 3 KiB file whose functions each call the next twice
+ * asks for millions. An inlined node costs the importer ~450 bytes
+ * (its scope's index and memo, prefixed names, the graph node), so the
+ * default bounds that to ~25 MB and a tenth of a second (four times
+ * that under ASan). */
+#define TFK_IMPORT_MAX_NODES_DEFAULT 50000
+
 /*
  * Import signature sig of mg. var_prefix is the bundle prefix
  * (DIR/variables/variables), opened only when a variable is needed
@@ -77,8 +87,13 @@ struct tfk_import {
  * 'x:0' not in the graph" (TFK_ENOTFOUND), "variable 'a': no checkpoint
  * value (key 'a')", "variable 'a': checkpoint has int32 [2], the graph
  * float32 []", cycles, sparse ParseExample features, the graph
- * builder's own errors (shapes, dtypes) prefixed with the node; and
- * TFK_ENOMEM. On failure *imp is NULL.
+ * builder's own errors (shapes, dtypes) prefixed with the node; what
+ * hostile files bring: "function f: input 'm:z:-1': output index not
+ * in 0..1000000", "node a/b: inlining function f would pass 50000
+ * inlined nodes (TFK_MAX_IMPORT_NODES; calls that fan out?)", "function
+ * f: calls nested deeper than 64 (recursion?)", a Const over the
+ * tensor byte budget (graph/tensor.h: "... (TFK_MAX_TENSOR_BYTES)");
+ * and TFK_ENOMEM. On failure *imp is NULL.
  */
 int tfk_import_signature(struct tfk_import **imp,
 			 const struct tfk_meta_graph *mg,

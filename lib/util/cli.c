@@ -7,6 +7,7 @@
  */
 #include "util/cli.h"
 #include "util/alloc.h"
+#include "util/limit.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -215,34 +216,6 @@ static void print_help(void)
 
 /* Parsing ------------------------------------------------------------- */
 
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	if (*s == '-' || *s == '\0')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': mul = 1ull << 10; end++; break;
-	case 'm': case 'M': mul = 1ull << 20; end++; break;
-	case 'g': case 'G': mul = 1ull << 30; end++; break;
-	case 't': case 'T': mul = 1ull << 40; end++; break;
-	}
-	if (*end == 'i' && mul > 1)
-		end++;
-	if ((*end == 'b' || *end == 'B') && mul > 1)
-		end++;
-	if (*end || v > UINT64_MAX / mul)
-		return -1;
-	*out = v * mul;
-	return 0;
-}
-
 static void set_value(const struct tfk_opt *o, const char *arg,
 		      const char *spelled)
 {
@@ -276,7 +249,7 @@ static void set_value(const struct tfk_opt *o, const char *arg,
 		*(const char **)o->value = arg;
 		return;
 	case TFK_OPT_T_SIZE:
-		if (parse_size(arg, (uint64_t *)o->value))
+		if (tfk_size_parse(arg, (uint64_t *)o->value))
 			break;
 		return;
 	case TFK_OPT_T_LIST: {

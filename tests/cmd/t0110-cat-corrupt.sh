@@ -61,7 +61,10 @@ testerr "truncated header" 'tfk-cat short' 1 \
 	'tfk-cat: short: record 0 at byte 0: truncated header (10 of 12 bytes)'
 testerr "absurd length" 'tfk-cat huge' 1 \
 	'tfk-cat: huge: record 0 at byte 0: truncated: length 1125899906842624 but only 100 bytes left'
-testerr "absurd length on a pipe" 'cat huge | tfk-cat' 1 \
+testerr "absurd length on a pipe: over the record budget" 'cat huge | tfk-cat' 1 \
+	'tfk-cat: <stdin>: record 0 at byte 0: length 1125899906842624 is more than the limit of 268435456 bytes (TFK_MAX_RECORD_BYTES)'
+testerr "... within a raised budget the pipe ends first" \
+	'cat huge | TFK_MAX_RECORD_BYTES=2048T tfk-cat' 1 \
 	'tfk-cat: <stdin>: record 0 at byte 0: truncated: 112 of 1125899906842640 bytes'
 testerr "pipe cut short (upstream killed)" 'head -c 5000 "$MNIST" | tfk-cat >/dev/null' 1 \
 	'tfk-cat: <stdin>: record 1 at byte 3203: truncated: 1797 of 3203 bytes'

@@ -12,6 +12,7 @@
 #include "tap.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TF1 "savedmodel/half_plus_two_cpu_tf1/00000123"
@@ -297,11 +298,92 @@ static void alloc_failures(void)
 	tfk_savedmodel_close(sm);
 }
 
+/*
+ * Hostile edits of the TF2 fixture in memory: each function input
+ * "node:arg:idx" in turn gets a negative, huge or malformed index
+ * (every one the signature reaches must be refused by name, none may
+ * crash), and TFK_MAX_IMPORT_NODES bounds the inlining.
+ */
+static void hostile(void)
+{
+	static const char *const bad[] = { "-100000000", "1000001",
+					   "99999999999999999999", "1x", "" };
+	struct tfk_savedmodel *sm = load(TF2);
+	const Tensorflow__GraphDef *gd;
+	struct tfk_import *imp;
+	struct tfk_err err;
+	size_t f, i, j, b;
+	int refused = 0, other = 0, rc;
+	char want[512];
+
+	if (!sm) {
+		ok(0, "load " TF2);
+		return;
+	}
+	gd = sm->meta_graphs[0].graph_def;
+	for (f = 0; gd->library && f < gd->library->n_function; f++) {
+		Tensorflow__FunctionDef *fn = gd->library->function[f];
+
+		for (i = 0; i < fn->n_node_def; i++)
+			for (j = 0; j < fn->node_def[i]->n_input; j++) {
+				char *in = fn->node_def[i]->input[j], *c;
+				char buf[256];
+
+				c = strchr(in, ':');
+				c = c ? strchr(c + 1, ':') : NULL;
+				if (!c || strlen(in) > 200)
+					continue;
+				for (b = 0; b < sizeof(bad) / sizeof(bad[0]);
+				     b++) {
+					snprintf(buf, sizeof(buf), "%.*s:%s",
+						 (int)(c - in), in, bad[b]);
+					fn->node_def[i]->input[j] = buf;
+					rc = tfk_import_signature(&imp,
+						&sm->meta_graphs[0],
+						sig_of(sm, "serving_default"),
+						sm->variables_prefix, &err);
+					fn->node_def[i]->input[j] = in;
+					tfk_import_free(imp);
+					if (!rc)
+						continue;
+					snprintf(want, sizeof(want), "function "
+						 "%s: input '%s': output index "
+						 "not in 0..1000000",
+						 fn->signature->name, buf);
+					if (strstr(err.msg, want))
+						refused++;
+					else
+						other++, tap_diag("%s", err.msg);
+				}
+			}
+	}
+	ok(refused >= 5 && !other, "bad indices in reached functions are "
+	   "refused by name (%d refused, %d other errors)", refused, other);
+
+	setenv("TFK_MAX_IMPORT_NODES", "1", 1);
+	rc = tfk_import_signature(&imp, &sm->meta_graphs[0],
+				  sig_of(sm, "serving_default"),
+				  sm->variables_prefix, &err);
+	ok(rc == TFK_EINVAL && imp == NULL && strstr(err.msg, ": inlining "
+	   "function ") && strstr(err.msg, " would pass 1 inlined nodes "
+	   "(TFK_MAX_IMPORT_NODES; calls that fan out?)"),
+	   "TFK_MAX_IMPORT_NODES=1: %s", err.msg);
+	setenv("TFK_MAX_IMPORT_NODES", "1k", 1);
+	rc = tfk_import_signature(&imp, &sm->meta_graphs[0],
+				  sig_of(sm, "serving_default"),
+				  sm->variables_prefix, &err);
+	is_int(rc, 0, "TFK_MAX_IMPORT_NODES=1k: the fixture fits");
+	tfk_import_free(imp);
+	unsetenv("TFK_MAX_IMPORT_NODES");
+	tfk_savedmodel_close(sm);
+}
+
 int main(void)
 {
 	tf1();
 	tf2();
 	supported();
 	alloc_failures();
+	hostile();
 	return tap_done();
 }

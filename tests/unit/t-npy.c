@@ -362,6 +362,70 @@ static void alloc_failures(void)
 	is_int(bad, 0, "failed allocations give TFK_ENOMEM (ASan: no leaks)");
 }
 
+/* A v1.0 .npy of header dict h (padded to 128 bytes, a multiple of 64
+ * as numpy writes) and then n bytes of data (zeros) into buf; returns
+ * the length. */
+static size_t hostile_npy(unsigned char *buf, const char *h, size_t n)
+{
+	size_t hl = 128 - 10;
+
+	memcpy(buf, "\x93NUMPY\x01\x00", 8);
+	buf[8] = (unsigned char)hl;
+	buf[9] = 0;
+	memset(buf + 10, ' ', hl);
+	memcpy(buf + 10, h, strlen(h));
+	buf[10 + hl - 1] = '\n';
+	memset(buf + 128, 0, n);
+	return 128 + n;
+}
+
+/* Shapes and descrs that claim more than the file holds, and the
+ * tensor byte budget (TFK_MAX_TENSOR_BYTES) on .npy and .npz. */
+static void hostile(void)
+{
+	static unsigned char buf[128 + 4096];
+	struct tfk_tensor t;
+	struct tfk_err err;
+	size_t n;
+	int rc;
+
+	n = hostile_npy(buf, "{'descr': '|S0', 'fortran_order': False, "
+			"'shape': (67108864,), }", 0);
+	rc = tfk_npy_decode(buf, n, &t, &err);
+	ok(rc == TFK_EINVAL && !strcmp(err.msg, "descr '|S0': item size 0 "
+				       "not supported"), "|S0: %s", err.msg);
+	n = hostile_npy(buf, "{'descr': '<U0', 'fortran_order': False, "
+			"'shape': (67108864,), }", 0);
+	rc = tfk_npy_decode(buf, n, &t, &err);
+	ok(rc == TFK_EINVAL && !strcmp(err.msg, "descr '<U0': item size 0 "
+				       "not supported"), "<U0: %s", err.msg);
+	n = hostile_npy(buf, "{'descr': '<f4', 'fortran_order': False, "
+			"'shape': (1024, 1024), }", 4096);
+	rc = tfk_npy_decode(buf, n, &t, &err);
+	ok(rc == TFK_ECORRUPT && !strcmp(err.msg, "byte 128: 4096 bytes of "
+		"data, shape [1024, 1024] needs 4194304"), "short data: %s",
+	   err.msg);
+	n = hostile_npy(buf, "{'descr': '|S1', 'fortran_order': False, "
+			"'shape': (4096,), }", 4096);
+	setenv("TFK_MAX_TENSOR_BYTES", "64K", 1);
+	rc = tfk_npy_decode(buf, n, &t, &err);
+	is_int(rc, 0, "|S1 x 4096: 64 KiB of tfk_str, within 64K");
+	tfk_tensor_release(&t);
+	setenv("TFK_MAX_TENSOR_BYTES", "65535", 1);
+	rc = tfk_npy_decode(buf, n, &t, &err);
+	ok(rc == TFK_EINVAL && !strcmp(err.msg, "tensor string [4096] is "
+		"65536 bytes, more than the limit of 65535 "
+		"(TFK_MAX_TENSOR_BYTES)"), "... not within 65535: %s",
+	   err.msg);
+	tap_write_file(tap_tmp("big.npy"), buf, n);
+	rc = tfk_npy_read(tap_tmp("big.npy"), NULL, &t, &err);
+	ok(rc == TFK_EINVAL && !strncmp(err.msg, tap_tmp("big.npy"),
+		strlen(tap_tmp("big.npy"))) && strstr(err.msg,
+		": tensor string [4096] is 65536 bytes"),
+	   "the file name leads: %s", err.msg);
+	unsetenv("TFK_MAX_TENSOR_BYTES");
+}
+
 int main(void)
 {
 	numpy_vectors();
@@ -375,5 +439,6 @@ int main(void)
 	literals();
 	numpy_str();
 	alloc_failures();
+	hostile();
 	return tap_done();
 }

@@ -160,6 +160,37 @@ static void modes(void)
 	}
 }
 
+/* Replacing a file keeps its permission bits, whatever the umask. */
+static void kept_modes(void)
+{
+	static const mode_t modes_[] = { 0600, 0640, 0604, 0755, 0400 };
+	size_t i;
+
+	for (i = 0; i < sizeof(modes_) / sizeof(modes_[0]); i++) {
+		struct tfk_out *o;
+		struct tfk_err err;
+		struct stat st;
+		mode_t old = umask(0);
+		const char *p = tap_tmp("kept.bin");
+		int rc;
+
+		tap_write_file(p, "old", 3);
+		chmod(p, modes_[i]);
+		rc = tfk_out_open(&o, p, TFK_COMP_NONE, &err);
+		if (!rc)
+			tfk_out_write(o, "new", 3, &err);
+		if (!rc)
+			rc = tfk_out_close(o, &err);
+		umask(old);
+		stat(p, &st);
+		ok(!rc && (st.st_mode & 0777) == modes_[i] &&
+		   st.st_uid == getuid(), "an existing %03o file stays %03o "
+		   "(got %03o)", (unsigned)modes_[i], (unsigned)modes_[i],
+		   (unsigned)(st.st_mode & 0777));
+		unlink(p);
+	}
+}
+
 static void gzip_out(void)
 {
 	struct tfk_out *o;
@@ -562,6 +593,7 @@ int main(void)
 {
 	atomic();
 	modes();
+	kept_modes();
 	gzip_out();
 	zlib_out();
 	to_stdout();

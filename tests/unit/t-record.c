@@ -318,8 +318,61 @@ static void alloc_failures(void)
 	ok(clean && rc == 0, "every allocation failure reports ENOMEM (%ld tried)", k);
 }
 
+/* The payload budget: checked before the record is read, in plain and
+ * compressed input alike; a record over it ends the file. */
+static void budget(void)
+{
+	static const char *const names[] = { "b.rec", "b.gz" };
+	struct tfk_rec_writer *w;
+	struct tfk_rec_reader *r;
+	struct tfk_rec rec;
+	struct tfk_err err;
+	char payload[100], want[256];
+	int c, rc;
+
+	memset(payload, 'p', sizeof(payload));
+	for (c = 0; c < 2; c++) {
+		const char *path = tap_tmp(names[c]);
+
+		tfk_recw_open(&w, path, c ? TFK_COMP_GZIP : TFK_COMP_NONE,
+			      &err);
+		tfk_recw_write(w, payload, 10, &err);
+		tfk_recw_write(w, payload, 100, &err);
+		tfk_recw_write(w, payload, 10, &err);
+		tfk_recw_close(w, &err);
+		tfk_rec_open(&r, path, TFK_COMP_AUTO, 0, &err);
+		tfk_rec_set_max_bytes(r, 99);
+		is_int(tfk_rec_next(r, &rec, &err), 1, "%s: 10 bytes pass 99",
+		       names[c]);
+		rc = tfk_rec_next(r, &rec, &err);
+		snprintf(want, sizeof(want), "%s: record 1 at byte 26: length "
+			 "100 is more than the limit of 99 bytes "
+			 "(TFK_MAX_RECORD_BYTES)", path);
+		ok(rc == TFK_EINVAL && !strcmp(err.msg, want),
+		   "%s: 100 bytes refused (%s)", names[c], err.msg);
+		is_int(tfk_rec_next(r, &rec, &err), 0, "%s: then at the end",
+		       names[c]);
+		tfk_rec_close(r);
+		setenv("TFK_MAX_RECORD_BYTES", "100", 1);
+		ok(count_file(path, TFK_COMP_AUTO, 0, &rc, &err) == 3 && !rc,
+		   "%s: TFK_MAX_RECORD_BYTES=100 reads all three", names[c]);
+		setenv("TFK_MAX_RECORD_BYTES", "99", 1);
+		ok(count_file(path, TFK_COMP_AUTO, 0, &rc, &err) == 1 &&
+		   rc == TFK_EINVAL && !strcmp(err.msg, want),
+		   "%s: TFK_MAX_RECORD_BYTES=99 stops at record 1", names[c]);
+		setenv("TFK_MAX_RECORD_BYTES", "99 bytes", 1);
+		ok(tfk_rec_open(&r, path, TFK_COMP_AUTO, 0, &err) ==
+		   TFK_EINVAL && r == NULL && !strcmp(err.msg,
+		   "TFK_MAX_RECORD_BYTES: '99 bytes' is not a size"),
+		   "%s: a malformed budget fails the open (%s)", names[c],
+		   err.msg);
+		unsetenv("TFK_MAX_RECORD_BYTES");
+	}
+}
+
 int main(void)
 {
+	budget();
 	fixtures();
 	writer_exact();
 	compressed_roundtrip(TFK_COMP_GZIP);

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void dtypes(void)
@@ -289,8 +290,48 @@ static void alloc_failures(void)
 	tfk_tensor_release(&t);
 }
 
+/* The tensor byte budget (TFK_MAX_TENSOR_BYTES), as every heap
+ * tensor meets it. */
+static void budget(void)
+{
+	int64_t big[2] = { 1 << 20, 1 << 20 }, ok4g[1] = { 1 << 30 },
+		over4g[1] = { (1 << 30) + 1 }, s[1] = { 16 };
+	struct tfk_tensor t;
+	struct tfk_err err;
+
+	ok(tfk_tensor_check_size(TFK_DT_FLOAT, 2, big, &err) == TFK_EINVAL &&
+	   !strcmp(err.msg, "tensor float32 [1048576, 1048576] is "
+		   "4398046511104 bytes, more than the limit of 4294967296 "
+		   "(TFK_MAX_TENSOR_BYTES)"), "4 TiB refused: %s", err.msg);
+	is_int(tfk_tensor_check_size(TFK_DT_FLOAT, 1, ok4g, &err), 0,
+	       "exactly 4 GiB is within the default");
+	ok(tfk_tensor_check_size(TFK_DT_FLOAT, 1, over4g, &err) ==
+	   TFK_EINVAL, "4 GiB + 4 bytes is not");
+	ok(tfk_tensor_init(&t, TFK_DT_FLOAT, 2, big, &err) == TFK_EINVAL &&
+	   t.data == NULL && strstr(err.msg, "(TFK_MAX_TENSOR_BYTES)"),
+	   "tfk_tensor_init checks it before allocating");
+	setenv("TFK_MAX_TENSOR_BYTES", "256", 1);
+	ok(tfk_tensor_init(&t, TFK_DT_STRING, 1, s, &err) == 0,
+	   "TFK_MAX_TENSOR_BYTES=256: 16 strings (256 bytes) fit");
+	tfk_tensor_release(&t);
+	s[0] = 17;
+	ok(tfk_tensor_init(&t, TFK_DT_STRING, 1, s, &err) == TFK_EINVAL &&
+	   !strcmp(err.msg, "tensor string [17] is 272 bytes, more than the "
+		   "limit of 256 (TFK_MAX_TENSOR_BYTES)"), "17 do not: %s",
+	   err.msg);
+	setenv("TFK_MAX_TENSOR_BYTES", "1K", 1);
+	is_int(tfk_tensor_check_size(TFK_DT_INT8, 1, (int64_t[]){ 1024 }, &err),
+	       0, "TFK_MAX_TENSOR_BYTES=1K: 1024 bytes");
+	setenv("TFK_MAX_TENSOR_BYTES", "x", 1);
+	ok(tfk_tensor_check_size(TFK_DT_INT8, 0, NULL, &err) == TFK_EINVAL &&
+	   !strcmp(err.msg, "TFK_MAX_TENSOR_BYTES: 'x' is not a size"),
+	   "a malformed budget is an error: %s", err.msg);
+	unsetenv("TFK_MAX_TENSOR_BYTES");
+}
+
 int main(void)
 {
+	budget();
 	dtypes();
 	shapes();
 	tensors();

@@ -84,7 +84,7 @@ int tfk_tflite_graph(const struct tfk_tflite *m, int sg,
  * node costs its first input's elements plus its outputs' elements
  * times the taps behind each output value (MatMul, Conv2D and
  * DepthwiseConv2dNative: the weights per output channel; pools: the
- * window), from the shapes inferred for in (unknown dimensions count
+ * window), from the shapes inferred for in (unknown and empty dimensions count
  * 1). The operator whose nodes pass the limit is refused before any
  * kernel runs: TFK_EINVAL "subgraph 0: operator 2 (CONV_2D): the run
  * would take more than 4194304 operations (the limit)". Outputs bound

@@ -919,14 +919,16 @@ static int64_t mul_sat(int64_t a, int64_t b)
 	return a && b > INT64_MAX / a ? INT64_MAX : a * b;
 }
 
-/* Elements of d, unknown dimensions as 1; saturates. */
+/* Elements of d, unknown and empty dimensions as 1 (a kernel's loops
+ * over the other dimensions still run: fuzz-tflrun timed out in a
+ * conv of [2, 1157627908, 0, 2]); saturates. */
 static int64_t numel_sat(const struct tfk_tdesc *d)
 {
 	int64_t n = 1;
 	int k;
 
 	for (k = 0; k < d->rank; k++)
-		n = mul_sat(n, d->shape[k] >= 0 ? d->shape[k] : 1);
+		n = mul_sat(n, d->shape[k] > 0 ? d->shape[k] : 1);
 	return n;
 }
 

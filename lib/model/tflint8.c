@@ -514,8 +514,10 @@ static int64_t numel_sat(const struct i8run *r, int t)
 	int64_t n = 1;
 	int k;
 
+	/* an empty dimension counts 1: a kernel's loops over the others
+	 * still run (fuzz-tflrun: a float conv of [2, 1157627908, 0, 2]) */
 	for (k = 0; k < r->rank[t]; k++)
-		n = mul_sat(n, r->shape[t][k] > 0 ? r->shape[t][k] : 0);
+		n = mul_sat(n, r->shape[t][k] > 0 ? r->shape[t][k] : 1);
 	return n;
 }
 

@@ -15,6 +15,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a run may touch (tflcheck.c), for both runners below ---------- */
+
+/*
+ * 0 when no input of subgraph sg has constant data, else TFK_EINVAL
+ * "input 0: tensor 0 'x' has constant data (buffer 1, 16 bytes): an
+ * input cannot be fed" (TFLite keeps such a tensor in the model's
+ * read-only bytes and refuses to resize it; feeding it in place would
+ * write over the model). tfk_tflite_graph and tfk_tflite_int8_new call
+ * it, and prefix "subgraph 0".
+ */
+int tfk_tflite_check_inputs(const struct tfk_tflite *m, int sg,
+			    struct tfk_err *err);
+/*
+ * 0 when constant tensor t of subgraph sg, read with its file shape,
+ * lies inside its buffer: elements times the type's size (at least 1
+ * byte each, as an int8 kernel reads any tensor) <= the buffer's bytes
+ * (the loader cannot size a sparse, STRING or INT4 buffer). Else
+ * TFK_EINVAL "tensor 1 'c': INT4 [2] needs 2 bytes, but its buffer 1
+ * holds 1". Every read of constant bytes by a runner is behind it.
+ */
+int tfk_tflite_const_extent(const struct tfk_tflite *m, int sg, int t,
+			    struct tfk_err *err);
+
 /* Float inference through the graph IR (tflgraph.c) ------------------- */
 
 struct tfk_graph;
@@ -54,6 +77,22 @@ struct tfk_graph;
 int tfk_tflite_graph(const struct tfk_tflite *m, int sg,
 		     const struct tfk_tdesc *in, struct tfk_graph **g,
 		     struct tfk_err *err);
+/*
+ * tfk_tflite_graph refusing, while it builds, a graph whose run would
+ * take more than max_work operations (0: no limit), for a caller
+ * running models it does not trust (as tfk_tflite_int8_max_work): each
+ * node costs its first input's elements plus its outputs' elements
+ * times the taps behind each output value (MatMul, Conv2D and
+ * DepthwiseConv2dNative: the weights per output channel; pools: the
+ * window), from the shapes inferred for in (unknown and empty dimensions count
+ * 1). The operator whose nodes pass the limit is refused before any
+ * kernel runs: TFK_EINVAL "subgraph 0: operator 2 (CONV_2D): the run
+ * would take more than 4194304 operations (the limit)". Outputs bound
+ * memory too: no node makes more elements than its cost.
+ */
+int tfk_tflite_graph_limited(const struct tfk_tflite *m, int sg,
+			     const struct tfk_tdesc *in, int64_t max_work,
+			     struct tfk_graph **g, struct tfk_err *err);
 
 /*
  * The converter (tflconvert.c): imp, a signature imported as the

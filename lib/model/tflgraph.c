@@ -36,6 +36,8 @@ struct ctx {
 	const struct tfk_tfl_op *op;	/* the operator being converted */
 	int op_i;
 	struct tfk_err *err;
+	int sg;
+	int64_t work, max_work;	/* the nodes' cost so far; limit, 0 none */
 };
 
 static const char *op_name(const struct ctx *c)
@@ -77,8 +79,16 @@ static int has_data(const struct ctx *c, int t)
 	return c->m->n_buffers && c->m->buffers[x->buffer].size > 0;
 }
 
-static const uint8_t *data_of(const struct ctx *c, int t)
+/* The bytes of constant t, NULL (c->err set) unless its file shape
+ * lies inside its buffer (tfk_tflite_const_extent): every read of
+ * constant bytes here comes through this. */
+static const uint8_t *data_of(struct ctx *c, int t)
 {
+	if (tfk_tflite_const_extent(c->m, c->sg, t, c->err)) {
+		tfk_err_prefix(c->err, "operator %d (%s)", c->op_i,
+			       op_name(c));
+		return NULL;
+	}
 	return c->m->buffers[c->s->tensors[t].buffer].data;
 }
 
@@ -110,7 +120,7 @@ static int32_t rd_i32(const uint8_t *p)
 static int make_const(struct ctx *c, int t, int dequant, struct tfk_port *out)
 {
 	const struct tfk_tfl_tensor *x = &c->s->tensors[t];
-	const uint8_t *p = data_of(c, t);
+	const uint8_t *p;
 	enum tfk_dtype dt = tfk_tfl_dtype(x->type);
 	struct tfk_tensor v;
 	char name[32];
@@ -137,6 +147,8 @@ static int make_const(struct ctx *c, int t, int dequant, struct tfk_port *out)
 		return op_err(c, TFK_EINVAL, "constant tensor '%s' of type %s "
 			      "is not supported", x->name,
 			      tfk_tfl_type_name(x->type));
+	if (!(p = data_of(c, t)))
+		return c->err->code;
 	if ((rc = tfk_tensor_init(&v, dt, x->rank, x->shape, c->err)))
 		return rc;
 	n = tfk_tensor_numel(&v);
@@ -219,7 +231,8 @@ static int const_ints(struct ctx *c, int k, int64_t *v, int cap, int *n)
 	if (cnt > cap)
 		return op_err(c, TFK_EINVAL, "input tensor '%s' has over %d "
 			      "values", x->name, cap);
-	p = data_of(c, t);
+	if (!(p = data_of(c, t)))
+		return c->err->code;
 	for (i = 0; i < cnt; i++) {
 		if (x->type == TFK_TFL_INT32) {
 			v[i] = rd_i32(p + 4 * i);
@@ -486,7 +499,8 @@ static int filter(struct ctx *c, const float **f, int64_t *dims)
 			      "float32 tensor of rank 4", x->name);
 	for (d = 0; d < 4; d++)
 		dims[d] = x->shape[d];
-	*f = (const float *)data_of(c, t);
+	if (!(*f = (const float *)data_of(c, t)))
+		return c->err->code;
 	return 0;
 }
 
@@ -899,12 +913,87 @@ static int refuse_quantized(struct ctx *c)
 	return 0;
 }
 
+/* a * b of two counts (>= 0), INT64_MAX when that overflows */
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+	return a && b > INT64_MAX / a ? INT64_MAX : a * b;
+}
+
+/* Elements of d, unknown and empty dimensions as 1 (a kernel's loops
+ * over the other dimensions still run: fuzz-tflrun timed out in a
+ * conv of [2, 1157627908, 0, 2]); saturates. */
+static int64_t numel_sat(const struct tfk_tdesc *d)
+{
+	int64_t n = 1;
+	int k;
+
+	for (k = 0; k < d->rank; k++)
+		n = mul_sat(n, d->shape[k] > 0 ? d->shape[k] : 1);
+	return n;
+}
+
+/* The cost of node i (tfk_tflite_graph_limited): its first input's
+ * elements plus its outputs' times the taps behind each value. */
+static int64_t node_work(const struct ctx *c, int i)
+{
+	const struct tfk_node *n = tfk_graph_node(c->g, i);
+	const char *op = n->op->name;
+	int64_t taps = 1, w = 0, out = 0;
+	int k;
+
+	if (n->n_inputs > 0)
+		w = numel_sat(tfk_graph_desc(c->g, n->inputs[0]));
+	if ((!strcmp(op, "MatMul") || !strcmp(op, "Conv2D") ||
+	     !strcmp(op, "DepthwiseConv2dNative")) && n->n_inputs > 1 &&
+	    n->n_outputs > 0 && n->outputs[0].rank > 0) {
+		/* weights per output channel: [K, N] (or [N, K]) / N,
+		 * HWIO / O, HWIM over I * M channels / (I * M) */
+		int64_t ch = n->outputs[0].shape[n->outputs[0].rank - 1];
+
+		taps = numel_sat(tfk_graph_desc(c->g, n->inputs[1])) /
+			(ch > 0 ? ch : 1);
+	} else if (!strcmp(op, "MaxPool") || !strcmp(op, "AvgPool")) {
+		const struct tfk_attr_value *a = tfk_node_attr(n, "ksize");
+
+		for (k = 0; a && a->kind == TFK_ATTR_LIST_INT &&
+		     k < a->list.n; k++)
+			taps = mul_sat(taps, a->list.i[k] > 0 ?
+				       a->list.i[k] : 1);
+	}
+	for (k = 0; k < n->n_outputs; k++) {
+		int64_t e = numel_sat(&n->outputs[k]);
+
+		out = out > INT64_MAX - e ? INT64_MAX : out + e;
+	}
+	out = mul_sat(out, taps > 0 ? taps : 1);
+	return out > INT64_MAX - w ? INT64_MAX : out + w;
+}
+
+/* Nodes [from, to) are operator c->op_i's: their cost against the
+ * limit. */
+static int charge(struct ctx *c, int from, int to)
+{
+	int i;
+
+	for (i = from; i < to && c->max_work; i++) {
+		int64_t w = node_work(c, i);
+
+		if (w > c->max_work - c->work)
+			return op_err(c, TFK_EINVAL, "the run would take more "
+				      "than %lld operations (the limit)",
+				      (long long)c->max_work);
+		c->work += w;
+	}
+	return 0;
+}
+
 static int build(struct ctx *c, const struct tfk_tdesc *in)
 {
 	char name[32];
-	int i, rc;
+	int i, rc, n0;
 
-	if ((rc = refuse_quantized(c)))
+	if ((rc = refuse_quantized(c)) ||
+	    (rc = tfk_tflite_check_inputs(c->m, c->sg, c->err)))
 		return rc;
 	for (i = 0; i < c->s->n_inputs; i++) {
 		int t = c->s->inputs[i];
@@ -936,7 +1025,9 @@ static int build(struct ctx *c, const struct tfk_tdesc *in)
 	for (i = 0; i < c->s->n_ops; i++) {
 		c->op = &c->s->ops[i];
 		c->op_i = i;
-		if ((rc = convert_op(c)))
+		n0 = tfk_graph_n_nodes(c->g);
+		if ((rc = convert_op(c)) ||
+		    (rc = charge(c, n0, tfk_graph_n_nodes(c->g))))
 			return rc;
 	}
 	for (i = 0; i < c->s->n_outputs; i++) {
@@ -962,6 +1053,13 @@ int tfk_tflite_graph(const struct tfk_tflite *m, int sg,
 		     const struct tfk_tdesc *in, struct tfk_graph **g,
 		     struct tfk_err *err)
 {
+	return tfk_tflite_graph_limited(m, sg, in, 0, g, err);
+}
+
+int tfk_tflite_graph_limited(const struct tfk_tflite *m, int sg,
+			     const struct tfk_tdesc *in, int64_t max_work,
+			     struct tfk_graph **g, struct tfk_err *err)
+{
 	struct ctx c;
 	int rc, i;
 
@@ -972,6 +1070,8 @@ int tfk_tflite_graph(const struct tfk_tflite *m, int sg,
 	memset(&c, 0, sizeof(c));
 	c.m = m;
 	c.s = &m->subgraphs[sg];
+	c.sg = sg;
+	c.max_work = max_work > 0 ? max_work : 0;
 	c.err = err;
 	c.port = tfk_calloc((size_t)c.s->n_tensors + 1, sizeof(*c.port));
 	if (!c.port)

@@ -118,8 +118,15 @@ static int op_err(struct i8run *r, const char *fmt, const char *a)
 			op_name(r), fmt, a ? a : "");
 }
 
+static int is_const(const struct i8run *r, int t)
+{
+	return r->m->buffers[r->s->tensors[t].buffer].size > 0;
+}
+
 /* The file's shape of tensor t with the batch replaced (a dynamic
- * dimension 0) into shape; its rank. */
+ * dimension 0) into shape; its rank. A constant keeps its shape: its
+ * bytes are the file's, whatever its shape_signature says (TFLite
+ * reads the shape only, too). */
 static int file_shape(const struct i8run *r, int t, int64_t *shape)
 {
 	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
@@ -127,7 +134,8 @@ static int file_shape(const struct i8run *r, int t, int64_t *shape)
 
 	for (k = 0; k < x->rank; k++)
 		shape[k] = x->shape[k];
-	if (x->rank && x->has_shape_signature && x->shape_signature[0] < 0)
+	if (x->rank && x->has_shape_signature && x->shape_signature[0] < 0 &&
+	    !is_const(r, t))
 		shape[0] = r->batch;
 	return x->rank;
 }
@@ -161,51 +169,96 @@ static int64_t numel_of(const struct i8run *r, int t)
 	return n;
 }
 
-/* The data of tensor t: the file's bytes for a constant, else a buffer
- * made on first use (outputs) of the tensor's runtime size. */
+/* The data of tensor t: the file's bytes for a constant (its extent
+ * checked when the interpreter was made), else the buffer
+ * check_extents made for this run; NULL (data_rc set) for a tensor no
+ * extent was checked for. */
 static void *data_of(struct i8run *r, int t)
 {
-	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
-	const struct tfk_tfl_buffer *b = &r->m->buffers[x->buffer];
+	const struct tfk_tfl_buffer *b =
+		&r->m->buffers[r->s->tensors[t].buffer];
 
-	if (r->data[t] && !r->owned[t])
-		return r->data[t];
-	if (b->size) {
-		r->data[t] = (void *)(b->offset > 1 ? r->m->p + b->offset :
-				      b->data);
-		return r->data[t];
-	}
-	{
-		size_t es = tfk_tfl_type_size(x->type) ?
-			tfk_tfl_type_size(x->type) : 1;
-		int64_t n;
-
-		if ((r->data_rc = tfk_shape_numel(r->rank[t], r->shape[t], es,
-						  &n, r->err)))
-			return NULL;
-		if (n * (int64_t)es > MAX_TENSOR_BYTES) {
-			r->data_rc = tfk_errf(r->err, TFK_EINVAL, "tensor %d "
-					      "'%s' would take %lld bytes", t,
-					      x->name,
-					      (long long)(n * (int64_t)es));
-			return NULL;
-		}
-		/* a buffer made earlier is kept when it is large enough for
-		 * the shape the tensor has now: a malformed model may write
-		 * one tensor from two operators of different output sizes */
-		if (r->owned[t] && r->cap[t] >= ((size_t)n + 1) * es)
-			return r->data[t];
-		if (r->owned[t])
-			tfk_free(r->data[t]);
-		r->owned[t] = 0;
-		r->data[t] = tfk_calloc((size_t)n + 1, es);
-		r->cap[t] = ((size_t)n + 1) * es;
-	}
-	if (r->data[t])
-		r->owned[t] = 1;
-	else
-		r->data_rc = tfk_errf(r->err, TFK_ENOMEM, "out of memory");
+	if (b->size)
+		return (void *)(b->offset > 1 ? r->m->p + b->offset : b->data);
+	if (!r->data[t])
+		r->data_rc = tfk_errf(r->err, TFK_EINVAL, "tensor %d '%s' has "
+				      "no buffer", t, r->s->tensors[t].name);
 	return r->data[t];
+}
+
+/* Tensor t's buffer for its runtime shape: elements times the type's
+ * size (1 byte for a type without one: int8 kernels write bytes), kept
+ * from an earlier run when it is large enough. 0, TFK_EINVAL (over
+ * MAX_TENSOR_BYTES) or TFK_ENOMEM. */
+static int make_buffer(struct i8run *r, int t)
+{
+	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
+	size_t es = tfk_tfl_type_size(x->type) ? tfk_tfl_type_size(x->type) : 1;
+	int64_t n;
+	int rc;
+
+	if ((rc = tfk_shape_numel(r->rank[t], r->shape[t], es, &n, r->err)))
+		return tfk_err_prefix(r->err, "tensor %d '%s'", t, x->name);
+	if (n * (int64_t)es > MAX_TENSOR_BYTES)
+		return tfk_errf(r->err, TFK_EINVAL, "tensor %d '%s' would take "
+				"%lld bytes", t, x->name,
+				(long long)(n * (int64_t)es));
+	if (r->owned[t] && r->cap[t] >= ((size_t)n + 1) * es)
+		return 0;
+	if (r->owned[t])
+		tfk_free(r->data[t]);
+	r->owned[t] = 0;
+	r->data[t] = tfk_calloc((size_t)n + 1, es);
+	if (!r->data[t])
+		return tfk_errf(r->err, TFK_ENOMEM, "out of memory");
+	r->cap[t] = ((size_t)n + 1) * es;
+	r->owned[t] = 1;
+	return 0;
+}
+
+/*
+ * What the run may touch, checked once its shapes are resolved (the
+ * planning pass) and before any kernel: each tensor an operator reads
+ * or writes, each input and each output. A constant keeps its file
+ * shape, whose extent tfk_tflite_int8_new checked, so only its runtime
+ * shape is compared with it here; every other tensor gets a buffer of
+ * its runtime size. The kernels then touch, of each tensor, at most its
+ * elements times its element size (at least one byte), which is what
+ * each buffer holds.
+ */
+static int check_extents(struct i8run *r)
+{
+	const struct tfk_tfl_subgraph *s = r->s;
+	int i, k, t, rc;
+
+	for (i = -2; i < s->n_ops; i++) {
+		const int32_t *v = i == -2 ? s->inputs : i == -1 ? s->outputs :
+			s->ops[i].inputs;
+		int n = i == -2 ? s->n_inputs : i == -1 ? s->n_outputs :
+			s->ops[i].n_inputs + s->ops[i].n_outputs;
+
+		for (k = 0; k < n; k++) {
+			t = i >= 0 && k >= s->ops[i].n_inputs ?
+				s->ops[i].outputs[k - s->ops[i].n_inputs] :
+				v[k];
+			if (t < 0)
+				continue;
+			if (is_const(r, t)) {
+				int64_t sh[TFK_MAX_RANK];
+
+				if (!tfk_shape_equal(r->rank[t], r->shape[t],
+						     file_shape(r, t, sh), sh))
+					return tfk_errf(r->err, TFK_EINVAL,
+							"tensor %d '%s': a "
+							"constant's shape "
+							"changed", t,
+							s->tensors[t].name);
+			} else if ((rc = make_buffer(r, t))) {
+				return rc;
+			}
+		}
+	}
+	return 0;
 }
 
 /* Per-tensor parameters (scale[0], zp[0]) or per channel; qp borrows
@@ -431,11 +484,12 @@ static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
 		const int32_t *pads;
 
 		if (op->n_inputs < 2 || op->inputs[1] < 0 ||
+		    !is_const(r, op->inputs[1]) ||
 		    r->s->tensors[op->inputs[1]].type != TFK_TFL_INT32 ||
 		    numel_of(r, op->inputs[1]) != 2 * ra ||
 		    !(pads = data_of(r, op->inputs[1])))
-			return op_err(r, "paddings must be INT32 [rank, 2]",
-				      NULL);
+			return op_err(r, "paddings must be a constant INT32 "
+				      "[rank, 2]", NULL);
 		for (k = 0; k < ra; k++) {
 			if (pads[2 * k] < 0 || pads[2 * k + 1] < 0)
 				return op_err(r, "negative padding", NULL);
@@ -460,8 +514,10 @@ static int64_t numel_sat(const struct i8run *r, int t)
 	int64_t n = 1;
 	int k;
 
+	/* an empty dimension counts 1: a kernel's loops over the others
+	 * still run (fuzz-tflrun: a float conv of [2, 1157627908, 0, 2]) */
 	for (k = 0; k < r->rank[t]; k++)
-		n = mul_sat(n, r->shape[t][k] > 0 ? r->shape[t][k] : 0);
+		n = mul_sat(n, r->shape[t][k] > 0 ? r->shape[t][k] : 1);
 	return n;
 }
 
@@ -508,7 +564,25 @@ static int check_out_type(struct i8run *r, int t, int type)
 			tfk_tfl_type_name(type));
 }
 
-static int run_op(struct i8run *r)
+static int supported(int32_t code)
+{
+	switch (code) {
+	case TFK_TFL_QUANTIZE: case TFK_TFL_DEQUANTIZE:
+	case TFK_TFL_FULLY_CONNECTED: case TFK_TFL_CONV_2D:
+	case TFK_TFL_DEPTHWISE_CONV_2D: case TFK_TFL_MAX_POOL_2D:
+	case TFK_TFL_AVERAGE_POOL_2D: case TFK_TFL_RESHAPE:
+	case TFK_TFL_SOFTMAX: case TFK_TFL_ADD: case TFK_TFL_SUB:
+	case TFK_TFL_MUL: case TFK_TFL_LOGISTIC: case TFK_TFL_TANH:
+	case TFK_TFL_RELU: case TFK_TFL_RELU6: case TFK_TFL_CONCATENATION:
+	case TFK_TFL_PAD: case TFK_TFL_MEAN:
+		return 1;
+	}
+	return 0;
+}
+
+/* Operator r->op_i: with plan, its output's runtime shape and its cost
+ * (the planning pass, before check_extents); else its kernel. */
+static int run_op(struct i8run *r, int plan)
 {
 	const struct tfk_tfl_op *op = &r->s->ops[r->op_i];
 	int32_t code = r->m->opcodes[op->opcode_index].builtin_code;
@@ -517,42 +591,47 @@ static int run_op(struct i8run *r)
 	int32_t zpa[MAXCH], zpb[MAXCH], zpc[MAXCH];
 	struct tfk_int8_qp qa, qb, qc;
 	int64_t sa[TFK_MAX_RANK], sb[TFK_MAX_RANK], sy[TFK_MAX_RANK];
-	int ra, rb, ry, rc = 0, k;
+	int ra, rb, ry, rc = 0;
 	void *x, *y;
 
 	if (in0 < 0 || out < 0)
 		return op_err(r, "missing input or output", NULL);
-	if (r->m->buffers[r->s->tensors[out].buffer].size)
-		return op_err(r, "writes a constant tensor", NULL);
-	/* its output buffer may be remade for the output's size, which
-	 * would free an input that is the same tensor */
-	for (k = 0; k < op->n_inputs; k++)
-		if (op->inputs[k] == out)
-			return op_err(r, "reads the tensor it writes", NULL);
-	x = data_of(r, in0);
-	if (!x)
-		return r->data_rc;
 	ra = shape_of(r, in0, sa);
-	if ((rc = out_shape(r, op, code, sa, ra)))
-		return rc;
-	if (r->max_work) {
-		int64_t w = op_work(r, op, code);
+	if (plan) {
+		/* its output's shape, from its inputs', and its cost: all
+		 * before any buffer is made or any kernel runs */
+		if (!supported(code))
+			return op_err(r, "is not supported by run for int8 "
+				      "models", NULL);
+		/* the two kernels whose output type is not int8: the
+		 * extent of their output is of the type they write */
+		if ((code == TFK_TFL_QUANTIZE &&
+		     (rc = check_out_type(r, out, TFK_TFL_INT8))) ||
+		    (code == TFK_TFL_DEQUANTIZE &&
+		     (rc = check_out_type(r, out, TFK_TFL_FLOAT32))))
+			return rc;
+		if ((rc = out_shape(r, op, code, sa, ra)))
+			return rc;
+		if (r->max_work) {
+			int64_t w = op_work(r, op, code);
 
-		if (w > r->max_work - r->work)
-			return tfk_errf(r->err, TFK_EINVAL, "operator %d (%s):"
-					" the run would take more than %lld "
-					"operations (the limit)", r->op_i,
-					op_name(r), (long long)r->max_work);
-		r->work += w;
+			if (w > r->max_work - r->work)
+				return tfk_errf(r->err, TFK_EINVAL, "operator "
+						"%d (%s): the run would take "
+						"more than %lld operations "
+						"(the limit)", r->op_i,
+						op_name(r),
+						(long long)r->max_work);
+			r->work += w;
+		}
+		return 0;
 	}
-	y = data_of(r, out);
-	if (!y)
+	if (!(x = data_of(r, in0)) || !(y = data_of(r, out)))
 		return r->data_rc;
 	ry = shape_of(r, out, sy);
 	switch (code) {
 	case TFK_TFL_QUANTIZE:
-		if ((rc = check_out_type(r, out, TFK_TFL_INT8)) ||
-		    (rc = qp_of(r, out, &qc, zpc, MAXCH)))
+		if ((rc = qp_of(r, out, &qc, zpc, MAXCH)))
 			return rc;
 		if (r->s->tensors[in0].type == TFK_TFL_FLOAT32)
 			return tfk_int8_quantize_ref(&qc, TFK_DT_INT8,
@@ -566,8 +645,7 @@ static int run_op(struct i8run *r)
 	case TFK_TFL_DEQUANTIZE: {
 		const struct tfk_tfl_tensor *t = &r->s->tensors[in0];
 
-		if ((rc = check_out_type(r, out, TFK_TFL_FLOAT32)) ||
-		    (rc = qp_of(r, in0, &qa, zpa, MAXCH)))
+		if ((rc = qp_of(r, in0, &qa, zpa, MAXCH)))
 			return rc;
 		return tfk_int8_dequantize_ref(&qa, tfk_tfl_dtype(t->type), ra,
 					       sa, t->quant.quantized_dimension,
@@ -919,7 +997,11 @@ void tfk_tflite_int8_free(struct tfk_tfl_int8 *p)
  * earlier operator wrote (an absent input only where one may be), and
  * each subgraph output is one of those: a
  * tensor read before it is written would hold zeros on the first run
- * and the last run's values after. 0 or TFK_EINVAL. */
+ * and the last run's values after. Each tensor an operator writes is
+ * written by that operator only, and is no constant nor input: the
+ * planning pass gives it one shape for the whole run, so a second
+ * writer's shape would be the first one's kernel's too. 0 or
+ * TFK_EINVAL. */
 static int check_order(struct i8run *r, struct tfk_err *err)
 {
 	const struct tfk_tfl_subgraph *s = r->s;
@@ -931,7 +1013,7 @@ static int check_order(struct i8run *r, struct tfk_err *err)
 	for (t = 0; t < s->n_tensors; t++)
 		ready[t] = r->m->buffers[s->tensors[t].buffer].size > 0;
 	for (k = 0; k < s->n_inputs; k++)
-		ready[s->inputs[k]] = 1;
+		ready[s->inputs[k]] = 2;
 	for (i = 0; i < s->n_ops && !rc; i++) {
 		const struct tfk_tfl_op *op = &s->ops[i];
 
@@ -956,9 +1038,34 @@ static int check_order(struct i8run *r, struct tfk_err *err)
 					      op_name(r), t,
 					      s->tensors[t].name);
 		}
-		for (k = 0; k < op->n_outputs; k++)
-			if (op->outputs[k] >= 0)
-				ready[op->outputs[k]] = 1;
+		for (k = 0; k < op->n_outputs && !rc; k++) {
+			int j;
+
+			t = op->outputs[k];
+			for (j = 0; j < op->n_inputs && !rc; j++)
+				if (op->inputs[j] == t)
+					/* in place: a kernel would read what
+					 * it has written */
+					rc = tfk_errf(err, TFK_EINVAL,
+						      "operator %d (%s): reads "
+						      "the tensor it writes", i,
+						      op_name(r));
+			if (rc)
+				break;
+			if (r->m->buffers[s->tensors[t].buffer].size)
+				rc = tfk_errf(err, TFK_EINVAL, "operator %d (%s):"
+					      " writes constant tensor %d '%s'",
+					      i, op_name(r), t,
+					      s->tensors[t].name);
+			else if (ready[t])
+				rc = tfk_errf(err, TFK_EINVAL, "operator %d (%s):"
+					      " writes tensor %d '%s', which "
+					      "is %s", i, op_name(r), t,
+					      s->tensors[t].name,
+					      ready[t] == 2 ? "a subgraph input" :
+					      "written by an earlier operator");
+			ready[t] = 1;
+		}
 	}
 	for (k = 0; k < s->n_outputs && !rc; k++)
 		if (!ready[s->outputs[k]])
@@ -968,6 +1075,33 @@ static int check_order(struct i8run *r, struct tfk_err *err)
 				      s->tensors[s->outputs[k]].name);
 	tfk_free(ready);
 	return rc;
+}
+
+/* The constants a run reads (operator inputs) or copies out (subgraph
+ * outputs) lie inside their buffers, with the shapes they keep for
+ * every run (tfk_tflite_const_extent). 0 or TFK_EINVAL. */
+static int check_consts(struct i8run *r, struct tfk_err *err)
+{
+	const struct tfk_tfl_subgraph *s = r->s;
+	int i, k, t;
+
+	for (i = -1; i < s->n_ops; i++) {
+		int n = i < 0 ? s->n_outputs : s->ops[i].n_inputs;
+
+		for (k = 0; k < n; k++) {
+			t = i < 0 ? s->outputs[k] : s->ops[i].inputs[k];
+			if (t < 0 || !is_const(r, t) ||
+			    !tfk_tflite_const_extent(r->m, r->sg, t, err))
+				continue;
+			if (i < 0)
+				return tfk_err_prefix(err, "subgraph %d: output "
+						      "%d", r->sg, k);
+			r->op_i = i;
+			return tfk_err_prefix(err, "operator %d (%s)", i,
+					      op_name(r));
+		}
+	}
+	return 0;
 }
 
 int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
@@ -1011,7 +1145,9 @@ int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 			tfk_tflite_int8_free(p);
 			return TFK_EINVAL;
 		}
-	if ((k = check_order(r, err))) {
+	if ((k = tfk_tflite_check_inputs(m, sg, err)))
+		k = tfk_err_prefix(err, "subgraph %d", sg);
+	if (k || (k = check_order(r, err)) || (k = check_consts(r, err))) {
 		tfk_tflite_int8_free(p);
 		return k;
 	}
@@ -1047,6 +1183,18 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 		r->rank[k] = file_shape(r, k, r->shape[k]);
 	for (k = 0; k < s->n_inputs; k++)
 		set_shape(r, s->inputs[k], feeds[k].rank, feeds[k].shape);
+	/* shapes and costs, then every extent, then the kernels */
+	for (k = 0; k < s->n_ops; k++) {
+		r->op_i = k;
+		if ((rc = run_op(r, 1))) {
+			if (strncmp(r->err->msg, "operator ", 9))
+				tfk_err_prefix(r->err, "operator %d (%s)",
+					       r->op_i, op_name(r));
+			goto out;
+		}
+	}
+	if ((rc = check_extents(r)))
+		goto out;
 	/* inputs: float given for an INT8 input is quantized with its
 	 * parameters (what a caller of TFLite does before Invoke) */
 	for (k = 0; k < s->n_inputs; k++) {
@@ -1127,7 +1275,7 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 	}
 	for (k = 0; k < s->n_ops; k++) {
 		r->op_i = k;
-		if ((rc = run_op(r))) {
+		if ((rc = run_op(r, 0))) {
 			/* the kernels' own messages do not say where */
 			if (strncmp(r->err->msg, "operator ", 9))
 				tfk_err_prefix(r->err, "operator %d (%s)",

@@ -114,9 +114,9 @@ testerr "conv over a 0-channel input refused (was a division by zero)" \
 testerr "int8 conv with a negative dilation refused (fuzz-tflint8 read outside the input)" \
 	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/conv-negative-dilation.tflite" --input_exprs "input_1=[[[[0]]]]"' 1 \
 	"conv-negative-dilation.tflite: operator 1 (CONV_2D): strides (262146, 2) and dilations (-150994943, 0) must be >= 1"
-testerr "int8 depthwise conv writing an earlier operator's smaller tensor, which the next operator reads (fuzz-tflint8 wrote past its buffer): runs on to the next error, which names its operator" \
+testerr "int8 depthwise conv writing an earlier operator's smaller tensor, which the next operator reads (fuzz-tflint8 wrote past its buffer): refused, each tensor has one writer" \
 	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/dwconv-writes-other-tensor.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
-	"dwconv-writes-other-tensor.tflite: operator 9 (FULLY_CONNECTED): fused activation 4 is not supported"
+	"dwconv-writes-other-tensor.tflite: operator 3 (DEPTHWISE_CONV_2D): writes tensor 0 'input_1:0', which is written by an earlier operator"
 testerr "int8 RESHAPE of a float32 tensor into an int8 one refused (fuzz-tflint8 copied 4 bytes per int8 element)" \
 	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/reshape-float-to-int8.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")"' 1 \
 	"reshape-float-to-int8.tflite: operator 5 (RESHAPE): input and output types differ"
@@ -138,6 +138,56 @@ testerr "int8 FULLY_CONNECTED with absent (-1) weights refused (fuzz-tflint8 rea
 testcmd "int8 SOFTMAX into an output scale of 9.1e-13 saturates at 127: (127 + 128) * 9.09494702e-13 (fuzz-tflint8: a float-to-int conversion overflowed)" \
 	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflint8/softmax-tiny-scale.tflite" --input_exprs "input_1=$("$PYTHON" -c "print([[[[0.0]] * 28] * 28])")" --outdir sm >/dev/null && "$PYTHON" -c "import numpy; print(set(numpy.load(\"sm/head.npy\").ravel().tolist()) == {numpy.float32(255 * 9.09494702e-13).item()})"' \
 	"True"
+# --- hostile model files (the issue's crafted inputs) ---------------------
+# Each must fail with exit 1, exactly one located message, in under a
+# second and 100 MB (GNU time's maximum resident size; ASan's shadow
+# pages are untouched and do not count).
+mkdir "$T/hostile"
+check "python3-flatbuffers writes the crafted models" $FB hostile hostile
+check "the fuzz seeds are those models" sh -c '
+	for n in input-on-constant batched-constant unsized-constant; do
+		cmp "$TESTS/fuzz/seeds/fuzz-tflint8/$n.tflite" hostile/$n.tflite || exit 1
+	done
+	cmp "$TESTS/fuzz/seeds/fuzz-tflite/input-on-constant-float.tflite" hostile/input-on-constant-float.tflite'
+$PYTHON -c "import numpy as np
+np.save('$T/hostile/1m.npy', np.ones(1 << 20, np.float32))
+np.save('$T/hostile/2x4.npy', np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.int32))
+np.save('$T/hostile/1x64.npy', np.zeros((1, 64), np.int32))"
+# hostile NAME COMMAND STDERR: exit 1 and stderr exactly STDERR, fast
+hostile() {
+	(cd "$T/hostile" && /usr/bin/time -f "%e %M" -o "$T/.time" sh -c "$2") \
+		>"$T/.stdout" 2>"$T/.stderr"
+	_rc=$?
+	_err=$(cat "$T/.stderr")
+	read -r _s _kb <"$T/.time"
+	if [ $_rc -eq 1 ] && [ "$_err" = "$3" ] && [ ! -s "$T/.stdout" ] &&
+		awk "BEGIN { exit !($_s < 1.0 && $_kb < 102400) }"; then
+		_result pass "$1"
+	else
+		_result fail "$1"
+		echo "#   command: $2"
+		echo "#   exit: $_rc (want 1), $_s s, $_kb KB"
+		echo "#   want stderr: $3"
+		sed 's/^/#   stderr: /' "$T/.stderr"
+	fi
+}
+hostile "int8: an input on a constant buffer, fed 1M floats, refused before any write (was SIGSEGV: the feed was copied over the model's heap)" \
+	'tfk-lite run input-on-constant.tflite --inputs x=1m.npy' \
+	"tfk-lite: input-on-constant.tflite: subgraph 0: input 0: tensor 0 'x' has constant data (buffer 1, 16 bytes): an input cannot be fed"
+hostile "float: an input on a constant buffer refused the same way" \
+	'tfk-lite run input-on-constant-float.tflite --inputs x=1m.npy' \
+	"tfk-lite: input-on-constant-float.tflite: subgraph 0: input 0: tensor 0 'x' has constant data (buffer 1, 16 bytes): an input cannot be fed"
+hostile "int8: a STRING constant of 4 bytes read as 64 int8 values refused (was a read past its buffer)" \
+	'tfk-lite run unsized-constant.tflite --inputs x=1x64.npy' \
+	"tfk-lite: unsized-constant.tflite: operator 0 (ADD): tensor 1 'c': STRING [1, 64] needs 64 bytes, but its buffer 1 holds 4"
+# A constant keeps its file shape whatever its shape_signature says, as
+# in TFLite, so this model is valid: [2, 4] + [1, 4] broadcasts (row 2
+# was the 4 bytes after the constant's buffer; a [4000000, 4] feed was
+# SIGSEGV). x, c and y share scale 0.5, zero point 0: y = x + c.
+testcmd "int8: a constant with a -1 batch in its shape_signature keeps [1, 4] and broadcasts (row 2 was read past its buffer)" \
+	'cd hostile && tfk-lite run batched-constant.tflite --inputs x=2x4.npy' \
+	"Result for output key y:\n[[ 3  6  9 12]\n [ 7 10 13 16]]"
+
 testerr "no inputs at all" 'tfk-lite run "$TD/add.bin"' 2 \
 	"run needs --input_exprs or --inputs"
 testerr "missing .npy" 'tfk-lite run "$TD/add.bin" --inputs a=nope.npy' 1 \

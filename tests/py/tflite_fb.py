@@ -24,6 +24,9 @@ field in its table's declaration).
       DIR/NAME.in.npy and the expected output DIR/NAME.out.npy computed
       by numpy from TensorFlow's documented semantics (SAME padding,
       OHWI filters, ...), never by tfkit
+  tflite_fb.py hostile DIR
+      write the crafted models of the "hostile model files" issue (see
+      hostile() below) as DIR/NAME.tflite
   tflite_fb.py check GOT.npy WANT.npy
       "ok" when the arrays have the same shape and agree within 1e-5
       (relative) + 1e-6 (absolute)
@@ -329,9 +332,10 @@ def opts_table(b, fields):
 
 
 def write_model(path, tensors, ops, inputs, outputs, codes):
-    """tensors: (name, type, shape, bytes or None); ops: (code index,
-    inputs, outputs, options type, option fields); codes: (builtin code,
-    custom code or None)."""
+    """tensors: (name, type, shape, bytes or None[, extra]), extra a dict
+    with "sig" (shape_signature) and "quant" ((scales, zero points));
+    ops: (code index, inputs, outputs, options type, option fields);
+    codes: (builtin code, custom code or None)."""
     b = flatbuffers.Builder(0)
     bufs = []
     datas = [b""] + [t[3] for t in tensors if t[3] is not None]
@@ -347,9 +351,27 @@ def write_model(path, tensors, ops, inputs, outputs, codes):
         bufs.append(b.EndObject())
     tens = []
     k = 1
-    for name, ttype, shape, data in tensors:
+    for t in tensors:
+        name, ttype, shape, data = t[:4]
+        extra = t[4] if len(t) > 4 else {}
         nm = b.CreateString(name)
         sh = ivec(b, shape)
+        sig = ivec(b, extra["sig"]) if "sig" in extra else None
+        q = None
+        if "quant" in extra:
+            scales, zps = extra["quant"]
+            b.StartVector(4, len(scales), 4)
+            for v in reversed(scales):
+                b.PrependFloat32(v)
+            sv = b.EndVector()
+            b.StartVector(8, len(zps), 8)
+            for v in reversed(zps):
+                b.PrependInt64(v)
+            zv = b.EndVector()
+            b.StartObject(7)
+            b.PrependUOffsetTRelativeSlot(2, sv, 0)
+            b.PrependUOffsetTRelativeSlot(3, zv, 0)
+            q = b.EndObject()
         b.StartObject(8)
         b.PrependUOffsetTRelativeSlot(0, sh, 0)
         b.PrependInt8Slot(1, ttype, -1)
@@ -357,6 +379,10 @@ def write_model(path, tensors, ops, inputs, outputs, codes):
             b.PrependUint32Slot(2, k, 0)
             k += 1
         b.PrependUOffsetTRelativeSlot(3, nm, 0)
+        if q is not None:
+            b.PrependUOffsetTRelativeSlot(4, q, 0)
+        if sig is not None:
+            b.PrependUOffsetTRelativeSlot(7, sig, 0)
         tens.append(b.EndObject())
     opl = []
     for ci, ins, outs, otype, fields in ops:
@@ -592,6 +618,43 @@ def ops(outdir):
     return 0
 
 
+def hostile(outdir):
+    """The crafted models of the "hostile model files" issue, each as
+    DIR/NAME.tflite (tests/fuzz/seeds/ keeps copies):
+      input-on-constant: a FLOAT32 input [4] whose buffer holds 16 bytes,
+          one QUANTIZE: the int8 interpreter fed the model's own bytes
+          (1M floats from a .npy were written over its heap)
+      batched-constant: an int8 ADD whose 4-byte constant operand [1, 4]
+          has shape_signature [-1, 4]: the constant took the fed batch,
+          and ADD read batch x 4 bytes of it
+      input-on-constant-float: the same input before a float RELU (the
+          graph path fed a placeholder and ignored the bytes)
+      unsized-constant: an int8 ADD of x [1, 64] and a STRING constant
+          [1, 64] of 4 bytes, which the loader cannot size: ADD read 64"""
+    import numpy as np
+    q = {"quant": ([0.5], [0])}
+    write_model("%s/input-on-constant.tflite" % outdir,
+                [("x", 0, [4], np.zeros(4, np.float32).tobytes()),
+                 ("y", 9, [4], None, q)],
+                [(0, [0], [1], 0, [])], [0], [1], [(114, None)])
+    qs = {"quant": ([0.5], [0]), "sig": [-1, 4]}
+    write_model("%s/batched-constant.tflite" % outdir,
+                [("x", 9, [1, 4], None, qs),
+                 ("c", 9, [1, 4], bytes([2, 4, 6, 8]), qs),
+                 ("y", 9, [1, 4], None, qs)],
+                [(0, [0, 1], [2], 0, [])], [0], [2], [(0, None)])
+    write_model("%s/input-on-constant-float.tflite" % outdir,
+                [("x", 0, [4], np.zeros(4, np.float32).tobytes()),
+                 ("y", 0, [4], None)],
+                [(0, [0], [1], 0, [])], [0], [1], [(19, None)])
+    write_model("%s/unsized-constant.tflite" % outdir,
+                [("x", 9, [1, 64], None, q),
+                 ("c", 5, [1, 64], bytes(4), q),
+                 ("y", 9, [1, 64], None, q)],
+                [(0, [0, 1], [2], 0, [])], [0], [2], [(0, None)])
+    return 0
+
+
 def check(got, want):
     import numpy as np
     g, w = np.load(got), np.load(want)
@@ -615,6 +678,8 @@ if __name__ == "__main__":
         sys.exit(read(sys.argv[2]))
     if cmd == "ops" and len(sys.argv) == 3:
         sys.exit(ops(sys.argv[2]))
+    if cmd == "hostile" and len(sys.argv) == 3:
+        sys.exit(hostile(sys.argv[2]))
     if cmd == "check" and len(sys.argv) == 4:
         sys.exit(check(sys.argv[2], sys.argv[3]))
     print(__doc__, file=sys.stderr)

@@ -844,6 +844,37 @@ static void int8_types(void)
 	}
 }
 
+/* tfk_tflite_graph_limited on hello_world_float, fed [1, 1]: its
+ * first FULLY_CONNECTED ([1, 1] x [16, 1]) is the Const weights and
+ * bias (16 and 16 elements), MatMul 1 + 16 * 1, BiasAdd 16 + 16 and
+ * Relu 16 + 16: 113, so 112 refuses operator 0, 113 operator 1, and
+ * no limit builds the graph. */
+static void graph_work_limit(void)
+{
+	struct tfk_tdesc in = { TFK_DT_FLOAT, 2, { 1, 1 } };
+	struct tfk_tflite m;
+	struct tfk_graph *g;
+	struct tfk_err err;
+	int rc;
+
+	if (load_fixture(&m, "tflite/hello_world/hello_world_float.tflite",
+			 &err)) {
+		ok(0, "hello_world_float loads: %s", err.msg);
+		return;
+	}
+	rc = tfk_tflite_graph_limited(&m, 0, &in, 112, &g, &err);
+	is_str(rc ? err.msg : "(built)", "subgraph 0: operator 0 "
+	       "(FULLY_CONNECTED): the run would take more than 112 "
+	       "operations (the limit)", "the first layer passes 112");
+	rc = tfk_tflite_graph_limited(&m, 0, &in, 113, &g, &err);
+	ok(rc != 0 && strstr(err.msg, "operator 1 (FULLY_CONNECTED)"),
+	   "113 pays for the first layer only: %s", rc ? err.msg : "");
+	rc = tfk_tflite_graph_limited(&m, 0, &in, 0, &g, &err);
+	is_int(rc, 0, "0: no limit");
+	tfk_graph_free(g);
+	tfk_tflite_release(&m);
+}
+
 int main(void)
 {
 	hello_world();
@@ -855,5 +886,6 @@ int main(void)
 	unsized_constants();
 	int8_work_limit();
 	int8_types();
+	graph_work_limit();
 	return tap_done();
 }

@@ -723,6 +723,13 @@ int tfk_cpu_conv2d(const struct tfk_conv2d *g, const struct tfk_tensor *x,
 	ldb = round_up(og, isa->w);
 	hp = g->h + g->pt + g->pb;
 	wp = g->w + g->pl + g->pr;
+	/* a dilation that makes the padded copy mostly padding (SAME,
+	 * dilation 1073741825: 240 GB asked for, fuzz-tflrun) runs the
+	 * reference loops instead, as tfk_int8_conv2d_fast decides */
+	if (pad && (double)hp * (double)wp > 4.0 * (double)(g->h + g->kh) *
+	    (double)(g->w + g->kw) && (double)hp * (double)wp *
+	    (double)g->n * (double)(g->c + 3) > 64.0 * 1024 * 1024)
+		return tfk_cpu_conv2d_ref(g, x, f, y, err);
 	sz[0] = (size_t)(g->groups * g->kh * g->kw * g->kc * ldb) *
 		sizeof(float);
 	sz[1] = pad ? (size_t)(g->n * hp * wp * g->c) * sizeof(float) : 0;

@@ -459,6 +459,8 @@ int tfk_cpu_max_pool(const struct tfk_pool2d *p, const struct tfk_tensor *x,
 		return rc;
 	if (x->dtype != TFK_DT_FLOAT)
 		return tfk_cpu_max_pool_ref(p, x, y, err);
+	if (!y->nbytes)	/* 0 channels: y->data may be NULL (fuzz-tflrun) */
+		return 0;
 	tfk_parallel_for(threads, p->n * p->oh, max_rows, &j);
 	return 0;
 }
@@ -473,6 +475,8 @@ int tfk_cpu_avg_pool(const struct tfk_pool2d *p, const struct tfk_tensor *x,
 		return rc;
 	if (x->dtype != TFK_DT_FLOAT)
 		return tfk_cpu_avg_pool_ref(p, x, y, err);
+	if (!y->nbytes)	/* 0 channels: y->data may be NULL (fuzz-tflrun) */
+		return 0;
 	tfk_parallel_for(threads, p->n * p->oh, avg_rows, &j);
 	return 0;
 }

@@ -811,8 +811,9 @@ static int tfl_plan(struct tfk_runner *r, int n_in, struct tfk_err *err)
 	}
 	eo.threads = r->o.threads;
 	eo.seed = r->o.seed;
-	if (!(rc = tfk_tflite_graph(&r->s->tfl, r->sig->subgraph, r->desc,
-				    &r->g, err)))
+	if (!(rc = tfk_tflite_graph_limited(&r->s->tfl, r->sig->subgraph,
+					    r->desc, r->o.max_work, &r->g,
+					    err)))
 		rc = tfk_exec_new(&r->x, r->g, fn, n_in, on, r->n_out, &eo,
 				  err);
 out:

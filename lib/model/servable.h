@@ -133,8 +133,9 @@ struct tfk_runner;
 struct tfk_runner_opts {
 	int threads;		/* kernel threads; <= 0: 1 */
 	uint64_t seed;		/* the key of random ops */
-	int64_t max_work;	/* int8 .tflite: tfk_tflite_int8_max_work
-				 * (0: no limit) */
+	int64_t max_work;	/* .tflite: the most operations a run may
+				 * do (tfk_tflite_int8_max_work,
+				 * tfk_tflite_graph_limited); 0: no limit */
 };
 
 /*

@@ -560,15 +560,4 @@ int tfk_cpu_conv2d_bp_filter(const struct tfk_conv2d *g,
  */
 const char *tfk_cpu_conv_isa(const char *want);
 
-/*
- * The table of a StringLookup or IntegerLookup node (categorical.c),
- * built from its attrs (vocabulary, output_mode, mask and OOV tokens,
- * idf_weights) as its kernel builds it; the SavedModel writer exports
- * the same table. 0, or an error with l released.
- */
-struct tfk_lookup;
-struct tfk_node;
-int tfk_cpu_lookup_from_node(const struct tfk_node *n, struct tfk_lookup *l,
-			     struct tfk_err *err);
-
 #endif

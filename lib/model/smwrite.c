@@ -74,7 +74,6 @@
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "io/out.h"
-#include "kernels/cpu.h"
 #include "format/bundle.h"
 #include "nn/model.h"
 #include "util/alloc.h"
@@ -737,7 +736,7 @@ static const char *node_s(const struct tfk_node *n, const char *name)
 static int node_lookup(const struct tfk_node *n, struct tfk_lookup *l,
 		       struct tfk_err *err)
 {
-	int rc = tfk_cpu_lookup_from_node(n, l, err);
+	int rc = tfk_lookup_from_node(n, l, err);
 
 	return rc ? tfk_err_prefix(err, "node %s", n->name) : 0;
 }

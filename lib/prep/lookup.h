@@ -239,4 +239,14 @@ int64_t tfk_hashing_int(const struct tfk_hashing *h, int64_t v);
  * as tf.cast; TFK_EINVAL (negative) for NaN or out of int64 range. */
 int64_t tfk_hashing_float(const struct tfk_hashing *h, double v);
 
+/*
+ * The table of a StringLookup or IntegerLookup graph node, built from
+ * its attrs (vocabulary, output_mode, mask and OOV tokens, idf_weights):
+ * the node's kernel and the SavedModel writer build it alike. 0, or an
+ * error with l released.
+ */
+struct tfk_node;
+int tfk_lookup_from_node(const struct tfk_node *n, struct tfk_lookup *l,
+			 struct tfk_err *err);
+
 #endif

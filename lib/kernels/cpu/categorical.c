@@ -198,63 +198,6 @@ static const float *idf_attr(const struct tfk_node *nd, size_t *n)
 	return *n ? v->list.f : NULL;
 }
 
-int tfk_cpu_lookup_from_node(const struct tfk_node *nd, struct tfk_lookup *l,
-			     struct tfk_err *err)
-{
-	const struct tfk_attr_value *va = tfk_node_attr(nd, "vocabulary");
-	const struct tfk_tensor *voc = va ? va->tensor : NULL;
-	int is_int = !strcmp(nd->op->name, "IntegerLookup"), rc;
-	struct tfk_lookup_opts o;
-	const char **tok = NULL;
-	size_t *len = NULL, n_idf;
-	const float *idf;
-	int64_t i, n;
-
-	if (!voc || voc->rank != 1)
-		return tfk_errf(err, TFK_EINVAL, "vocabulary: expected a "
-				"vector");
-	if (is_int)
-		tfk_lookup_opts_int(&o);
-	else
-		tfk_lookup_opts_string(&o);
-	o.mode = tfk_lookup_mode_parse(attr_s(nd, "output_mode"));
-	o.max_tokens = (long)tfk_node_attr_i(nd, "max_tokens", 0);
-	o.num_oov = (long)tfk_node_attr_i(nd, "num_oov_indices", 1);
-	o.has_mask = tfk_node_attr_b(nd, "has_mask", 0);
-	o.mask = attr_s(nd, "mask_token");
-	o.mask_len = strlen(o.mask);
-	o.mask_int = strtoll(o.mask, NULL, 10);
-	o.oov = attr_s(nd, "oov_token");
-	o.oov_len = strlen(o.oov);
-	o.oov_int = strtoll(o.oov, NULL, 10);
-	if ((rc = tfk_lookup_init(l, &o, err)))
-		return rc;
-	n = voc->shape[0];
-	if (!is_int) {
-		tok = tfk_malloc((size_t)(n ? n : 1) * sizeof(*tok));
-		len = tfk_malloc((size_t)(n ? n : 1) * sizeof(*len));
-		if (!tok || !len) {
-			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
-			goto out;
-		}
-		for (i = 0; i < n; i++) {
-			struct tfk_str s = tfk_tensor_str(voc, i);
-
-			tok[i] = s.ptr ? s.ptr : "";
-			len[i] = s.len;
-		}
-	}
-	idf = idf_attr(nd, &n_idf);
-	rc = tfk_lookup_set_vocab(l, tok, len, is_int ? voc->data : NULL,
-				  (size_t)n, idf, n_idf, err);
-out:
-	tfk_free(tok);
-	tfk_free(len);
-	if (rc)
-		tfk_lookup_release(l);
-	return rc;
-}
-
 /* The lookup of a node, built from its attrs on the first run. */
 static int lookup_state(struct tfk_kernel_ctx *kc, struct tfk_lookup **out)
 {
@@ -268,7 +211,7 @@ static int lookup_state(struct tfk_kernel_ctx *kc, struct tfk_lookup **out)
 	l = tfk_calloc(1, sizeof(*l));
 	if (!l)
 		return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
-	rc = tfk_cpu_lookup_from_node(kc->node, l, kc->err);
+	rc = tfk_lookup_from_node(kc->node, l, kc->err);
 	if (rc) {
 		tfk_free(l);
 		return rc;

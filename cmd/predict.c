@@ -3,10 +3,10 @@
  * records in batches and write one prediction record per input record,
  * as TF Serving's batch prediction or model.predict(dataset) does.
  *
- * The model is loaded once (format/savedmodel.h), the signature imported
- * as a pruned graph (model/import.h) and one executor (graph/exec.h)
- * runs every batch; its arena is planned once for the full batch size
- * and once more for a short last batch.
+ * The model is loaded once and the signature prepared as one runner
+ * (model/servable.h: pruned to the inputs fed, one executor) that runs
+ * every batch; its arena is planned once for the full batch size and
+ * once more for a short last batch.
  *
  * Feeding. Each signature input is fed from the Example feature of the
  * same name (--map INPUT=FEATURE overrides), the values of one record
@@ -43,12 +43,10 @@
  */
 #include "example/example.h"
 #include "example/exjson.h"
-#include "graph/exec.h"
 #include "io/out.h"
 #include "io/record.h"
 #include "kernels/cpu.h"
-#include "model/import.h"
-#include "format/savedmodel.h"
+#include "model/servable.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"
@@ -113,8 +111,9 @@ struct brec {
 
 /* A signature input and how it is fed. */
 struct input {
-	const struct tfk_tensor_info *ti;
-	const struct tfk_import_feed *fd;	/* after the import */
+	const struct tfk_sv_tensor *ti;		/* as the signature says */
+	const struct tfk_sv_tensor *fd;		/* as the runner takes it */
+	int slot;		/* its runner input */
 	const char *feature;
 	int mapped;		/* --map named the feature */
 	int fed;
@@ -136,18 +135,17 @@ struct keep {
 };
 
 struct run {
-	struct tfk_savedmodel *sm;
-	const struct tfk_meta_graph *mg;
-	const struct tfk_signature *sig;
-	struct tfk_import *imp;
-	struct tfk_exec *x;
+	struct tfk_servable *sv;
+	const struct tfk_sv_signature *sig;
+	struct tfk_runner *r;
+	int n_fetch;		/* the runner's outputs */
 	int n_in;
 	struct input *in;
 	int n_keep;
 	struct keep *keep;
 	int n_feed;
-	struct tfk_tensor *feeds;	/* n_feed, views of in[].vals */
-	struct input **feed_in;		/* which input each feed is */
+	struct input **feed_in;		/* the inputs fed and needed */
+	struct tfk_tensor *feeds;	/* by runner input: views of vals */
 	const struct tfk_tensor **fetched;
 	long *out_cols;		/* per fetch, from the first batch */
 	long batch;		/* effective batch size */
@@ -169,14 +167,10 @@ static char *shape_of(const struct input *in, char *buf, size_t n)
 {
 	char s[128];
 
-	if (in->fd)
-		tfk_shape_str(in->fd->rank, in->fd->shape, s, sizeof(s));
-	else
-		tfk_shape_str(in->ti->has_shape && !in->ti->unknown_rank ?
-			      in->ti->rank : -1, in->ti->dims, s, sizeof(s));
-	snprintf(buf, n, "%s %s", tfk_dtype_name(in->fd ? in->fd->dtype :
-						  (enum tfk_dtype)
-						  in->ti->dtype), s);
+	const struct tfk_sv_tensor *t = in->fd ? in->fd : in->ti;
+
+	tfk_shape_str(t->rank, t->shape, s, sizeof(s));
+	snprintf(buf, n, "%s %s", tfk_dtype_name(t->dtype), s);
 	return buf;
 }
 
@@ -227,7 +221,7 @@ static int spec_hint(struct tfk_err *err, const char *key)
 
 /* Set-up ---------------------------------------------------------------- */
 
-static int find_output(const struct tfk_signature *sig, const char *key)
+static int find_output(const struct tfk_sv_signature *sig, const char *key)
 {
 	int j;
 
@@ -240,7 +234,7 @@ static int find_output(const struct tfk_signature *sig, const char *key)
 /* Parse --map and --keep against the signature (before any record). */
 static int setup_names(struct run *R, struct tfk_err *err)
 {
-	const struct tfk_signature *sig = R->sig;
+	const struct tfk_sv_signature *sig = R->sig;
 	size_t i;
 	int j;
 
@@ -336,8 +330,8 @@ static int setup_model(struct run *R, const struct brec *r0,
 		       struct tfk_err *err)
 {
 	const uint8_t *p0 = R->store.data + r0->off;
-	const char **names = NULL, **fetch = NULL;
-	struct tfk_exec_opts eo;
+	const char **names = NULL;
+	struct tfk_runner_opts ro;
 	int i, j, n_fed = 0, rc;
 	char sbuf[160];
 
@@ -368,33 +362,49 @@ static int setup_model(struct run *R, const struct brec *r0,
 		tfk_example_release(&R->ex);
 		tfk_example_init(&R->ex);
 	}
-	rc = tfk_import_signature_fed(&R->imp, R->mg, R->sig, names, n_fed,
-				      R->sm->variables_prefix, err);
+	memset(&ro, 0, sizeof(ro));
+	ro.threads = (int)jobs;
+	rc = tfk_runner_new(&R->r, R->sv, R->sig, names, n_fed, &ro, err);
 	tfk_free(names);
-	if (rc)
-		return tfk_err_prefix(err, "%s: signature %s", dir,
+	names = NULL;
+	if (rc) {
+		/* most likely an input the outputs need but no feature fed */
+		for (i = 0; i < R->n_in; i++) {
+			const struct input *in = &R->in[i];
+
+			if (in->fed || !strstr(err->msg, "not fed"))
+				continue;
+			rc = tfk_errf(err, TFK_EINVAL, "no feature '%s' for "
+				      "input '%s' (%s), which signature %s "
+				      "needs", in->feature, in->ti->key,
+				      shape_of(in, sbuf, sizeof(sbuf)),
 				      R->sig->key);
+			spec_hint(err, in->ti->key);
+			rec_err(err, r0);
+			break;
+		}
+		return rc;
+	}
 	R->batch = batch_size;
+	R->n_fetch = tfk_runner_n_outputs(R->r);
 	R->feeds = tfk_calloc(n_fed + 1, sizeof(*R->feeds));
 	R->feed_in = tfk_calloc(n_fed + 1, sizeof(*R->feed_in));
-	names = tfk_calloc(n_fed + 1, sizeof(*names));
-	fetch = tfk_calloc(R->imp->n_fetches + 1, sizeof(*fetch));
-	R->fetched = tfk_calloc(R->imp->n_fetches + 1, sizeof(*R->fetched));
-	R->out_cols = tfk_calloc(R->imp->n_fetches + 1, sizeof(*R->out_cols));
-	if (!R->feeds || !R->feed_in || !names || !fetch || !R->fetched ||
-	    !R->out_cols) {
-		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
-		goto out;
-	}
+	R->fetched = tfk_calloc(R->n_fetch + 1, sizeof(*R->fetched));
+	R->out_cols = tfk_calloc(R->n_fetch + 1, sizeof(*R->out_cols));
+	if (!R->feeds || !R->feed_in || !R->fetched || !R->out_cols)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	for (i = 0; i < R->n_in; i++) {
 		struct input *in = &R->in[i];
-		const struct tfk_import_feed *fd = NULL;
+		const struct tfk_sv_tensor *fd = NULL;
 
-		for (j = 0; j < R->imp->n_feeds; j++)
-			if (!strcmp(R->imp->feeds[j].key, in->ti->key))
-				fd = &R->imp->feeds[j];
+		for (j = 0; in->fed && j < n_fed; j++)
+			if (!strcmp(tfk_runner_input(R->r, j)->key,
+				    in->ti->key)) {
+				fd = tfk_runner_input(R->r, j);
+				in->slot = j;
+			}
 		in->fd = fd;
-		if (!in->fed || !fd || !fd->node) {
+		if (!in->fed || !fd || !tfk_runner_needs(R->r, in->slot)) {
 			in->fed = 0;
 			continue;
 		}
@@ -457,36 +467,9 @@ static int setup_model(struct run *R, const struct brec *r0,
 			}
 			R->any_feature = 1;
 		}
-		R->feed_in[R->n_feed] = in;
-		names[R->n_feed++] = fd->node;
-	}
-	for (j = 0; j < R->imp->n_fetches; j++)
-		fetch[j] = R->imp->fetches[j].key;
-	memset(&eo, 0, sizeof(eo));
-	eo.threads = (int)jobs;
-	rc = tfk_exec_new(&R->x, R->imp->g, names, R->n_feed, fetch,
-			  R->imp->n_fetches, &eo, err);
-	if (rc) {
-		/* most likely an input the outputs need but no feature fed */
-		for (i = 0; i < R->n_in; i++) {
-			const struct input *in = &R->in[i];
-
-			if (in->fed || !strstr(err->msg, "not fed"))
-				continue;
-			rc = tfk_errf(err, TFK_EINVAL, "no feature '%s' for "
-				      "input '%s' (%s), which signature %s "
-				      "needs", in->feature, in->ti->key,
-				      shape_of(in, sbuf, sizeof(sbuf)),
-				      R->sig->key);
-			spec_hint(err, in->ti->key);
-			rec_err(err, r0);
-			goto out;
-		}
-		tfk_err_prefix(err, "%s: signature %s", dir, R->sig->key);
+		R->feed_in[R->n_feed++] = in;
 	}
 out:
-	tfk_free(names);
-	tfk_free(fetch);
 	return rc;
 }
 
@@ -725,7 +708,7 @@ static int64_t elem_i(const struct tfk_tensor *t, int64_t i)
 static int add_output(struct run *R, int j, int64_t i, struct tfk_err *err)
 {
 	const struct tfk_tensor *t = R->fetched[j];
-	const char *key = R->imp->fetches[j].key;
+	const char *key = tfk_runner_output(R->r, j)->key;
 	int64_t per = R->out_cols[j], k, at = i * per;
 
 	tfk_buf_reset(&R->scratch);
@@ -849,9 +832,9 @@ static int csv_header(struct run *R, struct tfk_err *err)
 	long k;
 
 	tfk_buf_reset(&R->line);
-	for (j = 0; j < R->imp->n_fetches; j++)
+	for (j = 0; j < R->n_fetch; j++)
 		for (k = 0; k < R->out_cols[j]; k++)
-			csv_col(&R->line, R->imp->fetches[j].key,
+			csv_col(&R->line, tfk_runner_output(R->r, j)->key,
 				R->out_cols[j], k);
 	for (j = 0; j < R->n_keep; j++)
 		for (k = 0; k < R->keep[j].cols; k++)
@@ -867,7 +850,7 @@ static int csv_line(struct run *R, int64_t i, struct tfk_err *err)
 	int64_t k;
 
 	tfk_buf_reset(&R->line);
-	for (j = 0; j < R->imp->n_fetches; j++) {
+	for (j = 0; j < R->n_fetch; j++) {
 		const struct tfk_tensor *t = R->fetched[j];
 		int64_t per = R->out_cols[j], at = i * per;
 
@@ -888,7 +871,7 @@ static int csv_line(struct run *R, int64_t i, struct tfk_err *err)
 
 				rc = csv_bytes(&R->line,
 					       (const uint8_t *)s.ptr, s.len,
-					       R->imp->fetches[j].key, err);
+					       tfk_runner_output(R->r, j)->key, err);
 				if (rc)
 					return tfk_err_prefix(err, "output");
 			}
@@ -961,7 +944,7 @@ static int example_line(struct run *R, int64_t i, struct tfk_err *err)
 	int j, rc;
 
 	tfk_exb_reset(&R->b);
-	for (j = 0; j < R->imp->n_fetches; j++) {
+	for (j = 0; j < R->n_fetch; j++) {
 		rc = add_output(R, j, i, err);
 		if (rc)
 			return rc;
@@ -1049,14 +1032,15 @@ static int run_batch(struct run *R, struct tfk_err *err)
 			for (d = 0; d < in->rank; d++)
 				shape[d + 1] = in->row_dims[d];
 		}
-		tfk_tensor_release(&R->feeds[k]);
-		rc = tfk_tensor_init_view(&R->feeds[k], in->fd->dtype, rank,
+		tfk_tensor_release(&R->feeds[in->slot]);
+		rc = tfk_tensor_init_view(&R->feeds[in->slot], in->fd->dtype,
+					  rank,
 					  shape, in->vals.data, in->vals.len,
 					  TFK_OWN_BORROWED, err);
 		if (rc)
 			return tfk_err_prefix(err, "input '%s'", in->ti->key);
 	}
-	rc = tfk_exec_run(R->x, R->feeds, 0, R->fetched, err);
+	rc = tfk_runner_run(R->r, R->feeds, R->fetched, err);
 	if (rc) {
 		/* ParseExample names the bad element: name its record */
 		const char *sp = strstr(err->msg, "serialized[");
@@ -1071,9 +1055,9 @@ static int run_batch(struct run *R, struct tfk_err *err)
 				      R->recs[0].index, R->recs[n - 1].index,
 				      R->sig->key);
 	}
-	for (j = 0; j < R->imp->n_fetches; j++) {
+	for (j = 0; j < R->n_fetch; j++) {
 		const struct tfk_tensor *t = R->fetched[j];
-		const char *key = R->imp->fetches[j].key;
+		const char *key = tfk_runner_output(R->r, j)->key;
 		int64_t cols;
 
 		if (t->rank < 1 || t->shape[0] != n)
@@ -1190,8 +1174,7 @@ static void run_release(struct run *R)
 {
 	int i;
 
-	tfk_exec_free(R->x);
-	tfk_import_free(R->imp);
+	tfk_runner_free(R->r);
 	for (i = 0; i < R->n_in; i++) {
 		tfk_buf_release(&R->in[i].vals);
 		tfk_buf_release(&R->in[i].tmp);
@@ -1200,7 +1183,8 @@ static void run_release(struct run *R)
 	for (i = 0; i < R->n_keep; i++)
 		tfk_free((char *)R->keep[i].name);
 	tfk_free(R->keep);
-	for (i = 0; i < R->n_feed; i++)
+	for (i = 0; R->feeds && R->r && i < tfk_runner_n_inputs(R->r);
+	     i++)
 		tfk_tensor_release(&R->feeds[i]);
 	tfk_free(R->feeds);
 	tfk_free(R->feed_in);
@@ -1212,16 +1196,17 @@ static void run_release(struct run *R)
 	tfk_buf_release(&R->scratch);
 	tfk_example_release(&R->ex);
 	tfk_exb_release(&R->b);
-	tfk_savedmodel_close(R->sm);
+	tfk_servable_close(R->sv);
 }
 
 int main(int argc, char **argv)
 {
 	static char *stdin_only[] = { "-", NULL };
+	struct tfk_servable_opts so = { NULL, 0 };
 	struct run R;
 	struct tfk_err err;
 	char **files = argv;
-	int i, k, rc = 0;
+	int i, rc = 0;
 
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
 	if (argc == 0) {
@@ -1244,18 +1229,13 @@ int main(int argc, char **argv)
 	tfk_buf_init(&R.scratch);
 	tfk_example_init(&R.ex);
 	tfk_exb_init(&R.b);
-	if (tfk_savedmodel_open(&R.sm, dir, &err)) {
+	so.tag_set = tag_set;
+	so.kind = TFK_SERVABLE_SAVEDMODEL;
+	if (tfk_servable_open(&R.sv, dir, &so, &err)) {
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
-	k = tfk_savedmodel_find_tags(R.sm, tag_set, &err);
-	if (k < 0) {
-		tfk_err_prefix(&err, "%s", dir);
-		rc = tfk_cli_fail(&err);
-		goto out;
-	}
-	R.mg = &R.sm->meta_graphs[k];
-	R.sig = tfk_savedmodel_signature(R.mg, signature_def, &err);
+	R.sig = tfk_servable_find(R.sv, signature_def, &err);
 	if (!R.sig) {
 		tfk_err_prefix(&err, "%s: tag-set %s", dir, tag_set);
 		rc = tfk_cli_fail(&err);
@@ -1265,8 +1245,7 @@ int main(int argc, char **argv)
 		struct tfk_err e;
 
 		tfk_err_clear(&e);
-		raw_sig = tfk_savedmodel_signature(R.mg, "serving_raw",
-						   &e) != NULL;
+		raw_sig = tfk_servable_find(R.sv, "serving_raw", &e) != NULL;
 	}
 	{
 		char *p = tfk_malloc(strlen(dir) + 40);

@@ -277,13 +277,18 @@ static int lite_bench_main(int argc, char **argv)
 	r.examples = n_in && vals[0].rank > 0 ? vals[0].shape[0] : 1;
 
 	t0 = tfk_sv_now();
-	if (tfk_runner_new(&R, sv, sig, keys, n_in, &ro, &err) ||
-	    tfk_runner_run(R, vals, NULL, &err)) {
+	if (tfk_runner_new(&R, sv, sig, keys, n_in, &ro, &err)) {
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	if (tfk_runner_run(R, vals, NULL, &err)) {
+		tfk_err_prefix(&err, "%s", path);
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
 	r.plan_ms = (tfk_sv_now() - t0) * 1e3;
 	if (tfk_runner_bench(R, vals, &bo, &r.b, &err)) {
+		tfk_err_prefix(&err, "%s", path);
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}

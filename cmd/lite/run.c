@@ -172,8 +172,12 @@ static int run_model(struct tfk_servable *s)
 		}
 		in[j] = it->t;
 	}
-	if (tfk_runner_new(&r, s, sig, NULL, -1, NULL, &err) ||
-	    tfk_runner_run(r, in, got, &err)) {
+	if (tfk_runner_new(&r, s, sig, NULL, -1, NULL, &err)) {
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	if (tfk_runner_run(r, in, got, &err)) {
+		tfk_err_prefix(&err, "%s", path);
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}

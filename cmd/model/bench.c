@@ -287,6 +287,7 @@ static int model_bench_main(int argc, char **argv)
 	/* making the inputs is not part of loading */
 	t3 = tfk_sv_now();
 	if (tfk_runner_run(R, vals, NULL, &err)) {
+		tfk_err_prefix(&err, "%s: signature %s", dir, sig->key);
 		rc = fail(&err);
 		goto out;
 	}

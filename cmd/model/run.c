@@ -268,8 +268,12 @@ static int model_run_main(int argc, char **argv)
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
-	if (tfk_runner_run(r, in, got, &err) ||
-	    (outdir && tfk_mkdirs(outdir, &err))) {
+	if (tfk_runner_run(r, in, got, &err)) {
+		tfk_err_prefix(&err, "%s: signature %s", dir, sig->key);
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	if (outdir && tfk_mkdirs(outdir, &err)) {
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}

@@ -704,6 +704,11 @@ int tfk_runner_n_inputs(const struct tfk_runner *r)
 	return r->n_in;
 }
 
+int tfk_runner_needs(const struct tfk_runner *r, int i)
+{
+	return r->s->kind != TFK_SERVABLE_SAVEDMODEL || r->slot[i] >= 0;
+}
+
 const struct tfk_sv_tensor *tfk_runner_input(const struct tfk_runner *r,
 					     int i)
 {
@@ -749,7 +754,7 @@ static int shape_fits(const struct tfk_sv_tensor *w,
 static int sm_run(struct tfk_runner *r, const struct tfk_tensor *in,
 		  struct tfk_err *err)
 {
-	int i, rc;
+	int i;
 
 	for (i = 0; i < r->n_in; i++) {
 		const struct tfk_sv_tensor *w = &r->ins[i];
@@ -772,11 +777,7 @@ static int sm_run(struct tfk_runner *r, const struct tfk_tensor *in,
 						      b, sizeof(b)));
 		r->feeds[r->slot[i]] = in[i];
 	}
-	rc = tfk_exec_run(r->x, r->feeds, 0, r->out, err);
-	if (rc)
-		tfk_err_prefix(err, "%s: signature %s", r->s->path,
-			       r->sig->pub.key);
-	return rc;
+	return tfk_exec_run(r->x, r->feeds, 0, r->out, err);
 }
 
 /* (Re)build the float graph and its executor for the feeds' shapes. */
@@ -858,8 +859,6 @@ static int tfl_run(struct tfk_runner *r, const struct tfk_tensor *in,
 		if (!rc)
 			rc = tfk_exec_run(r->x, r->feeds, 0, r->out, err);
 	}
-	if (rc)
-		tfk_err_prefix(err, "%s", r->s->path);
 	return rc;
 }
 

@@ -165,6 +165,9 @@ void tfk_runner_free(struct tfk_runner *r);
 int tfk_runner_n_inputs(const struct tfk_runner *r);
 const struct tfk_sv_tensor *tfk_runner_input(const struct tfk_runner *r,
 					     int i);
+/* 0 when the outputs do not read input i (a SavedModel input the
+ * pruned graph left out): its value is not looked at. */
+int tfk_runner_needs(const struct tfk_runner *r, int i);
 int tfk_runner_n_outputs(const struct tfk_runner *r);
 const struct tfk_sv_tensor *tfk_runner_output(const struct tfk_runner *r,
 					      int j);
@@ -179,7 +182,8 @@ const struct tfk_sv_tensor *tfk_runner_output(const struct tfk_runner *r,
  * graph (float32 and the tensors' own types) or to the int8 interpreter
  * (float32, quantized by its parameters, or integer values taken as
  * quantized ones) as is, and a new shape re-plans the run as TFLite's
- * ResizeInputTensor does. Errors name the model and signature.
+ * ResizeInputTensor does. Errors are the executor's or interpreter's
+ * ("node y: ..."); the caller adds which model and signature ran.
  */
 int tfk_runner_run(struct tfk_runner *r, const struct tfk_tensor *in,
 		   const struct tfk_tensor **out, struct tfk_err *err);

@@ -782,6 +782,21 @@ static struct tfk_csv_col *need_col(struct tfk_csv_table *t, const char *name,
 	return &t->col[i];
 }
 
+/* *dst := a copy of value, freeing the old string unless it is keep
+ * (a column's feature name starts as its column name). */
+static int set_str(char **dst, const char *keep, const char *value,
+		   struct tfk_err *err)
+{
+	char *d = tfk_strdup(value);
+
+	if (!d)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	if (*dst != keep)
+		tfk_free(*dst);
+	*dst = d;
+	return 0;
+}
+
 int tfk_csv_table_select(struct tfk_csv_table *t, const char *name,
 			 struct tfk_err *err)
 {
@@ -798,18 +813,14 @@ int tfk_csv_table_set_label(struct tfk_csv_table *t, const char *name,
 			    const char *feat_name, struct tfk_err *err)
 {
 	struct tfk_csv_col *c = need_col(t, name, err);
-	char *f;
+	int rc;
 
 	if (!c)
 		return err ? err->code : TFK_EINVAL;
-	f = tfk_strdup(feat_name);
-	if (!f)
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	if (c->feat != c->name)
-		tfk_free(c->feat);
-	c->feat = f;
-	c->selected = 1;
-	return 0;
+	rc = set_str(&c->feat, c->name, feat_name, err);
+	if (!rc)
+		c->selected = 1;
+	return rc;
 }
 
 int tfk_csv_table_set_kind(struct tfk_csv_table *t, const char *name,
@@ -833,16 +844,10 @@ int tfk_csv_table_set_default(struct tfk_csv_table *t, const char *name,
 			      const char *value, struct tfk_err *err)
 {
 	struct tfk_csv_col *c = need_col(t, name, err);
-	char *d;
 
 	if (!c)
 		return err ? err->code : TFK_EINVAL;
-	d = tfk_strdup(value);
-	if (!d)
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	tfk_free(c->def);
-	c->def = d;
-	return 0;
+	return set_str(&c->def, NULL, value, err);
 }
 
 int tfk_csv_table_add_na(struct tfk_csv_table *t, const char *value,

@@ -20,6 +20,7 @@
 #include "data/batch.h"
 
 #include "util/alloc.h"
+#include "util/buf.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -43,27 +44,6 @@ const char *tfk_batch_layout_name(int layout)
 }
 
 /* Wire helpers ------------------------------------------------------- */
-
-static size_t vsize(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static uint8_t *put_v(uint8_t *o, uint64_t v)
-{
-	while (v >= 0x80) {
-		*o++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*o++ = (uint8_t)v;
-	return o;
-}
 
 static int get_v(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
@@ -102,17 +82,17 @@ static uint8_t *entry(struct tfk_buf *b, const char *name, size_t nlen,
 		      const char *suffix, size_t slen, int kind, size_t P)
 {
 	size_t klen = nlen + slen;
-	size_t fb = kind ? 1 + vsize(P) + P : 0;
-	size_t el = 1 + vsize(klen) + klen + 1 + vsize(fb) + fb;
+	size_t fb = kind ? 1 + tfk_varint_size(P) + P : 0;
+	size_t el = 1 + tfk_varint_size(klen) + klen + 1 + tfk_varint_size(fb) + fb;
 	uint8_t *o;
 
-	if (tfk_buf_reserve(b, 1 + vsize(el) + el))
+	if (tfk_buf_reserve(b, 1 + tfk_varint_size(el) + el))
 		return NULL;
 	o = b->data + b->len;
 	*o++ = 1 << 3 | 2;			/* Features.feature */
-	o = put_v(o, el);
+	o = tfk_varint_put(o, el);
 	*o++ = 1 << 3 | 2;			/* key */
-	o = put_v(o, klen);
+	o = tfk_varint_put(o, klen);
 	if (nlen)
 		memcpy(o, name, nlen);
 	o += nlen;
@@ -120,10 +100,10 @@ static uint8_t *entry(struct tfk_buf *b, const char *name, size_t nlen,
 		memcpy(o, suffix, slen);
 	o += slen;
 	*o++ = 2 << 3 | 2;			/* value */
-	o = put_v(o, fb);
+	o = tfk_varint_put(o, fb);
 	if (kind) {
 		*o++ = (uint8_t)(kind << 3 | 2);
-		o = put_v(o, P);
+		o = tfk_varint_put(o, P);
 	}
 	b->len = (size_t)(o - b->data) + P;
 	return o;
@@ -145,11 +125,11 @@ static int finish(struct tfk_buf *b, const uint8_t **p, size_t *len,
 	if (!tfk_buf_ok(b) || b->len < GAP)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	body = b->len - GAP;
-	h = 1 + vsize(body);
+	h = 1 + tfk_varint_size(body);
 	o = b->data + GAP - h;
 	*p = o;
 	*o++ = 1 << 3 | 2;			/* Example.features */
-	put_v(o, body);
+	tfk_varint_put(o, body);
 	*len = h + body;
 	return 0;
 }
@@ -401,7 +381,7 @@ static int gather_runs(struct tfk_batcher *b, size_t n, int kind,
 				return tfk_errf(err, TFK_ENOMEM,
 						"out of memory");
 			for (k = 0; k < m; k++)
-				b->tmp.len = (size_t)(put_v(b->tmp.data +
+				b->tmp.len = (size_t)(tfk_varint_put(b->tmp.data +
 						b->tmp.len, (uint64_t)v[k]) -
 						b->tmp.data);
 		}
@@ -467,7 +447,7 @@ static int write_values(struct tfk_batcher *b, const struct tfk_feat *f0,
 		pv_size = 4;
 		S = 4 * V;
 	} else if (kind == TFK_FEAT_INT64) {
-		pv_size = (size_t)(put_v(pbuf, (uint64_t)(pd ? pv->i : 0)) -
+		pv_size = (size_t)(tfk_varint_put(pbuf, (uint64_t)(pd ? pv->i : 0)) -
 				   pbuf);
 		for (r = 0; r < n; r++)
 			S += b->rn[r];
@@ -475,12 +455,12 @@ static int write_values(struct tfk_batcher *b, const struct tfk_feat *f0,
 	} else if (kind == TFK_FEAT_BYTES) {
 		if (pd) {
 			pl = strlen(pd->value);
-			S = padn * (1 + vsize(pl) + pl);
+			S = padn * (1 + tfk_varint_size(pl) + pl);
 		}
 		for (r = 0; r < n; r++) {
 			it = 0;
 			while (tfk_feat_bytes_next(b->rowf[r], &it, &p, &len))
-				S += 1 + vsize(len) + len;
+				S += 1 + tfk_varint_size(len) + len;
 		}
 	}
 	if (kind == TFK_FEAT_BYTES)
@@ -488,20 +468,20 @@ static int write_values(struct tfk_batcher *b, const struct tfk_feat *f0,
 	else if (kind == TFK_FEAT_NONE)
 		P = 0;
 	else
-		P = V ? 1 + vsize(S) + S : 0;
+		P = V ? 1 + tfk_varint_size(S) + S : 0;
 	o = entry(&b->out, f0->name, f0->name_len, NULL, 0, kind, P);
 	if (!o || !P)
 		return 0;
 	if (kind != TFK_FEAT_BYTES) {
 		*o++ = 1 << 3 | 2;
-		o = put_v(o, S);
+		o = tfk_varint_put(o, S);
 	}
 	for (r = 0; r < n; r++) {
 		if (kind == TFK_FEAT_BYTES) {
 			it = 0;
 			while (tfk_feat_bytes_next(b->rowf[r], &it, &p, &len)) {
 				*o++ = 1 << 3 | 2;
-				o = put_v(o, len);
+				o = tfk_varint_put(o, len);
 				if (len)
 					memcpy(o, p, len);
 				o += len;
@@ -515,7 +495,7 @@ static int write_values(struct tfk_batcher *b, const struct tfk_feat *f0,
 		for (k = b->lens[r]; k < L; k++) {
 			if (kind == TFK_FEAT_BYTES) {
 				*o++ = 1 << 3 | 2;
-				o = put_v(o, pl);
+				o = tfk_varint_put(o, pl);
 				if (pl)
 					memcpy(o, pd->value, pl);
 				o += pl;
@@ -535,15 +515,15 @@ static void write_lengths(struct tfk_batcher *b, const struct tfk_feat *f0,
 	uint8_t *o;
 
 	for (r = 0; r < n; r++)
-		S += vsize(b->lens[r]);
+		S += tfk_varint_size(b->lens[r]);
 	o = entry(&b->out, f0->name, f0->name_len, TFK_BATCH_LENGTHS,
-		  LEN_SUFFIX_LEN, TFK_FEAT_INT64, 1 + vsize(S) + S);
+		  LEN_SUFFIX_LEN, TFK_FEAT_INT64, 1 + tfk_varint_size(S) + S);
 	if (!o)
 		return;
 	*o++ = 1 << 3 | 2;
-	o = put_v(o, S);
+	o = tfk_varint_put(o, S);
 	for (r = 0; r < n; r++)
-		o = put_v(o, b->lens[r]);
+		o = tfk_varint_put(o, b->lens[r]);
 }
 
 static void write_order(struct tfk_batcher *b, size_t n)
@@ -552,15 +532,15 @@ static void write_order(struct tfk_batcher *b, size_t n)
 	uint8_t *o;
 
 	for (k = 0; k < n; k++)
-		S += vsize((uint64_t)b->order[k]);
+		S += tfk_varint_size((uint64_t)b->order[k]);
 	o = entry(&b->out, TFK_BATCH_ORDER, sizeof(TFK_BATCH_ORDER) - 1,
-		  NULL, 0, TFK_FEAT_INT64, 1 + vsize(S) + S);
+		  NULL, 0, TFK_FEAT_INT64, 1 + tfk_varint_size(S) + S);
 	if (!o)
 		return;
 	*o++ = 1 << 3 | 2;
-	o = put_v(o, S);
+	o = tfk_varint_put(o, S);
 	for (k = 0; k < n; k++)
-		o = put_v(o, (uint64_t)b->order[k]);
+		o = tfk_varint_put(o, (uint64_t)b->order[k]);
 }
 
 #define FEAT_FMT "feature \"%.*s\""
@@ -587,11 +567,11 @@ int tfk_batch_build(struct tfk_batcher *b, const struct tfk_example *rows,
 					"first?)", FEAT_ARG(&ex0->feat[i]));
 	begin(&b->out);
 	o = entry(&b->out, TFK_BATCH_ROWS, sizeof(TFK_BATCH_ROWS) - 1, NULL,
-		  0, TFK_FEAT_INT64, 2 + vsize((uint64_t)n));
+		  0, TFK_FEAT_INT64, 2 + tfk_varint_size((uint64_t)n));
 	if (o) {		/* Int64List { value: [n] } */
 		*o++ = 1 << 3 | 2;
-		*o++ = (uint8_t)vsize((uint64_t)n);
-		put_v(o, (uint64_t)n);
+		*o++ = (uint8_t)tfk_varint_size((uint64_t)n);
+		tfk_varint_put(o, (uint64_t)n);
 	}
 	F = ex0->n_feat;
 	if (F && n > SIZE_MAX / sizeof(int64_t) / F)
@@ -970,11 +950,11 @@ int tfk_batch_row(struct tfk_batch *bt, size_t i, const uint8_t **p,
 			break;
 		case TFK_FEAT_INT64:
 			for (j = 0; j < cnt; j++)
-				S += vsize((uint64_t)bf->i64[start + j]);
+				S += tfk_varint_size((uint64_t)bf->i64[start + j]);
 			break;
 		case TFK_FEAT_BYTES:
 			for (j = 0; j < cnt; j++)
-				S += 1 + vsize(bt->bv[bf->bv + start + j].len) +
+				S += 1 + tfk_varint_size(bt->bv[bf->bv + start + j].len) +
 				     bt->bv[bf->bv + start + j].len;
 			break;
 		}
@@ -983,27 +963,27 @@ int tfk_batch_row(struct tfk_batch *bt, size_t i, const uint8_t **p,
 		else if (bf->kind == TFK_FEAT_NONE)
 			P = 0;
 		else
-			P = cnt ? 1 + vsize(S) + S : 0;
+			P = cnt ? 1 + tfk_varint_size(S) + S : 0;
 		o = entry(&bt->row, bf->name, bf->name_len, NULL, 0, bf->kind,
 			  P);
 		if (!o || !P)
 			continue;
 		if (bf->kind != TFK_FEAT_BYTES) {
 			*o++ = 1 << 3 | 2;
-			o = put_v(o, S);
+			o = tfk_varint_put(o, S);
 		}
 		if (bf->kind == TFK_FEAT_FLOAT) {
 			memcpy(o, bf->f32 + 4 * start, 4 * cnt);	/* cnt > 0 */
 		} else if (bf->kind == TFK_FEAT_INT64) {
 			for (j = 0; j < cnt; j++)
-				o = put_v(o, (uint64_t)bf->i64[start + j]);
+				o = tfk_varint_put(o, (uint64_t)bf->i64[start + j]);
 		} else {
 			for (j = 0; j < cnt; j++) {
 				const struct tfk_batch_bytes *v =
 					&bt->bv[bf->bv + start + j];
 
 				*o++ = 1 << 3 | 2;
-				o = put_v(o, v->len);
+				o = tfk_varint_put(o, v->len);
 				if (v->len)
 					memcpy(o, v->p, v->len);
 				o += v->len;

@@ -39,6 +39,7 @@
 #include "data/csv.h"
 #include "io/in.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -782,6 +783,21 @@ static struct tfk_csv_col *need_col(struct tfk_csv_table *t, const char *name,
 	return &t->col[i];
 }
 
+/* *dst := a copy of value, freeing the old string unless it is keep
+ * (a column's feature name starts as its column name). */
+static int set_str(char **dst, const char *keep, const char *value,
+		   struct tfk_err *err)
+{
+	char *d = tfk_strdup(value);
+
+	if (!d)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	if (*dst != keep)
+		tfk_free(*dst);
+	*dst = d;
+	return 0;
+}
+
 int tfk_csv_table_select(struct tfk_csv_table *t, const char *name,
 			 struct tfk_err *err)
 {
@@ -798,18 +814,14 @@ int tfk_csv_table_set_label(struct tfk_csv_table *t, const char *name,
 			    const char *feat_name, struct tfk_err *err)
 {
 	struct tfk_csv_col *c = need_col(t, name, err);
-	char *f;
+	int rc;
 
 	if (!c)
 		return err ? err->code : TFK_EINVAL;
-	f = tfk_strdup(feat_name);
-	if (!f)
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	if (c->feat != c->name)
-		tfk_free(c->feat);
-	c->feat = f;
-	c->selected = 1;
-	return 0;
+	rc = set_str(&c->feat, c->name, feat_name, err);
+	if (!rc)
+		c->selected = 1;
+	return rc;
 }
 
 int tfk_csv_table_set_kind(struct tfk_csv_table *t, const char *name,
@@ -833,16 +845,10 @@ int tfk_csv_table_set_default(struct tfk_csv_table *t, const char *name,
 			      const char *value, struct tfk_err *err)
 {
 	struct tfk_csv_col *c = need_col(t, name, err);
-	char *d;
 
 	if (!c)
 		return err ? err->code : TFK_EINVAL;
-	d = tfk_strdup(value);
-	if (!d)
-		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	tfk_free(c->def);
-	c->def = d;
-	return 0;
+	return set_str(&c->def, NULL, value, err);
 }
 
 int tfk_csv_table_add_na(struct tfk_csv_table *t, const char *value,
@@ -930,27 +936,6 @@ void tfk_csv_table_observe(struct tfk_csv_table *t,
 	}
 }
 
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static inline uint8_t *put_varint(uint8_t *q, uint64_t v)
-{
-	while (v >= 0x80) {
-		*q++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*q++ = (uint8_t)v;
-	return q;
-}
-
 static const char *kind_name(int kind)
 {
 	return kind == TFK_FEAT_INT64 ? "int64" :
@@ -1007,13 +992,13 @@ int tfk_csv_table_resolve(struct tfk_csv_table *t, struct tfk_err *err)
 				t->row_fixed += dn;
 		}
 		tfk_free(c->key);
-		c->key_len = 1 + varint_len(len) + len + 1;
+		c->key_len = 1 + tfk_varint_size(len) + len + 1;
 		c->key = tfk_calloc(1, c->key_len + 16);
 		if (!c->key)
 			return tfk_errf(err, TFK_ENOMEM, "out of memory");
 		q = c->key;
 		*q++ = 0x0a;
-		q = put_varint(q, len);
+		q = tfk_varint_put(q, len);
 		memcpy(q, c->feat, len);
 		q[len] = 0x12;
 		/* entry tag and length, feature length, list headers and
@@ -1124,7 +1109,7 @@ static inline uint8_t *put_key(uint8_t *q, const struct tfk_csv_col *c,
 	if (len < 0x80)
 		*q++ = (uint8_t)len;
 	else
-		q = put_varint(q, len);
+		q = tfk_varint_put(q, len);
 	copy16(q, c->key, c->key_len);
 	return q + c->key_len;
 }
@@ -1162,7 +1147,7 @@ static inline uint8_t *put_float(uint8_t *q, const struct tfk_csv_col *c,
 static inline uint8_t *put_int64(uint8_t *q, const struct tfk_csv_col *c,
 				 int64_t i)
 {
-	size_t vs = varint_len((uint64_t)i);
+	size_t vs = tfk_varint_size((uint64_t)i);
 
 	q = put_key(q, c, 5 + vs);
 	q[0] = (uint8_t)(4 + vs);	/* Feature length */
@@ -1170,7 +1155,7 @@ static inline uint8_t *put_int64(uint8_t *q, const struct tfk_csv_col *c,
 	q[2] = (uint8_t)(2 + vs);
 	q[3] = 0x0a;			/* packed value */
 	q[4] = (uint8_t)vs;
-	return put_varint(q + 5, (uint64_t)i);
+	return tfk_varint_put(q + 5, (uint64_t)i);
 }
 
 /* pad: 16 bytes are readable at p (the batch text), so short values
@@ -1178,15 +1163,15 @@ static inline uint8_t *put_int64(uint8_t *q, const struct tfk_csv_col *c,
 static inline uint8_t *put_bytes(uint8_t *q, const struct tfk_csv_col *c,
 				 const char *p, size_t n, int pad)
 {
-	size_t bl = 1 + varint_len(n) + n;
-	size_t fl = 1 + varint_len(bl) + bl;
+	size_t bl = 1 + tfk_varint_size(n) + n;
+	size_t fl = 1 + tfk_varint_size(bl) + bl;
 
-	q = put_key(q, c, varint_len(fl) + fl);
-	q = put_varint(q, fl);		/* Feature length */
+	q = put_key(q, c, tfk_varint_size(fl) + fl);
+	q = tfk_varint_put(q, fl);		/* Feature length */
 	*q++ = 0x0a;			/* bytes_list */
-	q = put_varint(q, bl);
+	q = tfk_varint_put(q, bl);
 	*q++ = 0x0a;			/* value */
-	q = put_varint(q, n);
+	q = tfk_varint_put(q, n);
 	if (pad)
 		copy16(q, p, n);
 	else
@@ -1463,9 +1448,9 @@ int tfk_csv_encode(const struct tfk_csv_table *t, struct tfk_csv_batch *b,
 			continue;
 		}
 		flen = (size_t)(q - (base + 6));
-		base += 6 - 1 - varint_len(flen);
+		base += 6 - 1 - tfk_varint_size(flen);
 		base[0] = 0x0a;
-		put_varint(base + 1, flen);
+		tfk_varint_put(base + 1, flen);
 		b->rec_off[r] = (size_t)(base - b->out.data);
 		b->rec_len[r] = (size_t)(q - base);
 		b->out.len = (size_t)(q - b->out.data);

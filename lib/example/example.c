@@ -37,6 +37,7 @@
 #include "example/names-impl.h"
 #include "example/wire-impl.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 
 #include <string.h>
 
@@ -809,27 +810,6 @@ int tfk_feat_bytes_next(const struct tfk_feat *feat, size_t *it,
 
 /* Encoding -------------------------------------------------------------- */
 
-static size_t varint_size(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static uint8_t *put_varint(uint8_t *o, uint64_t v)
-{
-	while (v >= 0x80) {
-		*o++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*o++ = (uint8_t)v;
-	return o;
-}
-
 void tfk_exb_init(struct tfk_example_builder *b)
 {
 	tfk_buf_init(&b->feats);
@@ -854,9 +834,9 @@ void tfk_exb_reset(struct tfk_example_builder *b)
 static uint8_t *entry_begin(struct tfk_example_builder *b, const char *name,
 			    size_t nlen, int tag, size_t list_len)
 {
-	size_t feat_len = tag ? 1 + varint_size(list_len) + list_len : 0;
-	size_t entry_len = 1 + varint_size(nlen) + nlen + 1 +
-			   varint_size(feat_len) + feat_len;
+	size_t feat_len = tag ? 1 + tfk_varint_size(list_len) + list_len : 0;
+	size_t entry_len = 1 + tfk_varint_size(nlen) + nlen + 1 +
+			   tfk_varint_size(feat_len) + feat_len;
 	uint8_t *o;
 
 	if (b->feats.len < EXB_GAP) {
@@ -864,21 +844,21 @@ static uint8_t *entry_begin(struct tfk_example_builder *b, const char *name,
 			return NULL;
 		b->feats.len = EXB_GAP;
 	}
-	if (tfk_buf_reserve(&b->feats, 1 + varint_size(entry_len) + entry_len))
+	if (tfk_buf_reserve(&b->feats, 1 + tfk_varint_size(entry_len) + entry_len))
 		return NULL;
 	o = b->feats.data + b->feats.len;
 	*o++ = 1 << 3 | TFK_PB_LEN;		/* Features.feature */
-	o = put_varint(o, entry_len);
+	o = tfk_varint_put(o, entry_len);
 	*o++ = 1 << 3 | TFK_PB_LEN;		/* key */
-	o = put_varint(o, nlen);
+	o = tfk_varint_put(o, nlen);
 	if (nlen)
 		memcpy(o, name, nlen);
 	o += nlen;
 	*o++ = 2 << 3 | TFK_PB_LEN;		/* value */
-	o = put_varint(o, feat_len);
+	o = tfk_varint_put(o, feat_len);
 	if (tag) {
 		*o++ = (uint8_t)(tag << 3 | TFK_PB_LEN);
-		o = put_varint(o, list_len);
+		o = tfk_varint_put(o, list_len);
 	}
 	b->feats.len = (size_t)(o - b->feats.data) + list_len;
 	return o;
@@ -891,13 +871,13 @@ void tfk_exb_add_bytes(struct tfk_example_builder *b, const char *name,
 	uint8_t *o;
 
 	for (i = 0; i < n; i++)
-		list_len += 1 + varint_size(lens[i]) + lens[i];
+		list_len += 1 + tfk_varint_size(lens[i]) + lens[i];
 	o = entry_begin(b, name, strlen(name), TFK_FEAT_BYTES, list_len);
 	if (!o)
 		return;
 	for (i = 0; i < n; i++) {
 		*o++ = 1 << 3 | TFK_PB_LEN;
-		o = put_varint(o, lens[i]);
+		o = tfk_varint_put(o, lens[i]);
 		if (lens[i])
 			memcpy(o, vals[i], lens[i]);
 		o += lens[i];
@@ -915,7 +895,7 @@ void tfk_exb_add_bytes1(struct tfk_example_builder *b, const char *name,
 void tfk_exb_add_floats(struct tfk_example_builder *b, const char *name,
 			const float *vals, size_t n)
 {
-	size_t list_len = n ? 1 + varint_size(4 * (uint64_t)n) + 4 * n : 0;
+	size_t list_len = n ? 1 + tfk_varint_size(4 * (uint64_t)n) + 4 * n : 0;
 	uint8_t *o = entry_begin(b, name, strlen(name), TFK_FEAT_FLOAT,
 				 list_len);
 	size_t i;
@@ -923,7 +903,7 @@ void tfk_exb_add_floats(struct tfk_example_builder *b, const char *name,
 	if (!o || !n)
 		return;
 	*o++ = 1 << 3 | TFK_PB_LEN;
-	o = put_varint(o, 4 * (uint64_t)n);
+	o = tfk_varint_put(o, 4 * (uint64_t)n);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	(void)i;
 	memcpy(o, vals, 4 * n);
@@ -947,15 +927,15 @@ void tfk_exb_add_int64s(struct tfk_example_builder *b, const char *name,
 	uint8_t *o;
 
 	for (i = 0; i < n; i++)
-		payload += varint_size((uint64_t)vals[i]);
-	list_len = n ? 1 + varint_size(payload) + payload : 0;
+		payload += tfk_varint_size((uint64_t)vals[i]);
+	list_len = n ? 1 + tfk_varint_size(payload) + payload : 0;
 	o = entry_begin(b, name, strlen(name), TFK_FEAT_INT64, list_len);
 	if (!o || !n)
 		return;
 	*o++ = 1 << 3 | TFK_PB_LEN;
-	o = put_varint(o, payload);
+	o = tfk_varint_put(o, payload);
 	for (i = 0; i < n; i++)
-		o = put_varint(o, (uint64_t)vals[i]);
+		o = tfk_varint_put(o, (uint64_t)vals[i]);
 }
 
 void tfk_exb_add_none(struct tfk_example_builder *b, const char *name)
@@ -966,8 +946,8 @@ void tfk_exb_add_none(struct tfk_example_builder *b, const char *name)
 void tfk_exb_add_feat_as(struct tfk_example_builder *b, const char *name,
 			 size_t name_len, const struct tfk_feat *f)
 {
-	size_t nlen = 1 + varint_size(name_len) + name_len;
-	size_t entry_len = nlen + 1 + varint_size(f->body_len) + f->body_len;
+	size_t nlen = 1 + tfk_varint_size(name_len) + name_len;
+	size_t entry_len = nlen + 1 + tfk_varint_size(f->body_len) + f->body_len;
 	uint8_t *o;
 
 	/* The body is a whole Feature already: write the entry by hand
@@ -977,18 +957,18 @@ void tfk_exb_add_feat_as(struct tfk_example_builder *b, const char *name,
 			return;
 		b->feats.len = EXB_GAP;
 	}
-	if (tfk_buf_reserve(&b->feats, 1 + varint_size(entry_len) + entry_len))
+	if (tfk_buf_reserve(&b->feats, 1 + tfk_varint_size(entry_len) + entry_len))
 		return;
 	o = b->feats.data + b->feats.len;
 	*o++ = 1 << 3 | TFK_PB_LEN;
-	o = put_varint(o, entry_len);
+	o = tfk_varint_put(o, entry_len);
 	*o++ = 1 << 3 | TFK_PB_LEN;
-	o = put_varint(o, name_len);
+	o = tfk_varint_put(o, name_len);
 	if (name_len)
 		memcpy(o, name, name_len);
 	o += name_len;
 	*o++ = 2 << 3 | TFK_PB_LEN;
-	o = put_varint(o, f->body_len);
+	o = tfk_varint_put(o, f->body_len);
 	if (f->body_len)
 		memcpy(o, f->body, f->body_len);
 	o += f->body_len;
@@ -1015,11 +995,11 @@ int tfk_exb_finish(struct tfk_example_builder *b, const uint8_t **p,
 		return tfk_errf(err, TFK_ENOMEM, "out of memory building an "
 				"example");
 	body = b->feats.len - EXB_GAP;
-	h = 1 + varint_size(body);
+	h = 1 + tfk_varint_size(body);
 	o = b->feats.data + EXB_GAP - h;
 	*p = o;
 	*o++ = 1 << 3 | TFK_PB_LEN;		/* Example.features */
-	put_varint(o, body);
+	tfk_varint_put(o, body);
 	*len = h + body;
 	return 0;
 }

@@ -314,6 +314,19 @@ void tfk_exjson_add_values(struct tfk_buf *out, const struct tfk_feat *f)
 	tfk_buf_add(out, "null", 4);
 }
 
+int tfk_exjson_add_key(struct tfk_buf *out, const char *name, size_t len,
+		       const char *what, size_t i, struct tfk_err *err)
+{
+	if (!tfk_utf8_valid((const uint8_t *)name, len))
+		return tfk_errf(err, TFK_ECORRUPT, "%s %zu: name is not valid "
+				"utf-8", what, i);
+	if (i)
+		tfk_buf_addc(out, ',');
+	tfk_buf_add_json_str(out, name, len);
+	tfk_buf_addc(out, ':');
+	return 0;
+}
+
 int tfk_exjson_write(const struct tfk_example *ex, struct tfk_buf *out,
 		     struct tfk_err *err)
 {
@@ -322,14 +335,11 @@ int tfk_exjson_write(const struct tfk_example *ex, struct tfk_buf *out,
 	tfk_buf_addc(out, '{');
 	for (i = 0; i < ex->n_feat; i++) {
 		const struct tfk_feat *f = &ex->feat[i];
+		int rc = tfk_exjson_add_key(out, f->name, f->name_len,
+					    "feature", i, err);
 
-		if (!tfk_utf8_valid((const uint8_t *)f->name, f->name_len))
-			return tfk_errf(err, TFK_ECORRUPT, "feature %zu: name "
-					"is not valid utf-8", i);
-		if (i)
-			tfk_buf_addc(out, ',');
-		tfk_buf_add_json_str(out, f->name, f->name_len);
-		tfk_buf_addc(out, ':');
+		if (rc)
+			return rc;
 		tfk_exjson_add_values(out, f);
 	}
 	tfk_buf_addc(out, '}');

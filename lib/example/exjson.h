@@ -59,6 +59,15 @@
 int tfk_exjson_write(const struct tfk_example *ex, struct tfk_buf *out,
 		     struct tfk_err *err);
 
+/*
+ * Append the name of member i of an object: ',' unless i is 0, name[0..
+ * len) as a JSON string, ':'. Returns 0, or TFK_ECORRUPT "WHAT I: name is
+ * not valid utf-8" (nothing appended) when the name is not UTF-8 (what:
+ * "feature", "feature list").
+ */
+int tfk_exjson_add_key(struct tfk_buf *out, const char *name, size_t len,
+		       const char *what, size_t i, struct tfk_err *err);
+
 /* Append one feature's values: "[...]", or "null" for kind NONE. */
 void tfk_exjson_add_values(struct tfk_buf *out, const struct tfk_feat *f);
 

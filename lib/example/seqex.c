@@ -92,8 +92,9 @@ static int put_list(struct tfk_seqex *s, const struct tfk_seqlist *l)
 
 /* Decoding ----------------------------------------------------------- */
 
-static int add_step(struct tfk_seqex *s, const uint8_t *p, size_t len,
-		    const uint8_t *base, struct tfk_err *err)
+static int add_step(struct tfk_seqex *s, const uint8_t *p,
+		    const uint8_t *end, const uint8_t *base,
+		    struct tfk_err *err)
 {
 	struct tfk_feat *f;
 	int rc;
@@ -110,16 +111,21 @@ static int add_step(struct tfk_seqex *s, const uint8_t *p, size_t len,
 	f = &s->steps[s->n_steps];
 	f->name = "";
 	f->name_len = 0;
-	if ((rc = tfk_feat_parse(f, p, len, base, err)))
+	if ((rc = tfk_feat_parse(f, p, (size_t)(end - p), base, err)))
 		return rc;
 	s->n_steps++;
 	return 0;
 }
 
-/* FeatureList body: repeated Feature feature = 1. */
-static int parse_list(struct tfk_seqex *s, const uint8_t *p,
-		      const uint8_t *end, const uint8_t *base,
-		      struct tfk_err *err)
+typedef int (*body_fn)(struct tfk_seqex *s, const uint8_t *p,
+		       const uint8_t *end, const uint8_t *base,
+		       struct tfk_err *err);
+
+/* The repeated message field 1 of [p, end) (what: its name for the wire
+ * type error), each body passed to fn; other fields are skipped. */
+static int each_one(struct tfk_seqex *s, const uint8_t *p,
+		    const uint8_t *end, const uint8_t *base, const char *what,
+		    body_fn fn, struct tfk_err *err)
 {
 	struct tfk_pbf f;
 	int rc;
@@ -129,12 +135,19 @@ static int parse_list(struct tfk_seqex *s, const uint8_t *p,
 		if (f.num != 1)
 			continue;
 		if (f.wt != TFK_PB_LEN)
-			return tfk_pb_wt_err(&f, "FeatureList.feature", "2",
-					     base, err);
-		if ((rc = add_step(s, f.p, (size_t)f.v, base, err)))
+			return tfk_pb_wt_err(&f, what, "2", base, err);
+		if ((rc = fn(s, f.p, f.end, base, err)))
 			return rc;
 	}
 	return 0;
+}
+
+/* FeatureList body: repeated Feature feature = 1. */
+static int parse_list(struct tfk_seqex *s, const uint8_t *p,
+		      const uint8_t *end, const uint8_t *base,
+		      struct tfk_err *err)
+{
+	return each_one(s, p, end, base, "FeatureList.feature", add_step, err);
 }
 
 /* FeatureLists map entry: { string key = 1; FeatureList value = 2; }.
@@ -170,24 +183,13 @@ static int parse_entry(struct tfk_seqex *s, const uint8_t *p,
 	return 0;
 }
 
+/* FeatureLists body: map<string, FeatureList> feature_list = 1. */
 static int parse_lists(struct tfk_seqex *s, const uint8_t *p,
 		       const uint8_t *end, const uint8_t *base,
 		       struct tfk_err *err)
 {
-	struct tfk_pbf f;
-	int rc;
-
-	while (p < end) {
-		TFK_PB_NEXT(&p, end, &f);
-		if (f.num != 1)
-			continue;
-		if (f.wt != TFK_PB_LEN)
-			return tfk_pb_wt_err(&f, "FeatureLists.feature_list",
-					     "2", base, err);
-		if ((rc = parse_entry(s, f.p, f.end, base, err)))
-			return rc;
-	}
-	return 0;
+	return each_one(s, p, end, base, "FeatureLists.feature_list",
+			parse_entry, err);
 }
 
 static int parse(struct tfk_seqex *s, const uint8_t *base, size_t len,
@@ -255,13 +257,10 @@ int tfk_seqex_write_json(const struct tfk_seqex *s, struct tfk_buf *out,
 	for (i = 0; i < s->n_lists; i++) {
 		const struct tfk_seqlist *l = &s->lists[i];
 
-		if (!tfk_utf8_valid((const uint8_t *)l->name, l->name_len))
-			return tfk_errf(err, TFK_ECORRUPT, "feature list %zu: "
-					"name is not valid utf-8", i);
-		if (i)
-			tfk_buf_addc(out, ',');
-		tfk_buf_add_json_str(out, l->name, l->name_len);
-		tfk_buf_add(out, ":[", 2);
+		if ((rc = tfk_exjson_add_key(out, l->name, l->name_len,
+					     "feature list", i, err)))
+			return rc;
+		tfk_buf_addc(out, '[');
 		for (j = 0; j < l->n; j++) {
 			if (j)
 				tfk_buf_addc(out, ',');

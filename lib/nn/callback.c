@@ -232,6 +232,19 @@ static int dup_str(const json_t *v, char **s)
 	return *s ? 0 : -2;
 }
 
+/* A path-valued key: *s := a copy of v's non-empty string. */
+static int path_key(const struct cb *c, const char *k, const json_t *v,
+		    char **s, struct tfk_err *err)
+{
+	int rc = dup_str(v, s);
+
+	if (rc == -2)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	if (rc)
+		return bad(err, c, k, "expected a path");
+	return 0;
+}
+
 /* Keys shared by the monitoring callbacks. 1: handled, 0: not a common
  * key, <0 error. */
 static int parse_monitor_key(struct cb *c, const char *k, const json_t *v,
@@ -310,13 +323,8 @@ static int parse_one(struct cb *c, const json_t *conf, struct tfk_err *err)
 		switch (c->kind) {
 		case CB_CKPT:
 			if (!strcmp(k, "filepath")) {
-				rc = dup_str(v, &c->filepath);
-				if (rc == -2)
-					return tfk_errf(err, TFK_ENOMEM,
-							"out of memory");
-				if (rc)
-					return bad(err, c, k, "expected a "
-						   "path");
+				if ((rc = path_key(c, k, v, &c->filepath, err)))
+					return rc;
 				continue;
 			}
 			if (!strcmp(k, "save_best_only")) {
@@ -475,13 +483,8 @@ static int parse_one(struct cb *c, const json_t *conf, struct tfk_err *err)
 			break;
 		case CB_CSV:
 			if (!strcmp(k, "filename")) {
-				rc = dup_str(v, &c->filename);
-				if (rc == -2)
-					return tfk_errf(err, TFK_ENOMEM,
-							"out of memory");
-				if (rc)
-					return bad(err, c, k, "expected a "
-						   "path");
+				if ((rc = path_key(c, k, v, &c->filename, err)))
+					return rc;
 				continue;
 			}
 			if (!strcmp(k, "separator")) {
@@ -501,13 +504,8 @@ static int parse_one(struct cb *c, const json_t *conf, struct tfk_err *err)
 			break;
 		case CB_TB:
 			if (!strcmp(k, "log_dir")) {
-				rc = dup_str(v, &c->log_dir);
-				if (rc == -2)
-					return tfk_errf(err, TFK_ENOMEM,
-							"out of memory");
-				if (rc)
-					return bad(err, c, k, "expected a "
-						   "path");
+				if ((rc = path_key(c, k, v, &c->log_dir, err)))
+					return rc;
 				continue;
 			}
 			if (!strcmp(k, "histogram_freq")) {

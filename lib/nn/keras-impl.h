@@ -77,6 +77,12 @@ struct kctx {
 	char scope[160];	/* node name scope of the current layer */
 };
 
+/* 1 when key is one of the words of list (" a b c ": a space before and
+ * after each word), else 0, also for an empty key or one holding a
+ * space; for the key lists of layer classes and model configs
+ * (model.c). */
+int kword_in(const char *list, const char *key);
+
 /* Layer parse/apply, by class (layers.c). */
 struct klayer_class {
 	const char *cls;

@@ -1454,21 +1454,6 @@ const struct klayer_class *tfk_keras_class(const char *cls)
 static const char *const common_keys = " name trainable dtype "
 	"batch_input_shape batch_shape input_shape batch_size autocast ";
 
-static int word_in(const char *list, const char *key)
-{
-	size_t n = strlen(key);
-	const char *p = list;
-
-	if (!n || strchr(key, ' '))
-		return 0;
-	while ((p = strstr(p, key))) {
-		if (p > list && p[-1] == ' ' && p[n] == ' ')
-			return 1;
-		p += n;
-	}
-	return 0;
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
@@ -1484,8 +1469,8 @@ int tfk_keras_parse_layer(struct kctx *c, struct klayer *l)
 
 	if (l->k->keys) {
 		json_object_foreach((json_t *)l->cfg, key, v) {
-			if (word_in(common_keys, key) ||
-			    word_in(l->k->keys, key))
+			if (kword_in(common_keys, key) ||
+			    kword_in(l->k->keys, key))
 				continue;
 			/* constraints and activity regularizers: null only */
 			if (ends_with(key, "_constraint") ||

@@ -32,7 +32,7 @@ struct kref {
 	long node, tensor;
 };
 
-static int has_word(const char *list, const char *key)
+int kword_in(const char *list, const char *key)
 {
 	size_t n = strlen(key);
 	const char *p = list;
@@ -54,7 +54,7 @@ static int check_keys(struct kctx *c, const json_t *obj, const char *keys,
 	json_t *v;
 
 	json_object_foreach((json_t *)obj, k, v)
-		if (!has_word(keys, k))
+		if (!kword_in(keys, k))
 			return tfk_errf(c->err, TFK_EINVAL, "%s%s.%s: unknown "
 					"key", fmt, where, k);
 	return 0;

@@ -166,6 +166,25 @@ static int bool_key(const json_t *cfg, const char *key, const char *path,
 	return 0;
 }
 
+/* The keys Adam and RMSprop share the shape of, checked in this order:
+ * two decay rates k1, k2 in [0, 1) (beta_1 and beta_2; rho and
+ * momentum), epsilon >= 0 and a flag (amsgrad; centered). */
+static int decay_keys(const json_t *cfg, const char *path, const char *k1,
+		      double *x1, const char *k2, double *x2, double *eps,
+		      const char *flag, int *f, struct tfk_err *err)
+{
+	int rc = num_key(cfg, k1, path, 0, 1, 1, 0, 0, x1, NULL, err);
+
+	if (!rc)
+		rc = num_key(cfg, k2, path, 0, 1, 1, 0, 0, x2, NULL, err);
+	if (!rc)
+		rc = num_key(cfg, "epsilon", path, 0, 1, INFINITY, 0, 0, eps,
+			     NULL, err);
+	if (!rc)
+		rc = bool_key(cfg, flag, path, f, err);
+	return rc;
+}
+
 /* cfg.key as a string or null into a fresh copy (*out NULL for null). */
 static int name_key(const json_t *cfg, const char *key, const char *path,
 		    char **out, struct tfk_err *err)
@@ -551,27 +570,14 @@ static int parse_config(struct tfk_optim *o, const json_t *cfg,
 		break;
 	case O_ADAM:
 	case O_ADAMW:
-		rc = num_key(cfg, "beta_1", cp, 0, 1, 1, 0, 0, &o->beta_1, NULL,
-			     err);
-		if (!rc)
-			rc = num_key(cfg, "beta_2", cp, 0, 1, 1, 0, 0,
-				     &o->beta_2, NULL, err);
-		if (!rc)
-			rc = num_key(cfg, "epsilon", cp, 0, 1, INFINITY, 0, 0,
-				     &o->epsilon, NULL, err);
-		if (!rc)
-			rc = bool_key(cfg, "amsgrad", cp, &o->amsgrad, err);
+		rc = decay_keys(cfg, cp, "beta_1", &o->beta_1, "beta_2",
+				&o->beta_2, &o->epsilon, "amsgrad",
+				&o->amsgrad, err);
 		break;
 	case O_RMSPROP:
-		rc = num_key(cfg, "rho", cp, 0, 1, 1, 0, 0, &o->rho, NULL, err);
-		if (!rc)
-			rc = num_key(cfg, "momentum", cp, 0, 1, 1, 0, 0,
-				     &o->momentum, NULL, err);
-		if (!rc)
-			rc = num_key(cfg, "epsilon", cp, 0, 1, INFINITY, 0, 0,
-				     &o->epsilon, NULL, err);
-		if (!rc)
-			rc = bool_key(cfg, "centered", cp, &o->centered, err);
+		rc = decay_keys(cfg, cp, "rho", &o->rho, "momentum",
+				&o->momentum, &o->epsilon, "centered",
+				&o->centered, err);
 		break;
 	case O_ADAGRAD:
 		rc = num_key(cfg, "initial_accumulator_value", cp, 0, 1,

@@ -35,6 +35,29 @@ void tfk_buf_addf(struct tfk_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Protobuf base-128 varint. */
 void tfk_buf_add_varint(struct tfk_buf *b, uint64_t v);
+/* Bytes v takes as a varint: 1 to 10. */
+static inline size_t tfk_varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* Write v as a varint at o, which has room for tfk_varint_size(v)
+ * bytes; returns the byte after it. */
+static inline uint8_t *tfk_varint_put(uint8_t *o, uint64_t v)
+{
+	while (v >= 0x80) {
+		*o++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*o++ = (uint8_t)v;
+	return o;
+}
 /* s (n bytes) as a JSON string literal with quotes; bytes must be UTF-8. */
 void tfk_buf_add_json_str(struct tfk_buf *b, const char *s, size_t n);
 /* Shortest decimal that reads back to the same float / double ("NaN",

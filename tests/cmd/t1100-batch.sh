@@ -54,28 +54,7 @@ import os, struct, sys
 sys.path.insert(0, os.path.join(os.environ["TESTS"], "py"))
 import tfexample as tfe
 
-def varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]; i += 1
-        r |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return r, i
-
-def fields(b):
-    i = 0
-    while i < len(b):
-        t, i = varint(b, i)
-        wt = t & 7
-        if wt == 2:
-            n, i = varint(b, i)
-            yield t >> 3, b[i:i + n]; i += n
-        elif wt == 0:
-            v, i = varint(b, i); yield t >> 3, v
-        elif wt == 5:
-            yield t >> 3, b[i:i + 4]; i += 4
-        elif wt == 1:
-            yield t >> 3, b[i:i + 8]; i += 8
+fields = tfe.wire_fields
 
 def wire_names(rec):
     names = []

@@ -35,21 +35,8 @@ cat >"$T/show.py" <<'EOF'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["TESTS"], "py"))
 import tfexample as tfe
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1
-        v |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return v, i
 def fields(b):
-    i = 0
-    while i < len(b):
-        t, i = varint(b, i)
-        assert t & 7 == 2, "unexpected wire type"
-        n, i = varint(b, i)
-        yield t >> 3, b[i:i + n]
-        i += n
+    return tfe.wire_fields(b, ld_only=True)
 args = [a for a in sys.argv[1:] if a != "--sorted"]
 for rec in tfe.read_tfrecords(args[0] if args else "/dev/stdin"):
     tfe.Example.FromString(rec)     # protobuf accepts the whole record

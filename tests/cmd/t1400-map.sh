@@ -311,37 +311,20 @@ testerr "StringLookup adapt on int64 values names the record" 'sed s/\"s\"/\"i\"
 
 # TextVectorization: adapt and apply vs tests/py/textprep.py --------------
 cat >"$T/tv.py" <<'EOF2'
-import json, subprocess, sys
+import json, sys
 sys.path.insert(0, sys.argv[1] + "/py")
-import tfexample as tfe
-what = sys.argv[2]
-docs = [bytes.fromhex(l) for l in open("docs.hex").read().split()]
-if what == "mk":
-    # JSON specs hold text: keep the documents that are UTF-8
-    def utf8(d):
-        try:
-            d.decode("utf-8")
-            return True
-        except UnicodeDecodeError:
-            return False
-    docs = [d for d in docs if utf8(d)]
-    open("docs.hex", "w").write("".join(d.hex() + "\n" for d in docs))
-    tfe.write_tfrecords("docs.rec", [tfe.make_example(
-        {"t": [d], "k": [i]}).SerializeToString() for i, d in enumerate(docs)])
+import textdocs
+if sys.argv[2] == "mk":
+    textdocs.make(index=True)
     sys.exit(0)
+docs = textdocs.load()
 mode, seqlen, spec = sys.argv[3], sys.argv[4], sys.argv[5]
-want = subprocess.run([sys.executable, sys.argv[1] + "/py/textprep.py",
-    "textvec", "lower_and_strip_punctuation", "whitespace", "2", mode,
-    "40", seqlen, "0", "keras", "docs.hex", "docs.hex"],
-    capture_output=True, check=True).stdout.decode().splitlines()
-vocab = [bytes.fromhex(l.split(" ", 1)[1]) if " " in l else b""
-         for l in want if l.startswith("vocab")]
+want, vocab = textdocs.textvec(sys.argv[1], mode, "40", seqlen)
 outs = [l.split()[1:] for l in want if l.startswith("out")]
 cfg = json.load(open(spec))["features"]["t"]["layers"][0]["config"]
 got_vocab = [v.encode() for v in cfg["vocabulary"]]
 ok = got_vocab == vocab
-rows = [tfe.example_to_dict(tfe.Example.FromString(r))["v"][1]
-        for r in tfe.read_tfrecords("tvout.rec")]
+rows = textdocs.rows()
 for r, o in zip(rows, outs):
     ok &= [float(x) for x in r] == [float(x) for x in o]
 print("ok" if ok and len(rows) == len(outs) == len(docs) else

@@ -118,38 +118,22 @@ check "adapted spec applies the same with -j 2" sh -c 'tfk-map -j 2 a2.json lk.r
 
 # TextVectorization tf_idf vs textprep.py -----------------------------------
 cat >"$T/tv.py" <<'EOF'
-import json, subprocess, sys
+import json, sys
 sys.path.insert(0, sys.argv[1] + "/py")
 import numpy as np
-import tfexample as tfe
-what = sys.argv[2]
-docs = [bytes.fromhex(l) for l in open("docs.hex").read().split()]
-if what == "mk":
-    def utf8(d):
-        try:
-            d.decode("utf-8")
-            return True
-        except UnicodeDecodeError:
-            return False
-    docs = [d for d in docs if utf8(d)]
-    open("docs.hex", "w").write("".join(d.hex() + "\n" for d in docs))
-    tfe.write_tfrecords("docs.rec", [tfe.make_example(
-        {"t": [d]}).SerializeToString() for d in docs])
+import textdocs
+if sys.argv[2] == "mk":
+    textdocs.make()
     sys.exit(0)
-want = subprocess.run([sys.executable, sys.argv[1] + "/py/textprep.py",
-    "textvec", "lower_and_strip_punctuation", "whitespace", "2", "tf_idf",
-    "30", "-1", "0", "keras", "docs.hex", "docs.hex"],
-    capture_output=True, check=True).stdout.decode().splitlines()
-vocab = [bytes.fromhex(l.split(" ", 1)[1]) if " " in l else b""
-         for l in want if l.startswith("vocab")]
+docs = textdocs.load()
+want, vocab = textdocs.textvec(sys.argv[1], "tf_idf", "30", "-1")
 idf = [np.float32(l.split()[1]) for l in want if l.startswith("idf")]
 outs = [[np.float32(x) for x in l.split()[1:]] for l in want
         if l.startswith("out")]
 cfg = json.load(open("tv2.json"))["features"]["t"]["layers"][0]["config"]
 ok = [v.encode() for v in cfg["vocabulary"]] == vocab
 ok &= [np.float32(x) for x in cfg["idf_weights"]] == idf
-rows = [tfe.example_to_dict(tfe.Example.FromString(r))["v"][1]
-        for r in tfe.read_tfrecords("tvout.rec")]
+rows = textdocs.rows()
 for r, o in zip(rows, outs):
     ok &= [np.float32(x) for x in r] == o
 print("ok" if ok and len(rows) == len(outs) == len(docs) > 10 else

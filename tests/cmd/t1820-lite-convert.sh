@@ -58,6 +58,31 @@ err = (np.abs(a - b) / np.maximum(1.0, np.abs(b))).max()
 assert err <= tol, err
 EOF2
 
+# ckptfb.py, imported by the checks below: ckpt() is the float32 weights
+# by name of bundle_check.py's dump in w.txt; model(PATH) the .tflite
+# file as a buffer, its root Table and vec(TABLE, SLOT), the tables of a
+# vector field (python3-flatbuffers' raw Table API)
+cat >"$T/ckptfb.py" <<'EOF2'
+import numpy as np
+import flatbuffers
+from flatbuffers import number_types as N
+from flatbuffers.table import Table
+def ckpt():
+    w = {}
+    for line in open("w.txt"):
+        f = line.split()
+        if "dtype=1" in f:
+            shape = tuple(int(d) for d in f[2][6:].split(","))
+            w[bytes.fromhex(f[0]).decode()] = np.frombuffer(bytes.fromhex(f[-1]), "<f4").reshape(shape)
+    return w
+def model(path):
+    buf = bytearray(open(path, "rb").read())
+    def vec(t, s):
+        o = t.Offset(4 + 2 * s)
+        return [Table(buf, t.Indirect(t.Vector(o) + 4 * i)) for i in range(t.VectorLen(o))] if o else []
+    return buf, Table(buf, flatbuffers.encode.Get(N.UOffsetTFlags.packer_type, buf, 0)), vec
+EOF2
+
 # --- float: ours == SavedModel, Arm NN == ours ---------------------------
 for m in mlp:mlp:img3:dense_1 cnn:cnn:img4:dense mix:mix:img4:head; do
 	IFS=: read -r name dir img key <<EOF3
@@ -185,20 +210,9 @@ testcmd "cnn: FULLY_CONNECTED weights are the kernel transposed, conv filter OHW
 	$PYTHON "$TESTS/py/bundle_check.py" dump cnn/variables/variables >w.txt &&
 	$PYTHON - <<EOF2
 import numpy as np
-import flatbuffers
-from flatbuffers import number_types as N
-from flatbuffers.table import Table
-w = {}
-for line in open("w.txt"):
-    f = line.split()
-    if "dtype=1" in f:
-        shape = tuple(int(d) for d in f[2][6:].split(","))
-        w[bytes.fromhex(f[0]).decode()] = np.frombuffer(bytes.fromhex(f[-1]), "<f4").reshape(shape)
-buf = bytearray(open("cnn.tflite", "rb").read())
-m = Table(buf, flatbuffers.encode.Get(N.UOffsetTFlags.packer_type, buf, 0))
-def vec(t, s):
-    o = t.Offset(4 + 2 * s)
-    return [Table(buf, t.Indirect(t.Vector(o) + 4 * i)) for i in range(t.VectorLen(o))] if o else []
+from ckptfb import N, Table, ckpt, model
+w = ckpt()
+buf, m, vec = model("cnn.tflite")
 bufs = vec(m, 4)
 sg = vec(m, 2)[0]
 got = {}
@@ -242,20 +256,9 @@ testcmd "dynamic: int8 filter per output channel, symmetric, from the checkpoint
 	$PYTHON "$TESTS/py/bundle_check.py" dump cnn/variables/variables >w.txt &&
 	$PYTHON - <<EOF2
 import numpy as np
-import flatbuffers
-from flatbuffers import number_types as N
-from flatbuffers.table import Table
-w = {}
-for line in open("w.txt"):
-    f = line.split()
-    if "dtype=1" in f:
-        shape = tuple(int(d) for d in f[2][6:].split(","))
-        w[bytes.fromhex(f[0]).decode()] = np.frombuffer(bytes.fromhex(f[-1]), "<f4").reshape(shape)
-buf = bytearray(open("cnn-dynamic.tflite", "rb").read())
-m = Table(buf, flatbuffers.encode.Get(N.UOffsetTFlags.packer_type, buf, 0))
-def vec(t, s):
-    o = t.Offset(4 + 2 * s)
-    return [Table(buf, t.Indirect(t.Vector(o) + 4 * i)) for i in range(t.VectorLen(o))] if o else []
+from ckptfb import N, Table, ckpt, model
+w = ckpt()
+buf, m, vec = model("cnn-dynamic.tflite")
 def raw(t, s, dt):
     o = t.Offset(4 + 2 * s)
     return np.frombuffer(bytes(buf[t.Vector(o):t.Vector(o) + t.VectorLen(o) * np.dtype(dt).itemsize]), dt)

@@ -34,20 +34,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static int mfd = -1, nullfd = -1;
-static char mpath[64];
+#define MEMFILE_NAME "fuzz-record-stream"
+#include "memfile.h"
 
-static void put_file(const uint8_t *p, size_t n)
-{
-	if (mfd < 0) {
-		mfd = memfd_create("fuzz-record-stream", 0);
-		if (mfd < 0)
-			abort();
-		snprintf(mpath, sizeof(mpath), "/proc/self/fd/%d", mfd);
-	}
-	if (ftruncate(mfd, 0) || (n && pwrite(mfd, p, n, 0) != (ssize_t)n))
-		abort();
-}
+static int nullfd = -1;
 
 struct feed {
 	int fd;

@@ -26,20 +26,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int mfd = -1;
-static char mpath[64];
-
-static void put_file(const uint8_t *p, size_t n)
-{
-	if (mfd < 0) {
-		mfd = memfd_create("fuzz-snapshot", 0);
-		if (mfd < 0)
-			abort();
-		snprintf(mpath, sizeof(mpath), "/proc/self/fd/%d", mfd);
-	}
-	if (ftruncate(mfd, 0) || (n && pwrite(mfd, p, n, 0) != (ssize_t)n))
-		abort();
-}
+#define MEMFILE_NAME "fuzz-snapshot"
+#include "memfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -335,6 +335,40 @@ def read_tfrecords(path, verify=True):
         off += 16 + n
 
 
+# --- a raw wire reader, for what protobuf's parser does not keep ----------
+# (the order of map entries on the wire)
+
+def read_varint(b, i):
+    """The varint at b[i:]: (value, index after it)."""
+    r = s = 0
+    while True:
+        c = b[i]; i += 1
+        r |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return r, i
+
+
+def wire_fields(b, ld_only=False):
+    """(field number, value) of each field of the message b in wire order:
+    bytes for length-delimited, fixed32 and fixed64 fields, an int for
+    varints. ld_only: every field must be length-delimited (an
+    AssertionError "unexpected wire type" otherwise)."""
+    i = 0
+    while i < len(b):
+        t, i = read_varint(b, i)
+        wt = t & 7
+        assert not ld_only or wt == 2, "unexpected wire type"
+        if wt == 2:
+            n, i = read_varint(b, i)
+            yield t >> 3, b[i:i + n]; i += n
+        elif wt == 0:
+            v, i = read_varint(b, i); yield t >> 3, v
+        elif wt == 5:
+            yield t >> 3, b[i:i + 4]; i += 4
+        elif wt == 1:
+            yield t >> 3, b[i:i + 8]; i += 8
+
+
 # --- a raw wire writer, for encodings protobuf's writer never makes -------
 
 def varint(v):

@@ -1,8 +1,9 @@
 /*
  * layercmp.h - what t-layers and t-recurrent share around their oracles
  * (tests/py/torch_layers.py, tests/py/torch_rnn.py): port names, the
- * files a case leaves for the oracle in its directory, and the error
- * measure of a result against the oracle's.
+ * files a case leaves for the oracle in its directory, the oracle's run
+ * over those directories, and the error measure of a result against the
+ * oracle's.
  *
  * Header-only (static functions): each test program includes it once.
  */
@@ -16,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* "node:index" of p (one of 8 rotating static buffers). */
 static char *port_name(const struct tfk_graph *g, struct tfk_port p)
@@ -81,6 +83,34 @@ static double oracle_err(const char *dir, const char *name, size_t *n_ours,
 	free(a);
 	free(b);
 	return e;
+}
+
+/*
+ * Run the oracle (script: a source-tree path, "tests/py/torch_rnn.py")
+ * under tap_python() over the case directories dirs[0..n), leaving out
+ * the NULL ones (cases that did not run). Returns system()'s status.
+ */
+static int run_oracle(const char *script, const char *const *dirs,
+		      size_t n)
+{
+	const char *src = tap_source(script);
+	size_t i, len = strlen(tap_python()) + strlen(src) + 8;
+	char *cmd, *p;
+	int st;
+
+	for (i = 0; i < n; i++)
+		if (dirs[i])
+			len += strlen(dirs[i]) + 3;
+	cmd = malloc(len);
+	if (!cmd)
+		return -1;
+	p = cmd + sprintf(cmd, "'%s' '%s'", tap_python(), src);
+	for (i = 0; i < n; i++)
+		if (dirs[i])
+			p += sprintf(p, " '%s'", dirs[i]);
+	st = system(cmd);
+	free(cmd);
+	return st;
 }
 
 #endif

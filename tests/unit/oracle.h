@@ -6,7 +6,8 @@
  * oracle_find() looks for the script from this program's path upwards
  * (build/tests/t-example, build/san/tests/t-example) and keeps its path
  * in oracle[]; oracle_run() runs it under $PYTHON (default
- * /usr/bin/python3, as tap_python) and reads its stdout whole.
+ * /usr/bin/python3, as tap_python) and reads its stdout whole;
+ * oracle_check() makes one run a TAP check.
  */
 #ifndef TFK_TEST_ORACLE_H
 #define TFK_TEST_ORACLE_H
@@ -62,6 +63,23 @@ static inline int oracle_run(const char *args, char **text, size_t *len)
 	if (len)
 		*len = n;
 	return pclose(f);
+}
+
+/* Run the oracle with args as one TAP check named what: ok when it exits
+ * 0; else a diagnostic with up to 300 bytes of its output from its first
+ * "bad" on (all of it when none). Returns oracle_run's status. */
+static inline int oracle_check(const char *args, const char *what)
+{
+	char *text = NULL, *bad;
+	int st = oracle_run(args, &text, NULL);
+
+	ok(st == 0, "%s", what);
+	if (st && text) {
+		bad = strstr(text, "bad");
+		tap_diag("%.300s", bad ? bad : text);
+	}
+	free(text);
+	return st;
 }
 
 #endif

@@ -864,12 +864,6 @@ int main(void)
 	we_write();
 	corruption();
 	alloc_failures();
-	{
-		char cmd[700];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tap_tmpdir());
-		if (system(cmd))
-			tap_diag("could not remove %s", tap_tmpdir());
-	}
+	tap_rm_tmpdir();
 	return tap_done();
 }

@@ -182,6 +182,59 @@ static int within(const struct tfk_tensor *a, const struct tfk_tensor *b,
 	return e <= tol;
 }
 
+/* Conv2D and its two gradients: what the fast path is tested against. */
+struct conv_op {
+	const char *what;
+	int (*ref)(const struct tfk_conv2d *g, const struct tfk_tensor *a,
+		   const struct tfk_tensor *b, struct tfk_tensor *out,
+		   struct tfk_err *err);
+	int (*fast)(const struct tfk_conv2d *g, const struct tfk_tensor *a,
+		    const struct tfk_tensor *b, struct tfk_tensor *out,
+		    int threads, struct tfk_conv_ws *ws, struct tfk_err *err);
+};
+
+static const struct conv_op conv_fwd = {
+	"forward", tfk_cpu_conv2d_ref, tfk_cpu_conv2d
+}, conv_bp_input = {
+	"input grad", tfk_cpu_conv2d_bp_input_ref, tfk_cpu_conv2d_bp_input
+}, conv_bp_filter = {
+	"filter grad", tfk_cpu_conv2d_bp_filter_ref, tfk_cpu_conv2d_bp_filter
+};
+
+/*
+ * op on (a, b) into [d0, d1, d2, d3]: 1 (and a diagnostic naming isa and
+ * case ci) when the fast path with one thread fails or is not within
+ * 1e-5 of _ref; *bad_t counts one more when one and three threads do not
+ * give bitwise equal results.
+ */
+static int vs_ref(const struct conv_op *op, const struct tfk_conv2d *g,
+		  const struct tfk_tensor *a, const struct tfk_tensor *b,
+		  int64_t d0, int64_t d1, int64_t d2, int64_t d3,
+		  const char *isa, int ci, struct tfk_conv_ws *ws,
+		  double *worst, int *bad_t)
+{
+	struct tfk_err err = { 0, "" };
+	struct tfk_tensor r, a1, a3;
+	int rc, bad = 0;
+
+	mk(&r, TFK_DT_FLOAT, d0, d1, d2, d3);
+	mk(&a1, TFK_DT_FLOAT, d0, d1, d2, d3);
+	mk(&a3, TFK_DT_FLOAT, d0, d1, d2, d3);
+	op->ref(g, a, b, &r, &err);
+	rc = op->fast(g, a, b, &a1, 1, ws, &err);
+	rc |= op->fast(g, a, b, &a3, 3, ws, &err);
+	if (rc || !within(&a1, &r, 1e-5, worst)) {
+		tap_diag("%s case %d %s: err %g", isa, ci, op->what,
+			 rel_err(&a1, &r));
+		bad = 1;
+	}
+	*bad_t += !tfk_tensor_equal(&a1, &a3);
+	tfk_tensor_release(&r);
+	tfk_tensor_release(&a1);
+	tfk_tensor_release(&a3);
+	return bad;
+}
+
 static void fast_vs_ref(void)
 {
 	static const char *const isas[] = { "c", "avx2", "avx512" };
@@ -198,9 +251,8 @@ static void fast_vs_ref(void)
 			const struct cc *k = &cases[ci];
 			struct tfk_err err = { 0, "" };
 			struct tfk_conv2d g;
-			struct tfk_tensor x, f, dy, r1, r2, a1, a3;
+			struct tfk_tensor x, f, dy;
 			struct tfk_conv_ws ws = { 0 };
-			int rc;
 
 			if (geom(k, &g, &err)) {
 				tap_diag("case %d: %s", ci, err.msg);
@@ -215,57 +267,14 @@ static void fast_vs_ref(void)
 			fill(&dy);
 			runs++;
 
-			mk(&r1, TFK_DT_FLOAT, g.n, g.oh, g.ow, g.o);
-			mk(&a1, TFK_DT_FLOAT, g.n, g.oh, g.ow, g.o);
-			mk(&a3, TFK_DT_FLOAT, g.n, g.oh, g.ow, g.o);
-			tfk_cpu_conv2d_ref(&g, &x, &f, &r1, &err);
-			rc = tfk_cpu_conv2d(&g, &x, &f, &a1, 1, &ws, &err);
-			rc |= tfk_cpu_conv2d(&g, &x, &f, &a3, 3, &ws, &err);
-			if (rc || !within(&a1, &r1, 1e-5, &worst)) {
-				tap_diag("%s case %d forward: err %g", isas[ii],
-					 ci, rel_err(&a1, &r1));
-				bad_f++;
-			}
-			bad_t += !tfk_tensor_equal(&a1, &a3);
-			tfk_tensor_release(&r1);
-			tfk_tensor_release(&a1);
-			tfk_tensor_release(&a3);
-
-			mk(&r2, TFK_DT_FLOAT, g.n, g.h, g.w, g.c);
-			mk(&a1, TFK_DT_FLOAT, g.n, g.h, g.w, g.c);
-			mk(&a3, TFK_DT_FLOAT, g.n, g.h, g.w, g.c);
-			tfk_cpu_conv2d_bp_input_ref(&g, &f, &dy, &r2, &err);
-			rc = tfk_cpu_conv2d_bp_input(&g, &f, &dy, &a1, 1, &ws,
-						     &err);
-			rc |= tfk_cpu_conv2d_bp_input(&g, &f, &dy, &a3, 3, &ws,
-						      &err);
-			if (rc || !within(&a1, &r2, 1e-5, &worst)) {
-				tap_diag("%s case %d input grad: err %g",
-					 isas[ii], ci, rel_err(&a1, &r2));
-				bad_i++;
-			}
-			bad_t += !tfk_tensor_equal(&a1, &a3);
-			tfk_tensor_release(&r2);
-			tfk_tensor_release(&a1);
-			tfk_tensor_release(&a3);
-
-			mk(&r2, TFK_DT_FLOAT, g.kh, g.kw, g.kc, g.o);
-			mk(&a1, TFK_DT_FLOAT, g.kh, g.kw, g.kc, g.o);
-			mk(&a3, TFK_DT_FLOAT, g.kh, g.kw, g.kc, g.o);
-			tfk_cpu_conv2d_bp_filter_ref(&g, &x, &dy, &r2, &err);
-			rc = tfk_cpu_conv2d_bp_filter(&g, &x, &dy, &a1, 1, &ws,
-						      &err);
-			rc |= tfk_cpu_conv2d_bp_filter(&g, &x, &dy, &a3, 3,
-						       &ws, &err);
-			if (rc || !within(&a1, &r2, 1e-5, &worst)) {
-				tap_diag("%s case %d filter grad: err %g",
-					 isas[ii], ci, rel_err(&a1, &r2));
-				bad_w++;
-			}
-			bad_t += !tfk_tensor_equal(&a1, &a3);
-			tfk_tensor_release(&r2);
-			tfk_tensor_release(&a1);
-			tfk_tensor_release(&a3);
+			bad_f += vs_ref(&conv_fwd, &g, &x, &f, g.n, g.oh, g.ow,
+					g.o, isas[ii], ci, &ws, &worst, &bad_t);
+			bad_i += vs_ref(&conv_bp_input, &g, &f, &dy, g.n, g.h,
+					g.w, g.c, isas[ii], ci, &ws, &worst,
+					&bad_t);
+			bad_w += vs_ref(&conv_bp_filter, &g, &x, &dy, g.kh,
+					g.kw, g.kc, g.o, isas[ii], ci, &ws,
+					&worst, &bad_t);
 			tfk_conv_ws_release(&ws);
 			tfk_tensor_release(&x);
 			tfk_tensor_release(&f);

@@ -11,6 +11,7 @@
 #include "data/dataset.h"
 #include "util/alloc.h"
 #include "tap.h"
+#include "allocfail.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -664,42 +665,39 @@ static void runs(void)
 	tfk_ds_close(ds);
 }
 
+/* tfk_ds_open of path, for alloc_sweep. */
+struct ds_open {
+	struct tfk_dataset *ds;
+	const char *path;
+	struct tfk_ds_opts o;
+	struct tfk_err err;
+};
+
+static int ds_open_call(void *ctx)
+{
+	struct ds_open *a = ctx;
+
+	return tfk_ds_open(&a->ds, a->path, &a->o, &a->err);
+}
+
 static void alloc_failures(void)
 {
-	struct tfk_ds_opts o = opts(TFK_DS_INFERRED);
-	struct tfk_dataset *ds;
-	struct tfk_err err;
+	struct ds_open a = { NULL, root, opts(TFK_DS_INFERRED), { 0, "" } };
 	char path[700];
 	long k;
-	int rc = -1, clean = 1;
+	int clean;
 
-	o.warn = NULL;
-	for (k = 0; k < 400; k++) {
-		tfk_alloc_fail_after(k);
-		rc = tfk_ds_open(&ds, root, &o, &err);
-		tfk_alloc_fail_after(-1);
-		if (rc == 0)
-			break;
-		if (rc != TFK_ENOMEM)
-			clean = 0;
-	}
-	ok(clean && rc == 0, "directory: every failed allocation is ENOMEM "
+	a.o.warn = NULL;
+	clean = alloc_sweep(400, ds_open_call, NULL, &a, &k);
+	ok(clean, "directory: every failed allocation is ENOMEM "
 	   "(%ld tried)", k);
-	tfk_ds_close(ds);
+	tfk_ds_close(a.ds);
 	snprintf(path, sizeof(path), "%s/top.zip", tap_tmpdir());
-	clean = 1;
-	for (k = 0; k < 400; k++) {
-		tfk_alloc_fail_after(k);
-		rc = tfk_ds_open(&ds, path, &o, &err);
-		tfk_alloc_fail_after(-1);
-		if (rc == 0)
-			break;
-		if (rc != TFK_ENOMEM)
-			clean = 0;
-	}
-	ok(clean && rc == 0, "archive: every failed allocation is ENOMEM "
+	a.path = path;
+	clean = alloc_sweep(400, ds_open_call, NULL, &a, &k);
+	ok(clean, "archive: every failed allocation is ENOMEM "
 	   "(%ld tried)", k);
-	tfk_ds_close(ds);
+	tfk_ds_close(a.ds);
 }
 
 int main(void)

@@ -384,6 +384,61 @@ static int mini_read(const uint8_t *src, size_t n, int as_string,
 	return rc;
 }
 
+/*
+ * One field of mini()'s buffer overwritten (put16 or put32 of val at
+ * off), read as a string or as a vector of elem-byte elements: the read
+ * must fail with TFK_ECORRUPT and a message holding want.
+ */
+struct breakage {
+	unsigned off;
+	int bits;
+	uint32_t val;
+	int as_string;
+	uint32_t elem;
+	const char *want, *what;
+};
+
+static const struct breakage broken[] = {
+	{ 0, 32, 4000, 1, 1, "root offset 4000", "root outside" },
+	{ 0, 32, 18, 1, 1, "not aligned", "misaligned table" },
+	{ 16, 32, 100, 1, 1, "before the buffer", "vtable before the buffer" },
+	{ 16, 32, (uint32_t)-12, 1, 1, "vtable", "vtable past the end" },
+	{ 8, 16, 7, 1, 1, "vtable size 7", "odd vtable size" },
+	{ 8, 16, 2, 1, 1, "vtable size 2", "vtable size under 4" },
+	{ 8, 16, 64, 1, 1, "vtable of 64 bytes",
+	  "vtable longer than the buffer" },
+	{ 10, 16, 40, 1, 1, "table of 40 bytes",
+	  "table longer than the buffer" },
+	{ 10, 16, 2, 1, 1, "table size 2", "table size under 4" },
+	{ 12, 16, 6, 1, 1, "does not fit", "field beyond its table" },
+	{ 20, 32, 0x7ffffff0, 1, 1, "vector length", "offset past the end" },
+	{ 24, 32, 0xffffffff, 0, 8, "runs past the end",
+	  "vector of 2^32-1 8-byte elements" },
+	{ 24, 32, 4, 1, 1, "terminating 0 byte", "string without its 0 byte" },
+}, broken_end[] = {
+	{ 24, 32, 0, 0, 8, "not aligned to 8", "8-byte elements misaligned" },
+	{ 20, 32, 3, 1, 1, "not aligned", "misaligned vector" },
+};
+
+static void break_each(const struct breakage *b, size_t n_b)
+{
+	uint8_t p[32];
+	struct tfk_err err;
+	size_t i, n;
+	int rc;
+
+	for (i = 0; i < n_b; i++) {
+		n = mini(p);
+		if (b[i].bits == 16)
+			put16(p + b[i].off, (uint16_t)b[i].val);
+		else
+			put32(p + b[i].off, b[i].val);
+		rc = mini_read(p, n, b[i].as_string, b[i].elem, &err);
+		ok(rc == TFK_ECORRUPT && strstr(err.msg, b[i].want),
+		   "%s: %s", b[i].what, err.msg);
+	}
+}
+
 static void hostile(void)
 {
 	uint8_t p[32];
@@ -402,87 +457,14 @@ static void hostile(void)
 	rc = mini_read(p, n, 1, 1, &err);
 	ok(rc == TFK_ECORRUPT && strstr(err.msg, "'TFL3', expected 'TFKT'"),
 	   "wrong identifier: %s", err.msg);
-	n = mini(p);
-	put32(p, 4000);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "root offset 4000"),
-	   "root outside: %s", err.msg);
-	n = mini(p);
-	put32(p, 18);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "not aligned"),
-	   "misaligned table: %s", err.msg);
-	n = mini(p);
-	put32(p + 16, 100);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "before the buffer"),
-	   "vtable before the buffer: %s", err.msg);
-	n = mini(p);
-	put32(p + 16, (uint32_t)-12);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "vtable"),
-	   "vtable past the end: %s", err.msg);
-	n = mini(p);
-	put16(p + 8, 7);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "vtable size 7"),
-	   "odd vtable size: %s", err.msg);
-	n = mini(p);
-	put16(p + 8, 2);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "vtable size 2"),
-	   "vtable size under 4: %s", err.msg);
-	n = mini(p);
-	put16(p + 8, 64);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "vtable of 64 bytes"),
-	   "vtable longer than the buffer: %s", err.msg);
-	n = mini(p);
-	put16(p + 10, 40);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "table of 40 bytes"),
-	   "table longer than the buffer: %s", err.msg);
-	n = mini(p);
-	put16(p + 10, 2);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "table size 2"),
-	   "table size under 4: %s", err.msg);
-	n = mini(p);
-	put16(p + 12, 6);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "does not fit"),
-	   "field beyond its table: %s", err.msg);
-	n = mini(p);
-	put32(p + 20, 0x7ffffff0);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "vector length"),
-	   "offset past the end: %s", err.msg);
-	n = mini(p);
-	put32(p + 24, 0xffffffff);
-	rc = mini_read(p, n, 0, 8, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "runs past the end"),
-	   "vector of 2^32-1 8-byte elements: %s", err.msg);
-	n = mini(p);
-	put32(p + 24, 4);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "terminating 0 byte"),
-	   "string without its 0 byte: %s", err.msg);
+	break_each(broken, sizeof broken / sizeof broken[0]);
 	n = mini(p);
 	memcpy(p + 28, "abcd", 4);
 	put32(p + 24, 4);
 	rc = mini_read(p, n, 1, 1, &err);
 	ok(rc == TFK_ECORRUPT, "string ending at the buffer's end: %s",
 	   err.msg);
-	n = mini(p);
-	put32(p + 24, 0);
-	rc = mini_read(p, n, 0, 8, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "not aligned to 8"),
-	   "8-byte elements misaligned: %s", err.msg);
-	n = mini(p);
-	put32(p + 20, 3);
-	rc = mini_read(p, n, 1, 1, &err);
-	ok(rc == TFK_ECORRUPT && strstr(err.msg, "not aligned"),
-	   "misaligned vector: %s", err.msg);
+	break_each(broken_end, sizeof broken_end / sizeof broken_end[0]);
 }
 
 int main(void)

@@ -36,6 +36,34 @@ static const struct tfk_signature *sig_of(struct tfk_savedmodel *sm,
 	return tfk_savedmodel_signature(&sm->meta_graphs[0], key, &err);
 }
 
+/*
+ * The fixture rel loaded and its serving_default imported into *imp, as
+ * two TAP checks (the import's named by label): the SavedModel, or NULL
+ * (nothing left open) when either fails.
+ */
+static struct tfk_savedmodel *load_default(const char *rel,
+					   const char *label,
+					   struct tfk_import **imp)
+{
+	struct tfk_savedmodel *sm = load(rel);
+	struct tfk_err err;
+	int rc;
+
+	if (!sm) {
+		ok(0, "load %s", rel);
+		return NULL;
+	}
+	rc = tfk_import_signature(imp, &sm->meta_graphs[0],
+				  sig_of(sm, "serving_default"),
+				  sm->variables_prefix, &err);
+	ok(!rc, "%s serving_default imports (%s)", label, rc ? err.msg : "");
+	if (rc) {
+		tfk_savedmodel_close(sm);
+		return NULL;
+	}
+	return sm;
+}
+
 /* Run imp on a float feed x[n] and return output 0's values in y. */
 static int run1(struct tfk_import *imp, const float *x, int64_t n, int rank,
 		float *y)
@@ -65,23 +93,16 @@ static int run1(struct tfk_import *imp, const float *x, int64_t n, int rank,
 
 static void tf1(void)
 {
-	struct tfk_savedmodel *sm = load(TF1);
+	struct tfk_savedmodel *sm;
 	struct tfk_import *imp;
 	struct tfk_err err;
 	struct tfk_port p;
 	float x[2] = { 2, 4 }, y[2] = { 0, 0 };
 	int rc;
 
-	if (!sm) {
-		ok(0, "load " TF1);
+	sm = load_default(TF1, "tf1", &imp);
+	if (!sm)
 		return;
-	}
-	rc = tfk_import_signature(&imp, &sm->meta_graphs[0],
-				  sig_of(sm, "serving_default"),
-				  sm->variables_prefix, &err);
-	ok(!rc, "tf1 serving_default imports (%s)", rc ? err.msg : "");
-	if (rc)
-		goto out;
 	is_int(imp->n_feeds, 1, "one feed");
 	is_str(imp->feeds[0].node, "x", "the fed Identity x:0 became "
 	       "Placeholder x");
@@ -151,29 +172,21 @@ static void tf1(void)
 	is_int(rc, TFK_EINVAL, "unsupported op");
 	ok(strstr(err.msg, "node Mul: op Mux is not supported") != NULL, "%s",
 	   err.msg);
-out:
 	tfk_savedmodel_close(sm);
 }
 
 static void tf2(void)
 {
-	struct tfk_savedmodel *sm = load(TF2);
+	struct tfk_savedmodel *sm;
 	struct tfk_import *imp;
 	struct tfk_err err;
 	struct tfk_port p;
 	float x[1] = { 2 }, y[1] = { 0 };
 	int rc;
 
-	if (!sm) {
-		ok(0, "load " TF2);
+	sm = load_default(TF2, "tf2", &imp);
+	if (!sm)
 		return;
-	}
-	rc = tfk_import_signature(&imp, &sm->meta_graphs[0],
-				  sig_of(sm, "serving_default"),
-				  sm->variables_prefix, &err);
-	ok(!rc, "tf2 serving_default imports (%s)", rc ? err.msg : "");
-	if (rc)
-		goto out;
 	is_str(imp->feeds[0].node, "serving_default_x", "PlaceholderWithDefault "
 	       "fed");
 	is_int(imp->n_variables, 2, "a and b");
@@ -254,7 +267,6 @@ static void tf2(void)
 	if (!rc)
 		ok(!run1(imp, x, 1, 1, y) && y[0] == 4.0f, "x2 = 2 -> 4");
 	tfk_import_free(imp);
-out:
 	tfk_savedmodel_close(sm);
 }
 

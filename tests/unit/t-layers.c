@@ -479,22 +479,17 @@ static void dropout(const char *cls, int spatial)
 int main(void)
 {
 	size_t n = sizeof(cases) / sizeof(cases[0]), i;
-	char *cmd, *p;
-	size_t len = 4096;
+	const char *dirs[sizeof(cases) / sizeof(cases[0])];
 
 	for (i = 0; i < n; i++) {
 		prepare(&cases[i], &runs[i], (int)i);
 		ok(runs[i].ok, "%s %s: built and ran", cases[i].cls,
 		   cases[i].cfg);
 	}
-	cmd = malloc(len + n * 300);
-	p = cmd + sprintf(cmd, "'%s' '%s'", tap_python(),
-			  tap_source("tests/py/torch_layers.py"));
 	for (i = 0; i < n; i++)
-		if (runs[i].ok)
-			p += sprintf(p, " '%s'", runs[i].dir);
-	ok(system(cmd) == 0, "torch oracle ran");
-	free(cmd);
+		dirs[i] = runs[i].ok ? runs[i].dir : NULL;
+	ok(run_oracle("tests/py/torch_layers.py", dirs, n) == 0,
+	   "torch oracle ran");
 	for (i = 0; i < n; i++)
 		if (runs[i].ok)
 			compare(&cases[i], &runs[i]);

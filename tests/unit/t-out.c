@@ -601,12 +601,6 @@ int main(void)
 	not_regular();
 	killed();
 	alloc_failures();
-	{
-		char cmd[700];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", tap_tmpdir());
-		if (system(cmd))
-			tap_diag("could not remove %s", tap_tmpdir());
-	}
+	tap_rm_tmpdir();
 	return tap_done();
 }

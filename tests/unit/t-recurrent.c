@@ -628,7 +628,7 @@ static void errors(void)
 int main(void)
 {
 	static struct rrun runs[N_CASES];
-	char *cmd, *p;
+	const char *dirs[N_CASES];
 	size_t i;
 
 	for (i = 0; i < N_CASES; i++) {
@@ -636,14 +636,10 @@ int main(void)
 		ok(runs[i].ok, "%s %s T=%lld: built and ran", cases[i].cls,
 		   cases[i].cfg, (long long)cases[i].shape[1]);
 	}
-	cmd = malloc(4096 + N_CASES * 300);
-	p = cmd + sprintf(cmd, "'%s' '%s'", tap_python(),
-			  tap_source("tests/py/torch_rnn.py"));
 	for (i = 0; i < N_CASES; i++)
-		if (runs[i].ok)
-			p += sprintf(p, " '%s'", runs[i].dir);
-	ok(system(cmd) == 0, "reference (torch_rnn.py) ran");
-	free(cmd);
+		dirs[i] = runs[i].ok ? runs[i].dir : NULL;
+	ok(run_oracle("tests/py/torch_rnn.py", dirs, N_CASES) == 0,
+	   "reference (torch_rnn.py) ran");
 	for (i = 0; i < N_CASES; i++)
 		if (runs[i].ok)
 			compare(&cases[i], &runs[i]);

@@ -12,6 +12,7 @@
 #include "io/record.h"
 #include "util/alloc.h"
 #include "tap.h"
+#include "allocfail.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -683,78 +684,90 @@ static void files(void)
 	tfk_schema_release(&s);
 }
 
+/*
+ * The calls alloc_failures sweeps (alloc_sweep): each starts from an
+ * empty t (or b) and the undo releases it.
+ */
+struct sweep {
+	struct tfk_schema s, t;
+	struct tfk_buf b;
+	const char *doc;
+	struct tfk_err err;
+};
+
+static int observe_call(void *ctx)
+{
+	struct sweep *a = ctx;
+
+	tfk_schema_init(&a->t);
+	return observe_file(&a->t, PEVAL, &a->err);
+}
+
+static int parse_call(void *ctx)
+{
+	struct sweep *a = ctx;
+
+	return tfk_schema_parse(&a->t, "a.json", a->doc, strlen(a->doc),
+				&a->err);
+}
+
+static int merge_call(void *ctx)
+{
+	struct sweep *a = ctx;
+
+	tfk_schema_init(&a->t);
+	return tfk_schema_merge(&a->t, &a->s, &a->err);
+}
+
+static void release_t(void *ctx)
+{
+	tfk_schema_release(&((struct sweep *)ctx)->t);
+}
+
+static int render_call(void *ctx)
+{
+	struct sweep *a = ctx;
+
+	tfk_buf_init(&a->b);
+	return tfk_schema_to_json(&a->s, &a->b);
+}
+
+static void release_b(void *ctx)
+{
+	tfk_buf_release(&((struct sweep *)ctx)->b);
+}
+
 static void alloc_failures(void)
 {
-	struct tfk_schema s, t;
-	struct tfk_err err;
-	struct tfk_buf b;
+	struct sweep a;
 	char *doc;
 	long k;
-	int rc = -1, clean = 1;
+	int clean;
 
-	for (k = 0; k < 200; k++) {
-		tfk_schema_init(&s);
-		tfk_alloc_fail_after(k);
-		rc = observe_file(&s, PEVAL, &err);
-		tfk_alloc_fail_after(-1);
-		tfk_schema_release(&s);
-		if (rc == 0)
-			break;
-		if (rc != TFK_ENOMEM)
-			clean = 0;
-	}
-	ok(clean && rc == 0, "observe: every failed allocation is ENOMEM "
+	clean = alloc_sweep(200, observe_call, release_t, &a, &k);
+	ok(clean, "observe: every failed allocation is ENOMEM "
 	   "(%ld tried)", k);
 
-	tfk_schema_init(&s);
-	small_set(&s);
-	tfk_schema_feature(&s, "label");
+	tfk_schema_init(&a.s);
+	small_set(&a.s);
+	tfk_schema_feature(&a.s, "label");
 	{
 		static const char *const names[2] = { "x", "y" };
 
-		tfk_schema_set_labels(tfk_schema_feature(&s, "label"), names, 2);
+		tfk_schema_set_labels(tfk_schema_feature(&a.s, "label"),
+				      names, 2);
 	}
-	doc = render(&s);
-	for (clean = 1, k = 0; k < 200; k++) {
-		tfk_alloc_fail_after(k);
-		rc = tfk_schema_parse(&t, "a.json", doc, strlen(doc), &err);
-		tfk_alloc_fail_after(-1);
-		tfk_schema_release(&t);
-		if (rc == 0)
-			break;
-		if (rc != TFK_ENOMEM)
-			clean = 0;
-	}
-	ok(clean && rc == 0, "parse: every failed allocation is ENOMEM "
+	a.doc = doc = render(&a.s);
+	clean = alloc_sweep(200, parse_call, release_t, &a, &k);
+	ok(clean, "parse: every failed allocation is ENOMEM "
 	   "(%ld tried)", k);
-	for (clean = 1, k = 0; k < 200; k++) {
-		tfk_schema_init(&t);
-		tfk_alloc_fail_after(k);
-		rc = tfk_schema_merge(&t, &s, &err);
-		tfk_alloc_fail_after(-1);
-		tfk_schema_release(&t);
-		if (rc == 0)
-			break;
-		if (rc != TFK_ENOMEM)
-			clean = 0;
-	}
-	ok(clean && rc == 0, "merge: every failed allocation is ENOMEM "
+	clean = alloc_sweep(200, merge_call, release_t, &a, &k);
+	ok(clean, "merge: every failed allocation is ENOMEM "
 	   "(%ld tried)", k);
-	for (clean = 1, k = 0; k < 50; k++) {
-		tfk_buf_init(&b);
-		tfk_alloc_fail_after(k);
-		rc = tfk_schema_to_json(&s, &b);
-		tfk_alloc_fail_after(-1);
-		tfk_buf_release(&b);
-		if (rc == 0)
-			break;
-		if (rc != TFK_ENOMEM)
-			clean = 0;
-	}
-	ok(clean && rc == 0, "render: failed allocation is ENOMEM (%ld tried)",
-	   k);
+	clean = alloc_sweep(50, render_call, release_b, &a, &k);
+	ok(clean, "render: failed allocation is ENOMEM (%ld tried)", k);
 	free(doc);
-	tfk_schema_release(&s);
+	tfk_schema_release(&a.s);
 }
 
 int main(void)

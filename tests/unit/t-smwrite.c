@@ -823,12 +823,6 @@ int main(void)
 	kinds(novar_json, "novars", "flat/Reshape=Reshape prob/Softmax=Softmax");
 	errors();
 	torch_all();
-	{
-		char cmd[700];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tap_tmpdir());
-		if (system(cmd))
-			tap_diag("could not remove %s", tap_tmpdir());
-	}
+	tap_rm_tmpdir();
 	return tap_done();
 }

@@ -137,6 +137,15 @@ const char *tap_tmpdir(void)
 	return dir;
 }
 
+void tap_rm_tmpdir(void)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tap_tmpdir());
+	if (system(cmd))
+		tap_diag("could not remove %s", tap_tmpdir());
+}
+
 char *tap_tmp(const char *name)
 {
 	static char path[8][4096];

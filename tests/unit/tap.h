@@ -28,6 +28,9 @@ const char *tap_fixture(const char *rel);
 /* A fresh temporary directory for this test (removed by the OS/tmp
  * cleaner; tests delete what they make when they can). */
 const char *tap_tmpdir(void);
+/* Remove tap_tmpdir() and all it holds (rm -rf); a diagnostic when
+ * that fails. */
+void tap_rm_tmpdir(void);
 /* tap_tmpdir() + "/" + name, in rotating buffers as tap_fixture. */
 char *tap_tmp(const char *name);
 /* The whole file at path, malloc'd with a '\0' after the last byte (so

@@ -630,33 +630,25 @@ int tfk_cpu_cast_ref(const struct tfk_tensor *x, struct tfk_tensor *out,
 
 /* Comparisons and SelectV2 ---------------------------------------------- */
 
-static int cmp_d(enum tfk_cmpop op, double x, double y)
-{
-	switch (op) {
-	case TFK_CMP_GREATER: return x > y;
-	case TFK_CMP_GREATER_EQUAL: return x >= y;
-	case TFK_CMP_LESS: return x < y;
-	case TFK_CMP_LESS_EQUAL: return x <= y;
-	case TFK_CMP_EQUAL: return x == y;
-	case TFK_CMP_NOT_EQUAL: return x != y;
-	case TFK_CMP_AND: return x && y;
+/* x OP y: one body for cmp_d (floating types, compared as double) and
+ * cmp_i (integer types as int64_t, exact beyond 2^53). */
+#define CMP_FN(name, T)							\
+	static int name(enum tfk_cmpop op, T x, T y)			\
+	{								\
+		switch (op) {						\
+		case TFK_CMP_GREATER: return x > y;			\
+		case TFK_CMP_GREATER_EQUAL: return x >= y;		\
+		case TFK_CMP_LESS: return x < y;			\
+		case TFK_CMP_LESS_EQUAL: return x <= y;			\
+		case TFK_CMP_EQUAL: return x == y;			\
+		case TFK_CMP_NOT_EQUAL: return x != y;			\
+		case TFK_CMP_AND: return x && y;			\
+		}							\
+		return 0;						\
 	}
-	return 0;
-}
-
-static int cmp_i(enum tfk_cmpop op, int64_t x, int64_t y)
-{
-	switch (op) {
-	case TFK_CMP_GREATER: return x > y;
-	case TFK_CMP_GREATER_EQUAL: return x >= y;
-	case TFK_CMP_LESS: return x < y;
-	case TFK_CMP_LESS_EQUAL: return x <= y;
-	case TFK_CMP_EQUAL: return x == y;
-	case TFK_CMP_NOT_EQUAL: return x != y;
-	case TFK_CMP_AND: return x && y;
-	}
-	return 0;
-}
+CMP_FN(cmp_d, double)
+CMP_FN(cmp_i, int64_t)
+#undef CMP_FN
 
 static int check_compare(enum tfk_cmpop op, const struct tfk_tensor *a,
 			 const struct tfk_tensor *b,

@@ -449,8 +449,15 @@ static void avg_grad_images(void *ctx, int64_t b, int64_t e, int k)
 	(void)k;
 }
 
-int tfk_cpu_max_pool(const struct tfk_pool2d *p, const struct tfk_tensor *x,
-		     struct tfk_tensor *y, int threads, struct tfk_err *err)
+/* A forward pool (MaxPool, AvgPool): rows of float tensors over threads,
+ * other dtypes through its _ref. */
+static int pool_fwd(const struct tfk_pool2d *p, const struct tfk_tensor *x,
+		    struct tfk_tensor *y, int threads,
+		    int (*ref)(const struct tfk_pool2d *p,
+			       const struct tfk_tensor *x,
+			       struct tfk_tensor *y, struct tfk_err *err),
+		    void (*rows)(void *ctx, int64_t b, int64_t e, int k),
+		    struct tfk_err *err)
 {
 	struct job j = { p, x->data, NULL, y->data, NULL };
 	int rc = check_io(p, x, y, err);
@@ -458,27 +465,23 @@ int tfk_cpu_max_pool(const struct tfk_pool2d *p, const struct tfk_tensor *x,
 	if (rc)
 		return rc;
 	if (x->dtype != TFK_DT_FLOAT)
-		return tfk_cpu_max_pool_ref(p, x, y, err);
+		return ref(p, x, y, err);
 	if (!y->nbytes)	/* 0 channels: y->data may be NULL (fuzz-tflrun) */
 		return 0;
-	tfk_parallel_for(threads, p->n * p->oh, max_rows, &j);
+	tfk_parallel_for(threads, p->n * p->oh, rows, &j);
 	return 0;
+}
+
+int tfk_cpu_max_pool(const struct tfk_pool2d *p, const struct tfk_tensor *x,
+		     struct tfk_tensor *y, int threads, struct tfk_err *err)
+{
+	return pool_fwd(p, x, y, threads, tfk_cpu_max_pool_ref, max_rows, err);
 }
 
 int tfk_cpu_avg_pool(const struct tfk_pool2d *p, const struct tfk_tensor *x,
 		     struct tfk_tensor *y, int threads, struct tfk_err *err)
 {
-	struct job j = { p, x->data, NULL, y->data, NULL };
-	int rc = check_io(p, x, y, err);
-
-	if (rc)
-		return rc;
-	if (x->dtype != TFK_DT_FLOAT)
-		return tfk_cpu_avg_pool_ref(p, x, y, err);
-	if (!y->nbytes)	/* 0 channels: y->data may be NULL (fuzz-tflrun) */
-		return 0;
-	tfk_parallel_for(threads, p->n * p->oh, avg_rows, &j);
-	return 0;
+	return pool_fwd(p, x, y, threads, tfk_cpu_avg_pool_ref, avg_rows, err);
 }
 
 int tfk_cpu_max_pool_grad(const struct tfk_pool2d *p,

@@ -2,6 +2,7 @@
 #
 #   make [all]      libtfk.a and every cmd/<tool>.c as bin/tfk-<tool>
 #   make check      install what is missing, build, run every test
+#   make check-quick the same without the TensorFlow tier (says so)
 #   make bench      benchmarks with same-run peer ratios (JSON)
 #   make demo       install what is missing, build, run the main flow
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -59,8 +60,8 @@ BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCHES  := $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 LIBTFK   := $(B)/libtfk.a
 
-.PHONY: all check check-layers check-unit check-cmd check-man check-fuzz \
-        check-sanitize \
+.PHONY: all check check-quick check-tf check-layers check-unit check-cmd \
+        check-man check-fuzz check-sanitize setup-deb \
         bench demo install uninstall clean setup
 .SUFFIXES:
 .DELETE_ON_ERROR:
@@ -112,14 +113,38 @@ $(B)/bench/%: $(B)/tests/bench/%.o $(LIBTFK)
 setup:
 	@scripts/setup --check 2>/dev/null || scripts/setup
 
+setup-deb:
+	@scripts/setup --check --no-tf 2>/dev/null || scripts/setup --no-tf
+
 # The plain suite, then the fuzz smoke runs, then the whole suite again
 # under ASan/UBSan: sanitizers find what assertions cannot.
 check: setup
 	$(Q)$(MAKE) --no-print-directory all $(UNITS)
 	$(Q)$(MAKE) --no-print-directory check-layers check-unit check-cmd \
 		check-man
+	$(Q)$(MAKE) --no-print-directory check-tf
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-sanitize
+
+# Everything but the TensorFlow tier, for a machine without its
+# environment; says so, and is not what CI runs.
+check-quick: setup-deb
+	$(Q)$(MAKE) --no-print-directory all $(UNITS)
+	$(Q)$(MAKE) --no-print-directory check-layers check-unit check-cmd \
+		check-man
+	$(Q)$(MAKE) --no-print-directory check-fuzz
+	$(Q)$(MAKE) --no-print-directory check-sanitize
+	@echo "check-quick: the TensorFlow tier (make check-tf) was skipped" >&2
+
+# The TensorFlow oracle tier: TensorFlow 2.21, Keras, LiteRT and
+# TensorBoard (scripts/tf-requirements.txt, in the environment that
+# scripts/tfenv builds) read what tfkit writes and compute what it
+# computes. Without the environment it fails; it never skips.
+check-tf: all
+	$(Q)env=$$(scripts/tfenv --check) || { echo "check-tf: the \
+	TensorFlow environment is missing or stale: run scripts/setup" >&2; \
+		exit 1; }; TFK_BIN=$(abspath $(BIN)) TFK_FIXTURES=$(TFK_FIXTURES) \
+		prove -j2 --exec "$$env/bin/python" tests/tf/t-*.py
 
 # TensorFlow-written fixtures, read in place; TFK_FIXTURES=DIR overrides
 # (e.g. for a clone that does not sit next to shared/).

@@ -20,6 +20,7 @@
  */
 #include "graph/exec.h"
 #include "model/import.h"
+#include "each-signature.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -81,34 +82,20 @@ out:
 		tfk_tensor_release(&vals[i]);
 }
 
+static void run_one(struct tfk_import *imp, void *ctx)
+{
+	run_it(imp);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tfk_savedmodel *sm;
 	struct tfk_err err;
-	int m, s;
 
 	setup();
 	if (tfk_savedmodel_parse(&sm, data, size, "fuzz", NULL, &err))
 		return 0;
-	for (m = 0; m < sm->n_meta_graphs; m++)
-		for (s = 0; s < sm->meta_graphs[m].n_signatures; s++) {
-			const struct tfk_signature *sig =
-				&sm->meta_graphs[m].signatures[s];
-			struct tfk_import *imp;
-
-			if (tfk_import_signature(&imp, &sm->meta_graphs[m],
-						 sig, prefix, &err)) {
-				if (!err.msg[0])
-					abort();
-				continue;
-			}
-			if (imp->n_feeds != sig->n_inputs ||
-			    imp->n_fetches != sig->n_outputs ||
-			    tfk_graph_n_outputs(imp->g) != sig->n_outputs)
-				abort();
-			run_it(imp);
-			tfk_import_free(imp);
-		}
+	each_signature(sm, prefix, run_one, NULL);
 	tfk_savedmodel_close(sm);
 	return 0;
 }

@@ -27,6 +27,7 @@
  */
 #include "graph/exec.h"
 #include "model/import.h"
+#include "each-signature.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -179,38 +180,35 @@ out:
 		tfk_tensor_release(&vals[i]);
 }
 
+struct specs {
+	const struct spec *sp;
+	int n_sp;
+};
+
+static void run_one(struct tfk_import *imp, void *ctx)
+{
+	const struct specs *sc = ctx;
+
+	run_it(imp, sc->sp, sc->n_sp);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct spec sp[MAX_FEEDS];
+	struct specs sc;
 	struct tfk_savedmodel *sm;
 	struct tfk_err err;
 	size_t h;
-	int m, s, n_sp;
+	int n_sp;
 
 	setup();
 	memset(&err, 0, sizeof(err));
 	h = parse_specs(data, size, sp, &n_sp);
 	if (tfk_savedmodel_parse(&sm, data + h, size - h, "fuzz", NULL, &err))
 		return 0;
-	for (m = 0; m < sm->n_meta_graphs; m++)
-		for (s = 0; s < sm->meta_graphs[m].n_signatures; s++) {
-			const struct tfk_signature *sig =
-				&sm->meta_graphs[m].signatures[s];
-			struct tfk_import *imp;
-
-			if (tfk_import_signature(&imp, &sm->meta_graphs[m],
-						 sig, prefix, &err)) {
-				if (!err.msg[0])
-					abort();
-				continue;
-			}
-			if (imp->n_feeds != sig->n_inputs ||
-			    imp->n_fetches != sig->n_outputs ||
-			    tfk_graph_n_outputs(imp->g) != sig->n_outputs)
-				abort();
-			run_it(imp, sp, n_sp);
-			tfk_import_free(imp);
-		}
+	sc.sp = sp;
+	sc.n_sp = n_sp;
+	each_signature(sm, prefix, run_one, &sc);
 	tfk_savedmodel_close(sm);
 	return 0;
 }

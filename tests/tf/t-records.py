@@ -261,6 +261,20 @@ for name, comp in COMP.items():
     same(tf_records(plain), payloads,
          "tfk-cat of TF's %s file: TensorFlow reads the same payloads" % name)
 
+# tfk-inspect's schema of TF's file: kinds and counts as protobuf reads them
+sch = json.loads(t.tool("tfk-inspect", "--json", t.path("tf-none.tfrecord")))
+want = {}
+for r in payloads:
+    for n, k in kinds_of(r).items():
+        w = want.setdefault(n, {"kind": k, "count": 0})
+        w["count"] += 1
+        if w["kind"] != k:
+            w["kind"] = "mixed"
+t.eq(sch["records"], len(payloads), "tfk-inspect --json: the record count")
+same(sorted((n, f["kind"], f["count"]) for n, f in sch["features"].items()),
+     sorted((n, w["kind"], w["count"]) for n, w in want.items()),
+     "  each feature's kind and count, as TensorFlow's protobuf reads them")
+
 # SequenceExamples written by TensorFlow
 seqs = []
 for j in range(12):
@@ -520,6 +534,24 @@ for n, drop in [(4, False), (4, True), (1, False), (27, False), (10, True),
          "tfk-batch %d%s = Dataset.ragged_batch(%d, drop_remainder=%s) "
          "(rows, ragged v by row_lengths)" % (n, " --drop-remainder" * drop,
                                               n, drop))
+
+# Dataset.batch itself, on the fixed-length features: [R] columns
+fixed = tf.data.TFRecordDataset(allf).map(
+    lambda r: tf.io.parse_single_example(r, {
+        "i": tf.io.FixedLenFeature([], tf.int64),
+        "x": tf.io.FixedLenFeature([], tf.float32),
+        "s": tf.io.FixedLenFeature([], tf.string)}))
+for n, drop in [(4, False), (4, True)]:
+    args = ["--drop-remainder"] if drop else []
+    got = [tf_parse(r, {"i": "int64", "x": "float", "s": "bytes"})
+           for r in batch(*args, n, allf)]
+    want = [{"i": canon("int64", b["i"].numpy().tolist()),
+             "x": canon("float", b["x"].numpy().tolist()),
+             "s": canon("bytes", b["s"].numpy().tolist())}
+            for b in fixed.batch(n, drop_remainder=drop)]
+    same(got, want, "tfk-batch %d%s = Dataset.batch(%d, drop_remainder=%s) "
+         "on the fixed-length features (one value a row, in row order)" %
+         (n, " --drop-remainder" * drop, n, drop))
 
 # padded_batch: the padded values themselves, [R, L], and the true lengths
 vds = tf.data.TFRecordDataset(allf).map(

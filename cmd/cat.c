@@ -108,6 +108,28 @@ static struct tfk_seqex sx;
 static struct tfk_buf line;
 
 /*
+ * Point a record that is not what --json expected to the option that
+ * reads it: --sequence for a SequenceExample, --raw for anything else
+ * that is no Example (event files, text lines). Returns err->code.
+ */
+static int hint(struct tfk_err *err, const struct tfk_rec *rec)
+{
+	int what = tfk_payload_guess(rec->data, rec->len, NULL, NULL);
+	const char *h = NULL;
+	size_t n = strlen(err->msg);
+
+	if (err->code != TFK_ECORRUPT)
+		return err->code;
+	if (!sequence && what == TFK_PAYLOAD_SEQEX)
+		h = "; give --sequence";
+	else if (what != TFK_PAYLOAD_SEQEX)
+		h = "; --raw writes the payloads as they are";
+	if (h && n + strlen(h) < sizeof(err->msg))
+		memcpy(err->msg + n, h, strlen(h) + 1);
+	return err->code;
+}
+
+/*
  * One record as a JSON line. A payload that does not decode is a
  * located error: "FILE: record N at byte OFF: bad tf.Example: byte 17:
  * ..." (the last offset is inside the payload).
@@ -124,14 +146,22 @@ static int emit_json(const char *path, const struct tfk_rec *rec,
 			rc = tfk_seqex_write_json(&sx, &line, err);
 	} else {
 		rc = tfk_example_parse(&ex, rec->data, rec->len, err);
+		/* an Example reader skips feature_lists (an unknown field):
+		 * that would print a SequenceExample's context alone */
+		if (!rc && tfk_payload_guess(rec->data, rec->len, NULL,
+					     NULL) == TFK_PAYLOAD_SEQEX)
+			rc = tfk_errf(err, TFK_ECORRUPT, "byte 0: a "
+				      "tf.SequenceExample (it has feature "
+				      "lists)");
 		if (!rc)
 			rc = tfk_exjson_write(&ex, &line, err);
 	}
-	if (rc)
-		return tfk_err_prefix(err, "%s: record %" PRIu64 " at byte %"
-				      PRIu64 ": bad tf.%sExample", path,
-				      rec->index, rec->off,
-				      sequence ? "Sequence" : "");
+	if (rc) {
+		tfk_err_prefix(err, "%s: record %" PRIu64 " at byte %" PRIu64
+			       ": bad tf.%sExample", path, rec->index,
+			       rec->off, sequence ? "Sequence" : "");
+		return hint(err, rec);
+	}
 	tfk_buf_addc(&line, '\n');
 	if (!tfk_buf_ok(&line))
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");

@@ -604,6 +604,90 @@ static int fast_parse(struct tfk_example *ex, const uint8_t *p,
 	return 1;
 }
 
+int tfk_payload_guess(const uint8_t *p, size_t len, const char **version,
+		      size_t *version_len)
+{
+	const uint8_t *end = p + len, *q = p;
+	struct tfk_pbf f;
+	int n = 0, event = 1, seqex = 1, lists = 0;
+
+	if (version) {
+		*version = NULL;
+		*version_len = 0;
+	}
+	while (q < end && (event || seqex)) {
+		if (tfk_pb_next(&q, end, &f)) {
+			event = seqex = 0;
+			break;
+		}
+		/* Event: 1 wall_time double, 2 step int64, 3 file_version
+		 * string, 4-10 messages or bytes (graph_def, summary, ...) */
+		if (n == 0 && (f.num != 1 || f.wt != TFK_PB_I64))
+			event = 0;
+		if (n > 0 && !(f.num == 2 && f.wt == TFK_PB_VARINT) &&
+		    !(f.num >= 3 && f.num <= 10 && f.wt == TFK_PB_LEN))
+			event = 0;
+		if (event && f.num == 3 && version) {
+			*version = (const char *)f.p;
+			*version_len = (size_t)(f.end - f.p);
+		}
+		if (!((f.num == 1 || f.num == 2) && f.wt == TFK_PB_LEN))
+			seqex = 0;
+		lists |= f.num == 2;
+		n++;
+	}
+	if (event && n > 0)
+		return TFK_PAYLOAD_EVENT;
+	if (version) {
+		*version = NULL;
+		*version_len = 0;
+	}
+	if (seqex && lists)
+		return TFK_PAYLOAD_SEQEX;
+	if (len && tfk_utf8_valid(p, len)) {
+		for (q = p; q < end; q++)
+			if ((*q < 0x20 && *q != '\t' && *q != '\n' &&
+			     *q != '\r') || *q == 0x7f)
+				return TFK_PAYLOAD_OTHER;
+		return TFK_PAYLOAD_TEXT;
+	}
+	return TFK_PAYLOAD_OTHER;
+}
+
+/*
+ * After parse_example failed: name what the payload is when we can
+ * tell, instead of the wire detail that only says it is not an Example.
+ */
+static int say_what_it_is(const uint8_t *buf, size_t len,
+			  struct tfk_err *err)
+{
+	const char *v;
+	size_t vn;
+
+	if (!err)
+		return TFK_ECORRUPT;
+	switch (tfk_payload_guess(buf, len, &v, &vn)) {
+	case TFK_PAYLOAD_EVENT:
+		if (v && vn < 64 && tfk_utf8_valid((const uint8_t *)v, vn))
+			return tfk_errf(err, TFK_ECORRUPT, "byte 0: a "
+					"tensorflow.Event (TensorBoard event "
+					"file, file_version \"%.*s\"), not a "
+					"tf.Example", (int)vn, v);
+		return tfk_errf(err, TFK_ECORRUPT, "byte 0: a tensorflow.Event "
+				"(TensorBoard event file), not a tf.Example");
+	case TFK_PAYLOAD_TEXT: {
+		static const char h[] = " (the payload is text, not a "
+					"tf.Example)";
+		size_t n = strlen(err->msg);
+
+		if (n + sizeof(h) <= sizeof(err->msg))
+			memcpy(err->msg + n, h, sizeof(h));
+		return TFK_ECORRUPT;
+	}
+	}
+	return TFK_ECORRUPT;
+}
+
 int tfk_example_parse(struct tfk_example *ex, const uint8_t *buf,
 		      size_t len, struct tfk_err *err)
 {
@@ -623,6 +707,8 @@ int tfk_example_parse(struct tfk_example *ex, const uint8_t *buf,
 	rc = parse_example(ex, buf, len, err);
 	if (rc == 0)
 		return 0;
+	if (rc == TFK_ECORRUPT)
+		rc = say_what_it_is(buf, len, err);
 fail:
 	ex->n_feat = 0;
 	ex->ht_mask = 0;

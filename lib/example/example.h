@@ -106,12 +106,41 @@ void tfk_example_release(struct tfk_example *ex);
  * the features, borrowing buf until it is freed or changed (and until
  * the next parse into ex: merged values may live in ex). Errors:
  * TFK_ECORRUPT with "byte OFF: what" (the offset inside buf; callers
- * prefix file and record), TFK_ENOMEM; after an error ex holds no
+ * prefix file and record), or, for a payload that tfk_payload_guess
+ * recognises, what it is instead ("byte 0: a tensorflow.Event
+ * (TensorBoard event file, file_version \"brain.Event:2\"), not a
+ * tf.Example"; "byte 3: ... (the payload is text, not a tf.Example)"), so that
+ * no one is left decoding "wire type 1, want 2"; TFK_ENOMEM; after an
+ * error ex holds no
  * features. The checks are complete: after success every accessor
  * below reads valid data.
  */
 int tfk_example_parse(struct tfk_example *ex, const uint8_t *buf,
 		      size_t len, struct tfk_err *err);
+
+/*
+ * What a payload is, judged from its top-level protobuf fields, for
+ * messages about records that are not what a tool expects:
+ *   TFK_PAYLOAD_EVENT    a tensorflow.Event (TensorBoard event files:
+ *                        wall_time, field 1, a double, comes first, and
+ *                        only Event's fields follow; formats/event.proto)
+ *   TFK_PAYLOAD_SEQEX    a tf.SequenceExample with feature lists (fields
+ *                        1 and 2 only, both messages, field 2 present)
+ *   TFK_PAYLOAD_TEXT     valid UTF-8 with no control characters but tab,
+ *                        CR and LF (a line of text)
+ *   TFK_PAYLOAD_OTHER    none of these (an Example, or unknown bytes)
+ * When version is not NULL and the payload is an Event that holds
+ * file_version (the first record of an event file, "brain.Event:2"),
+ * *version and *version_len get it (borrowed from p), else NULL and 0.
+ */
+enum {
+	TFK_PAYLOAD_OTHER = 0,
+	TFK_PAYLOAD_EVENT,
+	TFK_PAYLOAD_SEQEX,
+	TFK_PAYLOAD_TEXT
+};
+int tfk_payload_guess(const uint8_t *p, size_t len, const char **version,
+		      size_t *version_len);
 
 /* The feature called name (len bytes, may hold NULs), or NULL. A hash
  * lookup for wide records, a short scan otherwise. */

@@ -240,6 +240,14 @@ void tfk_exjson_add_values(struct tfk_buf *out, const struct tfk_feat *f)
 	size_t i, it = 0, len;
 	const uint8_t *p;
 
+	/* [] alone would lose the kind: say it */
+	if (f->n == 0 && f->kind >= TFK_FEAT_BYTES &&
+	    f->kind <= TFK_FEAT_INT64) {
+		tfk_buf_add(out, "{\"", 2);
+		tfk_buf_adds(out, tfk_feat_kind_name(f->kind));
+		tfk_buf_add(out, "\":[]}", 5);
+		return;
+	}
 	switch (f->kind) {
 	case TFK_FEAT_INT64: {
 		int64_t tmp[CHUNK], *v = tmp;
@@ -415,16 +423,25 @@ static const char *name_at(const struct tfk_exjson_reader *r, size_t off)
  * collected in r->vals (none: the value was null) to b.
  */
 static int emit(struct tfk_exjson_reader *r, size_t name_off, int none,
-		struct tfk_example_builder *b, struct tfk_err *err)
+		int typed, struct tfk_example_builder *b, struct tfk_err *err)
 {
 	const struct jval *v = (const struct jval *)r->vals.data;
 	size_t n = r->vals.len / sizeof(*v), i, nstr = 0, nfloat = 0;
 	const char *name = name_at(r, name_off);
 	int hint = r->kind ? r->kind(r->kind_ctx, name) : TFK_FEAT_NONE;
+	const char *says = typed ? "the line says" : "the schema says";
 	int kind;
 
 	if (hint < TFK_FEAT_BYTES || hint > TFK_FEAT_INT64)
 		hint = TFK_FEAT_NONE;
+	if (typed) {
+		if (hint && hint != typed)
+			return tfk_errf(err, TFK_EINVAL, "feature \"%s\": "
+					"{\"%s\": [...]}, but the schema says "
+					"%s", name, tfk_feat_kind_name(typed),
+					tfk_feat_kind_name(hint));
+		hint = typed;
+	}
 	if (none) {
 		tfk_exb_add_none(b, name);
 		return 0;
@@ -435,7 +452,9 @@ static int emit(struct tfk_exjson_reader *r, size_t name_off, int none,
 	}
 	if (n == 0 && !hint)
 		return tfk_errf(err, TFK_EINVAL, "feature \"%s\": empty list "
-				"has no kind; give --schema", name);
+				"has no kind; write {\"int64\":[]}, "
+				"{\"float\":[]} or {\"bytes\":[]}, or give "
+				"--schema", name);
 	if (nstr && nstr < n)
 		return tfk_errf(err, TFK_EINVAL, "feature \"%s\": mixes "
 				"strings and numbers", name);
@@ -447,11 +466,10 @@ static int emit(struct tfk_exjson_reader *r, size_t name_off, int none,
 		kind = nfloat ? TFK_FEAT_FLOAT : TFK_FEAT_INT64;
 	if (n && hint && kind != hint)
 		return tfk_errf(err, TFK_EINVAL, "feature \"%s\": strings, but "
-				"the schema says %s", name,
-				tfk_feat_kind_name(hint));
+				"%s %s", name, says, tfk_feat_kind_name(hint));
 	if (n && hint == TFK_FEAT_BYTES && !nstr)
 		return tfk_errf(err, TFK_EINVAL, "feature \"%s\": numbers, but "
-				"the schema says bytes", name);
+				"%s bytes", name, says);
 	r->arr.len = 0;
 	if (kind == TFK_FEAT_BYTES) {
 		const uint8_t **pv;
@@ -474,8 +492,8 @@ static int emit(struct tfk_exjson_reader *r, size_t name_off, int none,
 			if (v[i].type == J_FLOAT)
 				return tfk_errf(err, TFK_EINVAL, "feature "
 						"\"%s\": value %zu is not an "
-						"integer, but the schema says "
-						"int64", name, i);
+						"integer, but %s int64", name,
+						i, says);
 			if (v[i].type == J_BIGINT)
 				return tfk_errf(err, TFK_EINVAL, "feature "
 						"\"%s\": value %zu is out of "
@@ -913,6 +931,89 @@ static int parse_scalar(struct rd *c)
 	return syntax(c, "expected a value");
 }
 
+/* A list at c->p ('['): its values appended to r->vals. */
+static int parse_list(struct rd *c)
+{
+	c->p++;
+	skip_ws(c);
+	if (c->p < c->end && *c->p == ']') {
+		c->p++;
+		return 0;
+	}
+	for (;;) {
+		int rc;
+
+		skip_ws(c);
+		if ((rc = parse_scalar(c)))
+			return rc;
+		skip_ws(c);
+		if (c->p < c->end && *c->p == ',') {
+			c->p++;
+			continue;
+		}
+		if (c->p < c->end && *c->p == ']') {
+			c->p++;
+			return 0;
+		}
+		return syntax(c, "expected ',' or ']' in a list");
+	}
+}
+
+/* The kind a name in a typed list ({"float": [...]}) says, else NONE. */
+static int kind_word(const char *s, size_t len)
+{
+	int k;
+
+	for (k = TFK_FEAT_BYTES; k <= TFK_FEAT_INT64; k++)
+		if (strlen(tfk_feat_kind_name(k)) == len &&
+		    memcmp(tfk_feat_kind_name(k), s, len) == 0)
+			return k;
+	return TFK_FEAT_NONE;
+}
+
+/*
+ * A value that starts with '{' at c->p: a typed list {"KIND": [...]}
+ * (*typed gets the kind, the values go to r->vals) or else one
+ * {"b64": ...} value.
+ */
+static int parse_object_value(struct rd *c, int *typed)
+{
+	const char *start = c->p;
+	size_t mark = c->r->text.len, off, len;
+	int rc, k;
+
+	c->p++;
+	skip_ws(c);
+	if (c->p < c->end && *c->p == '"') {
+		if ((rc = parse_string(c, &off, &len)))
+			return rc;
+		k = kind_word((const char *)c->r->text.data + off, len);
+		c->r->text.len = mark;
+		if (k) {
+			skip_ws(c);
+			if (c->p == c->end || *c->p != ':')
+				return syntax(c, "expected ':'");
+			c->p++;
+			skip_ws(c);
+			if (c->p == c->end || *c->p != '[')
+				return feat_err(c, "expected a list after "
+						"{\"bytes\"/\"float\"/"
+						"\"int64\":");
+			if ((rc = parse_list(c)))
+				return rc;
+			skip_ws(c);
+			if (c->p == c->end || *c->p != '}')
+				return feat_err(c, "expected '}' after a typed "
+						"list");
+			c->p++;
+			*typed = k;
+			return 0;
+		}
+	}
+	c->p = start;
+	return parse_scalar(c);
+}
+
 /* Is the name at text offset off (len bytes) already in this line? */
 static int seen_before(struct tfk_exjson_reader *r, size_t off, size_t len)
 {
@@ -949,7 +1050,7 @@ int tfk_exjson_read_line(struct tfk_exjson_reader *r, const char *line,
 	} else {
 		for (;;) {
 			size_t off, nlen;
-			int none = 0;
+			int none = 0, typed = TFK_FEAT_NONE;
 
 			skip_ws(&c);
 			if (c.p == c.end || *c.p != '"')
@@ -974,34 +1075,17 @@ int tfk_exjson_read_line(struct tfk_exjson_reader *r, const char *line,
 			skip_ws(&c);
 			r->vals.len = 0;
 			if (c.p < c.end && *c.p == '[') {
-				c.p++;
-				skip_ws(&c);
-				if (c.p < c.end && *c.p == ']') {
-					c.p++;
-				} else {
-					for (;;) {
-						skip_ws(&c);
-						if ((rc = parse_scalar(&c)))
-							return rc;
-						skip_ws(&c);
-						if (c.p < c.end && *c.p == ',') {
-							c.p++;
-							continue;
-						}
-						if (c.p < c.end && *c.p == ']') {
-							c.p++;
-							break;
-						}
-						return syntax(&c, "expected ',' or "
-							      "']' in a list");
-					}
-				}
+				if ((rc = parse_list(&c)))
+					return rc;
+			} else if (c.p < c.end && *c.p == '{') {
+				if ((rc = parse_object_value(&c, &typed)))
+					return rc;
 			} else if (word(&c, "null")) {
 				none = 1;
 			} else if ((rc = parse_scalar(&c))) {
 				return rc;
 			}
-			if ((rc = emit(r, off, none, b, err)))
+			if ((rc = emit(r, off, none, typed, b, err)))
 				return rc;
 			skip_ws(&c);
 			if (c.p < c.end && *c.p == ',') {
@@ -1091,7 +1175,8 @@ int tfk_exjson_read_json(struct tfk_exjson_reader *r, const json_t *obj,
 {
 	const char *key;
 	json_t *val;
-	int rc;
+	const json_t *list;
+	int rc, typed;
 
 	if (!json_is_object(obj))
 		return tfk_errf(err, TFK_EINVAL, "expected a JSON object");
@@ -1103,17 +1188,33 @@ int tfk_exjson_read_json(struct tfk_exjson_reader *r, const json_t *obj,
 		if (!tfk_buf_ok(&r->text))
 			return oom(err);
 		r->vals.len = 0;
-		if (json_is_array(val)) {
-			for (i = 0; i < json_array_size(val); i++)
+		typed = TFK_FEAT_NONE;
+		list = val;
+		if (json_is_object(val) && json_object_size(val) == 1 &&
+		    !json_object_get(val, "b64")) {
+			const char *k = json_object_iter_key(
+				json_object_iter((json_t *)val));
+
+			typed = kind_word(k, strlen(k));
+			if (typed && !json_is_array(json_object_get(val, k)))
+				return tfk_errf(err, TFK_EINVAL, "feature "
+						"\"%s\": expected a list after "
+						"{\"bytes\"/\"float\"/"
+						"\"int64\":", key);
+			if (typed)
+				list = json_object_get(val, k);
+		}
+		if (json_is_array(list)) {
+			for (i = 0; i < json_array_size(list); i++)
 				if ((rc = json_value(r, key,
-						     json_array_get(val, i),
+						     json_array_get(list, i),
 						     err)))
 					return rc;
 		} else if (!json_is_null(val) &&
 			   (rc = json_value(r, key, val, err))) {
 			return rc;
 		}
-		if ((rc = emit(r, off, json_is_null(val), b, err)))
+		if ((rc = emit(r, off, json_is_null(val), typed, b, err)))
 			return rc;
 	}
 	if (!tfk_buf_ok(&b->feats))

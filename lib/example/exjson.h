@@ -13,22 +13,29 @@
  *     reader can tell floats from int64s; NaN, Infinity and -Infinity as
  *     bare words, as Python's json module writes them;
  *   - bytes values as JSON strings when they are valid UTF-8, else as
- *     {"b64": "<standard base64 with padding>"}.
+ *     {"b64": "<standard base64 with padding>"};
+ *   - an empty list as a typed list, {"int64":[]}, {"float":[]} or
+ *     {"bytes":[]}: "[]" alone would lose the kind, and the line must
+ *     read back to the same record without a schema.
  * A feature name that is not valid UTF-8 cannot be written (JSON keys
  * are text): that is an error, as protobuf itself refuses such names.
  *
  * Reading accepts what writing produces, and:
  *   - a bare value as a one-value list ({"label": 3});
  *   - integral numbers in a float list ([1, 2.5] is two floats);
- *   - {"b64": ...} and strings mixed in one bytes list.
+ *   - {"b64": ...} and strings mixed in one bytes list;
+ *   - a typed list, {"KIND": [values]} (KIND bytes, float or int64),
+ *     for any list: the kind it names is the feature's kind, and
+ *     values that cannot have it are errors ("..., but the line says
+ *     int64"); a schema that disagrees is an error too.
  * The kind of a feature comes from its values: strings or {"b64"} ->
  * bytes; any float token (with '.', exponent, NaN, Infinity) -> float;
  * integers only -> int64; null -> a Feature with no kind. A kind
  * lookup (the schema: name -> kind) overrides the guess where JSON is
- * ambiguous: an empty list (an error without it), integers in a float
- * feature; values that cannot have the schema's kind are errors. Errors
- * name the feature (`feature "x": empty list has no kind; give
- * --schema`) or give the byte offset in the line of a syntax error
+ * ambiguous: a plain empty list (an error without it or a typed list),
+ * integers in a float feature; values that cannot have the schema's
+ * kind are errors. Errors name the feature (`feature "x": empty list
+ * has no kind; write {"int64":[]}, ...`) or give the byte offset in the line of a syntax error
  * (`byte 17: expected ':' after a feature name`); callers prefix file
  * and line. A name given twice in one line is an error.
  *

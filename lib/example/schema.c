@@ -354,7 +354,7 @@ static int sample_bytes(struct tfk_schema_feat *f, const uint8_t *p, size_t n)
 
 static void *scratch(struct tfk_schema *s, size_t n)
 {
-	if (n > s->scratch_cap) {
+	if (!s->scratch || n > s->scratch_cap) {	/* n may be 0 */
 		size_t nc = n < 4096 ? 4096 : n;
 		void *p = tfk_malloc(nc);
 

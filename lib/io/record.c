@@ -145,8 +145,10 @@ int tfk_rec_next(struct tfk_rec_reader *r, struct tfk_rec *rec,
 			drop_rest(r, (size_t)avail);
 			return tfk_errf(err, TFK_ETRUNC, "%s: record %" PRIu64
 					" at byte %" PRIu64 ": truncated: length %" PRIu64
-					" but only %" PRIu64 " bytes left", path,
-					r->index, off, len, left);
+					" needs %" PRIu64 " bytes with its crc but "
+					"only %" PRIu64 " are left", path,
+					r->index, off, len,
+					len + TFK_REC_FOOTER, left);
 		}
 		return tfk_errf(err, TFK_ECORRUPT, "%s: record %" PRIu64
 				" at byte %" PRIu64 ": length %" PRIu64

@@ -216,6 +216,25 @@ check "--json --compression gzip: gzip -dc gives the lines" \
 testerr "--json on a payload that is not an Example: located error" \
 	'tfk-cat --json "$MNIST" "$FOX" >/dev/null' 1 \
 	"tfk-cat: $FOX: record 0 at byte 0: bad tf.Example: byte 0:"
+testerr "  a line of text says so and points to --raw" \
+	'tfk-cat --json "$FOX"' 1 \
+	"(the payload is text, not a tf.Example); --raw writes the payloads as they are"
+EVENTS=$FIX/events/tfx_estimator_chicago_taxi/events.out.tfevents.1646034739.jiyongjung.c.googlers.com
+export EVENTS
+testerr "--json on a TensorBoard event file says what it is" \
+	'tfk-cat --json "$EVENTS"' 1 \
+	"tfk-cat: $EVENTS: record 0 at byte 0: bad tf.Example: byte 0: a tensorflow.Event (TensorBoard event file, file_version \"brain.Event:2\"), not a tf.Example; --raw writes the payloads as they are"
+testerr "  and so on a later event" \
+	'tfk-cat --json --skip 1 "$EVENTS"' 1 \
+	"record 1 at byte 40: bad tf.Example: byte 0: a tensorflow.Event (TensorBoard event file), not a tf.Example"
+# SequenceExample {feature_lists {t: [[1]]}}: an Example reader would skip
+# the feature lists and print {}
+(cd "$T" && "$PYTHON" mkrec.py seq -- "$(printf '\022\016\012\014\012\001t\022\007\012\005\032\003\012\001\001')")
+testerr "--json on a SequenceExample points to --sequence" \
+	'tfk-cat --json seq' 1 \
+	"tfk-cat: seq: record 0 at byte 0: bad tf.Example: byte 0: a tf.SequenceExample (it has feature lists); give --sequence"
+testcmd "  which reads it" 'tfk-cat --json --sequence seq' \
+	'{"context":{},"feature_lists":{"t":[[1]]}}'
 testerr "--json --skip-corrupt drops it" \
 	'tfk-cat --json --skip-corrupt "$FOX" a' 0 \
 	"tfk-cat: $FOX: skipped 1 corrupt record (35 bytes)"

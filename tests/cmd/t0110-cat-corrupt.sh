@@ -54,13 +54,13 @@ testerr "length crc" 'tfk-cat lcrc2' 1 'tfk-cat: lcrc2: record 2 at byte 6406: l
 testerr "flipped length byte" 'tfk-cat len2' 1 'tfk-cat: len2: record 2 at byte 6406: length crc mismatch'
 testerr "flipped data crc byte" 'tfk-cat dcrc5' 1 'tfk-cat: dcrc5: record 5 at byte 16015: data crc mismatch'
 testerr "truncated file" 'tfk-cat trunc' 1 \
-	'tfk-cat: trunc: record 1 at byte 3203: truncated: length 3187 but only 1785 bytes left'
+	'tfk-cat: trunc: record 1 at byte 3203: truncated: length 3187 needs 3191 bytes with its crc but only 1785 are left'
 testcmd "... record 0 was written" 'tfk-cat trunc 2>/dev/null | cmp - "$MNIST" 2>&1 | sed "s/,.*//"' \
 	'cmp: EOF on - after byte 3203'
 testerr "truncated header" 'tfk-cat short' 1 \
 	'tfk-cat: short: record 0 at byte 0: truncated header (10 of 12 bytes)'
 testerr "absurd length" 'tfk-cat huge' 1 \
-	'tfk-cat: huge: record 0 at byte 0: truncated: length 1125899906842624 but only 100 bytes left'
+	'tfk-cat: huge: record 0 at byte 0: truncated: length 1125899906842624 needs 1125899906842628 bytes with its crc but only 100 are left'
 testerr "absurd length on a pipe: over the record budget" 'cat huge | tfk-cat' 1 \
 	'tfk-cat: <stdin>: record 0 at byte 0: length 1125899906842624 is more than the limit of 268435456 bytes (TFK_MAX_RECORD_BYTES)'
 testerr "... within a raised budget the pipe ends first" \

@@ -72,7 +72,22 @@ cat >"$T/s.json" <<'EOF'
 EOF
 testerr "an empty list without a schema: located error" \
 	'echo "{\"f\": []}" | tfk-json' 1 \
-	'tfk-json: <stdin>:1: feature "f": empty list has no kind; give --schema'
+	'tfk-json: <stdin>:1: feature "f": empty list has no kind; write {"int64":[]}, {"float":[]} or {"bytes":[]}, or give --schema'
+testcmd "typed empty lists need no schema" \
+	'echo "{\"f\": {\"float\": []}, \"i\": {\"int64\":[]}, \"b\": {\"bytes\": []}, \"g\": {\"float\": [1]}}" | tfk-json | "$PYTHON" show.py' \
+	'b=bytes: f=float: g=float:3f800000 i=int64:'
+testcmd "tfk-cat --json writes an empty list with its kind" \
+	'echo "{\"f\": [], \"i\": [], \"b\": [], \"n\": null}" | tfk-json --schema s.json | tfk-cat --json' \
+	'{"f":{"float":[]},"i":{"int64":[]},"b":{"bytes":[]},"n":null}'
+testcmd "  and tfk-cat --json | tfk-json round-trips it byte for byte" \
+	'echo "{\"f\": [], \"i\": [], \"b\": [], \"x\": [1.5]}" | tfk-json --schema s.json >e.tfrecord && tfk-cat --json e.tfrecord | tfk-json | cmp - e.tfrecord && echo same' \
+	'same'
+testerr "a typed list whose values are another kind: error" \
+	'echo "{\"i\": {\"int64\": [0.5]}}" | tfk-json' 1 \
+	'tfk-json: <stdin>:1: feature "i": value 0 is not an integer, but the line says int64'
+testerr "a typed list against the schema: error" \
+	'echo "{\"f\": {\"int64\": []}}" | tfk-json --schema s.json' 1 \
+	'tfk-json: <stdin>:1: feature "f": {"int64": [...]}, but the schema says float'
 testcmd "  with --schema: empty lists of each kind" \
 	'echo "{\"f\": [], \"i\": [], \"b\": []}" | tfk-json --schema s.json | "$PYTHON" show.py' \
 	'b=bytes: f=float: i=int64:'

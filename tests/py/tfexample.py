@@ -616,6 +616,10 @@ def _check_values(name, f, got):
     kind, vals = feature_kind_values(f)
     if kind == "none":
         return "" if got is None else "%s: want null" % name
+    if not vals:
+        # an empty list carries its kind: {"int64": []}
+        return "" if got == {kind: []} else \
+            "%s: want {\"%s\": []}" % (name, kind)
     if not isinstance(got, list) or len(got) != len(vals):
         return "%s: want a list of %d" % (name, len(vals))
     for i, (g, v) in enumerate(zip(got, vals)):
@@ -752,6 +756,11 @@ def random_json_case(rng):
             obj[name] = None
             continue
         vals = random_values(rng, kind)
+        if not vals and rng.random() < 0.5:
+            # an empty list says its kind
+            ex.features.feature[name].CopyFrom(make_feature([], kind))
+            obj[name] = {kind: []}
+            continue
         if not vals:
             vals = random_values(rng, kind) or ([b"z"] if kind == "bytes" else
                                                 [1.5] if kind == "float" else [7])

@@ -330,6 +330,43 @@ static void merge_rules(void)
 		"m=int64:1,2 n=int64:3");
 }
 
+/* Records that are not Examples say what they are. */
+static void not_examples(void)
+{
+	struct blob ev0 = H("09 000000c0e3a6d841 1a0d 627261696e2e4576656e743a32");
+	struct blob ev1 = H("09 000000c0e3a6d841 1005 2a05 0a03 0a0178");
+	const char *v;
+	size_t vn;
+
+	refuses("a TensorBoard event file's first record", ev0,
+		"byte 0: a tensorflow.Event (TensorBoard event file, "
+		"file_version \"brain.Event:2\"), not a tf.Example");
+	refuses("an event with a step and a summary", ev1,
+		"byte 0: a tensorflow.Event (TensorBoard event file), not a "
+		"tf.Example");
+	refuses("a line of text", H("68656c6c6f"),
+		"byte 2: field 13: groups (wire type 4) are not supported "
+		"(the payload is text, not a tf.Example)");
+	is_int(tfk_payload_guess(ev0.p, ev0.n, &v, &vn), TFK_PAYLOAD_EVENT,
+	       "guess: event");
+	ok(vn == 13 && !memcmp(v, "brain.Event:2", 13), "guess: its version");
+	is_int(tfk_payload_guess(ev1.p, ev1.n, &v, &vn), TFK_PAYLOAD_EVENT,
+	       "guess: event without a version");
+	ok(v == NULL && vn == 0, "  and no version");
+	is_int(tfk_payload_guess(H("0a00 1200").p, 4, NULL, NULL),
+	       TFK_PAYLOAD_SEQEX, "guess: SequenceExample");
+	is_int(tfk_payload_guess(H("1200").p, 2, NULL, NULL),
+	       TFK_PAYLOAD_SEQEX, "guess: SequenceExample without context");
+	is_int(tfk_payload_guess(H("0a00").p, 2, NULL, NULL),
+	       TFK_PAYLOAD_OTHER, "guess: an Example is other");
+	is_int(tfk_payload_guess(H("0a7f").p, 2, NULL, NULL),
+	       TFK_PAYLOAD_OTHER, "guess: DEL is not text");
+	is_int(tfk_payload_guess(H("").p, 0, NULL, NULL), TFK_PAYLOAD_OTHER,
+	       "guess: empty payload");
+	is_int(tfk_payload_guess(H("09 0000").p, 3, NULL, NULL),
+	       TFK_PAYLOAD_OTHER, "guess: a cut-off double is no event");
+}
+
 static void corrupt(void)
 {
 	refuses("truncated tag varint", H("80"), "byte 0: truncated varint");
@@ -1056,6 +1093,7 @@ int main(void)
 	unknown_fields();
 	merge_rules();
 	corrupt();
+	not_examples();
 	accessors();
 	wide();
 	encoder();

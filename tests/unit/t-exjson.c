@@ -71,7 +71,8 @@ static void writing(void)
 	tfk_exb_add_floats(&b, "f", NULL, 0);
 	is_str(write_json(), "{\"i\":[0,-1,-9223372036854775808,"
 	       "9223372036854775807],\"s\":[\"hi\",\"\",\"a\\\"b\\\\c\\n"
-	       "\\u0001\xe2\x98\x83\"],\"e\":[],\"f\":[]}",
+	       "\\u0001\xe2\x98\x83\"],\"e\":{\"bytes\":[]},"
+	       "\"f\":{\"float\":[]}}",
 	       "int64 extremes, escapes, empty values and lists");
 
 	tfk_exb_reset(&b);
@@ -351,8 +352,28 @@ static void reading(void)
 
 	/* refusals */
 	is_str(read_show("{\"x\":[]}"),
-	       "feature \"x\": empty list has no kind; give --schema",
-	       "empty list without a schema");
+	       "feature \"x\": empty list has no kind; write "
+	       "{\"int64\":[]}, {\"float\":[]} or {\"bytes\":[]}, or give "
+	       "--schema", "empty list without a schema");
+	is_str(read_show("{\"i\":{\"int64\":[]},\"f\":{ \"float\" : [ ] },"
+			 "\"b\":{\"bytes\":[]},\"g\":{\"float\":[1,2]},"
+			 "\"s\":{\"bytes\":[\"a\",{\"b64\":\"/w==\"}]}}"),
+	       "{\"i\":{\"int64\":[]},\"f\":{\"float\":[]},"
+	       "\"b\":{\"bytes\":[]},\"g\":[1.0,2.0],"
+	       "\"s\":[\"a\",{\"b64\":\"/w==\"}]}",
+	       "typed lists: empty lists keep their kind, integers as floats");
+	is_str(read_show("{\"i\":{\"int64\":[0.5]}}"),
+	       "feature \"i\": value 0 is not an integer, but the line says "
+	       "int64", "typed list: a float in an int64 list");
+	is_str(read_show("{\"i\":{\"bytes\":[1]}}"),
+	       "feature \"i\": numbers, but the line says bytes",
+	       "typed list: a number in a bytes list");
+	is_str(read_show("{\"i\":{\"float\":1}}"),
+	       "feature \"i\": expected a list after "
+	       "{\"bytes\"/\"float\"/\"int64\":", "typed list: no list");
+	is_str(read_show("{\"i\":{\"float\":[],\"x\":1}}"),
+	       "feature \"i\": expected '}' after a typed list",
+	       "typed list: a second key");
 	is_str(read_show("{\"x\":[1,\"a\"]}"),
 	       "feature \"x\": mixes strings and numbers", "mixed list");
 	is_str(read_show("{\"x\":[[1]]}"),
@@ -439,7 +460,8 @@ static void reading(void)
 	tfk_exjson_reader_release(&rd);
 	tfk_exjson_reader_init(&rd, kinds, NULL);
 	is_str(read_show("{\"f\":[1,2],\"i\":[],\"b\":[],\"f2\":[1]}"),
-	       "{\"f\":[1.0,2.0],\"i\":[],\"b\":[],\"f2\":[1]}",
+	       "{\"f\":[1.0,2.0],\"i\":{\"int64\":[]},\"b\":{\"bytes\":[]},"
+	       "\"f2\":[1]}",
 	       "schema: integers in a float feature, empty lists get kinds");
 	is_str(read_show("{\"i\":[0.5]}"),
 	       "feature \"i\": value 0 is not an integer, but the schema says "
@@ -472,7 +494,9 @@ static void reading(void)
 		       "{\"x\":[3.0],\"y\":[3],\"m\":[3]}",
 		       "tfk_exjson_schema_kind: kinds from a tfk_schema");
 		is_str(read_show("{\"m\":[]}"),
-		       "feature \"m\": empty list has no kind; give --schema",
+		       "feature \"m\": empty list has no kind; write "
+		       "{\"int64\":[]}, {\"float\":[]} or {\"bytes\":[]}, "
+		       "or give --schema",
 		       "a mixed kind gives no kind");
 		tfk_schema_release(&s);
 	}
@@ -489,11 +513,15 @@ static void jansson_agrees(void)
 		"{\"a\":3,\"b\":\"s\",\"c\":{\"b64\":\"\"},\"d\":2.5}",
 		"{\"x\":[1,2.5,3],\"i\":[-9223372036854775808],\"e\":[\"\"]}",
 		"{\"s\":[\"\\u00e9\\ud83d\\ude00\"],\"n\":null}",
+		"{\"i\":{\"int64\":[]},\"f\":{\"float\":[1]},\"b\":{\"bytes\":[]}}",
 		"{}",
 	};
 	static const char *const bad[][2] = {
-		{ "{\"x\":[]}", "feature \"x\": empty list has no kind; give "
+		{ "{\"x\":[]}", "feature \"x\": empty list has no kind; write "
+		  "{\"int64\":[]}, {\"float\":[]} or {\"bytes\":[]}, or give "
 		  "--schema" },
+		{ "{\"x\":{\"float\":1}}", "feature \"x\": expected a list "
+		  "after {\"bytes\"/\"float\"/\"int64\":" },
 		{ "{\"x\":[[1]]}", "feature \"x\": nested list (SequenceExample "
 		  "lists are not an Example)" },
 		{ "{\"x\":[true]}", "feature \"x\": true/false is not a value "

@@ -397,6 +397,46 @@ static void content(void)
 	is_str(content_of(v, l, 2), "png", "png twice: png");
 }
 
+/* A first numeric feature with no values: nothing to copy, still fine
+ * (the scratch buffer was never allocated: once "out of memory"). */
+static void empty_first(void)
+{
+	const int kinds[] = { TFK_FEAT_FLOAT, TFK_FEAT_INT64 };
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		struct tfk_schema s;
+		struct tfk_example_builder b;
+		struct tfk_example ex;
+		const struct tfk_schema_feat *f;
+		struct tfk_err err;
+		const uint8_t *p;
+		size_t n;
+		int rc;
+
+		tfk_schema_init(&s);
+		tfk_exb_init(&b);
+		tfk_example_init(&ex);
+		if (kinds[k] == TFK_FEAT_FLOAT)
+			tfk_exb_add_floats(&b, "e", NULL, 0);
+		else
+			tfk_exb_add_int64s(&b, "e", NULL, 0);
+		rc = tfk_exb_finish(&b, &p, &n, &err);
+		if (!rc)
+			rc = tfk_example_parse(&ex, p, n, &err);
+		if (!rc)
+			rc = tfk_schema_observe(&s, &ex, &err);
+		f = tfk_schema_find(&s, "e");
+		ok(rc == 0 && f && f->kind == kinds[k] && f->len_max == 0,
+		   "an empty %s list as the first numeric feature: observed "
+		   "(rc %d%s%s)", tfk_feat_kind_name(kinds[k]), rc,
+		   rc ? ": " : "", rc ? err.msg : "");
+		tfk_example_release(&ex);
+		tfk_exb_release(&b);
+		tfk_schema_release(&s);
+	}
+}
+
 static void kinds_and_samples(void)
 {
 	struct tfk_schema s;
@@ -776,6 +816,7 @@ int main(void)
 	document();
 	content();
 	kinds_and_samples();
+	empty_first();
 	sequence();
 	errors();
 	files();

@@ -561,6 +561,14 @@ static int show_json(const char *path, const struct tfk_tflite *m)
 	return 0;
 }
 
+void lite_load_warnings(const char *path, const struct tfk_tflite *m)
+{
+	int i;
+
+	for (i = 0; m && i < m->n_warnings; i++)
+		tfk_cli_warn("%s: warning: %s", path, m->warnings[i]);
+}
+
 static int show_main(int argc, char **argv)
 {
 	struct tfk_tflite m;
@@ -575,6 +583,8 @@ static int show_main(int argc, char **argv)
 		return tfk_cli_fail(&err);
 	{
 		const char *shown = strcmp(argv[0], "-") ? argv[0] : "<stdin>";
+
+		lite_load_warnings(shown, &m);
 
 		rc = json ? show_json(shown, &m) : show_text(shown, &m);
 	}

@@ -233,6 +233,7 @@ static int lite_bench_main(int argc, char **argv)
 	t0 = tfk_sv_now();
 	if (tfk_servable_open(&sv, argv[0], &so, &err))
 		return tfk_cli_fail(&err);
+	lite_load_warnings(tfk_servable_path(sv), tfk_servable_tflite(sv));
 	r.parse_ms = (tfk_sv_now() - t0) * 1e3;
 	path = tfk_servable_path(sv);
 	if (!(sig = pick_signature(sv, path, &err))) {

@@ -225,6 +225,7 @@ static int lite_run_main(int argc, char **argv)
 		tfk_cli_usage_error("run needs --input_exprs or --inputs");
 	if (tfk_servable_open(&s, argv[0], &so, &err))
 		return tfk_cli_fail(&err);
+	lite_load_warnings(tfk_servable_path(s), tfk_servable_tflite(s));
 	if (outdir && tfk_mkdirs(outdir, &err)) {
 		tfk_servable_close(s);
 		return tfk_cli_fail(&err);

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -229,6 +230,9 @@ void tfk_tflite_release(struct tfk_tflite *m)
 	tfk_free(m->metadata);
 	tfk_free(m->signatures);
 	tfk_free(m->metadata_buffer);
+	for (i = 0; i < m->n_warnings; i++)
+		tfk_free(m->warnings[i]);
+	tfk_free(m->warnings);
 	if (m->owns)
 		tfk_free((void *)m->p);
 	memset(m, 0, sizeof(*m));
@@ -344,7 +348,50 @@ static int load_shape(const struct tfk_fb_table *t, int slot, int64_t *shape,
 	return 1;
 }
 
-static int load_quant(struct tfk_tfl_tensor *x, const struct tfk_fb_table *qt,
+/* Append a load warning (printf-style) to m->warnings. */
+static int warn(struct tfk_tflite *m, struct tfk_err *err, const char *fmt,
+		...) __attribute__((format(printf, 3, 4)));
+static int warn(struct tfk_tflite *m, struct tfk_err *err, const char *fmt,
+		...)
+{
+	char buf[512], **w;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	w = tfk_realloc(m->warnings, (size_t)(m->n_warnings + 1) * sizeof(*w));
+	if (!w)
+		return nomem(err);
+	m->warnings = w;
+	if (!(w[m->n_warnings] = tfk_strdup(buf)))
+		return nomem(err);
+	m->n_warnings++;
+	return 0;
+}
+
+/*
+ * The axis of a per-channel tensor whose quantized_dimension is out of
+ * range: TF1-era converters wrote any value there for rank-1 biases
+ * (LiteRT refuses such files). When exactly one dimension has as many
+ * entries as there are scales, that is the axis the file means: it is
+ * taken, and the load warns. -1 when no single dimension fits.
+ */
+static int legacy_axis(const struct tfk_tfl_tensor *x, int n_scale)
+{
+	int i, d = -1;
+
+	for (i = 0; i < x->rank; i++)
+		if (x->shape[i] == n_scale) {
+			if (d >= 0)
+				return -1;
+			d = i;
+		}
+	return d;
+}
+
+static int load_quant(struct tfk_tflite *m, struct tfk_tfl_tensor *x,
+		      const struct tfk_fb_table *qt, int sg, int ti,
 		      struct tfk_err *err)
 {
 	struct tfk_tfl_quant *q = &x->quant;
@@ -397,6 +444,19 @@ static int load_quant(struct tfk_tfl_tensor *x, const struct tfk_fb_table *qt,
 	if (q->n_scale > 1) {
 		int d = q->quantized_dimension;
 
+		if ((d < 0 || d >= x->rank) &&
+		    legacy_axis(x, q->n_scale) >= 0) {
+			q->quantized_dimension = legacy_axis(x, q->n_scale);
+			if ((rc = warn(m, err, "subgraphs[%d]: tensors[%d] '%s':"
+				       " quantization: quantized_dimension %d "
+				       "is outside the tensor's rank %d; read "
+				       "as %d, the one dimension with %d "
+				       "entries, one per scale (a legacy "
+				       "file)", sg, ti, x->name, d, x->rank,
+				       q->quantized_dimension, q->n_scale)))
+				return rc;
+			d = q->quantized_dimension;
+		}
 		if (d < 0 || d >= x->rank)
 			return tfk_errf(err, TFK_ECORRUPT, "quantized_dimension "
 					"%d is outside the tensor's rank %d",
@@ -410,7 +470,8 @@ static int load_quant(struct tfk_tfl_tensor *x, const struct tfk_fb_table *qt,
 }
 
 static int load_tensor(struct tfk_tflite *m, struct tfk_tfl_tensor *x,
-		       const struct tfk_fb_table *t, struct tfk_err *err)
+		       const struct tfk_fb_table *t, int sg, int ti,
+		       struct tfk_err *err)
 {
 	struct tfk_fb_table qt, sp;
 	uint8_t b;
@@ -451,7 +512,7 @@ static int load_tensor(struct tfk_tflite *m, struct tfk_tfl_tensor *x,
 		return rc;
 	if (rc) {
 		x->has_quant = 1;
-		if ((rc = load_quant(x, &qt, err)))
+		if ((rc = load_quant(m, x, &qt, sg, ti, err)))
 			return tfk_err_prefix(err, "quantization");
 	}
 	{
@@ -570,7 +631,8 @@ static int load_subgraph(struct tfk_tflite *m, struct tfk_tfl_subgraph *s,
 		return rc;
 	for (i = 0; i < s->n_tensors; i++)
 		if ((rc = tfk_fb_vec_table(&tv, (uint32_t)i, &x, err)) ||
-		    (rc = load_tensor(m, &s->tensors[i], &x, err)))
+		    (rc = load_tensor(m, &s->tensors[i], &x,
+				       (int)(s - m->subgraphs), i, err)))
 			return tfk_err_prefix(err, "tensors[%d]", i);
 	for (i = 0; i < s->n_ops; i++)
 		if ((rc = tfk_fb_vec_table(&ov, (uint32_t)i, &x, err)) ||

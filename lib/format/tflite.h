@@ -57,6 +57,10 @@
  *    the file;
  *  - quantization: as many zero points as scales, scales finite and
  *    > 0, per-channel counts equal to the quantized dimension's size.
+ *    A quantized_dimension outside the tensor's rank (TF1-era files
+ *    wrote any value for rank-1 biases) is read as the one dimension
+ *    whose size is the scale count, with a warning in m->warnings;
+ *    with no such single dimension it is an error.
  * Errors: "subgraphs[0]: tensors[3]: quantization: scale[1] is -0.5,
  * expected a finite value > 0" (TFK_ECORRUPT) or a structural error from flatbuf.c with
  * the same path prefix; the caller adds the file name.
@@ -190,6 +194,12 @@ struct tfk_tflite {
 	struct tfk_tfl_metadata *metadata;
 	struct tfk_tfl_signature *signatures;
 	int32_t *metadata_buffer;
+	/* What loading let pass in a file TFLite's own runtime may refuse,
+	 * one located line each ("subgraphs[0]: tensors[5] 'b':
+	 * quantization: quantized_dimension 3 is outside the tensor's rank
+	 * 1; read as 0, ..."); the library does not print them, tools do. */
+	int n_warnings;
+	char **warnings;	/* owned */
 };
 
 /*

@@ -19,6 +19,7 @@
 #include "util/limit.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,6 +58,20 @@ static const struct dt_info *dt_find(enum tfk_dtype t)
 		if (dts[i].t == t)
 			return &dts[i];
 	return NULL;
+}
+
+float tfk_half_to_float(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
+	float v;
+
+	if (e == 0)
+		v = ldexpf((float)mant, -24);
+	else if (e == 31)
+		v = mant ? NAN : INFINITY;
+	else
+		v = ldexpf((float)(mant | 0x400), e - 25);
+	return (h & 0x8000) ? -v : v;
 }
 
 size_t tfk_dtype_size(enum tfk_dtype t)

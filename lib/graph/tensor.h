@@ -100,6 +100,9 @@ struct tfk_tdesc {
 /* Bytes per element (sizeof(struct tfk_str) for DT_STRING); 0 for
  * TFK_DT_INVALID and numbers that are not in enum tfk_dtype. */
 size_t tfk_dtype_size(enum tfk_dtype t);
+/* An IEEE binary16 value (DT_HALF's element) as float, exactly
+ * (subnormals, infinities and NaN included). */
+float tfk_half_to_float(uint16_t h);
 /* numpy's name as TF prints it ("float32", "int64", "string", "bool",
  * "float16"); "invalid" for unknown numbers. Static storage. */
 const char *tfk_dtype_name(enum tfk_dtype t);

@@ -127,8 +127,10 @@ int tfk_lite_convert(const struct tfk_import *imp,
  * INT16 tensor (tfk_tflite_graph refuses those; run them here).
  * tfk_tflite_run_int8: run sg once with the lib/kernels/int8 kernels
  * (TFLite's reference integer arithmetic) on feeds[k] for subgraph
- * input k (float32; quantized with the input's parameters when the
- * input is INT8), batch = dimension 0 of feeds[0]; outs[j] gets a heap
+ * input k (float32, float16 or float64: quantized with the input's
+ * parameters when the input is INT8; for an INT8 input, int8, uint8,
+ * int16, int32 or int64 values are the quantized values themselves,
+ * each checked to lie in [-128, 127]), batch = dimension 0 of feeds[0]; outs[j] gets a heap
  * copy of tensor out_tensors[j] (caller releases). Operators: QUANTIZE,
  * DEQUANTIZE, FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,
  * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,

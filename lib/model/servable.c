@@ -894,6 +894,8 @@ static double get_d(const struct tfk_tensor *t, int64_t i)
 	switch (t->dtype) {
 	case TFK_DT_FLOAT: return ((const float *)t->data)[i];
 	case TFK_DT_DOUBLE: return ((const double *)t->data)[i];
+	case TFK_DT_HALF:
+		return tfk_half_to_float(((const uint16_t *)t->data)[i]);
 	default: return 0;
 	}
 }
@@ -922,7 +924,7 @@ static int convert(struct tfk_tensor *t, enum tfk_dtype want,
 	if (t->dtype == want)
 		return 0;
 	if (!((is_float(want) && (is_float(t->dtype) || is_int(t->dtype)) &&
-	       t->dtype != TFK_DT_HALF && want != TFK_DT_HALF) ||
+	       want != TFK_DT_HALF) ||
 	      (is_int(want) && is_int(t->dtype))))
 		return tfk_errf(err, TFK_EINVAL, "input '%s': expected %s, "
 				"got %s values", key, tfk_dtype_name(want),
@@ -977,6 +979,24 @@ static int convert(struct tfk_tensor *t, enum tfk_dtype want,
 	return 0;
 }
 
+/* The dtype a quantized .tflite input is fed in: integers as its own
+ * quantized values (range checked against its type), floats as float32
+ * for the interpreter to quantize; TFK_DT_INVALID: as given. */
+static enum tfk_dtype quant_feed(const struct tfk_sv_tensor *want,
+				 enum tfk_dtype have)
+{
+	if (is_float(have))
+		return TFK_DT_FLOAT;
+	if (!is_int(have))
+		return TFK_DT_INVALID;
+	switch (want->tfl_type) {
+	case TFK_TFL_INT8: return TFK_DT_INT8;
+	case TFK_TFL_UINT8: return TFK_DT_UINT8;
+	case TFK_TFL_INT16: return TFK_DT_INT16;
+	default: return TFK_DT_INVALID;
+	}
+}
+
 int tfk_sv_convert(struct tfk_tensor *t, const struct tfk_sv_tensor *want,
 		   struct tfk_err *err)
 {
@@ -993,9 +1013,15 @@ int tfk_sv_convert(struct tfk_tensor *t, const struct tfk_sv_tensor *want,
 		return tfk_errf(err, TFK_EINVAL, "input '%s': expected %s, got "
 				"%s values", want->key, tfk_dtype_name(w),
 				tfk_dtype_name(t->dtype));
-	if (w != TFK_DT_STRING && w != TFK_DT_BOOL && !keep &&
-	    convert(t, w, want->key, err))
+	if (keep) {
+		enum tfk_dtype q = quant_feed(want, t->dtype);
+
+		if (q != TFK_DT_INVALID && convert(t, q, want->key, err))
+			return TFK_EINVAL;
+	} else if (w != TFK_DT_STRING && w != TFK_DT_BOOL &&
+		   convert(t, w, want->key, err)) {
 		return TFK_EINVAL;
+	}
 	if (!tfl && !shape_fits(want, t))
 		return tfk_errf(err, TFK_EINVAL, "input '%s': expected %s %s, "
 				"got shape %s", want->key, tfk_dtype_name(w),

@@ -194,8 +194,10 @@ int tfk_runner_run(struct tfk_runner *r, const struct tfk_tensor *in,
  * checked; never floats to integers, strings to numbers or bools to
  * anything else) and check its shape fits want's. A .tflite tensor
  * takes any shape (the run resizes), and one of a quantized type (INT8,
- * UINT8, INT16) or a type without a TensorFlow dtype keeps t's numeric
- * type: the interpreter quantizes. Errors (TFK_EINVAL): "input 'x': expected
+ * UINT8, INT16) takes integers as its quantized values (converted to
+ * its own type, range checked) and floats as float32 (the interpreter
+ * quantizes them); one of a type without a TensorFlow dtype keeps t's
+ * numeric type. float16 values feed float32 and float64 tensors. Errors (TFK_EINVAL): "input 'x': expected
  * float32, got string values", "input 'x': value 300 out of range for
  * uint8", "input 'x': expected float32 [?, 1], got shape [2]".
  */

@@ -92,21 +92,6 @@ static const uint8_t *data_of(struct ctx *c, int t)
 	return c->m->buffers[c->s->tensors[t].buffer].data;
 }
 
-/* IEEE half to float (no hardware dependence). */
-static float half_to_float(uint16_t h)
-{
-	int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
-	float v;
-
-	if (e == 0)
-		v = ldexpf((float)mant, -24);
-	else if (e == 31)
-		v = mant ? NAN : INFINITY;
-	else
-		v = ldexpf((float)(mant | 0x400), e - 25);
-	return (h & 0x8000) ? -v : v;
-}
-
 static int32_t rd_i32(const uint8_t *p)
 {
 	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
@@ -154,7 +139,7 @@ static int make_const(struct ctx *c, int t, int dequant, struct tfk_port *out)
 	n = tfk_tensor_numel(&v);
 	if (x->type == TFK_TFL_FLOAT16) {
 		for (i = 0; i < n; i++)
-			((float *)v.data)[i] = half_to_float(
+			((float *)v.data)[i] = tfk_half_to_float(
 				(uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
 	} else if (is_quantized(x->type)) {
 		const struct tfk_tfl_quant *q = &x->quant;

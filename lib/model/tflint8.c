@@ -1165,6 +1165,24 @@ void tfk_tflite_int8_max_work(struct tfk_tfl_int8 *p, int64_t ops)
 	p->r.max_work = ops > 0 ? ops : 0;
 }
 
+static int is_int_dtype(enum tfk_dtype t)
+{
+	return t == TFK_DT_INT8 || t == TFK_DT_UINT8 || t == TFK_DT_INT16 ||
+		t == TFK_DT_INT32 || t == TFK_DT_INT64;
+}
+
+/* Element i of an integer tensor (is_int_dtype). */
+static int64_t int_at(const struct tfk_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case TFK_DT_INT8: return ((const int8_t *)t->data)[i];
+	case TFK_DT_UINT8: return ((const uint8_t *)t->data)[i];
+	case TFK_DT_INT16: return ((const int16_t *)t->data)[i];
+	case TFK_DT_INT32: return ((const int32_t *)t->data)[i];
+	default: return ((const int64_t *)t->data)[i];
+	}
+}
+
 int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 			int n_out, const int *out_tensors,
 			struct tfk_tensor *outs, struct tfk_err *err)
@@ -1219,13 +1237,14 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 			memcpy(d, feeds[k].data, (size_t)n * 4);
 		} else if (x->type == TFK_TFL_INT8 &&
 			   (feeds[k].dtype == TFK_DT_FLOAT ||
-			    feeds[k].dtype == TFK_DT_DOUBLE)) {
+			    feeds[k].dtype == TFK_DT_DOUBLE ||
+			    feeds[k].dtype == TFK_DT_HALF)) {
 			struct tfk_int8_qp q;
 			int32_t zp[1];
 			float *f = feeds[k].data, *tmp = NULL;
 			int64_t i;
 
-			if (feeds[k].dtype == TFK_DT_DOUBLE) {
+			if (feeds[k].dtype != TFK_DT_FLOAT) {
 				tmp = tfk_malloc((size_t)n * 4 + 4);
 				if (!tmp) {
 					rc = tfk_errf(err, TFK_ENOMEM,
@@ -1233,8 +1252,11 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 					goto out;
 				}
 				for (i = 0; i < n; i++)
-					tmp[i] = (float)((const double *)
-							 feeds[k].data)[i];
+					tmp[i] = feeds[k].dtype == TFK_DT_HALF ?
+						tfk_half_to_float(((const
+						uint16_t *)feeds[k].data)[i]) :
+						(float)((const double *)
+							feeds[k].data)[i];
 				f = tmp;
 			}
 			r->op_i = 0;
@@ -1244,17 +1266,13 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 			tfk_free(tmp);
 			if (rc)
 				goto out;
-		} else if (x->type == TFK_TFL_INT8 &&
-			   (feeds[k].dtype == TFK_DT_INT64 ||
-			    feeds[k].dtype == TFK_DT_INT32)) {
+		} else if (x->type == TFK_TFL_INT8 && is_int_dtype(feeds[k].dtype)) {
 			/* integers are the quantized values themselves, as
-			 * an int8 numpy array fed to TFLite */
+			 * an integer numpy array fed to TFLite */
 			int64_t i, v;
 
 			for (i = 0; i < n; i++) {
-				v = feeds[k].dtype == TFK_DT_INT64 ?
-					((const int64_t *)feeds[k].data)[i] :
-					((const int32_t *)feeds[k].data)[i];
+				v = int_at(&feeds[k], i);
 				if (v < -128 || v > 127) {
 					rc = tfk_errf(err, TFK_EINVAL, "input "
 						      "%d '%s': value %lld is "

@@ -237,6 +237,41 @@ static void test_convert(void)
 	is_str(err.msg, "input 'x': expected int32, got float32 values",
 	       "never floats to integers");
 	tfk_tensor_release(&t);
+
+	/* float16 feeds float32: 0x3c00 is 1.0, 0xc500 -5.0 */
+	tfk_tensor_init(&t, TFK_DT_HALF, 1, &n, NULL);
+	((uint16_t *)t.data)[0] = 0x3c00;
+	((uint16_t *)t.data)[1] = 0xc500;
+	w.dtype = TFK_DT_FLOAT;
+	ok(!tfk_sv_convert(&t, &w, &err) && t.dtype == TFK_DT_FLOAT &&
+	   ((float *)t.data)[0] == 1.0f && ((float *)t.data)[1] == -5.0f,
+	   "float16 to float32");
+	tfk_tensor_release(&t);
+
+	/* a .tflite INT8 input: integers become its int8 values */
+	w.dtype = TFK_DT_INT8;
+	w.tfl_type = TFK_TFL_INT8;
+	tfk_tensor_init(&t, TFK_DT_INT16, 1, &n, NULL);
+	((int16_t *)t.data)[0] = -128;
+	((int16_t *)t.data)[1] = 127;
+	ok(!tfk_sv_convert(&t, &w, &err) && t.dtype == TFK_DT_INT8 &&
+	   ((int8_t *)t.data)[0] == -128 && ((int8_t *)t.data)[1] == 127,
+	   "int16 values for an INT8 tensor become int8");
+	tfk_tensor_release(&t);
+	tfk_tensor_init(&t, TFK_DT_UINT8, 1, &n, NULL);
+	((uint8_t *)t.data)[0] = 3;
+	((uint8_t *)t.data)[1] = 200;
+	ok(tfk_sv_convert(&t, &w, &err) == TFK_EINVAL, "uint8 200 as INT8");
+	is_str(err.msg, "input 'x': value 200 out of range for int8",
+	       "INT8 range message");
+	tfk_tensor_release(&t);
+	tfk_tensor_init(&t, TFK_DT_HALF, 1, &n, NULL);
+	((uint16_t *)t.data)[0] = 0x3c00;
+	((uint16_t *)t.data)[1] = 0;
+	ok(!tfk_sv_convert(&t, &w, &err) && t.dtype == TFK_DT_FLOAT &&
+	   ((float *)t.data)[0] == 1.0f, "float16 for an INT8 tensor: "
+	   "float32, for the interpreter to quantize");
+	tfk_tensor_release(&t);
 }
 
 int main(void)

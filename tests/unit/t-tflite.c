@@ -604,6 +604,33 @@ static void built_models(void)
 		   "quantized_dimension out of range: %s", err.msg);
 	}
 	{
+		struct knobs k2;
+		struct tfk_tflite m;
+		uint8_t *p;
+		size_t n;
+
+		/* legacy: quantized_dimension 5 of a [1, 2] tensor with 2
+		 * scales; dimension 1 alone has 2 entries, so it is meant */
+		defaults(&k2);
+		k2.y_n_scale = 2;
+		k2.y_n_zp = 2;
+		k2.y_qdim = 5;
+		ok(!mk_model(&k2, &p, &n), "legacy model built");
+		rc = tfk_tflite_load(&m, p, n, &err);
+		ok(!rc && m.n_warnings == 1 &&
+		   m.subgraphs[0].tensors[2].quant.quantized_dimension == 1,
+		   "legacy quantized_dimension read as 1: %s",
+		   rc ? err.msg : "loaded");
+		if (!rc)
+			is_str(m.warnings[0], "subgraphs[0]: tensors[2] 'y': "
+			       "quantization: quantized_dimension 5 is outside "
+			       "the tensor's rank 2; read as 1, the one "
+			       "dimension with 2 entries, one per scale (a "
+			       "legacy file)", "the warning names the tensor");
+		tfk_tflite_release(&m);
+		free(p);
+	}
+	{
 		struct knobs k3;
 
 		/* shape overflow: 8 dims of 2^31-1 elements */

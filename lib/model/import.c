@@ -21,6 +21,15 @@
  * handle (a VarHandleOp: then the port is the variable's VariableV2
  * node, and ReadVariableOp passes it through).
  *
+ * Writes: Assign* on a ref and Assign*VariableOp on a resource become
+ * _AssignVariable nodes writing the VariableV2's tensor in place. The
+ * walk follows data edges only, so a write that nothing reads (a
+ * tf.function's assign_add, reached by a control edge from the read
+ * after it, or from the function's control_ret) is resolved when the
+ * node that waits on it is, before it: the graph order is then the
+ * program order, and the write is a run target (import.h) so the
+ * executor does not prune it. Other control edges are still ignored.
+ *
  * Hostile files: every "node:idx" / "node:arg:idx" index is parsed by
  * out_index alone, so each lands in 0..MAX_OUT_INDEX before it indexes
  * anything. Depth is bounded twice (MAX_DEPTH frames, MAX_CALLS nested

@@ -1174,7 +1174,6 @@ static void run_release(struct run *R)
 {
 	int i;
 
-	tfk_runner_free(R->r);
 	for (i = 0; i < R->n_in; i++) {
 		tfk_buf_release(&R->in[i].vals);
 		tfk_buf_release(&R->in[i].tmp);
@@ -1186,6 +1185,8 @@ static void run_release(struct run *R)
 	for (i = 0; R->feeds && R->r && i < tfk_runner_n_inputs(R->r);
 	     i++)
 		tfk_tensor_release(&R->feeds[i]);
+	/* after the loop above, which asks the runner its input count */
+	tfk_runner_free(R->r);
 	tfk_free(R->feeds);
 	tfk_free(R->feed_in);
 	tfk_free(R->fetched);

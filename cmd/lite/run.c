@@ -146,16 +146,20 @@ static int run_model(struct tfk_servable *s)
 		for (j = 0; j < sig->n_inputs; j++)
 			if (!strcmp(sig->inputs[j].key, g.v[i].key))
 				break;
-		if (j == sig->n_inputs)
-			tfk_cli_usage_error("%s: no input '%s' (inputs: %s)",
-					    g.v[i].from, g.v[i].key,
-					    key_list(sig));
+		/* a key the model lacks is a mismatch with the model, exit
+		 * 1, as in tfk-model run (man page, EXIT STATUS) */
+		if (j == sig->n_inputs) {
+			tfk_cli_warn("%s: %s: no input '%s' (inputs: %s)", path,
+				     g.v[i].from, g.v[i].key, key_list(sig));
+			goto out;
+		}
 	}
 	for (j = 0; j < sig->n_inputs; j++)
-		if (!tfk_givens_find(&g, sig->inputs[j].key))
-			tfk_cli_usage_error("input '%s' is not given (inputs: "
-					    "%s)", sig->inputs[j].key,
-					    key_list(sig));
+		if (!tfk_givens_find(&g, sig->inputs[j].key)) {
+			tfk_cli_warn("%s: input '%s' is not given (inputs: %s)",
+				     path, sig->inputs[j].key, key_list(sig));
+			goto out;
+		}
 	in = tfk_calloc((size_t)sig->n_inputs + 1, sizeof(*in));
 	got = tfk_calloc((size_t)sig->n_outputs + 1, sizeof(*got));
 	if (!in || !got) {

@@ -159,10 +159,6 @@ static int model_run_main(int argc, char **argv)
 		tfk_cli_usage_error("unexpected argument '%s'", argv[0]);
 	if (!dir)
 		tfk_cli_usage_error("run needs --dir DIR");
-	if (!inputs_arg && !exprs_arg && !examples_arg && !records_arg)
-		tfk_cli_usage_error("at least one of --inputs, --input_exprs, "
-				    "--input_examples or --input_records is "
-				    "needed");
 	if (overwrite && !outdir)
 		tfk_cli_usage_error("--overwrite needs --outdir");
 	if (threads < 0 || threads > 1024)
@@ -187,6 +183,14 @@ static int model_run_main(int argc, char **argv)
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
+	/* a signature without inputs runs on none; any other needs one */
+	if (!inputs_arg && !exprs_arg && !examples_arg && !records_arg &&
+	    sig->n_inputs > 0)
+		tfk_cli_usage_error("at least one of --inputs, --input_exprs, "
+				    "--input_examples or --input_records is "
+				    "needed (signature %s has %d input%s)",
+				    sig->key, sig->n_inputs,
+				    sig->n_inputs == 1 ? "" : "s");
 	/* later options win for the same key, as in saved_model_cli */
 	if ((inputs_arg && tfk_givens_add(&g, TFK_GIVEN_NPY, inputs_arg,
 					  "--inputs", &err)) ||

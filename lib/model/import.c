@@ -21,6 +21,15 @@
  * handle (a VarHandleOp: then the port is the variable's VariableV2
  * node, and ReadVariableOp passes it through).
  *
+ * Writes: Assign* on a ref and Assign*VariableOp on a resource become
+ * _AssignVariable nodes writing the VariableV2's tensor in place. The
+ * walk follows data edges only, so a write that nothing reads (a
+ * tf.function's assign_add, reached by a control edge from the read
+ * after it, or from the function's control_ret) is resolved when the
+ * node that waits on it is, before it: the graph order is then the
+ * program order, and the write is a run target (import.h) so the
+ * executor does not prune it. Other control edges are still ignored.
+ *
  * Hostile files: every "node:idx" / "node:arg:idx" index is parsed by
  * out_index alone, so each lands in 0..MAX_OUT_INDEX before it indexes
  * anything. Depth is bounded twice (MAX_DEPTH frames, MAX_CALLS nested
@@ -120,6 +129,20 @@ static void smap_put(struct smap *m, const char *k, int v)
 	m->n++;
 }
 
+/* Insert or replace. */
+static void smap_set(struct smap *m, const char *k, int v)
+{
+	size_t i;
+
+	for (i = hash_str(k, strlen(k)) & m->mask; m->keys[i];
+	     i = (i + 1) & m->mask)
+		if (!strcmp(m->keys[i], k)) {
+			m->vals[i] = v;
+			return;
+		}
+	smap_put(m, k, v);
+}
+
 /* Importer state ---------------------------------------------------- */
 
 struct val {
@@ -148,6 +171,7 @@ struct scope {
 	unsigned char *args_have;
 	struct scope *next_alloc;	/* list of all scopes, to free */
 	int level;		/* calls from the top-level graph */
+	int writes_done;	/* its control_ret writes resolved */
 };
 
 struct imp {
@@ -1068,6 +1092,10 @@ static int resolve(struct imp *im, struct scope *s, const char *in,
 		if (len < 400) {
 			snprintf(key, sizeof(key), "%.*s:%d", (int)len, in, idx);
 			ni = smap_get(&im->feeds, key);
+			if (ni <= -2)
+				return tfk_errf(im->err, TFK_EINVAL, "input "
+						"'%s' is not given",
+						im->out->feeds[-2 - ni].key);
 			if (ni >= 0) {
 				rc = tfk_graph_find(im->g,
 						    im->out->feeds[ni].node,
@@ -1653,6 +1681,119 @@ out:
 	return rc;
 }
 
+/* Variable writes ------------------------------------------------------ */
+
+/* _AssignVariable's mode for a TF variable-writing op, or -1. */
+static int assign_mode(const char *op, int *resource)
+{
+	static const char *const ops[] = {
+		"Assign", "AssignAdd", "AssignSub", "AssignVariableOp",
+		"AssignAddVariableOp", "AssignSubVariableOp"
+	};
+	int i;
+
+	for (i = 0; i < 6; i++)
+		if (!strcmp(op, ops[i])) {
+			*resource = i >= 3;
+			return i % 3;
+		}
+	return -1;
+}
+
+static int add_target(struct imp *im, const char *name, int var)
+{
+	struct tfk_import *o = im->out;
+	char **t = tfk_realloc(o->targets, (o->n_targets + 1) * sizeof(*t));
+	int *a, i;
+
+	if (!t)
+		return oom(im);
+	o->targets = t;
+	if (!(t[o->n_targets] = xstrdup(name)))
+		return oom(im);
+	o->n_targets++;
+	for (i = 0; i < o->n_assigned; i++)
+		if (o->assigned[i] == var)
+			return 0;
+	a = tfk_realloc(o->assigned, (o->n_assigned + 1) * sizeof(*a));
+	if (!a)
+		return oom(im);
+	o->assigned = a;
+	a[o->n_assigned++] = var;
+	return 0;
+}
+
+/*
+ * A write of a variable (see tfcompat.c's _AssignVariable): input 0
+ * must resolve to a VariableV2 node (a ref, or a resource handle for
+ * the *VariableOp forms), whose tensor the kernel writes in place.
+ */
+static int lower_assign(struct imp *im, struct scope *s,
+			const Tensorflow__NodeDef *n, const char *fname,
+			struct val *out)
+{
+	const struct tfk_node *vn;
+	struct val v, x;
+	struct tfk_port in[2], p;
+	struct tfk_attr a[2];
+	int resource = 0, mode = assign_mode(n->op, &resource), rc;
+
+	if (n_data_inputs(n) != 2)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: op %s: %d "
+				"inputs, expected 2", fname, n->op,
+				n_data_inputs(n));
+	if ((rc = resolve(im, s, data_input(n, 0), &v)) ||
+	    (rc = resolve(im, s, data_input(n, 1), &x)))
+		return rc;
+	vn = tfk_graph_node(im->g, v.port.node);
+	if (!vn || vn->variable < 0 || v.port.index ||
+	    v.resource != resource)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: op %s: input 0 "
+				"is not a %s", fname, n->op, resource ?
+				"resource variable handle" : "variable");
+	if (x.resource)
+		return tfk_errf(im->err, TFK_EINVAL, "node %s: op %s: input 1 "
+				"is a resource handle", fname, n->op);
+	in[0] = v.port;
+	in[1] = x.port;
+	a[0] = TFK_A_TYPE("T", vn->outputs[0].dtype);
+	a[1] = TFK_A_INT("mode", mode);
+	rc = tfk_graph_add_node(im->g, "_AssignVariable", fname, in, 2, a, 2,
+				&p, im->err);
+	if (rc)
+		return rc;
+	out->port = p;
+	out->resource = 0;
+	return add_target(im, fname, vn->variable);
+}
+
+/* Resolve the variable writes among the nodes named by inputs[] (the
+ * "^node" control inputs, or a function's control_ret names when ctl
+ * is 0), so they run before the node that waits on them. */
+static int resolve_writes(struct imp *im, struct scope *s, char **names,
+			  size_t n, int ctl)
+{
+	size_t i;
+	int ni, rc, res;
+	struct val v;
+
+	for (i = 0; i < n; i++) {
+		const char *nm = names[i];
+
+		if (ctl) {
+			if (!is_control(nm))
+				continue;
+			nm++;
+		}
+		ni = smap_get(&s->index, nm);
+		if (ni < 0 || assign_mode(s->nodes[ni]->op, &res) < 0)
+			continue;
+		if ((rc = resolve_out(im, s, ni, 0, &v)))
+			return rc;
+	}
+	return 0;
+}
+
 static int op_is_internal(const char *op)
 {
 	return op[0] == '_' || !strcmp(op, "VariableV2");
@@ -1732,7 +1873,7 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 	struct memo *m = &s->memo[ni];
 	const Tensorflow__FunctionDef *fn;
 	char *fname = NULL;
-	int rc = 0;
+	int rc = 0, res;
 
 	if (k < 0 || k > MAX_OUT_INDEX)
 		return tfk_errf(im->err, TFK_EINVAL, "node %s%s: output %d "
@@ -1831,6 +1972,23 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 		}
 		m->state = 1;
 		rc = resolve(im, m->callee, ret, &m->vals[k]);
+		/* writes the function makes whatever its outputs read (its
+		 * control outputs), once per call */
+		if (!rc && !m->callee->writes_done) {
+			char **names = tfk_calloc(fn->n_control_ret + 1,
+						  sizeof(*names));
+
+			m->callee->writes_done = 1;
+			if (!names) {
+				rc = oom(im);
+				goto done;
+			}
+			for (j = 0; j < fn->n_control_ret; j++)
+				names[j] = fn->control_ret[j]->value;
+			rc = resolve_writes(im, m->callee, names,
+					    fn->n_control_ret, 0);
+			tfk_free(names);
+		}
 		if (!rc) {
 			m->have[k] = 1;
 			m->state = 2;
@@ -1846,7 +2004,18 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 		}
 	}
 	m->state = 1;
-	if (!strcmp(n->op, "Identity") || !strcmp(n->op, "ReadVariableOp") ||
+	/* writes this node waits for run first (TF2's automatic control
+	 * dependencies order a read after the assign before it) */
+	if ((rc = resolve_writes(im, s, n->input, n->n_input, 1)))
+		goto fail;
+	if (assign_mode(n->op, &res) >= 0) {
+		rc = lazy_slots(im, m, 1);
+		if (!rc)
+			rc = lower_assign(im, s, n, fname, &m->vals[0]);
+		if (!rc)
+			m->have[0] = 1;
+	} else if (!strcmp(n->op, "Identity") ||
+		   !strcmp(n->op, "ReadVariableOp") ||
 	    !strcmp(n->op, "Snapshot")) {
 		rc = lazy_slots(im, m, 1);
 		if (!rc)
@@ -1914,6 +2083,7 @@ static int resolve_out(struct imp *im, struct scope *s, int ni, int k,
 	} else {
 		rc = add_generic(im, s, ni, fname, m);
 	}
+fail:
 	if (!rc) {
 		m->state = 2;
 		if (k < 0 || k >= m->n_out || !m->have[k])
@@ -1950,6 +2120,10 @@ void tfk_import_free(struct tfk_import *imp)
 		tfk_free((char *)imp->fetches[i].key);
 		tfk_free((char *)imp->fetches[i].tensor);
 	}
+	for (i = 0; i < imp->n_targets; i++)
+		tfk_free(imp->targets[i]);
+	tfk_free(imp->targets);
+	tfk_free(imp->assigned);
 	tfk_free(imp->feeds);
 	tfk_free(imp->fetches);
 	tfk_free(imp);
@@ -2008,6 +2182,19 @@ static int make_feeds(struct imp *im, const struct tfk_signature *sig,
 					"tensor '%s' not in the graph",
 					ti->key, ti->name);
 		n = im->gd->node[ni];
+		/* TF1's Session feeds the tensor, so the placeholder's dtype
+		 * is what a run takes, whatever the TensorInfo says (a
+		 * regress signature declaring DT_FLOAT over serialized
+		 * Examples) */
+		if (idx == 0 && (!strcmp(n->op, "Placeholder") ||
+				 !strcmp(n->op, "PlaceholderWithDefault"))) {
+			const Tensorflow__AttrValue *pd = node_attr(n, "dtype");
+
+			if (pd && pd->value_case ==
+			    TENSORFLOW__ATTR_VALUE__VALUE_TYPE &&
+			    dtype_ok(strip_ref(pd->type)))
+				f->dtype = (enum tfk_dtype)strip_ref(pd->type);
+		}
 		f->rank = -1;
 		if (ti->has_shape && !ti->unknown_rank) {
 			if (ti->rank > TFK_MAX_RANK)
@@ -2019,8 +2206,20 @@ static int make_feeds(struct imp *im, const struct tfk_signature *sig,
 				memcpy(f->shape, ti->dims,
 				       ti->rank * sizeof(int64_t));
 		}
-		if (!is_fed(ti->key, fed, n_fed))
+		if (!is_fed(ti->key, fed, n_fed)) {
+			/* a Placeholder left unfed is named by its key when
+			 * the outputs need it (not a PlaceholderWithDefault:
+			 * its default runs) */
+			if (strcmp(n->op, "Placeholder"))
+				continue;
+			key = tfk_malloc(len + 24);
+			if (!keep(im, key))
+				return oom(im);
+			sprintf(key, "%.*s:%d", (int)len, ti->name, idx);
+			if (smap_get(&im->feeds, key) == -1)
+				smap_put(&im->feeds, key, -2 - i);
 			continue;
+		}
 		if (idx == 0)
 			f->node = xstrdup(n->name);
 		else {
@@ -2039,7 +2238,7 @@ static int make_feeds(struct imp *im, const struct tfk_signature *sig,
 			return tfk_errf(im->err, TFK_EINVAL, "input '%s': "
 					"tensor '%s' is fed twice", ti->key,
 					ti->name);
-		smap_put(&im->feeds, key, i);
+		smap_set(&im->feeds, key, i);
 		rc = tfk_graph_placeholder(im->g, f->node, f->dtype, f->rank,
 					   f->shape, &p, im->err);
 		if (rc)
@@ -2177,7 +2376,9 @@ int tfk_import_op_supported(const char *op)
 		"PartitionedCall", "Placeholder", "Const", "HashTableV2",
 		"HashTable", "LookupTableFindV2", "LookupTableFind",
 		"InitializeTableFromTextFileV2", "InitializeTableFromTextFile",
-		"RaggedTensorToTensor", "StringSplitV2", NULL
+		"RaggedTensorToTensor", "StringSplitV2", "Assign",
+		"AssignAdd", "AssignSub", "AssignVariableOp",
+		"AssignAddVariableOp", "AssignSubVariableOp", NULL
 	};
 	const struct tfk_op_def *def = tfk_op_find(op);
 	const struct tfk_kernel *k;

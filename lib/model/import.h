@@ -64,6 +64,15 @@ struct tfk_import {
 	int n_fetches;
 	struct tfk_import_fetch *fetches;	/* by key */
 	int n_variables;	/* variables read from the checkpoint */
+	/* Variable writes (Assign*, Assign*VariableOp, lowered to
+	 * _AssignVariable): the nodes a run must execute besides the
+	 * fetches' (a write reached only by a control edge), by graph
+	 * node name, and the graph variables they write (indices for
+	 * tfk_graph_var_at, no repeats). 0: the signature is pure. */
+	int n_targets;
+	char **targets;
+	int n_assigned;
+	int *assigned;
 };
 
 /* Default of TFK_MAX_IMPORT_NODES (util/limit.h): how many function
@@ -103,9 +112,9 @@ int tfk_import_signature(struct tfk_import **imp,
 /*
  * The same when only the inputs keyed fed[0..n_fed) will be fed: the
  * others keep their graph (a PlaceholderWithDefault then gives its
- * default; a Placeholder the outputs need is left unfed, which the
- * executor reports). Their feeds[] entries have node NULL. n_fed < 0:
- * all are fed (tfk_import_signature).
+ * default; a Placeholder the outputs need is TFK_EINVAL "input 'k' is
+ * not given", by its signature key). Their feeds[] entries have node
+ * NULL. n_fed < 0: all are fed (tfk_import_signature).
  */
 int tfk_import_signature_fed(struct tfk_import **imp,
 			     const struct tfk_meta_graph *mg,

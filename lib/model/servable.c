@@ -42,7 +42,18 @@ struct sv_import {
 	const struct tfk_signature *sig;
 	char *fed;		/* the fed keys, sorted, '\n'-joined */
 	struct tfk_import *imp;
+	uint64_t gen;		/* the state generation its graph's
+				 * variables hold (under state_lock) */
 	struct sv_import *next;
+};
+
+/* A variable's value as the last stateful run left it. */
+struct sv_var {
+	char *name;		/* the graph variable's name */
+	enum tfk_dtype dtype;
+	size_t nbytes;
+	void *data;
+	struct sv_var *next;
 };
 
 /* A signature and what servable.h shows of it (owned arrays). */
@@ -66,6 +77,13 @@ struct tfk_servable {
 	struct sv_sig *sigs;
 	pthread_mutex_t lock;
 	struct sv_import *imports;
+	/* The state (see servable.h): variables written by runs, and the
+	 * lock ordering runs once a signature that writes was imported
+	 * (stateful: set under both locks, read under state_lock). */
+	pthread_rwlock_t state_lock;
+	int stateful;
+	uint64_t state_gen;	/* stateful runs so far */
+	struct sv_var *state;
 };
 
 struct tfk_runner {
@@ -76,6 +94,7 @@ struct tfk_runner {
 	struct tfk_sv_tensor *ins;	/* fed order */
 	/* SavedModel */
 	const struct tfk_import *imp;
+	struct sv_import *ci;	/* the cache entry of imp */
 	int *slot;		/* input i -> exec feed slot, -1 unneeded */
 	int n_feed;
 	struct tfk_tensor *feeds;
@@ -291,6 +310,7 @@ int tfk_servable_open(struct tfk_servable **sp, const char *path,
 	if (!s)
 		return oom(err);
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_rwlock_init(&s->state_lock, NULL);
 	s->path = dup_str(strcmp(path, "-") ? path : "<stdin>");
 	if (!s->path) {
 		rc = oom(err);
@@ -350,6 +370,15 @@ void tfk_servable_close(struct tfk_servable *s)
 	if (s->has_tfl)
 		tfk_tflite_release(&s->tfl);
 	pthread_mutex_destroy(&s->lock);
+	pthread_rwlock_destroy(&s->state_lock);
+	while (s->state) {
+		struct sv_var *v = s->state;
+
+		s->state = v->next;
+		tfk_free(v->name);
+		tfk_free(v->data);
+		tfk_free(v);
+	}
 	tfk_free(s->path);
 	tfk_free(s);
 }
@@ -455,7 +484,7 @@ static int str_cmp(const void *a, const void *b)
 /* The cached import of v for the keys fed, made on first use. */
 static int sm_import(struct tfk_servable *s, const struct sv_sig *v,
 		     const char *const *fed, int n_fed,
-		     const struct tfk_import **imp, struct tfk_err *err)
+		     struct sv_import **ci, struct tfk_err *err)
 {
 	const char **sorted = tfk_calloc((size_t)n_fed + 1, sizeof(*sorted));
 	struct sv_import *c;
@@ -500,13 +529,18 @@ static int sm_import(struct tfk_servable *s, const struct sv_sig *v,
 			} else {
 				c->next = s->imports;
 				s->imports = c;
+				if (c->imp->n_targets) {
+					pthread_rwlock_wrlock(&s->state_lock);
+					s->stateful = 1;
+					pthread_rwlock_unlock(&s->state_lock);
+				}
 			}
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
 	tfk_buf_release(&key);
 	if (c)
-		*imp = c->imp;
+		*ci = c;
 	return rc;
 }
 
@@ -535,14 +569,17 @@ static int sm_runner(struct tfk_runner *r, const char *const *fed,
 	const char **names, **fetch;
 	int i, j, rc;
 
-	if ((rc = sm_import(r->s, r->sig, fed, r->n_in, &imp, err)))
+	if ((rc = sm_import(r->s, r->sig, fed, r->n_in, &r->ci, err)))
 		return rc;
-	r->imp = imp;
+	imp = r->imp = r->ci->imp;
 	r->slot = tfk_calloc((size_t)r->n_in + 1, sizeof(int));
 	r->feeds = tfk_calloc((size_t)r->n_in + 1, sizeof(*r->feeds));
 	names = tfk_calloc((size_t)r->n_in + 1, sizeof(*names));
-	fetch = tfk_calloc((size_t)imp->n_fetches + 1, sizeof(*fetch));
-	r->out = tfk_calloc((size_t)imp->n_fetches + 1, sizeof(*r->out));
+	/* the writes run as fetches of their own, after the outputs */
+	fetch = tfk_calloc((size_t)(imp->n_fetches + imp->n_targets) + 1,
+			   sizeof(*fetch));
+	r->out = tfk_calloc((size_t)(imp->n_fetches + imp->n_targets) + 1,
+			    sizeof(*r->out));
 	if (!r->slot || !r->feeds || !names || !fetch || !r->out) {
 		rc = oom(err);
 		goto out;
@@ -567,10 +604,12 @@ static int sm_runner(struct tfk_runner *r, const char *const *fed,
 	}
 	for (j = 0; j < imp->n_fetches; j++)
 		fetch[j] = imp->fetches[j].key;
+	for (j = 0; j < imp->n_targets; j++)
+		fetch[imp->n_fetches + j] = imp->targets[j];
 	eo.threads = r->o.threads;
 	eo.seed = r->o.seed;
 	rc = tfk_exec_new(&r->x, imp->g, names, r->n_feed, fetch,
-			  imp->n_fetches, &eo, err);
+			  imp->n_fetches + imp->n_targets, &eo, err);
 	if (rc)
 		tfk_err_prefix(err, "%s: signature %s", r->s->path,
 			       r->sig->pub.key);
@@ -751,6 +790,90 @@ static int shape_fits(const struct tfk_sv_tensor *w,
 	return 1;
 }
 
+/* The servable's state into g's variables of the same name. */
+static void state_in(struct tfk_servable *s, struct tfk_graph *g)
+{
+	const struct sv_var *v;
+	struct tfk_tensor *t;
+
+	for (v = s->state; v; v = v->next)
+		if ((t = tfk_graph_var(g, v->name)) && t->dtype == v->dtype &&
+		    t->nbytes == v->nbytes && v->nbytes)
+			memcpy(t->data, v->data, v->nbytes);
+}
+
+/* The variables imp writes into the servable's state. */
+static int state_out(struct tfk_servable *s, const struct tfk_import *imp,
+		     struct tfk_err *err)
+{
+	struct sv_var *v;
+	const char *name;
+	int i;
+
+	for (i = 0; i < imp->n_assigned; i++) {
+		const struct tfk_tensor *t =
+			tfk_graph_var_at(imp->g, imp->assigned[i], &name);
+
+		for (v = s->state; v; v = v->next)
+			if (!strcmp(v->name, name))
+				break;
+		if (!v) {
+			v = tfk_calloc(1, sizeof(*v));
+			if (!v || !(v->name = dup_str(name)) ||
+			    !(v->data = tfk_malloc(t->nbytes + 1))) {
+				if (v)
+					tfk_free(v->name);
+				tfk_free(v);
+				return oom(err);
+			}
+			v->dtype = t->dtype;
+			v->nbytes = t->nbytes;
+			v->next = s->state;
+			s->state = v;
+		}
+		if (v->nbytes == t->nbytes && t->nbytes)
+			memcpy(v->data, t->data, t->nbytes);
+	}
+	return 0;
+}
+
+/*
+ * One run under the servable's state lock (servable.h): shared while
+ * no signature that writes has been imported, or when this graph
+ * writes nothing and holds the state's latest generation; else
+ * exclusive, the state copied in before and (for a writer) out after.
+ */
+static int state_run(struct tfk_runner *r, struct tfk_err *err)
+{
+	struct tfk_servable *s = r->s;
+	struct sv_import *c = r->ci;
+	int rc, rc2;
+
+	pthread_rwlock_rdlock(&s->state_lock);
+	if (!s->stateful || !tfk_graph_n_variables(c->imp->g) ||
+	    (!c->imp->n_targets && c->gen == s->state_gen)) {
+		rc = tfk_exec_run(r->x, r->feeds, 0, r->out, err);
+		pthread_rwlock_unlock(&s->state_lock);
+		return rc;
+	}
+	pthread_rwlock_unlock(&s->state_lock);
+	pthread_rwlock_wrlock(&s->state_lock);
+	if (c->gen != s->state_gen)
+		state_in(s, c->imp->g);
+	c->gen = s->state_gen;
+	rc = tfk_exec_run(r->x, r->feeds, 0, r->out, err);
+	/* a failed run may have written some variables already: they are
+	 * kept, as TensorFlow keeps them */
+	if (c->imp->n_targets) {
+		rc2 = state_out(s, c->imp, err);
+		c->gen = ++s->state_gen;
+		if (!rc)
+			rc = rc2;
+	}
+	pthread_rwlock_unlock(&s->state_lock);
+	return rc;
+}
+
 static int sm_run(struct tfk_runner *r, const struct tfk_tensor *in,
 		  struct tfk_err *err)
 {
@@ -777,7 +900,7 @@ static int sm_run(struct tfk_runner *r, const struct tfk_tensor *in,
 						      b, sizeof(b)));
 		r->feeds[r->slot[i]] = in[i];
 	}
-	return tfk_exec_run(r->x, r->feeds, 0, r->out, err);
+	return state_run(r, err);
 }
 
 /* (Re)build the float graph and its executor for the feeds' shapes. */

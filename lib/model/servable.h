@@ -13,8 +13,8 @@
  * equal the last run's allocates nothing); tfk_runner_bench times a
  * loop of runs.
  *
- * Threads. A servable is read-only once open: any number of threads may
- * share it, call its getters and make runners over it at the same time
+ * Threads. A servable is read-only once open, but for its state (below):
+ * any number of threads may share it, call its getters and make runners over it at the same time
  * (the one thing it changes later, the cache of imported SavedModel
  * graphs, is behind a mutex). A runner belongs to one thread at a time:
  * it owns the executor's arena or the interpreter's buffers, and the
@@ -24,9 +24,21 @@
  * servable and set of fed inputs and shared by the runners over it;
  * every runner must be freed before its servable is closed.
  *
- * A run is a pure function of its inputs: variables are read at load
- * and no signature changes them (the importer refuses ops that assign
- * variables).
+ * State. A signature may write variables (TF1 Assign/AssignAdd/
+ * AssignSub on a VariableV2, TF2 Assign*VariableOp, e.g. a counter's
+ * assign_add): the importer lowers the writes and the run makes them
+ * (model/import.h, targets). One servable is one state, as one loaded
+ * model in TensorFlow: the variables a run writes keep their values
+ * for the servable's life and every later run of any of its
+ * signatures, on any runner, reads them; a new servable starts again
+ * from the checkpoint; nothing is written back to the files. Threads:
+ * until a signature that writes has been prepared (tfk_runner_new),
+ * runs take a shared lock only, and pure models stay as parallel as
+ * before; after, a run of a writing signature, or of a pure one whose
+ * variables are behind the state, holds the servable's state lock
+ * alone, so runs that touch state are serialized in some order (the
+ * order of concurrent runs is not defined) while pure runs that are up
+ * to date still run in parallel.
  */
 #ifndef TFK_SERVABLE_H
 #define TFK_SERVABLE_H

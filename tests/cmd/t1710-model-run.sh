@@ -78,7 +78,7 @@ testcmd "rust_regression_tf1 {train, serve}: w x + b" \
 	'Result for output key out:\n[-0.85786223 -1.7157245 ]\n'
 testerr "an input the outputs need but not given" \
 	"tfk-model run --dir $RUST --tag_set serve,train --signature_def tensorflow/serving/regress --input_exprs 'y=[1.0]'" \
-	1 "placeholder 'x' is needed by the fetches but not fed"
+	1 "input 'x' is not given"
 
 # --inputs: .npy and .npz written by numpy.
 $PYTHON - "$T" <<'EOF'

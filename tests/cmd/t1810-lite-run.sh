@@ -92,11 +92,11 @@ testerr "several signatures need --signature" \
 testerr "unknown signature" \
 	'tfk-lite run "$TD/multi_signatures.bin" --signature mul --input_exprs "x=[1.0]"' 1 \
 	"no signature 'mul'"
-testerr "unknown input key" \
-	'tfk-lite run "$TD/add.bin" --input_exprs "b=[1.0]"' 2 \
+testerr "unknown input key: a mismatch with the model, exit 1 (as tfk-model)" \
+	'tfk-lite run "$TD/add.bin" --input_exprs "b=[1.0]"' 1 \
 	"--input_exprs: no input 'b' (inputs: a)"
-testerr "input not given" \
-	'tfk-lite run "$TD/multi_add.bin" --input_exprs "a=[1.0]"' 2 \
+testerr "input not given: exit 1 (as tfk-model)" \
+	'tfk-lite run "$TD/multi_add.bin" --input_exprs "a=[1.0]"' 1 \
 	"input 'b' is not given (inputs: a, b, c, d)"
 testerr "not KEY=VALUE" 'tfk-lite run "$TD/add.bin" --input_exprs "[1.0]"' 2 \
 	"is not KEY=VALUE"

@@ -27,6 +27,15 @@
  * when the default is empty (TF's "required" features). String
  * outputs point into the serialized input's bytes (no copies): the
  * executor keeps feeds alive for the run.
+ *
+ * _AssignVariable is what the importer lowers TF's variable writes to
+ * (Assign, AssignAdd, AssignSub on a VariableV2 ref; AssignVariableOp,
+ * AssignAddVariableOp, AssignSubVariableOp on a resource): input 0 is
+ * the port of a VariableV2 node, whose tensor the executor hands over
+ * as the graph's own storage (exec.h), and the kernel writes it in
+ * place (attr mode: 0 set, 1 add, 2 subtract) and copies the new value
+ * to its output, which is what TF1's ref output reads. It is stateful:
+ * never folded, and the importer makes it a target of the run.
  */
 #include "kernels/cpu.h"
 #include "example/example.h"
@@ -102,6 +111,71 @@ static int k_copy(struct tfk_kernel_ctx *kc)
 static int k_noop(struct tfk_kernel_ctx *kc)
 {
 	(void)kc;
+	return 0;
+}
+
+/* _AssignVariable ------------------------------------------------------ */
+
+static int infer_assign(struct tfk_infer_ctx *ic)
+{
+	int64_t a = 1, b = 1;
+
+	/* unknown dims (-1) while building: checked at run time */
+	if (!tfk_shape_numel(ic->in[0].rank, ic->in[0].shape, 0, &a, NULL) &&
+	    !tfk_shape_numel(ic->in[1].rank, ic->in[1].shape, 0, &b, NULL) &&
+	    a != b && b != 1)
+		return tfk_errf(ic->err, TFK_EINVAL, "input 1: %" PRId64
+				" values for a variable of %" PRId64, b, a);
+	ic->out[0].rank = ic->in[0].rank;
+	memcpy(ic->out[0].shape, ic->in[0].shape, sizeof(ic->out[0].shape));
+	return 0;
+}
+
+#define ASSIGN_LOOP(T) do { \
+		T *d = (T *)v->data; \
+		const T *x = (const T *)y->data; \
+		for (i = 0; i < n; i++) { \
+			T e = x[ny == 1 ? 0 : i]; \
+			d[i] = mode == 0 ? e : mode == 1 ? d[i] + e : d[i] - e; \
+		} \
+	} while (0)
+
+static int k_assign(struct tfk_kernel_ctx *kc)
+{
+	/* the variable's own storage (exec.h: a VariableV2 output is the
+	 * graph's tensor), written in place */
+	struct tfk_tensor *v = (struct tfk_tensor *)kc->in[0];
+	const struct tfk_tensor *y = kc->in[1];
+	int64_t mode = tfk_node_attr_i(kc->node, "mode", 0);
+	size_t es = tfk_dtype_size(v->dtype), n, ny, i;
+
+	if (!es || v->nbytes % es || y->nbytes % es)
+		return tfk_errf(kc->err, TFK_EINVAL, "variable of %s",
+				tfk_dtype_name(v->dtype));
+	n = v->nbytes / es;
+	ny = y->nbytes / es;
+	if (ny != n && ny != 1)
+		return tfk_errf(kc->err, TFK_EINVAL, "%zu values for a "
+				"variable of %zu", ny, n);
+	switch (v->dtype) {
+	case TFK_DT_FLOAT:
+		ASSIGN_LOOP(float);
+		break;
+	case TFK_DT_DOUBLE:
+		ASSIGN_LOOP(double);
+		break;
+	case TFK_DT_INT32:
+		ASSIGN_LOOP(int32_t);
+		break;
+	case TFK_DT_INT64:
+		ASSIGN_LOOP(int64_t);
+		break;
+	default:
+		return tfk_errf(kc->err, TFK_EINVAL, "variable of %s",
+				tfk_dtype_name(v->dtype));
+	}
+	if (kc->out[0]->nbytes == v->nbytes && v->nbytes)
+		memcpy(kc->out[0]->data, v->data, v->nbytes);
 	return 0;
 }
 
@@ -577,6 +651,20 @@ const struct tfk_op_def tfk_ops_tfcompat[] = {
 		.flags = TFK_OP_STATEFUL,
 	},
 	{
+		.name = "_AssignVariable",
+		.inputs = { { "ref", .type_attr = "T" },
+			    { "value", .type_attr = "T" } },
+		.outputs = { { "output_ref", .type_attr = "T" } },
+		.attrs = { { "T", TFK_ATTR_TYPE, 0, { 0 },
+			     TFK_DT_BIT(TFK_DT_FLOAT) |
+			     TFK_DT_BIT(TFK_DT_DOUBLE) |
+			     TFK_DT_BIT(TFK_DT_INT32) |
+			     TFK_DT_BIT(TFK_DT_INT64) },
+			   { "mode", TFK_ATTR_INT, 1, { .i = 0 } } },
+		.flags = TFK_OP_STATEFUL,
+		.infer = infer_assign,
+	},
+	{
 		.name = "_ParseExampleDense",
 		.inputs = { { "serialized", TFK_DT_STRING },
 			    { "default_value", .type_attr = "Tdense" } },
@@ -640,6 +728,7 @@ const struct tfk_kernel tfk_kernels_cpu_tfcompat[] = {
 	{ "Add", "cpu", NULL, k_add, NULL },
 	{ "PlaceholderWithDefault", "cpu", NULL, k_copy, NULL },
 	{ "NoOp", "cpu", NULL, k_noop, NULL },
+	{ "_AssignVariable", "cpu", NULL, k_assign, NULL },
 	{ "_ParseExampleDense", "cpu", NULL, k_parse_dense,
 	  parse_state_free },
 	{ "AddN", "cpu", NULL, k_addn, NULL },

@@ -14,9 +14,9 @@
  * loop of runs.
  *
  * Threads. A servable is read-only once open, but for its state (below):
- * any number of threads may share it, call its getters and make runners over it at the same time
- * (the one thing it changes later, the cache of imported SavedModel
- * graphs, is behind a mutex). A runner belongs to one thread at a time:
+ * any number of threads may share it, call its getters and make runners
+ * over it at the same time (the cache of imported SavedModel graphs is
+ * behind a mutex). A runner belongs to one thread at a time:
  * it owns the executor's arena or the interpreter's buffers, and the
  * outputs of its last run. A server thus keeps one servable per model
  * version and one runner per worker thread and signature. The imported

@@ -696,13 +696,14 @@ static int plan(struct tfk_exec *x, struct tfk_err *err)
 
 /* Running -------------------------------------------------------------- */
 
-static int feed_fits(const struct tfk_tdesc *want, const struct tfk_tensor *t)
+static int feed_fits(const struct tfk_tdesc *want, const struct tfk_tensor *t,
+		     int any_shape)
 {
 	int i;
 
 	if (want->dtype != t->dtype)
 		return 0;
-	if (want->rank < 0)
+	if (want->rank < 0 || any_shape)
 		return 1;
 	if (want->rank != t->rank)
 		return 0;
@@ -726,7 +727,7 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 		const struct tfk_tdesc *want = &s->n->outputs[0];
 		struct tfk_tdesc got;
 
-		if (!feed_fits(want, &feeds[j]))
+		if (!feed_fits(want, &feeds[j], x->opts.any_shape))
 			return tfk_errf(err, TFK_EINVAL, "feed '%s': expected "
 					"%s %s, got %s %s", s->n->name,
 					tfk_dtype_name(want->dtype),

@@ -46,6 +46,10 @@ struct tfk_exec_opts {
 	const char *backend;	/* NULL: "cpu" */
 	uint64_t seed;
 	int threads;		/* for kernels that thread; <= 0: 1 */
+	int any_shape;		/* feeds of any shape (dtype still checked):
+				 * a fed value replaces its Placeholder, as
+				 * in TensorFlow's C++ Session, which TF
+				 * Serving feeds through */
 };
 
 struct tfk_exec_stats {
@@ -75,7 +79,7 @@ void tfk_exec_free(struct tfk_exec *x);
 /*
  * Run once. feeds[i] is the value for the i-th feed name (dtype must
  * match, shape must fit the Placeholder's: same rank, equal known
- * dims). step selects the RNG key. fetched[j] receives a borrowed
+ * dims; any shape with opts->any_shape). step selects the RNG key. fetched[j] receives a borrowed
  * pointer to the j-th fetch's value, valid until the next run or free.
  * 0, TFK_EINVAL ("feed 'x': expected float32 [?, 784], got float32
  * [32, 28, 28]"; shape errors found by inference, "node n: ..."; an

@@ -569,6 +569,7 @@ static int sm_runner(struct tfk_runner *r, const char *const *fed,
 		fetch[j] = imp->fetches[j].key;
 	eo.threads = r->o.threads;
 	eo.seed = r->o.seed;
+	eo.any_shape = r->o.any_shape;
 	rc = tfk_exec_new(&r->x, imp->g, names, r->n_feed, fetch,
 			  imp->n_fetches, &eo, err);
 	if (rc)
@@ -767,7 +768,7 @@ static int sm_run(struct tfk_runner *r, const struct tfk_tensor *in,
 					"%s, got %s values", w->key,
 					tfk_dtype_name(w->dtype),
 					tfk_dtype_name(in[i].dtype));
-		if (!shape_fits(w, &in[i]))
+		if (!r->o.any_shape && !shape_fits(w, &in[i]))
 			return tfk_errf(err, TFK_EINVAL, "input '%s': expected "
 					"%s %s, got shape %s", w->key,
 					tfk_dtype_name(w->dtype),

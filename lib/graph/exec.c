@@ -58,6 +58,7 @@ struct slot {
 struct tfk_exec {
 	const struct tfk_graph *g;
 	struct tfk_exec_opts opts;
+	int any_shape;		/* tfk_exec_any_shape */
 	int n_slots;
 	struct slot *slots;
 	int *pos;			/* graph index -> slot, or -1 */
@@ -713,6 +714,11 @@ static int feed_fits(const struct tfk_tdesc *want, const struct tfk_tensor *t,
 	return 1;
 }
 
+void tfk_exec_any_shape(struct tfk_exec *x, int on)
+{
+	x->any_shape = on;
+}
+
 int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 		 uint64_t step, const struct tfk_tensor **fetched,
 		 struct tfk_err *err)
@@ -727,7 +733,7 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 		const struct tfk_tdesc *want = &s->n->outputs[0];
 		struct tfk_tdesc got;
 
-		if (!feed_fits(want, &feeds[j], x->opts.any_shape))
+		if (!feed_fits(want, &feeds[j], x->any_shape))
 			return tfk_errf(err, TFK_EINVAL, "feed '%s': expected "
 					"%s %s, got %s %s", s->n->name,
 					tfk_dtype_name(want->dtype),

@@ -569,9 +569,10 @@ static int sm_runner(struct tfk_runner *r, const char *const *fed,
 		fetch[j] = imp->fetches[j].key;
 	eo.threads = r->o.threads;
 	eo.seed = r->o.seed;
-	eo.any_shape = r->o.any_shape;
 	rc = tfk_exec_new(&r->x, imp->g, names, r->n_feed, fetch,
 			  imp->n_fetches, &eo, err);
+	if (!rc)
+		tfk_exec_any_shape(r->x, r->o.any_shape);
 	if (rc)
 		tfk_err_prefix(err, "%s: signature %s", r->s->path,
 			       r->sig->pub.key);

@@ -4,9 +4,9 @@
  * Parsing is jansson's. jansson refuses NaN and Infinity, which TF
  * Serving's rapidjson accepts, so the text is first copied with each
  * bare NaN, Infinity and -Infinity outside strings replaced by a string
- * that JSON text cannot hold without JSON_ALLOW_NUL: "\u0000" plus one
- * letter (N, I, -); the decoder reads those back as numbers. (A client
- * that sends the string "\u0000N" itself gets NaN: a price for not
+ * that JSON text cannot hold without JSON_ALLOW_NUL: the token between
+ * two "\u0000"; the decoder reads those back as numbers. (A client that
+ * sends the string "\u0000NaN\u0000" itself gets NaN: the price of not
  * writing a JSON parser, documented in tfk-serve(1).) Parse error
  * offsets are mapped back to the caller's text.
  *
@@ -61,7 +61,6 @@ static int match(const char *p, size_t left, const char *w)
 static char *mark_nonfinite(const char *body, size_t n, struct subst *s,
 			    size_t *out_n)
 {
-	static const char mk[] = "\"\\u0000?\"";	/* 10 bytes */
 	size_t i, o = 0, cap = n + 1;
 	char *t = tfk_malloc(cap);
 	int in_str = 0;
@@ -73,9 +72,10 @@ static char *mark_nonfinite(const char *body, size_t n, struct subst *s,
 		char c = body[i];
 
 		if (in_str) {
-			if (c == '\\' && i + 1 < n)
-				t[o++] = body[i++];
-			else if (c == '"')
+			if (c == '\\' && i + 1 < n) {
+				t[o++] = c;	/* room: cap is ahead */
+				c = body[++i];
+			} else if (c == '"')
 				in_str = 0;
 		} else if (c == '"') {
 			in_str = 1;
@@ -87,11 +87,14 @@ static char *mark_nonfinite(const char *body, size_t n, struct subst *s,
 			w = "-Infinity";
 		}
 		if (w) {
-			size_t k = strlen(w);
-			char *g;
+			size_t k = strlen(w), mn;
+			char mk[32], *g;
 
-			if (o + sizeof(mk) + (n - i) + 1 > cap) {
-				cap = (o + sizeof(mk) + (n - i)) * 2 + 16;
+			/* "\u0000NaN\u0000": see the top comment */
+			mn = (size_t)snprintf(mk, sizeof(mk),
+					      "\"\\u0000%s\\u0000\"", w);
+			if (o + mn + (n - i) + 1 > cap) {
+				cap = (o + mn + (n - i)) * 2 + 16;
 				g = tfk_realloc(t, cap);
 				if (!g) {
 					tfk_free(t);
@@ -115,10 +118,8 @@ static char *mark_nonfinite(const char *body, size_t n, struct subst *s,
 				s->cap = nc;
 			}
 			s->at[s->n] = o;
-			memcpy(t + o, mk, sizeof(mk) - 1);
-			t[o + 7] = w[0] == 'N' ? MARK_NAN :
-				w[0] == 'I' ? MARK_INF : MARK_NINF;
-			o += sizeof(mk) - 1;
+			memcpy(t + o, mk, mn);
+			o += mn;
 			s->grew[s->n] = o - (i + k);
 			s->n++;
 			i += k - 1;
@@ -239,15 +240,21 @@ static void where_sub(struct where *w, const struct where *up, long i,
 
 static int is_mark(const json_t *v, char *kind)
 {
+	static const char *const mk[] = { "NaN", "Infinity", "-Infinity" };
 	const char *s;
+	size_t n, k;
 
-	if (!json_is_string(v) || json_string_length(v) != 2)
+	if (!json_is_string(v) || (n = json_string_length(v)) < 5)
 		return 0;
 	s = json_string_value(v);
-	if (s[0] != 0)
+	if (s[0] != 0 || s[n - 1] != 0)
 		return 0;
-	*kind = s[1];
-	return 1;
+	for (k = 0; k < 3; k++)
+		if (n == strlen(mk[k]) + 2 && !memcmp(s + 1, mk[k], n - 2)) {
+			*kind = mk[k][0];
+			return 1;
+		}
+	return 0;
 }
 
 static int is_b64_object(const json_t *v)
@@ -793,6 +800,8 @@ static int put_elem(struct tfk_buf *b, const struct tfk_tensor *t, int64_t i,
 	case TFK_DT_STRING: {
 		struct tfk_str s = tfk_tensor_str(t, i);
 
+		if (!s.ptr)
+			s.ptr = "";
 		if (as_bytes || !tfk_utf8_valid((const uint8_t *)s.ptr,
 						s.len)) {
 			tfk_buf_adds(b, "{\"b64\":\"");

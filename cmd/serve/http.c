@@ -17,7 +17,7 @@
  *
  * Errors are {"error": "..."} with TF Serving's mapping of status to
  * HTTP: INVALID_ARGUMENT 400, NOT_FOUND 404, RESOURCE_EXHAUSTED 429
- * (413 for a body over the limit), UNIMPLEMENTED 501, UNAVAILABLE 503
+ * (413 for a body over the limit), a method it lacks 501, UNAVAILABLE 503
  * (when stopping), INTERNAL 500. Where TF Serving's docs say nothing
  * of a message, ours follow the house style (lowercase, where then
  * what).

@@ -159,7 +159,7 @@ err "unknown version: 404" 404 "Could not find version 7 of model half" \
 	GET /half/versions/7
 err "predict on an unknown version: 404" 404 "Specific(half, 7)" \
 	POST /half/versions/7:predict '{"instances":[1.0]}'
-err ":classify is UNIMPLEMENTED: 501" 501 ":predict only" \
+err ":classify: 501" 501 ":predict only" \
 	POST /half:classify '{"examples":[{"x":1.0}]}'
 err "labels: 501" 501 "version labels" GET /half/labels/stable
 err "GET on :predict is malformed: 400" 400 "Malformed request: GET" \

@@ -35,6 +35,8 @@ CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -MMD -MP \
             -fno-strict-aliasing
 LDLIBS   += -Wl,--as-needed -lprotobuf-c -ljansson -larchive -lpng -ljpeg -lgif -lsnappy \
             -lz -ldl -lm -lpthread
+# Libraries of one tool alone: LDLIBS_TOOL for bin/tfk-TOOL.
+LDLIBS_serve := -lmicrohttpd
 ifdef SANITIZE
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -95,7 +97,8 @@ $(BIN)/tfk-%: $(B)/cmd/%.o \
 		$(LIBTFK)
 	@mkdir -p $(BIN)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@.$$$$ $(filter %.o,$^) $(LIBTFK) $(LDLIBS) \
+	$(Q)$(CC) $(LDFLAGS) -o $@.$$$$ $(filter %.o,$^) $(LIBTFK) \
+		-Wl,--as-needed $(LDLIBS_$*) $(LDLIBS) \
 		&& mv -f $@.$$$$ $@
 
 $(B)/tests/t-%: $(B)/tests/unit/t-%.o $(B)/tests/unit/tap.o $(LIBTFK)

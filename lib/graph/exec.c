@@ -58,6 +58,7 @@ struct slot {
 struct tfk_exec {
 	const struct tfk_graph *g;
 	struct tfk_exec_opts opts;
+	int any_shape;		/* tfk_exec_any_shape */
 	int n_slots;
 	struct slot *slots;
 	int *pos;			/* graph index -> slot, or -1 */
@@ -696,13 +697,14 @@ static int plan(struct tfk_exec *x, struct tfk_err *err)
 
 /* Running -------------------------------------------------------------- */
 
-static int feed_fits(const struct tfk_tdesc *want, const struct tfk_tensor *t)
+static int feed_fits(const struct tfk_tdesc *want, const struct tfk_tensor *t,
+		     int any_shape)
 {
 	int i;
 
 	if (want->dtype != t->dtype)
 		return 0;
-	if (want->rank < 0)
+	if (want->rank < 0 || any_shape)
 		return 1;
 	if (want->rank != t->rank)
 		return 0;
@@ -710,6 +712,11 @@ static int feed_fits(const struct tfk_tdesc *want, const struct tfk_tensor *t)
 		if (want->shape[i] >= 0 && want->shape[i] != t->shape[i])
 			return 0;
 	return 1;
+}
+
+void tfk_exec_any_shape(struct tfk_exec *x, int on)
+{
+	x->any_shape = on;
 }
 
 int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
@@ -726,7 +733,7 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 		const struct tfk_tdesc *want = &s->n->outputs[0];
 		struct tfk_tdesc got;
 
-		if (!feed_fits(want, &feeds[j]))
+		if (!feed_fits(want, &feeds[j], x->any_shape))
 			return tfk_errf(err, TFK_EINVAL, "feed '%s': expected "
 					"%s %s, got %s %s", s->n->name,
 					tfk_dtype_name(want->dtype),

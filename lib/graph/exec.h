@@ -69,13 +69,19 @@ int tfk_exec_new(struct tfk_exec **x, const struct tfk_graph *g,
 		 const char *const *feeds, int n_feed,
 		 const char *const *fetches, int n_fetch,
 		 const struct tfk_exec_opts *opts, struct tfk_err *err);
+/*
+ * on 1: let later runs take feeds of any shape (dtype still checked): a
+ * fed value replaces its Placeholder, as in TensorFlow's C++ Session,
+ * which TF Serving feeds through; shapes are inferred from the feeds.
+ */
+void tfk_exec_any_shape(struct tfk_exec *x, int on);
 /* Free the exec, its arena and kernel state. NULL is fine. */
 void tfk_exec_free(struct tfk_exec *x);
 
 /*
  * Run once. feeds[i] is the value for the i-th feed name (dtype must
  * match, shape must fit the Placeholder's: same rank, equal known
- * dims). step selects the RNG key. fetched[j] receives a borrowed
+ * dims; any shape after tfk_exec_any_shape). step selects the RNG key. fetched[j] receives a borrowed
  * pointer to the j-th fetch's value, valid until the next run or free.
  * 0, TFK_EINVAL ("feed 'x': expected float32 [?, 784], got float32
  * [32, 28, 28]"; shape errors found by inference, "node n: ..."; an

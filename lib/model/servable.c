@@ -610,6 +610,8 @@ static int sm_runner(struct tfk_runner *r, const char *const *fed,
 	eo.seed = r->o.seed;
 	rc = tfk_exec_new(&r->x, imp->g, names, r->n_feed, fetch,
 			  imp->n_fetches + imp->n_targets, &eo, err);
+	if (!rc)
+		tfk_exec_any_shape(r->x, r->o.any_shape);
 	if (rc)
 		tfk_err_prefix(err, "%s: signature %s", r->s->path,
 			       r->sig->pub.key);
@@ -890,7 +892,7 @@ static int sm_run(struct tfk_runner *r, const struct tfk_tensor *in,
 					"%s, got %s values", w->key,
 					tfk_dtype_name(w->dtype),
 					tfk_dtype_name(in[i].dtype));
-		if (!shape_fits(w, &in[i]))
+		if (!r->o.any_shape && !shape_fits(w, &in[i]))
 			return tfk_errf(err, TFK_EINVAL, "input '%s': expected "
 					"%s %s, got shape %s", w->key,
 					tfk_dtype_name(w->dtype),

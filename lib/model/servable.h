@@ -148,6 +148,10 @@ struct tfk_runner_opts {
 	int64_t max_work;	/* .tflite: the most operations a run may
 				 * do (tfk_tflite_int8_max_work,
 				 * tfk_tflite_graph_limited); 0: no limit */
+	int any_shape;		/* SavedModel: run on inputs of any shape
+				 * (dtype still checked), as TensorFlow's C++
+				 * Session and so TF Serving feed them; 0:
+				 * the shape must fit, as saved_model_cli */
 };
 
 /*

@@ -1,0 +1,467 @@
+/*
+ * http.c - tfk-serve's REST front end on libmicrohttpd: TF Serving's
+ * URLs, status codes and JSON (model/restjson.h does the JSON).
+ *
+ *   GET  /v1/models/NAME[/versions/N]            model status
+ *   GET  /v1/models/NAME[/versions/N]/metadata   signatures
+ *   POST /v1/models/NAME[/versions/N]:predict    instances / inputs
+ *
+ * libmicrohttpd runs its own pool of threads (one per CPU by default),
+ * with epoll where the library has it, a connection idle timeout and a
+ * connection limit. A request's body is gathered up to --max_body_bytes
+ * (413 beyond), then answered in one go on its worker thread. Each
+ * worker thread is given a small number on its first request and keeps
+ * its own runner per version and signature in that version's slots
+ * (serve.h), made on first use: no lock on the predict path but the
+ * one that takes a reference on the version.
+ *
+ * Errors are {"error": "..."} with TF Serving's mapping of status to
+ * HTTP: INVALID_ARGUMENT 400, NOT_FOUND 404, RESOURCE_EXHAUSTED 429
+ * (413 for a body over the limit), a method it lacks 501, UNAVAILABLE 503
+ * (when stopping), INTERNAL 500. Where TF Serving's docs say nothing
+ * of a message, ours follow the house style (lowercase, where then
+ * what).
+ */
+#include "model/restjson.h"
+#include "model/servable.h"
+#include "serve.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/cli.h"
+
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sv_http {
+	struct MHD_Daemon *d;
+	struct sv_model *m;
+	struct sv_http_opts o;
+	atomic_int in_flight;
+	atomic_int stopping;
+	atomic_int next_tid;
+};
+
+/* One request: its body so far and what the access log wants. */
+struct req {
+	struct tfk_buf body;
+	int too_big;
+	double t0;
+	unsigned status;
+	size_t bytes;
+	char method[12];
+	char *path;
+};
+
+static _Thread_local int worker_tid = -1;
+
+/* Answers --------------------------------------------------------------- */
+
+static enum MHD_Result answer(struct MHD_Connection *c, struct req *rq,
+			      unsigned status, const struct tfk_buf *b)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ok;
+
+	r = MHD_create_response_from_buffer(b->len, b->data,
+					    MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	ok = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	rq->status = status;
+	rq->bytes = b->len;
+	return ok;
+}
+
+static enum MHD_Result fail(struct MHD_Connection *c, struct req *rq,
+			    unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static enum MHD_Result fail(struct MHD_Connection *c, struct req *rq,
+			    unsigned status, const char *fmt, ...)
+{
+	struct tfk_buf b;
+	char msg[TFK_ERR_MSG_MAX + 128];
+	enum MHD_Result ok;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tfk_buf_init(&b);
+	tfk_rj_error(&b, msg);
+	ok = tfk_buf_ok(&b) ? answer(c, rq, status, &b) : MHD_NO;
+	tfk_buf_release(&b);
+	return ok;
+}
+
+/* The HTTP status of a library error met while predicting. */
+static unsigned http_of(int code)
+{
+	switch (code) {
+	case TFK_EINVAL: case TFK_ENOTFOUND: return 400;
+	case TFK_ENOMEM: return 429;
+	default: return 500;
+	}
+}
+
+/* Predict ---------------------------------------------------------------- */
+
+/* This thread's runner for signature sig of v (made on first use), or a
+ * runner of the request's own (*own set: free it after). */
+static struct tfk_runner *runner_of(struct sv_http *h, struct sv_version *v,
+				    const struct tfk_sv_signature *sig,
+				    int *own, struct tfk_err *err)
+{
+	struct tfk_runner_opts ro = { 0 };
+	struct tfk_runner **slot = NULL, *r;
+	int k;
+
+	*own = 0;
+	if (worker_tid < 0)
+		worker_tid = atomic_fetch_add(&h->next_tid, 1);
+	for (k = 0; k < v->n_sigs; k++)
+		if (tfk_servable_signature(v->s, k) == sig)
+			break;
+	if (worker_tid < v->n_slots && k < v->n_sigs) {
+		slot = &v->runners[worker_tid * v->n_sigs + k];
+		if (*slot)
+			return *slot;
+	}
+	ro.threads = 1;
+	ro.any_shape = 1;
+	if (tfk_runner_new(&r, v->s, sig, NULL, -1, &ro, err))
+		return NULL;
+	if (slot)
+		*slot = r;
+	else
+		*own = 1;
+	return r;
+}
+
+static enum MHD_Result predict(struct sv_http *h, struct MHD_Connection *c,
+			       struct req *rq, struct sv_version *v)
+{
+	struct tfk_rj_request jr;
+	const struct tfk_sv_signature *sig;
+	struct tfk_tensor *in = NULL;
+	const struct tfk_tensor **out = NULL;
+	const char **keys = NULL;
+	struct tfk_runner *r = NULL;
+	struct tfk_buf b;
+	struct tfk_err err;
+	enum MHD_Result ok;
+	int i, n_out, own = 0, rc;
+	unsigned status = 400;
+
+	tfk_buf_init(&b);
+	rc = tfk_rj_parse(&jr, (const char *)rq->body.data, rq->body.len,
+			  &err);
+	if (rc)
+		goto bad;
+	sig = tfk_servable_find(v->s, jr.signature_name &&
+				*jr.signature_name ? jr.signature_name : NULL,
+				&err);
+	if (!sig) {
+		rc = TFK_EINVAL;
+		goto bad;
+	}
+	in = tfk_calloc((size_t)sig->n_inputs + 1, sizeof(*in));
+	if (!in) {
+		rc = tfk_errf(&err, TFK_ENOMEM, "out of memory");
+		goto bad;
+	}
+	if ((rc = tfk_rj_inputs(&jr, sig, in, &err)))
+		goto bad;
+	if (!(r = runner_of(h, v, sig, &own, &err))) {
+		rc = err.code;
+		goto bad;
+	}
+	for (i = 0; i < sig->n_inputs; i++) {
+		struct tfk_sv_tensor w = *tfk_runner_input(r, i);
+
+		w.rank = -1;	/* any shape: see tfk_runner_opts.any_shape */
+		if ((rc = tfk_sv_convert(&in[i], &w, &err)))
+			goto bad;
+	}
+	n_out = tfk_runner_n_outputs(r);
+	out = tfk_calloc((size_t)n_out + 1, sizeof(*out));
+	keys = tfk_calloc((size_t)n_out + 1, sizeof(*keys));
+	if (!out || !keys) {
+		rc = tfk_errf(&err, TFK_ENOMEM, "out of memory");
+		goto bad;
+	}
+	if ((rc = tfk_runner_run(r, in, out, &err))) {
+		tfk_err_prefix(&err, "signature %s", sig->key);
+		goto bad;
+	}
+	for (i = 0; i < n_out; i++)
+		keys[i] = tfk_runner_output(r, i)->key;
+	if ((rc = tfk_rj_encode(&b, jr.format, n_out, keys, out, &err)))
+		goto bad;
+	status = 200;
+	goto done;
+bad:
+	status = http_of(rc);
+	tfk_buf_reset(&b);
+	tfk_rj_error(&b, err.msg);
+done:
+	ok = tfk_buf_ok(&b) ? answer(c, rq, status, &b) :
+		fail(c, rq, 500, "out of memory");
+	if (own)
+		tfk_runner_free(r);
+	for (i = 0; in && i < sig->n_inputs; i++)
+		tfk_tensor_release(&in[i]);
+	tfk_free(in);
+	tfk_free(out);
+	tfk_free(keys);
+	tfk_rj_release(&jr);
+	tfk_buf_release(&b);
+	return ok;
+}
+
+/* Routing ---------------------------------------------------------------- */
+
+static int parse_num(const char *s, size_t n, int64_t *v)
+{
+	int64_t x = 0;
+	size_t i;
+
+	if (!n || n > 18)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		x = x * 10 + (s[i] - '0');
+	}
+	*v = x;
+	return 0;
+}
+
+static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
+			     struct req *rq, const char *url,
+			     const char *method)
+{
+	static const char pre[] = "/v1/models/";
+	int is_get = !strcmp(method, "GET"), is_post = !strcmp(method, "POST");
+	const char *p, *name, *rest;
+	size_t name_n;
+	int64_t ver = -1;
+	struct sv_version *v;
+	struct tfk_buf b;
+	enum MHD_Result ok;
+
+	if (strncmp(url, pre, sizeof(pre) - 1))
+		return fail(c, rq, 404, "%s: no such resource; the REST API "
+			    "is under /v1/models/", url);
+	name = url + sizeof(pre) - 1;
+	name_n = strcspn(name, "/:");
+	rest = name + name_n;
+	if (!strncmp(rest, "/versions/", 10)) {
+		p = rest + 10;
+		rest = p + strcspn(p, "/:");
+		if (parse_num(p, (size_t)(rest - p), &ver))
+			return fail(c, rq, 400, "Malformed request: %s %s: "
+				    "a version is a decimal number", method,
+				    url);
+	} else if (!strncmp(rest, "/labels/", 8)) {
+		return fail(c, rq, 501, "%s: version labels come from "
+			    "--model_config_file, which tfk-serve does not "
+			    "read so far; give /versions/N", url);
+	}
+	if (!(*rest == 0 && is_get) && !(!strcmp(rest, "/metadata") &&
+					 is_get) &&
+	    !(*rest == ':' && is_post))
+		return fail(c, rq, 400, "Malformed request: %s %s", method,
+			    url);
+	if (name_n != strlen(h->m->name) ||
+	    strncmp(name, h->m->name, name_n))
+		return fail(c, rq, 404, "Servable not found for request: "
+			    "model '%.*s' (this server serves '%s')",
+			    (int)name_n, name, h->m->name);
+	if (*rest == 0) {
+		tfk_buf_init(&b);
+		if (sv_status_json(h->m, ver, &b)) {
+			tfk_buf_release(&b);
+			if (ver >= 0)
+				return fail(c, rq, 404, "Could not find "
+					    "version %" PRId64 " of model %s",
+					    ver, h->m->name);
+			return fail(c, rq, 404, "Could not find any versions "
+				    "of model %s", h->m->name);
+		}
+		ok = tfk_buf_ok(&b) ? answer(c, rq, 200, &b) :
+			fail(c, rq, 500, "out of memory");
+		tfk_buf_release(&b);
+		return ok;
+	}
+	if (*rest == ':' && strcmp(rest, ":predict")) {
+		if (!strcmp(rest, ":classify") || !strcmp(rest, ":regress"))
+			return fail(c, rq, 501, "%s: tfk-serve answers "
+				    ":predict only so far", rest + 1);
+		return fail(c, rq, 400, "Malformed request: %s %s", method,
+			    url);
+	}
+	if (!(v = sv_acquire(h->m, ver))) {
+		if (ver >= 0)
+			return fail(c, rq, 404, "Servable not found for "
+				    "request: Specific(%s, %" PRId64 ")",
+				    h->m->name, ver);
+		return fail(c, rq, 404, "Servable not found for request: "
+			    "Latest(%s)", h->m->name);
+	}
+	if (*rest == ':') {
+		ok = predict(h, c, rq, v);
+	} else {
+		tfk_buf_init(&b);
+		tfk_rj_metadata(&b, h->m->name, v->num, v->s);
+		ok = tfk_buf_ok(&b) ? answer(c, rq, 200, &b) :
+			fail(c, rq, 500, "out of memory");
+		tfk_buf_release(&b);
+	}
+	sv_release(v);
+	return ok;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *data,
+				  size_t *data_n, void **con_cls)
+{
+	struct sv_http *h = cls;
+	struct req *rq = *con_cls;
+
+	if (!rq) {
+		rq = tfk_calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		tfk_buf_init(&rq->body);
+		rq->t0 = tfk_sv_now();
+		snprintf(rq->method, sizeof(rq->method), "%s", method);
+		rq->path = tfk_strdup(url);
+		atomic_fetch_add(&h->in_flight, 1);
+		*con_cls = rq;
+		return MHD_YES;
+	}
+	if (*data_n) {
+		if (rq->body.len + *data_n > h->o.max_body)
+			rq->too_big = 1;
+		else
+			tfk_buf_add(&rq->body, data, *data_n);
+		*data_n = 0;
+		return MHD_YES;
+	}
+	if (rq->too_big)
+		return fail(c, rq, 413, "request body over the limit of %"
+			    PRIu64 " bytes (--max_body_bytes)",
+			    h->o.max_body);
+	if (!tfk_buf_ok(&rq->body))
+		return fail(c, rq, 429, "out of memory for the request body");
+	if (atomic_load(&h->stopping))
+		return fail(c, rq, 503, "the server is stopping");
+	return route(h, c, rq, url, method);
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
+		    enum MHD_RequestTerminationCode why)
+{
+	struct sv_http *h = cls;
+	struct req *rq = *con_cls;
+
+	if (!rq)
+		return;
+	if (h->o.access_log) {
+		char when[32];
+		time_t now = time(NULL);
+		struct tm tm;
+
+		gmtime_r(&now, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		/* status 0: the connection ended before an answer */
+		fprintf(h->o.access_log, "%s %s %s %u %zu %.0f\n", when,
+			rq->method, rq->path ? rq->path : "-", rq->status,
+			rq->bytes, (tfk_sv_now() - rq->t0) * 1e6);
+	}
+	tfk_buf_release(&rq->body);
+	tfk_free(rq->path);
+	tfk_free(rq);
+	*con_cls = NULL;
+	atomic_fetch_sub(&h->in_flight, 1);
+}
+
+/* Start and stop ---------------------------------------------------------- */
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = 0;
+	tfk_cli_warn("libmicrohttpd: %s", msg);
+}
+
+struct sv_http *sv_http_start(struct sv_model *m,
+			      const struct sv_http_opts *o, long *port)
+{
+	struct sv_http *h = tfk_calloc(1, sizeof(*h));
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+		MHD_USE_ERROR_LOG;
+	const union MHD_DaemonInfo *di;
+
+	if (!h) {
+		tfk_cli_warn("out of memory");
+		return NULL;
+	}
+	h->m = m;
+	h->o = *o;
+	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+		flags |= MHD_USE_EPOLL;
+	h->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL,
+				on_request, h,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_THREAD_POOL_SIZE,
+				(unsigned)o->threads,
+				MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned)((o->timeout_ms + 999) / 1000),
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
+				MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
+				MHD_OPTION_END);
+	if (!h->d) {
+		tfk_cli_warn("port %ld: cannot serve HTTP there (in use?)",
+			     o->port);
+		tfk_free(h);
+		return NULL;
+	}
+	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	*port = di ? di->port : o->port;
+	return h;
+}
+
+void sv_http_stop(struct sv_http *h, long wait_ms)
+{
+	MHD_socket s;
+	double end = tfk_sv_now() + wait_ms / 1000.0;
+
+	atomic_store(&h->stopping, 1);
+	s = MHD_quiesce_daemon(h->d);
+	if (s != MHD_INVALID_SOCKET)
+		close(s);
+	while (atomic_load(&h->in_flight) > 0 && tfk_sv_now() < end) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	MHD_stop_daemon(h->d);
+	tfk_free(h);
+}

@@ -1,0 +1,1041 @@
+/*
+ * restjson.c - TF Serving's REST JSON <-> tensors (see restjson.h).
+ *
+ * Parsing is jansson's. jansson refuses NaN and Infinity, which TF
+ * Serving's rapidjson accepts, so the text is first copied with each
+ * bare NaN, Infinity and -Infinity outside strings replaced by a string
+ * that JSON text cannot hold without JSON_ALLOW_NUL: the token between
+ * two "\u0000"; the decoder reads those back as numbers. (A client that
+ * sends the string "\u0000NaN\u0000" itself gets NaN: the price of not
+ * writing a JSON parser, documented in tfk-serve(1).) Parse error
+ * offsets are mapped back to the caller's text.
+ *
+ * Decoding follows TF Serving's json_tensor.cc rules (shape from the
+ * first element of every list, each list then checked against it,
+ * values at the leaf level only), written directly into a heap tensor
+ * of the signature's dtype rather than through a TensorProto. Rejected:
+ * truncating out-of-range integers as TF Serving's int_val does; an
+ * error is more useful than a wrapped value.
+ *
+ * Encoding writes text by hand into a tfk_buf (jansson cannot write
+ * NaN, nor floats in TF Serving's shortest-then-max_digits10 form).
+ */
+#include "model/restjson.h"
+
+#include "util/alloc.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The marker strings of the bare non-finite tokens (see top). */
+#define MARK_NAN 'N'
+#define MARK_INF 'I'
+#define MARK_NINF '-'
+
+static int oom(struct tfk_err *err)
+{
+	return tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+/* Parsing ---------------------------------------------------------------- */
+
+struct subst {
+	size_t *at;	/* offsets in the copy where a marker starts */
+	size_t *grew;	/* bytes the copy had gained once past it */
+	size_t n, cap;
+};
+
+static int match(const char *p, size_t left, const char *w)
+{
+	size_t k = strlen(w);
+
+	return left >= k && !memcmp(p, w, k);
+}
+
+/* body with NaN/Infinity markers, NUL-terminated; NULL on OOM. */
+static char *mark_nonfinite(const char *body, size_t n, struct subst *s,
+			    size_t *out_n)
+{
+	size_t i, o = 0, cap = n + 1;
+	char *t = tfk_malloc(cap);
+	int in_str = 0;
+
+	if (!t)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		const char *w = NULL;
+		char c = body[i];
+
+		if (in_str) {
+			if (c == '\\' && i + 1 < n) {
+				t[o++] = c;	/* room: cap is ahead */
+				c = body[++i];
+			} else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			in_str = 1;
+		} else if (match(body + i, n - i, "NaN")) {
+			w = "NaN";
+		} else if (match(body + i, n - i, "Infinity")) {
+			w = "Infinity";
+		} else if (match(body + i, n - i, "-Infinity")) {
+			w = "-Infinity";
+		}
+		if (w) {
+			size_t k = strlen(w), mn;
+			char mk[32], *g;
+
+			/* "\u0000NaN\u0000": see the top comment */
+			mn = (size_t)snprintf(mk, sizeof(mk),
+					      "\"\\u0000%s\\u0000\"", w);
+			if (o + mn + (n - i) + 1 > cap) {
+				cap = (o + mn + (n - i)) * 2 + 16;
+				g = tfk_realloc(t, cap);
+				if (!g) {
+					tfk_free(t);
+					return NULL;
+				}
+				t = g;
+			}
+			if (s->n == s->cap) {
+				size_t nc = s->cap ? s->cap * 2 : 16;
+				size_t *a = tfk_realloc(s->at, nc * sizeof(*a));
+
+				if (a)
+					s->at = a;
+				a = a ? tfk_realloc(s->grew, nc * sizeof(*a)) :
+					NULL;
+				if (!a) {
+					tfk_free(t);
+					return NULL;
+				}
+				s->grew = a;
+				s->cap = nc;
+			}
+			s->at[s->n] = o;
+			memcpy(t + o, mk, mn);
+			o += mn;
+			s->grew[s->n] = o - (i + k);
+			s->n++;
+			i += k - 1;
+			continue;
+		}
+		if (o + 2 > cap) {
+			char *g;
+
+			cap = cap * 2 + 16;
+			g = tfk_realloc(t, cap);
+			if (!g) {
+				tfk_free(t);
+				return NULL;
+			}
+			t = g;
+		}
+		t[o++] = c;
+	}
+	t[o] = 0;
+	*out_n = o;
+	return t;
+}
+
+/* The offset in the caller's text of offset off of the marked copy. */
+static size_t unmap(const struct subst *s, size_t off)
+{
+	size_t k, grew = 0;
+
+	for (k = 0; k < s->n && s->at[k] < off; k++)
+		grew = s->grew[k];
+	return off >= grew ? off - grew : 0;
+}
+
+void tfk_rj_release(struct tfk_rj_request *rq)
+{
+	if (!rq)
+		return;
+	tfk_free(rq->signature_name);
+	json_decref(rq->doc);
+	memset(rq, 0, sizeof(*rq));
+}
+
+int tfk_rj_parse(struct tfk_rj_request *rq, const char *body, size_t n,
+		 struct tfk_err *err)
+{
+	struct subst s = { 0 };
+	json_error_t je;
+	json_t *doc, *sig, *ins, *inp;
+	size_t tn;
+	char *t;
+
+	memset(rq, 0, sizeof(*rq));
+	if (n == 0)
+		return tfk_errf(err, TFK_EINVAL, "JSON parse error: the "
+				"document is empty");
+	t = mark_nonfinite(body, n, &s, &tn);
+	if (!t) {
+		tfk_free(s.at);
+		tfk_free(s.grew);
+		return oom(err);
+	}
+	doc = json_loadb(t, tn, JSON_ALLOW_NUL, &je);
+	tfk_free(t);
+	if (!doc) {
+		size_t off = unmap(&s, (size_t)je.position);
+
+		tfk_free(s.at);
+		tfk_free(s.grew);
+		return tfk_errf(err, TFK_EINVAL, "JSON parse error at offset "
+				"%zu: %s", off, je.text);
+	}
+	tfk_free(s.at);
+	tfk_free(s.grew);
+	rq->doc = doc;
+	if (!json_is_object(doc))
+		return tfk_errf(err, TFK_EINVAL, "request: expected a JSON "
+				"object");
+	sig = json_object_get(doc, "signature_name");
+	if (sig) {
+		if (!json_is_string(sig) ||
+		    strlen(json_string_value(sig)) != json_string_length(sig))
+			return tfk_errf(err, TFK_EINVAL, "request: "
+					"'signature_name' must be a string");
+		rq->signature_name = tfk_strdup(json_string_value(sig));
+		if (!rq->signature_name)
+			return oom(err);
+	}
+	ins = json_object_get(doc, "instances");
+	inp = json_object_get(doc, "inputs");
+	if (ins && inp)
+		return tfk_errf(err, TFK_EINVAL, "request: expected only one "
+				"of 'inputs' or 'instances'");
+	if (!ins && !inp)
+		return tfk_errf(err, TFK_EINVAL, "request: missing 'inputs' "
+				"or 'instances' key");
+	if (ins && (!json_is_array(ins) || !json_array_size(ins)))
+		return tfk_errf(err, TFK_EINVAL, "request: 'instances' must "
+				"be a non-empty list");
+	rq->format = ins ? TFK_RJ_ROW : TFK_RJ_COLUMNAR;
+	return 0;
+}
+
+/* Decoding --------------------------------------------------------------- */
+
+/* The place of a value in the request, for messages: "inputs.x[1][0]". */
+struct where {
+	char s[256];
+};
+
+static void where_sub(struct where *w, const struct where *up, long i,
+		      const char *key)
+{
+	if (key)
+		snprintf(w->s, sizeof(w->s), "%.180s.%.60s", up->s, key);
+	else
+		snprintf(w->s, sizeof(w->s), "%.180s[%ld]", up->s, i);
+}
+
+static int is_mark(const json_t *v, char *kind)
+{
+	static const char *const mk[] = { "NaN", "Infinity", "-Infinity" };
+	const char *s;
+	size_t n, k;
+
+	if (!json_is_string(v) || (n = json_string_length(v)) < 5)
+		return 0;
+	s = json_string_value(v);
+	if (s[0] != 0 || s[n - 1] != 0)
+		return 0;
+	for (k = 0; k < 3; k++)
+		if (n == strlen(mk[k]) + 2 && !memcmp(s + 1, mk[k], n - 2)) {
+			*kind = mk[k][0];
+			return 1;
+		}
+	return 0;
+}
+
+static int is_b64_object(const json_t *v)
+{
+	const json_t *b = json_object_get(v, "b64");
+
+	return json_is_object(v) && json_object_size(v) == 1 &&
+		json_is_string(b);
+}
+
+/* A short picture of v for messages. */
+static const char *show(const json_t *v, char *buf, size_t n)
+{
+	char k;
+
+	if (is_mark(v, &k))
+		snprintf(buf, n, "%s", k == MARK_NAN ? "NaN" :
+			 k == MARK_INF ? "Infinity" : "-Infinity");
+	else if (json_is_string(v))
+		snprintf(buf, n, "string \"%.40s%s\"", json_string_value(v),
+			 json_string_length(v) > 40 ? "..." : "");
+	else if (json_is_integer(v))
+		snprintf(buf, n, "%" JSON_INTEGER_FORMAT,
+			 json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, n, "%.17g", json_real_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
+	else if (json_is_null(v))
+		snprintf(buf, n, "null");
+	else if (json_is_object(v))
+		snprintf(buf, n, "an object");
+	else
+		snprintf(buf, n, "a list");
+	return buf;
+}
+
+static int b64_val(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Standard base64 of s[0..n) into o (room for n bytes); -1 if invalid.
+ * Padding is optional, as absl::Base64Unescape's is. */
+static long b64_decode(const char *s, size_t n, uint8_t *o)
+{
+	size_t i, k = 0;
+	uint32_t acc = 0;
+	int bits = 0, pad = 0;
+
+	for (i = 0; i < n; i++) {
+		int v;
+
+		if (s[i] == '=') {
+			pad++;
+			continue;
+		}
+		if (pad || (v = b64_val((unsigned char)s[i])) < 0)
+			return -1;
+		acc = acc << 6 | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			o[k++] = (uint8_t)(acc >> bits);
+		}
+	}
+	if (bits >= 6 || pad > 2 || (pad && (n % 4)) ||
+	    (acc & ((1u << bits) - 1)))
+		return -1;
+	return (long)k;
+}
+
+/* One leaf value into element i of t. */
+static int put_value(struct tfk_tensor *t, int64_t i, const json_t *v,
+		     const struct where *w, struct tfk_err *err)
+{
+	enum tfk_dtype dt = t->dtype;
+	char buf[96], k;
+
+	if (dt == TFK_DT_STRING) {
+		const json_t *b;
+		uint8_t *o;
+		long m;
+		int rc;
+
+		if (json_is_string(v) && !is_mark(v, &k))
+			return tfk_tensor_set_str(t, i, json_string_value(v),
+						  json_string_length(v), err);
+		if (!is_b64_object(v))
+			return tfk_errf(err, TFK_EINVAL, "%s: expected string "
+					"or {\"b64\": ...}, got %s", w->s,
+					show(v, buf, sizeof(buf)));
+		b = json_object_get(v, "b64");
+		o = tfk_malloc(json_string_length(b) + 1);
+		if (!o)
+			return oom(err);
+		m = b64_decode(json_string_value(b), json_string_length(b), o);
+		if (m < 0) {
+			tfk_free(o);
+			return tfk_errf(err, TFK_EINVAL, "%s: invalid base64 "
+					"in {\"b64\": ...}", w->s);
+		}
+		rc = tfk_tensor_set_str(t, i, o, (size_t)m, err);
+		tfk_free(o);
+		return rc;
+	}
+	if (dt == TFK_DT_BOOL) {
+		if (!json_is_boolean(v))
+			return tfk_errf(err, TFK_EINVAL, "%s: expected bool, "
+					"got %s", w->s, show(v, buf,
+							     sizeof(buf)));
+		((uint8_t *)t->data)[i] = json_is_true(v);
+		return 0;
+	}
+	if (dt == TFK_DT_FLOAT || dt == TFK_DT_DOUBLE) {
+		double x;
+
+		if (is_mark(v, &k)) {
+			x = k == MARK_NAN ? NAN : k == MARK_INF ? INFINITY :
+				-INFINITY;
+		} else if (json_is_integer(v)) {
+			json_int_t q = json_integer_value(v);
+			json_int_t lim = dt == TFK_DT_FLOAT ?
+				((json_int_t)1 << 24) - 1 :
+				((json_int_t)1 << 53) - 1;
+
+			if (q > lim || q < -lim)
+				return tfk_errf(err, TFK_EINVAL, "%s: %s cannot "
+						"be %s without loss of "
+						"precision", w->s,
+						show(v, buf, sizeof(buf)),
+						tfk_dtype_name(dt));
+			x = (double)q;
+		} else if (json_is_real(v)) {
+			x = json_real_value(v);
+			if (dt == TFK_DT_FLOAT && fabs(x) > FLT_MAX)
+				return tfk_errf(err, TFK_EINVAL, "%s: %s cannot "
+						"be float32 without loss of "
+						"precision", w->s,
+						show(v, buf, sizeof(buf)));
+		} else {
+			return tfk_errf(err, TFK_EINVAL, "%s: expected %s, got "
+					"%s", w->s, tfk_dtype_name(dt),
+					show(v, buf, sizeof(buf)));
+		}
+		if (dt == TFK_DT_FLOAT)
+			((float *)t->data)[i] = (float)x;
+		else
+			((double *)t->data)[i] = x;
+		return 0;
+	}
+	{
+		json_int_t q, lo, hi;
+
+		if (!json_is_integer(v))
+			return tfk_errf(err, TFK_EINVAL, "%s: expected %s, got "
+					"%s", w->s, tfk_dtype_name(dt),
+					show(v, buf, sizeof(buf)));
+		q = json_integer_value(v);
+		switch (dt) {
+		case TFK_DT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
+		case TFK_DT_UINT8: lo = 0; hi = UINT8_MAX; break;
+		case TFK_DT_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
+		case TFK_DT_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
+		default: lo = INT64_MIN; hi = INT64_MAX;
+		}
+		if (q < lo || q > hi)
+			return tfk_errf(err, TFK_EINVAL, "%s: %s is out of "
+					"range for %s", w->s,
+					show(v, buf, sizeof(buf)),
+					tfk_dtype_name(dt));
+		switch (dt) {
+		case TFK_DT_INT8: ((int8_t *)t->data)[i] = (int8_t)q; break;
+		case TFK_DT_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)q; break;
+		case TFK_DT_INT16: ((int16_t *)t->data)[i] = (int16_t)q; break;
+		case TFK_DT_INT32: ((int32_t *)t->data)[i] = (int32_t)q; break;
+		default: ((int64_t *)t->data)[i] = q;
+		}
+		return 0;
+	}
+}
+
+static int dtype_ok(enum tfk_dtype dt)
+{
+	switch (dt) {
+	case TFK_DT_FLOAT: case TFK_DT_DOUBLE: case TFK_DT_INT32:
+	case TFK_DT_UINT8: case TFK_DT_INT16: case TFK_DT_INT8:
+	case TFK_DT_STRING: case TFK_DT_INT64: case TFK_DT_BOOL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The shape of v as its first elements give it (TF Serving's rule). */
+static int shape_of(const json_t *v, int *rank, int64_t *dims,
+		    const struct where *w, struct tfk_err *err)
+{
+	*rank = 0;
+	while (json_is_array(v)) {
+		if (*rank == TFK_MAX_RANK)
+			return tfk_errf(err, TFK_EINVAL, "%s: lists nested "
+					"deeper than %d", w->s, TFK_MAX_RANK);
+		dims[(*rank)++] = (int64_t)json_array_size(v);
+		if (!json_array_size(v))
+			break;
+		v = json_array_get(v, 0);
+	}
+	return 0;
+}
+
+/* Fill t from element *at on with v at level (rank levels below it). */
+static int fill(struct tfk_tensor *t, int64_t *at, const json_t *v,
+		int level, int rank, const int64_t *dims,
+		const struct where *w, struct tfk_err *err)
+{
+	struct where sub;
+	size_t i;
+	int rc;
+
+	if (!json_is_array(v)) {
+		if (level != rank)
+			return tfk_errf(err, TFK_EINVAL, "%s: a value at level "
+					"%d, expected lists down to level %d",
+					w->s, level, rank);
+		return put_value(t, (*at)++, v, w, err);
+	}
+	if (level >= rank)
+		return tfk_errf(err, TFK_EINVAL, "%s: a list at level %d, "
+				"expected a value", w->s, level);
+	if ((int64_t)json_array_size(v) != dims[level])
+		return tfk_errf(err, TFK_EINVAL, "%s: expected %" PRId64
+				" values at level %d, got %zu", w->s,
+				dims[level], level, json_array_size(v));
+	for (i = 0; i < json_array_size(v); i++) {
+		where_sub(&sub, w, (long)i, NULL);
+		rc = fill(t, at, json_array_get(v, i), level + 1, rank, dims,
+			  &sub, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Columnar: one input's whole value. */
+static int decode_one(struct tfk_tensor *t, enum tfk_dtype dt,
+		      const json_t *v, const struct where *w,
+		      struct tfk_err *err)
+{
+	int64_t dims[TFK_MAX_RANK], at = 0;
+	int rank, rc;
+
+	if ((rc = shape_of(v, &rank, dims, w, err)))
+		return rc;
+	if ((rc = tfk_tensor_init(t, dt, rank, dims, err)))
+		return tfk_err_prefix(err, "%s", w->s);
+	return fill(t, &at, v, 0, rank, dims, w, err);
+}
+
+static int find_input(const struct tfk_sv_signature *sig, const char *key)
+{
+	int i;
+
+	for (i = 0; i < sig->n_inputs; i++)
+		if (!strcmp(sig->inputs[i].key, key))
+			return i;
+	return -1;
+}
+
+static int bad_key(const struct tfk_sv_signature *sig, const char *what,
+		   const char *key, struct tfk_err *err)
+{
+	char list[256];
+	size_t o = 0;
+	int i;
+
+	list[0] = 0;
+	for (i = 0; i < sig->n_inputs && o < sizeof(list); i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s",
+				      i ? ", " : "", sig->inputs[i].key);
+	return tfk_errf(err, TFK_EINVAL, "%s: '%s' is not an input of the "
+			"signature; inputs: %s", what, key, list);
+}
+
+static int decode_columnar(const json_t *v,
+			   const struct tfk_sv_signature *sig,
+			   struct tfk_tensor *in, struct tfk_err *err)
+{
+	struct where w = { "inputs" }, sub;
+	int i, rc;
+
+	if (!json_is_object(v) || is_b64_object(v)) {
+		if (sig->n_inputs != 1)
+			return tfk_errf(err, TFK_EINVAL, "inputs: a plain "
+					"value or list, but the signature has "
+					"%d inputs: expected an object with "
+					"one member per input", sig->n_inputs);
+		return decode_one(&in[0], sig->inputs[0].dtype, v, &w, err);
+	}
+	for (i = 0; i < sig->n_inputs; i++) {
+		const json_t *x = json_object_get(v, sig->inputs[i].key);
+
+		if (!x)
+			return tfk_errf(err, TFK_EINVAL, "inputs: missing "
+					"input '%s'", sig->inputs[i].key);
+		where_sub(&sub, &w, 0, sig->inputs[i].key);
+		rc = decode_one(&in[i], sig->inputs[i].dtype, x, &sub, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int is_row_object(const json_t *v)
+{
+	return json_is_object(v) && !is_b64_object(v);
+}
+
+static int decode_rows(const json_t *rows,
+		       const struct tfk_sv_signature *sig,
+		       struct tfk_tensor *in, struct tfk_err *err)
+{
+	size_t n = json_array_size(rows), r;
+	int objects = is_row_object(json_array_get(rows, 0));
+	int n_in = sig->n_inputs, i, rc = 0;
+	struct where base = { "instances" }, w, sub;
+	int64_t (*dims)[TFK_MAX_RANK];
+	int *rank;
+	int64_t *at;
+
+	if (!objects && n_in != 1)
+		return tfk_errf(err, TFK_EINVAL, "instances: a plain list, "
+				"but the signature has %d inputs: expected a "
+				"list of objects with one member per input",
+				n_in);
+	dims = tfk_calloc((size_t)n_in, sizeof(*dims));
+	rank = tfk_calloc((size_t)n_in, sizeof(*rank));
+	at = tfk_calloc((size_t)n_in, sizeof(*at));
+	if (!dims || !rank || !at) {
+		rc = oom(err);
+		goto out;
+	}
+	for (r = 0; r < n && !rc; r++) {
+		const json_t *row = json_array_get(rows, r);
+
+		where_sub(&w, &base, (long)r, NULL);
+		if (objects != is_row_object(row)) {
+			rc = tfk_errf(err, TFK_EINVAL, "%s: expected %s, as "
+				      "instances[0]", w.s, objects ?
+				      "an object" : "a value or list, not an "
+				      "object");
+			break;
+		}
+		if (objects) {
+			const char *key;
+			json_t *x;
+
+			json_object_foreach((json_t *)row, key, x)
+				if (find_input(sig, key) < 0) {
+					rc = bad_key(sig, w.s, key, err);
+					goto out;
+				}
+		}
+		for (i = 0; i < n_in && !rc; i++) {
+			const char *key = sig->inputs[i].key;
+			const json_t *x = objects ?
+				json_object_get(row, key) : row;
+			int64_t d[TFK_MAX_RANK], full[TFK_MAX_RANK + 1];
+			int rk, k;
+			char a[128], b[128];
+
+			if (!x) {
+				rc = tfk_errf(err, TFK_EINVAL, "%s: missing "
+					      "input '%s'", w.s, key);
+				break;
+			}
+			if (objects)
+				where_sub(&sub, &w, 0, key);
+			else
+				sub = w;
+			if ((rc = shape_of(x, &rk, d, &sub, err)))
+				break;
+			if (r == 0) {
+				rank[i] = rk;
+				memcpy(dims[i], d, sizeof(d));
+				if (rk == TFK_MAX_RANK) {
+					rc = tfk_errf(err, TFK_EINVAL, "%s: "
+						      "lists nested deeper "
+						      "than %d", sub.s,
+						      TFK_MAX_RANK - 1);
+					break;
+				}
+				full[0] = (int64_t)n;
+				for (k = 0; k < rk; k++)
+					full[k + 1] = d[k];
+				rc = tfk_tensor_init(&in[i],
+						     sig->inputs[i].dtype,
+						     rk + 1, full, err);
+				if (rc) {
+					tfk_err_prefix(err, "instances");
+					break;
+				}
+			} else if (!tfk_shape_equal(rk, d, rank[i], dims[i])) {
+				rc = tfk_errf(err, TFK_EINVAL, "%s: expected "
+					      "shape %s, got %s as in "
+					      "instances[0]", sub.s,
+					      tfk_shape_str(rank[i], dims[i],
+							    a, sizeof(a)),
+					      tfk_shape_str(rk, d, b,
+							    sizeof(b)));
+				break;
+			}
+			rc = fill(&in[i], &at[i], x, 0, rank[i], dims[i],
+				  &sub, err);
+		}
+	}
+out:
+	tfk_free(dims);
+	tfk_free(rank);
+	tfk_free(at);
+	return rc;
+}
+
+int tfk_rj_inputs(const struct tfk_rj_request *rq,
+		  const struct tfk_sv_signature *sig, struct tfk_tensor *in,
+		  struct tfk_err *err)
+{
+	const json_t *doc = rq->doc;
+	int i, rc;
+
+	for (i = 0; i < sig->n_inputs; i++)
+		memset(&in[i], 0, sizeof(in[i]));
+	if (!doc || !rq->format)
+		return tfk_errf(err, TFK_EINVAL, "request: not parsed");
+	if (sig->n_inputs == 0)
+		return tfk_errf(err, TFK_EINVAL, "signature '%s' has no "
+				"inputs", sig->key);
+	for (i = 0; i < sig->n_inputs; i++)
+		if (!dtype_ok(sig->inputs[i].dtype))
+			return tfk_errf(err, TFK_EINVAL, "input '%s': %s "
+					"values cannot be given in JSON",
+					sig->inputs[i].key,
+					tfk_dtype_name(sig->inputs[i].dtype));
+	if (rq->format == TFK_RJ_ROW)
+		rc = decode_rows(json_object_get(doc, "instances"), sig, in,
+				 err);
+	else
+		rc = decode_columnar(json_object_get(doc, "inputs"), sig, in,
+				     err);
+	if (rc)
+		for (i = 0; i < sig->n_inputs; i++)
+			tfk_tensor_release(&in[i]);
+	return rc;
+}
+
+/* Encoding --------------------------------------------------------------- */
+
+static float half_to_float(uint16_t h)
+{
+	uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31,
+		 m = h & 1023u, u;
+	float f;
+
+	if (e == 31) {
+		u = s | 0x7f800000u | m << 13;
+	} else if (e) {
+		u = s | (e + 112) << 23 | m << 13;
+	} else if (m) {
+		f = ldexpf((float)m, -24);
+		return s ? -f : f;
+	} else {
+		u = s;
+	}
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* TF Serving's WriteDecimal: %g if it reads back, else max_digits10;
+ * ".0" on whole numbers. */
+static void put_decimal(struct tfk_buf *b, double v, int is_float)
+{
+	char s[40];
+
+	if (isnan(v)) {
+		tfk_buf_adds(b, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		tfk_buf_adds(b, v < 0 ? "-Infinity" : "Infinity");
+		return;
+	}
+	snprintf(s, sizeof(s), "%g", v);
+	if (is_float ? strtof(s, NULL) != (float)v : strtod(s, NULL) != v)
+		snprintf(s, sizeof(s), "%.*g", is_float ? 9 : 17, v);
+	tfk_buf_adds(b, s);
+	if (!strchr(s, '.') && !strchr(s, 'e'))
+		tfk_buf_adds(b, ".0");
+}
+
+static int put_elem(struct tfk_buf *b, const struct tfk_tensor *t, int64_t i,
+		    int as_bytes)
+{
+	switch (t->dtype) {
+	case TFK_DT_FLOAT:
+		put_decimal(b, ((const float *)t->data)[i], 1);
+		break;
+	case TFK_DT_DOUBLE:
+		put_decimal(b, ((const double *)t->data)[i], 0);
+		break;
+	case TFK_DT_HALF:
+		put_decimal(b, half_to_float(((const uint16_t *)t->data)[i]),
+			    1);
+		break;
+	case TFK_DT_INT8:
+		tfk_buf_addf(b, "%d", ((const int8_t *)t->data)[i]);
+		break;
+	case TFK_DT_UINT8:
+		tfk_buf_addf(b, "%u", ((const uint8_t *)t->data)[i]);
+		break;
+	case TFK_DT_INT16:
+		tfk_buf_addf(b, "%d", ((const int16_t *)t->data)[i]);
+		break;
+	case TFK_DT_INT32:
+		tfk_buf_addf(b, "%" PRId32, ((const int32_t *)t->data)[i]);
+		break;
+	case TFK_DT_INT64:
+		tfk_buf_addf(b, "%" PRId64, ((const int64_t *)t->data)[i]);
+		break;
+	case TFK_DT_BOOL:
+		tfk_buf_adds(b, ((const uint8_t *)t->data)[i] ? "true" :
+			     "false");
+		break;
+	case TFK_DT_STRING: {
+		struct tfk_str s = tfk_tensor_str(t, i);
+
+		if (!s.ptr)
+			s.ptr = "";
+		if (as_bytes || !tfk_utf8_valid((const uint8_t *)s.ptr,
+						s.len)) {
+			tfk_buf_adds(b, "{\"b64\":\"");
+			tfk_buf_add_base64(b, (const uint8_t *)s.ptr, s.len);
+			tfk_buf_adds(b, "\"}");
+		} else {
+			tfk_buf_add_json_str(b, s.ptr, s.len);
+		}
+		break;
+	}
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* Elements [*at, ...) of t as nested lists over dims from..rank. */
+static int put_values(struct tfk_buf *b, const struct tfk_tensor *t,
+		      int from, int64_t *at, int as_bytes)
+{
+	int64_t k;
+
+	if (from >= t->rank)
+		return put_elem(b, t, (*at)++, as_bytes);
+	tfk_buf_addc(b, '[');
+	for (k = 0; k < t->shape[from]; k++) {
+		if (k)
+			tfk_buf_addc(b, ',');
+		if (put_values(b, t, from + 1, at, as_bytes))
+			return -1;
+	}
+	tfk_buf_addc(b, ']');
+	return 0;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && !strcmp(s + n - k, suf);
+}
+
+static int key_order(const char *const *keys, int n, int *ord)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		int v = i;
+
+		for (j = i; j > 0 && strcmp(keys[ord[j - 1]], keys[v]) > 0;
+		     j--)
+			ord[j] = ord[j - 1];
+		ord[j] = v;
+	}
+	return 0;
+}
+
+int tfk_rj_encode(struct tfk_buf *b, enum tfk_rj_format f, int n,
+		  const char *const *keys, const struct tfk_tensor *const *out,
+		  struct tfk_err *err)
+{
+	int *ord, i, rc = 0;
+	int64_t *at = NULL, rows = -1, r;
+
+	if (n <= 0)
+		return tfk_errf(err, TFK_EINVAL, "the signature has no "
+				"outputs");
+	ord = tfk_calloc((size_t)n, sizeof(*ord));
+	at = tfk_calloc((size_t)n, sizeof(*at));
+	if (!ord || !at) {
+		rc = oom(err);
+		goto out;
+	}
+	key_order(keys, n, ord);
+	for (i = 0; i < n; i++) {
+		const struct tfk_tensor *t = out[ord[i]];
+
+		if (t->dtype != TFK_DT_STRING && t->dtype != TFK_DT_HALF &&
+		    !dtype_ok(t->dtype)) {
+			rc = tfk_errf(err, TFK_EINVAL, "output '%s': %s values "
+				      "cannot be written as JSON", keys[ord[i]],
+				      tfk_dtype_name(t->dtype));
+			goto out;
+		}
+		if (f != TFK_RJ_ROW)
+			continue;
+		if (t->rank == 0) {
+			rc = tfk_errf(err, TFK_EINVAL, "output '%s' is a "
+				      "scalar: the row format needs a first "
+				      "dimension (use \"inputs\")",
+				      keys[ord[i]]);
+			goto out;
+		}
+		if (rows >= 0 && t->shape[0] != rows) {
+			rc = tfk_errf(err, TFK_EINVAL, "output '%s' has %"
+				      PRId64 " rows, output '%s' %" PRId64,
+				      keys[ord[i]], t->shape[0],
+				      keys[ord[0]], rows);
+			goto out;
+		}
+		rows = t->shape[0];
+	}
+	if (f == TFK_RJ_ROW) {
+		tfk_buf_adds(b, "{\"predictions\":[");
+		for (r = 0; r < rows; r++) {
+			if (r)
+				tfk_buf_addc(b, ',');
+			if (n > 1)
+				tfk_buf_addc(b, '{');
+			for (i = 0; i < n; i++) {
+				const char *k = keys[ord[i]];
+
+				if (n > 1) {
+					if (i)
+						tfk_buf_addc(b, ',');
+					tfk_buf_add_json_str(b, k, strlen(k));
+					tfk_buf_addc(b, ':');
+				}
+				put_values(b, out[ord[i]], 1, &at[i],
+					   ends_with(k, "_bytes"));
+			}
+			if (n > 1)
+				tfk_buf_addc(b, '}');
+		}
+		tfk_buf_adds(b, "]}");
+	} else {
+		tfk_buf_adds(b, "{\"outputs\":");
+		if (n > 1)
+			tfk_buf_addc(b, '{');
+		for (i = 0; i < n; i++) {
+			const char *k = keys[ord[i]];
+
+			if (n > 1) {
+				if (i)
+					tfk_buf_addc(b, ',');
+				tfk_buf_add_json_str(b, k, strlen(k));
+				tfk_buf_addc(b, ':');
+			}
+			put_values(b, out[ord[i]], 0, &at[i],
+				   ends_with(k, "_bytes"));
+		}
+		if (n > 1)
+			tfk_buf_addc(b, '}');
+		tfk_buf_addc(b, '}');
+	}
+	if (!tfk_buf_ok(b))
+		rc = oom(err);
+out:
+	tfk_free(ord);
+	tfk_free(at);
+	return rc;
+}
+
+void tfk_rj_error(struct tfk_buf *b, const char *msg)
+{
+	size_t n = tfk_utf8_prefix((const uint8_t *)msg, strlen(msg));
+
+	tfk_buf_adds(b, "{\"error\":");
+	tfk_buf_add_json_str(b, msg, n);
+	tfk_buf_addc(b, '}');
+}
+
+/* Metadata --------------------------------------------------------------- */
+
+static void put_str(struct tfk_buf *b, const char *s)
+{
+	s = s ? s : "";
+	tfk_buf_add_json_str(b, s, tfk_utf8_prefix((const uint8_t *)s,
+						   strlen(s)));
+}
+
+static void put_tensor_infos(struct tfk_buf *b,
+			     const struct tfk_sv_tensor *v, int n)
+{
+	int i, d;
+
+	tfk_buf_addc(b, '{');
+	for (i = 0; i < n; i++) {
+		if (i)
+			tfk_buf_addc(b, ',');
+		put_str(b, v[i].key);
+		tfk_buf_adds(b, ":{\"dtype\":");
+		put_str(b, tfk_dtype_tf_name(v[i].dtype));
+		tfk_buf_adds(b, ",\"tensor_shape\":{\"dim\":[");
+		for (d = 0; d < v[i].rank; d++)
+			tfk_buf_addf(b, "%s{\"size\":\"%" PRId64 "\","
+				     "\"name\":\"\"}", d ? "," : "",
+				     v[i].shape[d]);
+		tfk_buf_addf(b, "],\"unknown_rank\":%s},\"name\":",
+			     v[i].rank < 0 ? "true" : "false");
+		put_str(b, v[i].name);
+		tfk_buf_addc(b, '}');
+	}
+	tfk_buf_addc(b, '}');
+}
+
+static int sig_cmp(const void *a, const void *b)
+{
+	const struct tfk_sv_signature *const *x = a, *const *y = b;
+
+	return strcmp((*x)->key, (*y)->key);
+}
+
+void tfk_rj_metadata(struct tfk_buf *b, const char *name, int64_t version,
+		     const struct tfk_servable *s)
+{
+	int n = tfk_servable_n_signatures(s), i;
+	const struct tfk_sv_signature **v = tfk_calloc((size_t)n + 1,
+						       sizeof(*v));
+
+	if (!v) {
+		b->oom = 1;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		v[i] = tfk_servable_signature(s, i);
+	qsort(v, (size_t)n, sizeof(*v), sig_cmp);
+	tfk_buf_adds(b, "{\"model_spec\":{\"name\":");
+	put_str(b, name);
+	tfk_buf_addf(b, ",\"signature_name\":\"\",\"version\":\"%" PRId64
+		     "\"},\"metadata\":{\"signature_def\":{\"signature_def\""
+		     ":{", version);
+	for (i = 0; i < n; i++) {
+		if (i)
+			tfk_buf_addc(b, ',');
+		put_str(b, v[i]->key);
+		tfk_buf_adds(b, ":{\"inputs\":");
+		put_tensor_infos(b, v[i]->inputs, v[i]->n_inputs);
+		tfk_buf_adds(b, ",\"outputs\":");
+		put_tensor_infos(b, v[i]->outputs, v[i]->n_outputs);
+		tfk_buf_adds(b, ",\"method_name\":");
+		put_str(b, v[i]->method_name);
+		tfk_buf_addc(b, '}');
+	}
+	tfk_buf_adds(b, "}}}}");
+	tfk_free(v);
+}

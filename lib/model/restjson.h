@@ -1,0 +1,124 @@
+/*
+ * restjson.h - TensorFlow Serving's REST JSON for predict requests and
+ * responses, between JSON text and tensors, and the JSON of a model's
+ * metadata: the part of a REST front end that is not HTTP, shared by
+ * tfk-serve and anything else that speaks TF Serving's REST API.
+ *
+ * Requests (TF Serving's "REST API" page, and its json_tensor.cc):
+ *   {"signature_name": "S", "instances": [ROW, ...]}    row format
+ *   {"signature_name": "S", "inputs": VALUE}             columnar format
+ * A ROW is one value (a signature with one input) or an object with one
+ * member per input; the rows are stacked into tensors whose first
+ * dimension is the number of rows, so every row of an input must have
+ * the same shape. VALUE is one input's value, or an object with a
+ * member per input (other members are ignored, as TF Serving does). A
+ * value is a number, string, bool, {"b64": "..."} (a DT_STRING element
+ * given as standard base64) or a list of them nested as deep as the
+ * rank, every list at one level of the same length. Numbers: JSON
+ * integers for integer inputs (range-checked), integers or decimals for
+ * float inputs when they convert without loss (|integer| < 2^24 for
+ * float32, 2^53 for float64; decimals within the type's range); NaN,
+ * Infinity and -Infinity are accepted as bare tokens, as TF Serving's
+ * parser (rapidjson with kParseNanAndInfFlag) does.
+ *
+ * Responses: {"predictions": [...]} for the row format, one entry per
+ * row of the outputs (the output's value for that row, or an object of
+ * every output's when there are several; all outputs must then share
+ * their first dimension), {"outputs": VALUE} for the columnar format
+ * (the one output's value, or an object of all). Floats print as
+ * TF Serving writes them: "%g" when it reads back to the same value,
+ * else with max_digits10 (9 for float32, 17 for float64), with ".0"
+ * added to whole numbers, NaN/Infinity/-Infinity bare; integers and
+ * bools as JSON's; strings as JSON strings, or {"b64": ...} when the
+ * output's key ends in "_bytes" (TF Serving's rule) or the bytes are not
+ * UTF-8 (which JSON cannot carry). Objects are in key order.
+ *
+ * Errors are TFK_EINVAL (the request is wrong: HTTP 400) with a message
+ * that names the place ("instances[1].x: expected 3 values at level 1,
+ * got 2"), or TFK_ENOMEM.
+ */
+#ifndef TFK_RESTJSON_H
+#define TFK_RESTJSON_H
+
+#include "graph/tensor.h"
+#include "model/servable.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tfk_rj_format {
+	TFK_RJ_ROW = 1,		/* "instances" in, "predictions" out */
+	TFK_RJ_COLUMNAR = 2	/* "inputs" in, "outputs" out */
+};
+
+struct tfk_rj_request {
+	char *signature_name;	/* as given; NULL when absent */
+	enum tfk_rj_format format;
+	void *doc;		/* the parsed document (private) */
+};
+
+/*
+ * Parse body[0..n) (need not end in NUL) into *rq: a JSON object with
+ * an optional string "signature_name" and exactly one of "instances" (a
+ * non-empty list) or "inputs". Pair with tfk_rj_release, also after a
+ * failure. Errors: "JSON parse error at offset 7: ..." (the offset in
+ * body), "request: expected a JSON object", "request: 'signature_name'
+ * must be a string", "request: missing 'inputs' or 'instances' key",
+ * "request: expected only one of 'inputs' or 'instances'",
+ * "request: 'instances' must be a non-empty list".
+ */
+int tfk_rj_parse(struct tfk_rj_request *rq, const char *body, size_t n,
+		 struct tfk_err *err);
+void tfk_rj_release(struct tfk_rj_request *rq);
+
+/*
+ * Decode the values for every input of sig into in[0..sig->n_inputs)
+ * (caller storage, heap tensors to release; all left empty on failure),
+ * each of the dtype the signature declares for it (a .tflite input of a
+ * type without a TensorFlow dtype is refused). Shapes are the request's
+ * own; checking them against the signature is the runner's business.
+ * Errors (TFK_EINVAL): "instances[0]: expected an object with the keys
+ * a, b (the signature has 2 inputs)", "instances[0]: 'z' is not an
+ * input of the signature; inputs: x", "instances[1]: missing input
+ * 'b'", "inputs: missing input 'b'", "instances[2].x: expected shape
+ * [3], got [2] as in instances[0]", "inputs.x[1]: expected float32,
+ * got string \"a\"", "inputs.x: 16777217 cannot be float32 without loss
+ * of precision", "inputs.x[0]: 300 is out of range for uint8", "...:
+ * invalid base64", "...: lists nested deeper than 8", TFK_ENOMEM.
+ */
+int tfk_rj_inputs(const struct tfk_rj_request *rq,
+		  const struct tfk_sv_signature *sig, struct tfk_tensor *in,
+		  struct tfk_err *err);
+
+/*
+ * Append the response for format f to b: outputs out[0..n), named
+ * keys[0..n) (any order; written in key order). Errors (TFK_EINVAL, b
+ * then holds part of a response: reset it): "output 'y' is a scalar: the
+ * row format needs a first dimension" (TF Serving: "has no shape
+ * information"), "output 'b' has 3 rows, output 'a' 2", "output 'y':
+ * float16 ... cannot be written as JSON"; TFK_ENOMEM when b ran out.
+ */
+int tfk_rj_encode(struct tfk_buf *b, enum tfk_rj_format f, int n,
+		  const char *const *keys, const struct tfk_tensor *const *out,
+		  struct tfk_err *err);
+
+/* Append {"error": msg} to b. */
+void tfk_rj_error(struct tfk_buf *b, const char *msg);
+
+/*
+ * Append TF Serving's GetModelMetadata response for version of model
+ * name served by s:
+ *   {"model_spec": {"name": N, "signature_name": "", "version": "V"},
+ *    "metadata": {"signature_def": {"signature_def": {KEY: {"inputs":
+ *    {K: {"dtype": "DT_FLOAT", "tensor_shape": {"dim": [{"size": "-1",
+ *    "name": ""}], "unknown_rank": false}, "name": "x:0"}}, "outputs":
+ *    {...}, "method_name": "..."}}}}}
+ * (protobuf's JSON mapping with default fields printed: int64 sizes as
+ * strings), every signature of s in key order.
+ */
+void tfk_rj_metadata(struct tfk_buf *b, const char *name, int64_t version,
+		     const struct tfk_servable *s);
+
+#endif

@@ -652,20 +652,6 @@ bad_count:
 
 /* Output ----------------------------------------------------------------- */
 
-static float half_to_float(uint16_t h)
-{
-	int e = (h >> 10) & 31, m = h & 1023;
-	float v;
-
-	if (e == 0)
-		v = ldexpf((float)m, -24);
-	else if (e == 31)
-		v = m ? NAN : INFINITY;
-	else
-		v = ldexpf((float)(m | 1024), e - 25);
-	return h & 0x8000 ? -v : v;
-}
-
 static int out_kind(enum tfk_dtype t)
 {
 	switch (t) {
@@ -678,29 +664,6 @@ static int out_kind(enum tfk_dtype t)
 		return TFK_FEAT_BYTES;
 	default:
 		return TFK_FEAT_NONE;
-	}
-}
-
-static double elem_d(const struct tfk_tensor *t, int64_t i)
-{
-	switch (t->dtype) {
-	case TFK_DT_FLOAT: return ((const float *)t->data)[i];
-	case TFK_DT_DOUBLE: return ((const double *)t->data)[i];
-	case TFK_DT_HALF: return half_to_float(((const uint16_t *)t->data)[i]);
-	default: return 0;
-	}
-}
-
-static int64_t elem_i(const struct tfk_tensor *t, int64_t i)
-{
-	switch (t->dtype) {
-	case TFK_DT_INT8: return ((const int8_t *)t->data)[i];
-	case TFK_DT_UINT8: return ((const uint8_t *)t->data)[i];
-	case TFK_DT_INT16: return ((const int16_t *)t->data)[i];
-	case TFK_DT_INT32: return ((const int32_t *)t->data)[i];
-	case TFK_DT_INT64: return ((const int64_t *)t->data)[i];
-	case TFK_DT_BOOL: return ((const uint8_t *)t->data)[i] != 0;
-	default: return 0;
 	}
 }
 
@@ -720,7 +683,7 @@ static int add_output(struct run *R, int j, int64_t i, struct tfk_err *err)
 			return 0;
 		}
 		for (k = 0; k < per; k++) {
-			float v = (float)elem_d(t, at + k);
+			float v = (float)tfk_tensor_get_f64(t, at + k);
 
 			tfk_buf_add(&R->scratch, &v, 4);
 		}
@@ -732,7 +695,7 @@ static int add_output(struct run *R, int j, int64_t i, struct tfk_err *err)
 			return 0;
 		}
 		for (k = 0; k < per; k++) {
-			int64_t v = elem_i(t, at + k);
+			int64_t v = tfk_tensor_get_i64(t, at + k);
 
 			tfk_buf_add(&R->scratch, &v, 8);
 		}
@@ -860,11 +823,11 @@ static int csv_line(struct run *R, int64_t i, struct tfk_err *err)
 			switch (out_kind(t->dtype)) {
 			case TFK_FEAT_FLOAT:
 				tfk_exjson_add_float(&R->line,
-						     (float)elem_d(t, at + k));
+						     (float)tfk_tensor_get_f64(t, at + k));
 				break;
 			case TFK_FEAT_INT64:
 				tfk_buf_addf(&R->line, "%" PRId64,
-					     elem_i(t, at + k));
+					     tfk_tensor_get_i64(t, at + k));
 				break;
 			default: {
 				struct tfk_str s = tfk_tensor_str(t, at + k);

@@ -74,6 +74,30 @@ float tfk_half_to_float(uint16_t h)
 	return (h & 0x8000) ? -v : v;
 }
 
+int64_t tfk_tensor_get_i64(const struct tfk_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case TFK_DT_INT8: return ((const int8_t *)t->data)[i];
+	case TFK_DT_UINT8: return ((const uint8_t *)t->data)[i];
+	case TFK_DT_INT16: return ((const int16_t *)t->data)[i];
+	case TFK_DT_INT32: return ((const int32_t *)t->data)[i];
+	case TFK_DT_INT64: return ((const int64_t *)t->data)[i];
+	case TFK_DT_BOOL: return ((const uint8_t *)t->data)[i] != 0;
+	default: return 0;
+	}
+}
+
+double tfk_tensor_get_f64(const struct tfk_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case TFK_DT_FLOAT: return ((const float *)t->data)[i];
+	case TFK_DT_DOUBLE: return ((const double *)t->data)[i];
+	case TFK_DT_HALF:
+		return tfk_half_to_float(((const uint16_t *)t->data)[i]);
+	default: return (double)tfk_tensor_get_i64(t, i);
+	}
+}
+
 size_t tfk_dtype_size(enum tfk_dtype t)
 {
 	const struct dt_info *d = dt_find(t);

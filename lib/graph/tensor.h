@@ -103,6 +103,11 @@ size_t tfk_dtype_size(enum tfk_dtype t);
 /* An IEEE binary16 value (DT_HALF's element) as float, exactly
  * (subnormals, infinities and NaN included). */
 float tfk_half_to_float(uint16_t h);
+/* Element i of a numeric tensor (float, double, half, the integer types,
+ * bool as 0/1) as a double, or as an int64 for the integer types and
+ * bool (0 for others). */
+double tfk_tensor_get_f64(const struct tfk_tensor *t, int64_t i);
+int64_t tfk_tensor_get_i64(const struct tfk_tensor *t, int64_t i);
 /* numpy's name as TF prints it ("float32", "int64", "string", "bool",
  * "float16"); "invalid" for unknown numbers. Static storage. */
 const char *tfk_dtype_name(enum tfk_dtype t);

@@ -978,21 +978,6 @@ int tfk_npy_write(const char *path, const struct tfk_tensor *t,
 
 /* numpy str() -------------------------------------------------------- */
 
-/* IEEE half -> float. */
-static float half_to_float(uint16_t h)
-{
-	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-	float v;
-
-	if (e == 0)
-		v = ldexpf((float)m, -24);
-	else if (e == 31)
-		v = m ? NAN : INFINITY;
-	else
-		v = ldexpf((float)(m | 0x400), e - 25);
-	return (h & 0x8000) ? -v : v;
-}
-
 static uint16_t float_to_half_rt(float f)
 {
 	/* round-to-nearest-even float -> half, for round-trip checks */
@@ -1038,7 +1023,7 @@ static double elem_f(const struct tfk_tensor *t, int64_t i, enum ftype *ft)
 		return ((const float *)t->data)[i];
 	case TFK_DT_HALF:
 		*ft = F16;
-		return half_to_float(((const uint16_t *)t->data)[i]);
+		return tfk_half_to_float(((const uint16_t *)t->data)[i]);
 	default:
 		*ft = F64;
 		return ((const double *)t->data)[i];
@@ -1050,7 +1035,7 @@ static int round_trips(const char *s, double x, enum ftype ft)
 	if (ft == F32)
 		return strtof(s, NULL) == (float)x;
 	if (ft == F16)
-		return half_to_float(float_to_half_rt(strtof(s, NULL))) ==
+		return tfk_half_to_float(float_to_half_rt(strtof(s, NULL))) ==
 			(float)x;
 	return strtod(s, NULL) == x;
 }

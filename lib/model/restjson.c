@@ -722,26 +722,6 @@ int tfk_rj_inputs(const struct tfk_rj_request *rq,
 
 /* Encoding --------------------------------------------------------------- */
 
-static float half_to_float(uint16_t h)
-{
-	uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31,
-		 m = h & 1023u, u;
-	float f;
-
-	if (e == 31) {
-		u = s | 0x7f800000u | m << 13;
-	} else if (e) {
-		u = s | (e + 112) << 23 | m << 13;
-	} else if (m) {
-		f = ldexpf((float)m, -24);
-		return s ? -f : f;
-	} else {
-		u = s;
-	}
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
 /* TF Serving's WriteDecimal: %g if it reads back, else max_digits10;
  * ".0" on whole numbers. */
 static void put_decimal(struct tfk_buf *b, double v, int is_float)
@@ -775,7 +755,7 @@ static int put_elem(struct tfk_buf *b, const struct tfk_tensor *t, int64_t i,
 		put_decimal(b, ((const double *)t->data)[i], 0);
 		break;
 	case TFK_DT_HALF:
-		put_decimal(b, half_to_float(((const uint16_t *)t->data)[i]),
+		put_decimal(b, tfk_half_to_float(((const uint16_t *)t->data)[i]),
 			    1);
 		break;
 	case TFK_DT_INT8:

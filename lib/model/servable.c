@@ -1014,30 +1014,6 @@ static int is_int(enum tfk_dtype t)
 		t == TFK_DT_INT64 || t == TFK_DT_UINT8;
 }
 
-static double get_d(const struct tfk_tensor *t, int64_t i)
-{
-	switch (t->dtype) {
-	case TFK_DT_FLOAT: return ((const float *)t->data)[i];
-	case TFK_DT_DOUBLE: return ((const double *)t->data)[i];
-	case TFK_DT_HALF:
-		return tfk_half_to_float(((const uint16_t *)t->data)[i]);
-	default: return 0;
-	}
-}
-
-static int64_t get_i(const struct tfk_tensor *t, int64_t i)
-{
-	switch (t->dtype) {
-	case TFK_DT_INT8: return ((const int8_t *)t->data)[i];
-	case TFK_DT_UINT8: return ((const uint8_t *)t->data)[i];
-	case TFK_DT_INT16: return ((const int16_t *)t->data)[i];
-	case TFK_DT_INT32: return ((const int32_t *)t->data)[i];
-	case TFK_DT_INT64: return ((const int64_t *)t->data)[i];
-	case TFK_DT_BOOL: return ((const uint8_t *)t->data)[i];
-	default: return 0;
-	}
-}
-
 /* *t in place as dtype want (numeric only; see tfk_sv_convert). */
 static int convert(struct tfk_tensor *t, enum tfk_dtype want,
 		   const char *key, struct tfk_err *err)
@@ -1060,15 +1036,15 @@ static int convert(struct tfk_tensor *t, enum tfk_dtype want,
 	n = tfk_tensor_numel(t);
 	for (i = 0; i < n; i++) {
 		if (is_float(want)) {
-			double v = is_float(t->dtype) ? get_d(t, i) :
-				(double)get_i(t, i);
+			double v = is_float(t->dtype) ? tfk_tensor_get_f64(t, i) :
+				(double)tfk_tensor_get_i64(t, i);
 
 			if (want == TFK_DT_FLOAT)
 				((float *)o.data)[i] = (float)v;
 			else
 				((double *)o.data)[i] = v;
 		} else {
-			int64_t v = get_i(t, i), lo, hi;
+			int64_t v = tfk_tensor_get_i64(t, i), lo, hi;
 
 			switch (want) {
 			case TFK_DT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;

@@ -601,6 +601,19 @@ static int reshape(struct ctx *c)
 
 	if ((rc = in_port(c, 0, &x)))
 		return rc;
+	if (c->op->n_inputs > 1 && c->op->inputs[1] >= 0 &&
+	    !has_data(c, c->op->inputs[1])) {
+		/* a shape computed at run time (SHAPE, STRIDED_SLICE, PACK:
+		 * Keras 3's Flatten); the executor folds it while planning */
+		struct tfk_port in[2];
+
+		if ((rc = in_port(c, 1, &in[1])))
+			return rc;
+		in[0] = x;
+		if ((rc = node(c, "Reshape", in, 2, NULL, 0, &x)))
+			return rc;
+		return set_out(c, 0, x);
+	}
 	if (c->op->n_inputs > 1 && c->op->inputs[1] >= 0) {
 		if ((rc = const_ints(c, 1, v, TFK_MAX_RANK, &n)))
 			return rc;
@@ -630,6 +643,83 @@ static int reshape(struct ctx *c)
 	if ((rc = reshape_to(c, x, v, n, &x)))
 		return rc;
 	return set_out(c, 0, x);
+}
+
+/* SHAPE: TF's Shape, out_type INT32 (default) or INT64. */
+static int shape_op(struct ctx *c)
+{
+	int ty = opt_i8(c, "ShapeOptions", 0, TFK_TFL_INT32);
+	struct tfk_attr at;
+	struct tfk_port x;
+	int rc;
+
+	if (ty != TFK_TFL_INT32 && ty != TFK_TFL_INT64)
+		return op_err(c, TFK_EINVAL, "out_type %s is not supported",
+			      tfk_tfl_type_name(ty));
+	at = TFK_A_TYPE("out_type", tfk_tfl_dtype(ty));
+	if ((rc = in_port(c, 0, &x)) ||
+	    (rc = node(c, "Shape", &x, 1, &at, 1, &x)))
+		return rc;
+	return set_out(c, 0, x);
+}
+
+/* STRIDED_SLICE: TF's StridedSlice with the five masks; offset (end
+ * counted from begin) is folded into a constant end. */
+static int strided_slice(struct ctx *c)
+{
+	static const char *T = "StridedSliceOptions";
+	static const char *const masks[5] = { "begin_mask", "end_mask",
+		"ellipsis_mask", "new_axis_mask", "shrink_axis_mask" };
+	struct tfk_attr at[5];
+	struct tfk_port in[4], y;
+	int k, rc;
+
+	for (k = 0; k < 5; k++)
+		at[k] = TFK_A_INT(masks[k], opt_i32(c, T, k, 0));
+	for (k = 0; k < 4; k++)
+		if ((rc = in_port(c, k, &in[k])))
+			return rc;
+	if (opt_i8(c, T, 5, 0)) {
+		int64_t b[TFK_MAX_RANK], e[TFK_MAX_RANK];
+		int nb, ne, i;
+
+		if ((rc = const_ints(c, 1, b, TFK_MAX_RANK, &nb)) ||
+		    (rc = const_ints(c, 2, e, TFK_MAX_RANK, &ne)))
+			return tfk_err_prefix(c->err, "offset");
+		if (nb != ne)
+			return op_err(c, TFK_EINVAL, "begin has %d values, "
+				      "end %d", nb, ne);
+		for (i = 0; i < nb; i++)
+			e[i] += b[i];
+		if ((rc = const_i32v(c, e, ne, &in[2])))
+			return rc;
+	}
+	if ((rc = node(c, "StridedSlice", in, 4, at, 5, &y)))
+		return rc;
+	return set_out(c, 0, y);
+}
+
+/* PACK: TF's Pack (values_count is the number of inputs). */
+static int pack(struct ctx *c)
+{
+	static const char *T = "PackOptions";
+	struct tfk_port in[TFK_OP_MAX_ARGS * 8], y;
+	int n = c->op->n_inputs, k, rc;
+	struct tfk_attr at[2];
+
+	if (n < 1 || n > (int)(sizeof(in) / sizeof(in[0])))
+		return op_err(c, TFK_EINVAL, "%d inputs", n);
+	if (opt_table(c, T) && opt_i32(c, T, 0, n) != n)
+		return op_err(c, TFK_EINVAL, "values_count %d, but %d inputs",
+			      (int)opt_i32(c, T, 0, n), n);
+	for (k = 0; k < n; k++)
+		if ((rc = in_port(c, k, &in[k])))
+			return rc;
+	at[0] = TFK_A_INT("N", n);
+	at[1] = TFK_A_INT("axis", opt_i32(c, T, 1, 0));
+	if ((rc = node(c, "Pack", in, n, at, 2, &y)))
+		return rc;
+	return set_out(c, 0, y);
 }
 
 static int softmax(struct ctx *c)
@@ -809,6 +899,9 @@ static int convert_op(struct ctx *c)
 	case TFK_TFL_MAX_POOL_2D: return pool(c, "MaxPool");
 	case TFK_TFL_AVERAGE_POOL_2D: return pool(c, "AvgPool");
 	case TFK_TFL_RESHAPE: return reshape(c);
+	case 77: return shape_op(c);			/* SHAPE */
+	case 45: return strided_slice(c);		/* STRIDED_SLICE */
+	case 83: return pack(c);			/* PACK */
 	case TFK_TFL_SOFTMAX: return softmax(c);
 	case 50: return unary(c, "LogSoftmax");		/* LOG_SOFTMAX */
 	case TFK_TFL_CONCATENATION: return concat(c);
@@ -926,7 +1019,8 @@ static int64_t node_work(const struct ctx *c, int i)
 	int64_t taps = 1, w = 0, out = 0;
 	int k;
 
-	if (n->n_inputs > 0)
+	if (n->n_inputs > 0 && strcmp(op, "Shape"))
+		/* Shape reads its input's dims, never its data */
 		w = numel_sat(tfk_graph_desc(c->g, n->inputs[0]));
 	if ((!strcmp(op, "MatMul") || !strcmp(op, "Conv2D") ||
 	     !strcmp(op, "DepthwiseConv2dNative")) && n->n_inputs > 1 &&

@@ -899,9 +899,9 @@ static int convert_op(struct ctx *c)
 	case TFK_TFL_MAX_POOL_2D: return pool(c, "MaxPool");
 	case TFK_TFL_AVERAGE_POOL_2D: return pool(c, "AvgPool");
 	case TFK_TFL_RESHAPE: return reshape(c);
-	case 77: return shape_op(c);			/* SHAPE */
-	case 45: return strided_slice(c);		/* STRIDED_SLICE */
-	case 83: return pack(c);			/* PACK */
+	case TFK_TFL_SHAPE: return shape_op(c);
+	case TFK_TFL_STRIDED_SLICE: return strided_slice(c);
+	case TFK_TFL_PACK: return pack(c);
 	case TFK_TFL_SOFTMAX: return softmax(c);
 	case 50: return unary(c, "LogSoftmax");		/* LOG_SOFTMAX */
 	case TFK_TFL_CONCATENATION: return concat(c);

@@ -394,6 +394,61 @@ static int optional_bias(struct ctx *c, int k, struct tfk_port *y)
 	return node(c, "BiasAdd", in, 2, NULL, 0, y);
 }
 
+/*
+ * INT8 weights read by a float FULLY_CONNECTED (dynamic-range files):
+ * TFLite's hybrid kernel, the op TFLiteHybridMatMul over the raw int8
+ * weights and their scales (per tensor or per output channel, zero
+ * points 0), each input row quantized at run time (symmetric, or
+ * asymmetric as asymmetric_quantize_inputs says). in[1] gets the
+ * weights, *hyb is set; not INT8 weights: *hyb 0, nothing made.
+ */
+static int hybrid_weights(struct ctx *c, struct tfk_port *w, int *hyb)
+{
+	int t = c->op->n_inputs > 1 ? c->op->inputs[1] : -1;
+	const struct tfk_tfl_tensor *x;
+	const struct tfk_tfl_quant *q;
+	const uint8_t *p;
+	struct tfk_tensor v;
+	int64_t n1;
+	int rc, k;
+
+	*hyb = 0;
+	if (t < 0 || c->s->tensors[t].type != TFK_TFL_INT8 || !has_data(c, t) ||
+	    c->port[t].node >= 0)
+		return 0;
+	x = &c->s->tensors[t];
+	q = &x->quant;
+	if (x->is_sparse || x->rank != 2 || !q->n_scale ||
+	    (q->n_scale > 1 && (q->n_scale != x->shape[0] ||
+				q->quantized_dimension != 0)))
+		return make_const(c, t, 0, w);	/* refuses */
+	for (k = 0; k < q->n_zero_point; k++)
+		if (q->zero_point[k])
+			return op_err(c, TFK_EINVAL, "hybrid weights '%s' with "
+				      "zero point %lld are not supported",
+				      x->name, (long long)q->zero_point[k]);
+	if (!(p = data_of(c, t)))
+		return c->err->code;
+	if ((rc = tfk_tensor_init(&v, TFK_DT_INT8, 2, x->shape, c->err)))
+		return rc;
+	if (v.nbytes)
+		memcpy(v.data, p, v.nbytes);
+	rc = tfk_graph_const(c->g, NULL, &v, &w[0], c->err);
+	tfk_tensor_release(&v);
+	if (rc)
+		return rc;
+	n1 = q->n_scale;
+	if ((rc = tfk_tensor_init(&v, TFK_DT_FLOAT, 1, &n1, c->err)))
+		return rc;
+	memcpy(v.data, q->scale, (size_t)n1 * sizeof(float));
+	rc = tfk_graph_const(c->g, NULL, &v, &w[1], c->err);
+	tfk_tensor_release(&v);
+	if (rc)
+		return rc;
+	*hyb = 1;
+	return 0;
+}
+
 static int fully_connected(struct ctx *c)
 {
 	static const char *T = "FullyConnectedOptions";
@@ -402,12 +457,14 @@ static int fully_connected(struct ctx *c)
 	const struct tfk_tfl_tensor *w;
 	int64_t shape[TFK_MAX_RANK], k;
 	struct tfk_attr tb = TFK_A_BOOL("transpose_b", 1);
-	int rc, d, keep = opt_i8(c, T, 2, 0);
+	int rc, d, keep = opt_i8(c, T, 2, 0), hyb;
+	struct tfk_port hw[2];
 
 	if (opt_i8(c, T, 1, 0) != 0)
 		return op_err(c, TFK_EINVAL, "weights_format %d is not "
 			      "supported", opt_i8(c, T, 1, 0));
-	if ((rc = in_port(c, 0, &x)) || (rc = in_port(c, 1, &in[1])))
+	if ((rc = in_port(c, 0, &x)) || (rc = hybrid_weights(c, hw, &hyb)) ||
+	    (!hyb && (rc = in_port(c, 1, &in[1]))))
 		return rc;
 	w = &c->s->tensors[c->op->inputs[1]];
 	if (w->rank != 2)
@@ -430,8 +487,16 @@ static int fully_connected(struct ctx *c)
 	}
 	for (d = 0; d < xd->rank; d++)
 		shape[d] = xd->shape[d];
-	if ((rc = node(c, "MatMul", in, 2, &tb, 1, &y)) ||
-	    (rc = optional_bias(c, 2, &y)) ||
+	if (hyb) {
+		struct tfk_attr as = TFK_A_BOOL("asymmetric",
+						opt_i8(c, T, 3, 0));
+		struct tfk_port h[3] = { in[0], hw[0], hw[1] };
+
+		rc = node(c, "TFLiteHybridMatMul", h, 3, &as, 1, &y);
+	} else {
+		rc = node(c, "MatMul", in, 2, &tb, 1, &y);
+	}
+	if (rc || (rc = optional_bias(c, 2, &y)) ||
 	    (rc = act(c, opt_i8(c, T, 0, 0), &y)))
 		return rc;
 	if (keep && xd->rank > 2) {
@@ -1023,6 +1088,7 @@ static int64_t node_work(const struct ctx *c, int i)
 		/* Shape reads its input's dims, never its data */
 		w = numel_sat(tfk_graph_desc(c->g, n->inputs[0]));
 	if ((!strcmp(op, "MatMul") || !strcmp(op, "Conv2D") ||
+	     !strcmp(op, "TFLiteHybridMatMul") ||
 	     !strcmp(op, "DepthwiseConv2dNative")) && n->n_inputs > 1 &&
 	    n->n_outputs > 0 && n->outputs[0].rank > 0) {
 		/* weights per output channel: [K, N] (or [N, K]) / N,

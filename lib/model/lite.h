@@ -55,7 +55,10 @@ struct tfk_graph;
  *
  * Operators map onto TensorFlow ops with TFLite's semantics: ADD, SUB,
  * MUL, DIV (AddV2, Sub, Mul, RealDiv), FULLY_CONNECTED (Reshape to
- * [-1, K], MatMul with transpose_b, BiasAdd; keep_num_dims), CONV_2D
+ * [-1, K], MatMul with transpose_b, BiasAdd; keep_num_dims; with INT8
+ * weights, a dynamic-range file's hybrid operator, TFLiteHybridMatMul:
+ * TFLite's EvalHybrid, each input row quantized at run time, symmetric
+ * or as asymmetric_quantize_inputs says, see kernels/cpu.h), CONV_2D
  * (filter OHWI transposed to HWIO once, Conv2D, BiasAdd),
  * DEPTHWISE_CONV_2D (filter [1, H, W, I*M] as [H, W, I, M]),
  * MAX_POOL_2D, AVERAGE_POOL_2D, RESHAPE, SOFTMAX (beta), LOG_SOFTMAX,
@@ -72,8 +75,8 @@ struct tfk_graph;
  * Refused (TFK_EINVAL, the message names the operator and tensor):
  * quantized models (an INT8, UINT8 or INT16 activation tensor, or a
  * QUANTIZE operator: "subgraph 0: tensor 0 'x' is INT8: quantized
- * models are not supported by run yet"), hybrid operators (INT8
- * weights read by FULLY_CONNECTED or CONV_2D directly), and every other
+ * models are not supported by run yet"), hybrid operators other than
+ * FULLY_CONNECTED (INT8 weights read by CONV_2D directly), and every other
  * op ("operator 3: CUSTOM(TFLite_Detection_PostProcess) is not
  * supported"). *g is NULL on failure.
  */

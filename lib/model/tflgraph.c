@@ -14,6 +14,12 @@
  * not the op's own (builtin_options_as_X() returns null and the op uses
  * its defaults); so does this importer (opt_table below).
  *
+ * One op is no TF op: a FULLY_CONNECTED reading INT8 weights directly
+ * (dynamic-range files) becomes TFLiteHybridMatMul (kernels/cpu.h), the
+ * arithmetic of TFLite's hybrid kernel, since a Const dequantized here
+ * would give float results that differ from LiteRT's by the input's
+ * quantization error.
+ *
  * Rejected: running TFLite's own reference kernels op by op over the
  * flatbuffer (a second set of float kernels to test and speed up); the
  * int8 path is a separate backend of the same graph (a later part).

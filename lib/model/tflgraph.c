@@ -25,6 +25,7 @@
  * int8 path is a separate backend of the same graph (a later part).
  */
 #include "model/lite.h"
+#include "model/lite-impl.h"
 
 #include "graph/graph.h"
 #include "util/alloc.h"
@@ -680,6 +681,12 @@ static int reshape(struct ctx *c)
 
 		if ((rc = in_port(c, 1, &in[1])))
 			return rc;
+		if (c->max_work && !tfk_graph_const_value(c->g, in[1]))
+			/* the shapes after it, and so their cost, would be
+			 * known only while running */
+			return op_err(c, TFK_EINVAL, "a new shape not known "
+				      "before the run is refused under a "
+				      "work limit");
 		in[0] = x;
 		if ((rc = node(c, "Reshape", in, 2, NULL, 0, &x)))
 			return rc;
@@ -716,7 +723,95 @@ static int reshape(struct ctx *c)
 	return set_out(c, 0, x);
 }
 
-/* SHAPE: TF's Shape, out_type INT32 (default) or INT64. */
+int tfk_tfl_slice_vec(const int64_t *a, int n, int64_t b, int64_t e,
+		      int64_t s, int bm, int em, int elm, int sm, int offset,
+		      int64_t *out, int *n_out, int *scalar, const char **why)
+{
+	int64_t lo, hi, cnt, i, d = n;
+
+	*scalar = 0;
+	if (elm & 1) {
+		for (i = 0; i < n; i++)
+			out[i] = a[i];
+		*n_out = n;
+		return 0;
+	}
+	if (!s) {
+		*why = "strides[0] is 0";
+		return -1;
+	}
+	if (offset)
+		e += b;
+	if (sm & 1) {
+		b = b < 0 ? b + d : b;
+		if (b < 0 || b >= d) {
+			*why = "index out of range";
+			return -1;
+		}
+		out[0] = a[b];
+		*n_out = 1;
+		*scalar = 1;
+		return 0;
+	}
+	lo = s > 0 ? 0 : -1;
+	hi = s > 0 ? d : d - 1;
+	b = bm & 1 ? (s > 0 ? lo : hi) : b < 0 ? b + d : b;
+	e = em & 1 ? (s > 0 ? hi : lo) : e < 0 ? e + d : e;
+	b = b < lo ? lo : b > hi ? hi : b;
+	e = e < lo ? lo : e > hi ? hi : e;
+	cnt = s > 0 ? (e > b ? (e - b + s - 1) / s : 0) :
+		(b > e ? (b - e - s - 1) / -s : 0);
+	for (i = 0; i < cnt; i++)
+		out[i] = a[b + i * s];
+	*n_out = (int)cnt;
+	return 0;
+}
+
+/* Const port p's integer values (a scalar or a vector of at most
+ * TFK_MAX_RANK, INT32 or INT64) into v, their count into *n, rank into
+ * *rank; 0 when p is no such Const. */
+static int const_port_ints(const struct ctx *c, struct tfk_port p,
+			   int64_t *v, int *n, int *rank)
+{
+	const struct tfk_tensor *t = tfk_graph_const_value(c->g, p);
+	int64_t i, cnt;
+
+	if (!t || (t->dtype != TFK_DT_INT32 && t->dtype != TFK_DT_INT64) ||
+	    t->rank > 1 || (cnt = tfk_tensor_numel(t)) > TFK_MAX_RANK)
+		return 0;
+	for (i = 0; i < cnt; i++)
+		v[i] = t->dtype == TFK_DT_INT32 ? ((const int32_t *)t->data)[i]
+			: ((const int64_t *)t->data)[i];
+	*n = (int)cnt;
+	*rank = t->rank;
+	return 1;
+}
+
+/* A Const of n ints of dtype dt (rank 0 when scalar). */
+static int const_ints_port(struct ctx *c, enum tfk_dtype dt, const int64_t *v,
+			   int n, int scalar, struct tfk_port *out)
+{
+	int64_t sh[1] = { n };
+	struct tfk_tensor t;
+	int rc, i;
+
+	if ((rc = tfk_tensor_init(&t, dt, scalar ? 0 : 1, sh, c->err)))
+		return rc;
+	for (i = 0; i < n; i++) {
+		if (dt == TFK_DT_INT32)
+			((int32_t *)t.data)[i] = (int32_t)v[i];
+		else
+			((int64_t *)t.data)[i] = v[i];
+	}
+	rc = tfk_graph_const(c->g, NULL, &t, out, c->err);
+	tfk_tensor_release(&t);
+	return rc;
+}
+
+/* SHAPE: TF's Shape, out_type INT32 (default) or INT64; a Const when
+ * the input's shape is known while building (the usual case: the fed
+ * shapes are), so that the shape arithmetic after it folds here and
+ * every node's shape, and cost, is known before the run. */
 static int shape_op(struct ctx *c)
 {
 	int ty = opt_i8(c, "ShapeOptions", 0, TFK_TFL_INT32);
@@ -728,7 +823,26 @@ static int shape_op(struct ctx *c)
 		return op_err(c, TFK_EINVAL, "out_type %s is not supported",
 			      tfk_tfl_type_name(ty));
 	at = TFK_A_TYPE("out_type", tfk_tfl_dtype(ty));
-	if ((rc = in_port(c, 0, &x)) ||
+	if ((rc = in_port(c, 0, &x)))
+		return rc;
+	{
+		const struct tfk_tdesc *xd = tfk_graph_desc(c->g, x);
+		int64_t v[TFK_MAX_RANK];
+		int d, known = xd->rank >= 0;
+
+		for (d = 0; known && d < xd->rank; d++) {
+			v[d] = xd->shape[d];
+			known = v[d] >= 0 && (ty == TFK_TFL_INT64 ||
+					      v[d] <= INT32_MAX);
+		}
+		if (known) {
+			if ((rc = const_ints_port(c, tfk_tfl_dtype(ty), v,
+						  xd->rank, 0, &x)))
+				return rc;
+			return set_out(c, 0, x);
+		}
+	}
+	if (
 	    (rc = node(c, "Shape", &x, 1, &at, 1, &x)))
 		return rc;
 	return set_out(c, 0, x);
@@ -765,6 +879,31 @@ static int strided_slice(struct ctx *c)
 		if ((rc = const_i32v(c, e, ne, &in[2])))
 			return rc;
 	}
+	{
+		/* a slice of a known shape vector: folded */
+		int64_t a[TFK_MAX_RANK], b[TFK_MAX_RANK], e[TFK_MAX_RANK],
+			s[TFK_MAX_RANK], o[TFK_MAX_RANK];
+		int na, nb, ne, ns, ra, r1, r2, r3, no, sc;
+		const char *why = NULL;
+		const struct tfk_tensor *xv = tfk_graph_const_value(c->g,
+								    in[0]);
+
+		if (const_port_ints(c, in[0], a, &na, &ra) && ra == 1 &&
+		    const_port_ints(c, in[1], b, &nb, &r1) && nb == 1 &&
+		    const_port_ints(c, in[2], e, &ne, &r2) && ne == 1 &&
+		    const_port_ints(c, in[3], s, &ns, &r3) && ns == 1 &&
+		    !(at[3].v.i & 1)) {	/* offset: in[2] made above */
+			if (tfk_tfl_slice_vec(a, na, b[0], e[0], s[0],
+					      (int)at[0].v.i, (int)at[1].v.i,
+					      (int)at[2].v.i, (int)at[4].v.i,
+					      0, o, &no, &sc, &why))
+				return op_err(c, TFK_EINVAL, "%s", why);
+			if ((rc = const_ints_port(c, xv->dtype, o, no, sc,
+						  &y)))
+				return rc;
+			return set_out(c, 0, y);
+		}
+	}
 	if ((rc = node(c, "StridedSlice", in, 4, at, 5, &y)))
 		return rc;
 	return set_out(c, 0, y);
@@ -788,6 +927,29 @@ static int pack(struct ctx *c)
 			return rc;
 	at[0] = TFK_A_INT("N", n);
 	at[1] = TFK_A_INT("axis", opt_i32(c, T, 1, 0));
+	if (n <= TFK_MAX_RANK && (at[1].v.i == 0 || at[1].v.i == -1)) {
+		/* known scalars of one type (a shape being built): folded */
+		const struct tfk_tensor *t0 = tfk_graph_const_value(c->g,
+								    in[0]);
+		int64_t v[TFK_MAX_RANK], one[TFK_MAX_RANK];
+		int cnt, r, ok = t0 != NULL;
+
+		for (k = 0; ok && k < n; k++) {
+			const struct tfk_tensor *t =
+				tfk_graph_const_value(c->g, in[k]);
+
+			ok = t && t->dtype == t0->dtype &&
+				const_port_ints(c, in[k], one, &cnt, &r) &&
+				r == 0 && cnt == 1;
+			if (ok)
+				v[k] = one[0];
+		}
+		if (ok) {
+			if ((rc = const_ints_port(c, t0->dtype, v, n, 0, &y)))
+				return rc;
+			return set_out(c, 0, y);
+		}
+	}
 	if ((rc = node(c, "Pack", in, n, at, 2, &y)))
 		return rc;
 	return set_out(c, 0, y);

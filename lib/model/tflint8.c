@@ -30,6 +30,7 @@
  * is then the kernels and shape checks, what `tfk-lite bench` times.
  */
 #include "model/lite.h"
+#include "model/lite-impl.h"
 
 #include "kernels/cpu.h"
 #include "kernels/int8.h"
@@ -418,7 +419,6 @@ static int shape_values(struct i8run *r, const struct tfk_tfl_op *op,
 		int32_t nm = opt_i32(op, 3, 0, r->err);
 		int32_t sm = opt_i32(op, 4, 0, r->err);
 		int offset = opt_u8(op, 5, r->err);
-		int64_t d, s, lo, hi, bb, ee, cnt, i;
 		int rc;
 
 		if (op->n_inputs < 4 || op->inputs[1] < 0 ||
@@ -434,44 +434,23 @@ static int shape_values(struct i8run *r, const struct tfk_tfl_op *op,
 		    (nm & 1))
 			return op_err(r, "int32 shape arithmetic only: one "
 				      "slice of a vector", NULL);
-		d = a.n;
-		if (elm & 1) {
-			*o = a;
-			sy[0] = a.n;
-			set_shape(r, out, 1, sy);
-			o->known = 1;
-			return 0;
+		{
+			int64_t av[TFK_MAX_RANK], ov[TFK_MAX_RANK];
+			int no, sc;
+			const char *why = NULL;
+
+			for (k = 0; k < a.n; k++)
+				av[k] = a.v[k];
+			if (tfk_tfl_slice_vec(av, a.n, b.v[0], e.v[0], st.v[0],
+					      bm, em, elm, sm, offset, ov, &no,
+					      &sc, &why))
+				return op_err(r, why, NULL);
+			for (k = 0; k < no; k++)
+				o->v[k] = (int32_t)ov[k];
+			o->n = no;
+			sy[0] = no;
+			set_shape(r, out, sc ? 0 : 1, sy);
 		}
-		s = st.v[0];
-		if (!s)
-			return op_err(r, "strides[0] is 0", NULL);
-		if (offset)
-			e.v[0] = (int32_t)((int64_t)e.v[0] + b.v[0]);
-		if (sm & 1) {
-			bb = b.v[0] < 0 ? b.v[0] + d : b.v[0];
-			if (bb < 0 || bb >= d)
-				return op_err(r, "index out of range", NULL);
-			o->v[0] = a.v[bb];
-			o->n = 1;
-			set_shape(r, out, 0, sy);
-			o->known = 1;
-			return 0;
-		}
-		lo = s > 0 ? 0 : -1;
-		hi = s > 0 ? d : d - 1;
-		bb = bm & 1 ? (s > 0 ? lo : hi) :
-			b.v[0] < 0 ? b.v[0] + d : b.v[0];
-		ee = em & 1 ? (s > 0 ? hi : lo) :
-			e.v[0] < 0 ? e.v[0] + d : e.v[0];
-		bb = bb < lo ? lo : bb > hi ? hi : bb;
-		ee = ee < lo ? lo : ee > hi ? hi : ee;
-		cnt = s > 0 ? (ee > bb ? (ee - bb + s - 1) / s : 0) :
-			(bb > ee ? (bb - ee - s - 1) / -s : 0);
-		for (i = 0; i < cnt; i++)
-			o->v[i] = a.v[bb + i * s];
-		o->n = (int)cnt;
-		sy[0] = cnt;
-		set_shape(r, out, 1, sy);
 	}
 	o->known = 1;
 	return 0;

@@ -138,6 +138,26 @@ void tfk_cpu_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		   const double *a, const double *b, double *c);
 
 /*
+ * TFLite's hybrid (dynamic-range) FULLY_CONNECTED, the op
+ * TFLiteHybridMatMul: y[m x n] = x[m x k] w^T for int8 weights w[n x k]
+ * and float x, as fully_connected.cc's EvalHybrid computes it. Each row
+ * of x is quantized to int8 on its own: symmetric (asym 0: s = max|x| /
+ * 127, q = round(x / s) by roundf, in [-127, 127]) or, asym 1,
+ * asymmetric (tensor_utils::AsymmetricQuantizeFloats: the range
+ * [min(0, min x), max(0, max x)] in double over [-128, 127], the zero
+ * point z from whichever end errs less, rounded, and q = round(z + x *
+ * (1 / s)) in float). An all-zero row is q = 0, s = 1. Then y = float(
+ * sum w q - z * sum w) * (s * scale[j]), scale per output (n_scale = n)
+ * or one (n_scale = 1); sums in int64, as TFLite's int32 where that
+ * does not overflow. No bias or activation (graph nodes of their own).
+ * q: k bytes of scratch (a row's quantized values).
+ */
+void tfk_cpu_hybrid_matmul_ref(int64_t m, int64_t n, int64_t k,
+			       const float *x, const int8_t *w,
+			       const float *scale, int64_t n_scale, int asym,
+			       int8_t *q, float *y);
+
+/*
  * OpenBLAS (blas.c), opened with dlopen on the first product that needs
  * it, so that tools which never make one do not pay its load time and
  * its spinning threads. tfk_cpu_blas_threads sets its thread count for

@@ -55,7 +55,10 @@ struct tfk_graph;
  *
  * Operators map onto TensorFlow ops with TFLite's semantics: ADD, SUB,
  * MUL, DIV (AddV2, Sub, Mul, RealDiv), FULLY_CONNECTED (Reshape to
- * [-1, K], MatMul with transpose_b, BiasAdd; keep_num_dims), CONV_2D
+ * [-1, K], MatMul with transpose_b, BiasAdd; keep_num_dims; with INT8
+ * weights, a dynamic-range file's hybrid operator, TFLiteHybridMatMul:
+ * TFLite's EvalHybrid, each input row quantized at run time, symmetric
+ * or as asymmetric_quantize_inputs says, see kernels/cpu.h), CONV_2D
  * (filter OHWI transposed to HWIO once, Conv2D, BiasAdd),
  * DEPTHWISE_CONV_2D (filter [1, H, W, I*M] as [H, W, I, M]),
  * MAX_POOL_2D, AVERAGE_POOL_2D, RESHAPE, SOFTMAX (beta), LOG_SOFTMAX,
@@ -63,14 +66,17 @@ struct tfk_graph;
  * EXPAND_DIMS, TRANSPOSE, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR,
  * RELU, RELU6, RELU_N1_TO_1, LOGISTIC, TANH, ELU, LEAKY_RELU, EXP, LOG,
  * SQRT, RSQRT, SQUARE, NEG, ABS, FLOOR, MAXIMUM, MINIMUM,
- * SQUARED_DIFFERENCE, POW, DEQUANTIZE of constants; fused activations
+ * SQUARED_DIFFERENCE, POW, SHAPE (out_type), STRIDED_SLICE (the five
+ * masks; offset with constant begin and end), PACK, RESHAPE to a shape
+ * computed at run time (folded by the executor while planning),
+ * DEQUANTIZE of constants; fused activations
  * (RELU, RELU6, RELU_N1_TO_1, TANH) as separate nodes.
  *
  * Refused (TFK_EINVAL, the message names the operator and tensor):
  * quantized models (an INT8, UINT8 or INT16 activation tensor, or a
  * QUANTIZE operator: "subgraph 0: tensor 0 'x' is INT8: quantized
- * models are not supported by run yet"), hybrid operators (INT8
- * weights read by FULLY_CONNECTED or CONV_2D directly), and every other
+ * models are not supported by run yet"), hybrid operators other than
+ * FULLY_CONNECTED (INT8 weights read by CONV_2D directly), and every other
  * op ("operator 3: CUSTOM(TFLite_Detection_PostProcess) is not
  * supported"). *g is NULL on failure.
  */
@@ -134,8 +140,11 @@ int tfk_lite_convert(const struct tfk_import *imp,
  * copy of tensor out_tensors[j] (caller releases). Operators: QUANTIZE,
  * DEQUANTIZE, FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,
  * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,
- * RELU, RELU6, CONCATENATION, PAD, MEAN; others TFK_EINVAL "operator 3
- * (GATHER): is not supported by run for int8 models".
+ * RELU, RELU6, CONCATENATION, PAD, MEAN, and SHAPE, STRIDED_SLICE (one
+ * slice of a vector) and PACK (scalars, axis 0) over int32 shape vectors,
+ * evaluated while planning (other dtypes TFK_EINVAL "... int32 shape
+ * arithmetic only: ..."); others TFK_EINVAL "operator 3 (GATHER): is not
+ * supported by run for int8 models".
  */
 int tfk_tflite_is_int8(const struct tfk_tflite *m, int sg);
 int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,

@@ -14,11 +14,18 @@
  * not the op's own (builtin_options_as_X() returns null and the op uses
  * its defaults); so does this importer (opt_table below).
  *
+ * One op is no TF op: a FULLY_CONNECTED reading INT8 weights directly
+ * (dynamic-range files) becomes TFLiteHybridMatMul (kernels/cpu.h), the
+ * arithmetic of TFLite's hybrid kernel, since a Const dequantized here
+ * would give float results that differ from LiteRT's by the input's
+ * quantization error.
+ *
  * Rejected: running TFLite's own reference kernels op by op over the
  * flatbuffer (a second set of float kernels to test and speed up); the
  * int8 path is a separate backend of the same graph (a later part).
  */
 #include "model/lite.h"
+#include "model/lite-impl.h"
 
 #include "graph/graph.h"
 #include "util/alloc.h"
@@ -394,6 +401,61 @@ static int optional_bias(struct ctx *c, int k, struct tfk_port *y)
 	return node(c, "BiasAdd", in, 2, NULL, 0, y);
 }
 
+/*
+ * INT8 weights read by a float FULLY_CONNECTED (dynamic-range files):
+ * TFLite's hybrid kernel, the op TFLiteHybridMatMul over the raw int8
+ * weights and their scales (per tensor or per output channel, zero
+ * points 0), each input row quantized at run time (symmetric, or
+ * asymmetric as asymmetric_quantize_inputs says). in[1] gets the
+ * weights, *hyb is set; not INT8 weights: *hyb 0, nothing made.
+ */
+static int hybrid_weights(struct ctx *c, struct tfk_port *w, int *hyb)
+{
+	int t = c->op->n_inputs > 1 ? c->op->inputs[1] : -1;
+	const struct tfk_tfl_tensor *x;
+	const struct tfk_tfl_quant *q;
+	const uint8_t *p;
+	struct tfk_tensor v;
+	int64_t n1;
+	int rc, k;
+
+	*hyb = 0;
+	if (t < 0 || c->s->tensors[t].type != TFK_TFL_INT8 || !has_data(c, t) ||
+	    c->port[t].node >= 0)
+		return 0;
+	x = &c->s->tensors[t];
+	q = &x->quant;
+	if (x->is_sparse || x->rank != 2 || !q->n_scale ||
+	    (q->n_scale > 1 && (q->n_scale != x->shape[0] ||
+				q->quantized_dimension != 0)))
+		return make_const(c, t, 0, w);	/* refuses */
+	for (k = 0; k < q->n_zero_point; k++)
+		if (q->zero_point[k])
+			return op_err(c, TFK_EINVAL, "hybrid weights '%s' with "
+				      "zero point %lld are not supported",
+				      x->name, (long long)q->zero_point[k]);
+	if (!(p = data_of(c, t)))
+		return c->err->code;
+	if ((rc = tfk_tensor_init(&v, TFK_DT_INT8, 2, x->shape, c->err)))
+		return rc;
+	if (v.nbytes)
+		memcpy(v.data, p, v.nbytes);
+	rc = tfk_graph_const(c->g, NULL, &v, &w[0], c->err);
+	tfk_tensor_release(&v);
+	if (rc)
+		return rc;
+	n1 = q->n_scale;
+	if ((rc = tfk_tensor_init(&v, TFK_DT_FLOAT, 1, &n1, c->err)))
+		return rc;
+	memcpy(v.data, q->scale, (size_t)n1 * sizeof(float));
+	rc = tfk_graph_const(c->g, NULL, &v, &w[1], c->err);
+	tfk_tensor_release(&v);
+	if (rc)
+		return rc;
+	*hyb = 1;
+	return 0;
+}
+
 static int fully_connected(struct ctx *c)
 {
 	static const char *T = "FullyConnectedOptions";
@@ -402,12 +464,14 @@ static int fully_connected(struct ctx *c)
 	const struct tfk_tfl_tensor *w;
 	int64_t shape[TFK_MAX_RANK], k;
 	struct tfk_attr tb = TFK_A_BOOL("transpose_b", 1);
-	int rc, d, keep = opt_i8(c, T, 2, 0);
+	int rc, d, keep = opt_i8(c, T, 2, 0), hyb;
+	struct tfk_port hw[2];
 
 	if (opt_i8(c, T, 1, 0) != 0)
 		return op_err(c, TFK_EINVAL, "weights_format %d is not "
 			      "supported", opt_i8(c, T, 1, 0));
-	if ((rc = in_port(c, 0, &x)) || (rc = in_port(c, 1, &in[1])))
+	if ((rc = in_port(c, 0, &x)) || (rc = hybrid_weights(c, hw, &hyb)) ||
+	    (!hyb && (rc = in_port(c, 1, &in[1]))))
 		return rc;
 	w = &c->s->tensors[c->op->inputs[1]];
 	if (w->rank != 2)
@@ -430,8 +494,16 @@ static int fully_connected(struct ctx *c)
 	}
 	for (d = 0; d < xd->rank; d++)
 		shape[d] = xd->shape[d];
-	if ((rc = node(c, "MatMul", in, 2, &tb, 1, &y)) ||
-	    (rc = optional_bias(c, 2, &y)) ||
+	if (hyb) {
+		struct tfk_attr as = TFK_A_BOOL("asymmetric",
+						opt_i8(c, T, 3, 0));
+		struct tfk_port h[3] = { in[0], hw[0], hw[1] };
+
+		rc = node(c, "TFLiteHybridMatMul", h, 3, &as, 1, &y);
+	} else {
+		rc = node(c, "MatMul", in, 2, &tb, 1, &y);
+	}
+	if (rc || (rc = optional_bias(c, 2, &y)) ||
 	    (rc = act(c, opt_i8(c, T, 0, 0), &y)))
 		return rc;
 	if (keep && xd->rank > 2) {
@@ -601,6 +673,25 @@ static int reshape(struct ctx *c)
 
 	if ((rc = in_port(c, 0, &x)))
 		return rc;
+	if (c->op->n_inputs > 1 && c->op->inputs[1] >= 0 &&
+	    !has_data(c, c->op->inputs[1])) {
+		/* a shape computed at run time (SHAPE, STRIDED_SLICE, PACK:
+		 * Keras 3's Flatten); the executor folds it while planning */
+		struct tfk_port in[2];
+
+		if ((rc = in_port(c, 1, &in[1])))
+			return rc;
+		if (c->max_work && !tfk_graph_const_value(c->g, in[1]))
+			/* the shapes after it, and so their cost, would be
+			 * known only while running */
+			return op_err(c, TFK_EINVAL, "a new shape not known "
+				      "before the run is refused under a "
+				      "work limit");
+		in[0] = x;
+		if ((rc = node(c, "Reshape", in, 2, NULL, 0, &x)))
+			return rc;
+		return set_out(c, 0, x);
+	}
 	if (c->op->n_inputs > 1 && c->op->inputs[1] >= 0) {
 		if ((rc = const_ints(c, 1, v, TFK_MAX_RANK, &n)))
 			return rc;
@@ -630,6 +721,238 @@ static int reshape(struct ctx *c)
 	if ((rc = reshape_to(c, x, v, n, &x)))
 		return rc;
 	return set_out(c, 0, x);
+}
+
+int tfk_tfl_slice_vec(const int64_t *a, int n, int64_t b, int64_t e,
+		      int64_t s, int bm, int em, int elm, int sm, int offset,
+		      int64_t *out, int *n_out, int *scalar, const char **why)
+{
+	int64_t lo, hi, cnt, i, d = n;
+
+	*scalar = 0;
+	if (elm & 1) {
+		for (i = 0; i < n; i++)
+			out[i] = a[i];
+		*n_out = n;
+		return 0;
+	}
+	if (!s) {
+		*why = "strides[0] is 0";
+		return -1;
+	}
+	if (offset)
+		e += b;
+	if (sm & 1) {
+		b = b < 0 ? b + d : b;
+		if (b < 0 || b >= d) {
+			*why = "index out of range";
+			return -1;
+		}
+		out[0] = a[b];
+		*n_out = 1;
+		*scalar = 1;
+		return 0;
+	}
+	lo = s > 0 ? 0 : -1;
+	hi = s > 0 ? d : d - 1;
+	b = bm & 1 ? (s > 0 ? lo : hi) : b < 0 ? b + d : b;
+	e = em & 1 ? (s > 0 ? hi : lo) : e < 0 ? e + d : e;
+	b = b < lo ? lo : b > hi ? hi : b;
+	e = e < lo ? lo : e > hi ? hi : e;
+	cnt = s > 0 ? (e > b ? (e - b + s - 1) / s : 0) :
+		(b > e ? (b - e - s - 1) / -s : 0);
+	for (i = 0; i < cnt; i++)
+		out[i] = a[b + i * s];
+	*n_out = (int)cnt;
+	return 0;
+}
+
+/* Const port p's integer values (a scalar or a vector of at most
+ * TFK_MAX_RANK, INT32 or INT64) into v, their count into *n, rank into
+ * *rank; 0 when p is no such Const. */
+static int const_port_ints(const struct ctx *c, struct tfk_port p,
+			   int64_t *v, int *n, int *rank)
+{
+	const struct tfk_tensor *t = tfk_graph_const_value(c->g, p);
+	int64_t i, cnt;
+
+	if (!t || (t->dtype != TFK_DT_INT32 && t->dtype != TFK_DT_INT64) ||
+	    t->rank > 1 || (cnt = tfk_tensor_numel(t)) > TFK_MAX_RANK)
+		return 0;
+	for (i = 0; i < cnt; i++)
+		v[i] = t->dtype == TFK_DT_INT32 ? ((const int32_t *)t->data)[i]
+			: ((const int64_t *)t->data)[i];
+	*n = (int)cnt;
+	*rank = t->rank;
+	return 1;
+}
+
+/* A Const of n ints of dtype dt (rank 0 when scalar). */
+static int const_ints_port(struct ctx *c, enum tfk_dtype dt, const int64_t *v,
+			   int n, int scalar, struct tfk_port *out)
+{
+	int64_t sh[1] = { n };
+	struct tfk_tensor t;
+	int rc, i;
+
+	if ((rc = tfk_tensor_init(&t, dt, scalar ? 0 : 1, sh, c->err)))
+		return rc;
+	for (i = 0; i < n; i++) {
+		if (dt == TFK_DT_INT32)
+			((int32_t *)t.data)[i] = (int32_t)v[i];
+		else
+			((int64_t *)t.data)[i] = v[i];
+	}
+	rc = tfk_graph_const(c->g, NULL, &t, out, c->err);
+	tfk_tensor_release(&t);
+	return rc;
+}
+
+/* SHAPE: TF's Shape, out_type INT32 (default) or INT64; a Const when
+ * the input's shape is known while building (the usual case: the fed
+ * shapes are), so that the shape arithmetic after it folds here and
+ * every node's shape, and cost, is known before the run. */
+static int shape_op(struct ctx *c)
+{
+	int ty = opt_i8(c, "ShapeOptions", 0, TFK_TFL_INT32);
+	struct tfk_attr at;
+	struct tfk_port x;
+	int rc;
+
+	if (ty != TFK_TFL_INT32 && ty != TFK_TFL_INT64)
+		return op_err(c, TFK_EINVAL, "out_type %s is not supported",
+			      tfk_tfl_type_name(ty));
+	at = TFK_A_TYPE("out_type", tfk_tfl_dtype(ty));
+	if ((rc = in_port(c, 0, &x)))
+		return rc;
+	{
+		const struct tfk_tdesc *xd = tfk_graph_desc(c->g, x);
+		int64_t v[TFK_MAX_RANK];
+		int d, known = xd->rank >= 0;
+
+		for (d = 0; known && d < xd->rank; d++) {
+			v[d] = xd->shape[d];
+			known = v[d] >= 0 && (ty == TFK_TFL_INT64 ||
+					      v[d] <= INT32_MAX);
+		}
+		if (known) {
+			if ((rc = const_ints_port(c, tfk_tfl_dtype(ty), v,
+						  xd->rank, 0, &x)))
+				return rc;
+			return set_out(c, 0, x);
+		}
+	}
+	if (
+	    (rc = node(c, "Shape", &x, 1, &at, 1, &x)))
+		return rc;
+	return set_out(c, 0, x);
+}
+
+/* STRIDED_SLICE: TF's StridedSlice with the five masks; offset (end
+ * counted from begin) is folded into a constant end. */
+static int strided_slice(struct ctx *c)
+{
+	static const char *T = "StridedSliceOptions";
+	static const char *const masks[5] = { "begin_mask", "end_mask",
+		"ellipsis_mask", "new_axis_mask", "shrink_axis_mask" };
+	struct tfk_attr at[5];
+	struct tfk_port in[4], y;
+	int k, rc;
+
+	for (k = 0; k < 5; k++)
+		at[k] = TFK_A_INT(masks[k], opt_i32(c, T, k, 0));
+	for (k = 0; k < 4; k++)
+		if ((rc = in_port(c, k, &in[k])))
+			return rc;
+	if (opt_i8(c, T, 5, 0)) {
+		int64_t b[TFK_MAX_RANK], e[TFK_MAX_RANK];
+		int nb, ne, i;
+
+		if ((rc = const_ints(c, 1, b, TFK_MAX_RANK, &nb)) ||
+		    (rc = const_ints(c, 2, e, TFK_MAX_RANK, &ne)))
+			return tfk_err_prefix(c->err, "offset");
+		if (nb != ne)
+			return op_err(c, TFK_EINVAL, "begin has %d values, "
+				      "end %d", nb, ne);
+		for (i = 0; i < nb; i++)
+			e[i] += b[i];
+		if ((rc = const_i32v(c, e, ne, &in[2])))
+			return rc;
+	}
+	{
+		/* a slice of a known shape vector: folded */
+		int64_t a[TFK_MAX_RANK], b[TFK_MAX_RANK], e[TFK_MAX_RANK],
+			s[TFK_MAX_RANK], o[TFK_MAX_RANK];
+		int na, nb, ne, ns, ra, r1, r2, r3, no, sc;
+		const char *why = NULL;
+		const struct tfk_tensor *xv = tfk_graph_const_value(c->g,
+								    in[0]);
+
+		if (const_port_ints(c, in[0], a, &na, &ra) && ra == 1 &&
+		    const_port_ints(c, in[1], b, &nb, &r1) && nb == 1 &&
+		    const_port_ints(c, in[2], e, &ne, &r2) && ne == 1 &&
+		    const_port_ints(c, in[3], s, &ns, &r3) && ns == 1 &&
+		    !(at[3].v.i & 1)) {	/* offset: in[2] made above */
+			if (tfk_tfl_slice_vec(a, na, b[0], e[0], s[0],
+					      (int)at[0].v.i, (int)at[1].v.i,
+					      (int)at[2].v.i, (int)at[4].v.i,
+					      0, o, &no, &sc, &why))
+				return op_err(c, TFK_EINVAL, "%s", why);
+			if ((rc = const_ints_port(c, xv->dtype, o, no, sc,
+						  &y)))
+				return rc;
+			return set_out(c, 0, y);
+		}
+	}
+	if ((rc = node(c, "StridedSlice", in, 4, at, 5, &y)))
+		return rc;
+	return set_out(c, 0, y);
+}
+
+/* PACK: TF's Pack (values_count is the number of inputs). */
+static int pack(struct ctx *c)
+{
+	static const char *T = "PackOptions";
+	struct tfk_port in[TFK_OP_MAX_ARGS * 8], y;
+	int n = c->op->n_inputs, k, rc;
+	struct tfk_attr at[2];
+
+	if (n < 1 || n > (int)(sizeof(in) / sizeof(in[0])))
+		return op_err(c, TFK_EINVAL, "%d inputs", n);
+	if (opt_table(c, T) && opt_i32(c, T, 0, n) != n)
+		return op_err(c, TFK_EINVAL, "values_count %d, but %d inputs",
+			      (int)opt_i32(c, T, 0, n), n);
+	for (k = 0; k < n; k++)
+		if ((rc = in_port(c, k, &in[k])))
+			return rc;
+	at[0] = TFK_A_INT("N", n);
+	at[1] = TFK_A_INT("axis", opt_i32(c, T, 1, 0));
+	if (n <= TFK_MAX_RANK && (at[1].v.i == 0 || at[1].v.i == -1)) {
+		/* known scalars of one type (a shape being built): folded */
+		const struct tfk_tensor *t0 = tfk_graph_const_value(c->g,
+								    in[0]);
+		int64_t v[TFK_MAX_RANK], one[TFK_MAX_RANK];
+		int cnt, r, ok = t0 != NULL;
+
+		for (k = 0; ok && k < n; k++) {
+			const struct tfk_tensor *t =
+				tfk_graph_const_value(c->g, in[k]);
+
+			ok = t && t->dtype == t0->dtype &&
+				const_port_ints(c, in[k], one, &cnt, &r) &&
+				r == 0 && cnt == 1;
+			if (ok)
+				v[k] = one[0];
+		}
+		if (ok) {
+			if ((rc = const_ints_port(c, t0->dtype, v, n, 0, &y)))
+				return rc;
+			return set_out(c, 0, y);
+		}
+	}
+	if ((rc = node(c, "Pack", in, n, at, 2, &y)))
+		return rc;
+	return set_out(c, 0, y);
 }
 
 static int softmax(struct ctx *c)
@@ -809,6 +1132,9 @@ static int convert_op(struct ctx *c)
 	case TFK_TFL_MAX_POOL_2D: return pool(c, "MaxPool");
 	case TFK_TFL_AVERAGE_POOL_2D: return pool(c, "AvgPool");
 	case TFK_TFL_RESHAPE: return reshape(c);
+	case TFK_TFL_SHAPE: return shape_op(c);
+	case TFK_TFL_STRIDED_SLICE: return strided_slice(c);
+	case TFK_TFL_PACK: return pack(c);
 	case TFK_TFL_SOFTMAX: return softmax(c);
 	case 50: return unary(c, "LogSoftmax");		/* LOG_SOFTMAX */
 	case TFK_TFL_CONCATENATION: return concat(c);
@@ -926,9 +1252,11 @@ static int64_t node_work(const struct ctx *c, int i)
 	int64_t taps = 1, w = 0, out = 0;
 	int k;
 
-	if (n->n_inputs > 0)
+	if (n->n_inputs > 0 && strcmp(op, "Shape"))
+		/* Shape reads its input's dims, never its data */
 		w = numel_sat(tfk_graph_desc(c->g, n->inputs[0]));
 	if ((!strcmp(op, "MatMul") || !strcmp(op, "Conv2D") ||
+	     !strcmp(op, "TFLiteHybridMatMul") ||
 	     !strcmp(op, "DepthwiseConv2dNative")) && n->n_inputs > 1 &&
 	    n->n_outputs > 0 && n->outputs[0].rank > 0) {
 		/* weights per output channel: [K, N] (or [N, K]) / N,

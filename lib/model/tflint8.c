@@ -16,7 +16,10 @@
  * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,
  * RELU, RELU6, CONCATENATION (inputs sharing the output's parameters,
  * as TF's converter writes them), PAD, MEAN (constant axes, either
- * keep_dims). Anything else is refused by operator index and name.
+ * keep_dims), and SHAPE, STRIDED_SLICE, PACK over int32 shape vectors
+ * (evaluated by the planning pass, so that a RESHAPE to a shape computed
+ * at run time, Keras 3's Flatten, knows its output before any buffer is
+ * made). Anything else is refused by operator index and name.
  *
  * The interpreter is prepared once (tfk_tflite_int8_new) and run many
  * times, as TFLite's Interpreter: each tensor's buffer is kept for the
@@ -27,6 +30,7 @@
  * is then the kernels and shape checks, what `tfk-lite bench` times.
  */
 #include "model/lite.h"
+#include "model/lite-impl.h"
 
 #include "kernels/cpu.h"
 #include "kernels/int8.h"
@@ -46,6 +50,16 @@ struct prep {
 		struct tfk_int8_bin bin;
 		struct tfk_int8_lut lut;
 	} u;
+};
+
+/* The value of an int32 shape tensor (SHAPE, STRIDED_SLICE and PACK
+ * outputs), computed by the planning pass so that a RESHAPE reading it
+ * knows its output shape before any buffer is made; the kernel pass
+ * copies it into the tensor's buffer. */
+struct ivec {
+	int known;
+	int n;
+	int32_t v[TFK_MAX_RANK];
 };
 
 /* The prepared interpreter (struct tfk_tfl_int8 of tflite.h): buffers
@@ -70,6 +84,7 @@ struct i8run {
 	struct tfk_conv_ws ws;	/* the fast kernels' scratch */
 	int threads;		/* of the fast FC/CONV_2D */
 	int64_t work, max_work;	/* this run's so far; its limit, 0 none */
+	struct ivec *iv;	/* per tensor: int32 shape values planned */
 };
 
 struct tfk_tfl_int8 {
@@ -306,6 +321,141 @@ static int opt_u8(const struct tfk_tfl_op *op, int slot, struct tfk_err *err)
 
 #define MAXCH 4096
 
+/* The values of int32 tensor t, a scalar or a vector of at most
+ * TFK_MAX_RANK values: a constant's, or those the planning pass
+ * computed for it (struct ivec). 0 or TFK_EINVAL. */
+static int int_vals(struct i8run *r, int t, struct ivec *o)
+{
+	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
+	int64_t n;
+	int k;
+
+	if (x->type != TFK_TFL_INT32)
+		return op_err(r, "int32 shape arithmetic only: tensor is ",
+			      tfk_tfl_type_name(x->type));
+	if (r->iv[t].known) {
+		*o = r->iv[t];
+		return 0;
+	}
+	n = numel_of(r, t);
+	if (!is_const(r, t) || r->rank[t] > 1 || n > TFK_MAX_RANK)
+		return op_err(r, "int32 shape arithmetic only: not a shape "
+			      "vector of known values: ", x->name);
+	{
+		const int32_t *v = data_of(r, t);
+
+		if (!v)
+			return r->data_rc;
+		for (k = 0; k < n; k++)
+			o->v[k] = v[k];
+	}
+	o->n = (int)n;
+	o->known = 1;
+	return 0;
+}
+
+/*
+ * SHAPE, STRIDED_SLICE and PACK over int32 shape vectors (Keras 3's
+ * Flatten: SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE), evaluated while
+ * planning into r->iv[out], their output's shape set. STRIDED_SLICE
+ * takes a vector and one slice spec (begin/end/strides of one value;
+ * begin_mask, end_mask, shrink_axis_mask, an ellipsis, offset); PACK
+ * scalars along axis 0. Anything else is refused.
+ */
+static int shape_values(struct i8run *r, const struct tfk_tfl_op *op,
+			int32_t code)
+{
+	int out = op->outputs[0], in0 = op->inputs[0], k;
+	struct ivec *o = &r->iv[out], a, b, e, st;
+	int64_t sy[1] = { 0 };
+
+	if (r->s->tensors[out].type != TFK_TFL_INT32)
+		return op_err(r, "int32 shape arithmetic only: output is ",
+			      tfk_tfl_type_name(r->s->tensors[out].type));
+	memset(o, 0, sizeof(*o));
+	if (code == TFK_TFL_SHAPE) {
+		int ty = op->has_options ? opt_u8(op, 0, r->err) :
+			TFK_TFL_INT32;
+
+		if (ty != TFK_TFL_INT32)
+			return op_err(r, "int32 shape arithmetic only: "
+				      "out_type is ", tfk_tfl_type_name(ty));
+		o->n = r->rank[in0];
+		for (k = 0; k < o->n; k++) {
+			if (r->shape[in0][k] > INT32_MAX)
+				return op_err(r, "a dimension does not fit "
+					      "int32", NULL);
+			o->v[k] = (int32_t)r->shape[in0][k];
+		}
+		sy[0] = o->n;
+		set_shape(r, out, 1, sy);
+	} else if (code == TFK_TFL_PACK) {
+		if (opt_i32(op, 1, 0, r->err) != 0 &&
+		    opt_i32(op, 1, 0, r->err) != -1)
+			return op_err(r, "int32 shape arithmetic only: axis "
+				      "must be 0", NULL);
+		if (op->n_inputs > TFK_MAX_RANK)
+			return op_err(r, "more values than a shape has", NULL);
+		for (k = 0; k < op->n_inputs; k++) {
+			int rc;
+
+			if (op->inputs[k] < 0)
+				return op_err(r, "a value is absent", NULL);
+			if ((rc = int_vals(r, op->inputs[k], &a)))
+				return rc;
+			if (r->rank[op->inputs[k]] != 0 || a.n != 1)
+				return op_err(r, "int32 shape arithmetic only: "
+					      "the values must be scalars",
+					      NULL);
+			o->v[k] = a.v[0];
+		}
+		o->n = op->n_inputs;
+		sy[0] = o->n;
+		set_shape(r, out, 1, sy);
+	} else {
+		int32_t bm = opt_i32(op, 0, 0, r->err);
+		int32_t em = opt_i32(op, 1, 0, r->err);
+		int32_t elm = opt_i32(op, 2, 0, r->err);
+		int32_t nm = opt_i32(op, 3, 0, r->err);
+		int32_t sm = opt_i32(op, 4, 0, r->err);
+		int offset = opt_u8(op, 5, r->err);
+		int rc;
+
+		if (op->n_inputs < 4 || op->inputs[1] < 0 ||
+		    op->inputs[2] < 0 || op->inputs[3] < 0)
+			return op_err(r, "begin, end and strides are needed",
+				      NULL);
+		if ((rc = int_vals(r, in0, &a)) ||
+		    (rc = int_vals(r, op->inputs[1], &b)) ||
+		    (rc = int_vals(r, op->inputs[2], &e)) ||
+		    (rc = int_vals(r, op->inputs[3], &st)))
+			return rc;
+		if (r->rank[in0] != 1 || b.n != 1 || e.n != 1 || st.n != 1 ||
+		    (nm & 1))
+			return op_err(r, "int32 shape arithmetic only: one "
+				      "slice of a vector", NULL);
+		{
+			int64_t av[TFK_MAX_RANK], ov[TFK_MAX_RANK];
+			int no, sc;
+			const char *why = NULL;
+
+			for (k = 0; k < a.n; k++)
+				av[k] = a.v[k];
+			if (tfk_tfl_slice_vec(av, a.n, b.v[0], e.v[0], st.v[0],
+					      bm, em, elm, sm, offset, ov, &no,
+					      &sc, &why))
+				return op_err(r, why, NULL);
+			for (k = 0; k < no; k++)
+				o->v[k] = (int32_t)ov[k];
+			o->n = no;
+			sy[0] = no;
+			set_shape(r, out, sc ? 0 : 1, sy);
+		}
+	}
+	o->known = 1;
+	return 0;
+}
+
 /*
  * The runtime shape of op's output from its input's (sa, ra), as
  * TFLite's Prepare computes it after ResizeInputTensor: elementwise and
@@ -415,6 +565,18 @@ static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
 				return op_err(r, "shape too long", NULL);
 			for (k = 0; k < ry; k++)
 				sy[k] = v[k];
+		} else if (op->n_inputs > 1 && op->inputs[1] >= 0 &&
+			   r->iv[op->inputs[1]].known) {
+			/* computed by SHAPE/STRIDED_SLICE/PACK */
+			const struct ivec *v = &r->iv[op->inputs[1]];
+
+			ry = v->n;
+			for (k = 0; k < ry; k++)
+				sy[k] = v->v[k];
+		} else if (op->n_inputs > 1 && op->inputs[1] >= 0) {
+			return op_err(r, "the new shape must be a constant or "
+				      "an int32 shape vector computed from "
+				      "shapes", NULL);
 		}
 		for (k = 0; k < ry; k++) {
 			if (sy[k] < 0) {
@@ -480,6 +642,8 @@ static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
 		set_shape(r, out, ry, sy);
 		return 0;
 	}
+	case TFK_TFL_SHAPE: case TFK_TFL_STRIDED_SLICE: case TFK_TFL_PACK:
+		return shape_values(r, op, code);
 	case TFK_TFL_PAD: {
 		const int32_t *pads;
 
@@ -530,6 +694,9 @@ static int64_t op_work(const struct i8run *r, const struct tfk_tfl_op *op,
 	int64_t taps = 1, n, in = numel_sat(r, op->inputs[0]);
 	int wt = op->n_inputs > 1 ? op->inputs[1] : -1;
 
+	if (code == TFK_TFL_SHAPE)
+		return numel_sat(r, op->outputs[0]);	/* dims, not data */
+
 	if (code == TFK_TFL_MAX_POOL_2D || code == TFK_TFL_AVERAGE_POOL_2D) {
 		int64_t kh = opt_i32(op, 4, 1, r->err);
 		int64_t kw = opt_i32(op, 3, 1, r->err);
@@ -575,6 +742,7 @@ static int supported(int32_t code)
 	case TFK_TFL_MUL: case TFK_TFL_LOGISTIC: case TFK_TFL_TANH:
 	case TFK_TFL_RELU: case TFK_TFL_RELU6: case TFK_TFL_CONCATENATION:
 	case TFK_TFL_PAD: case TFK_TFL_MEAN:
+	case TFK_TFL_SHAPE: case TFK_TFL_STRIDED_SLICE: case TFK_TFL_PACK:
 		return 1;
 	}
 	return 0;
@@ -807,6 +975,13 @@ static int run_op(struct i8run *r, int plan)
 			tfk_int8_avg_pool_ref(&p, lo, hi, x, y);
 		return 0;
 	}
+	case TFK_TFL_SHAPE: case TFK_TFL_STRIDED_SLICE: case TFK_TFL_PACK:
+		/* planned: the values go to the buffer too, for a reader
+		 * other than RESHAPE and for the outputs */
+		if (!r->iv[out].known || numel_of(r, out) != r->iv[out].n)
+			return op_err(r, "shape values not planned", NULL);
+		memcpy(y, r->iv[out].v, (size_t)r->iv[out].n * 4);
+		return 0;
 	case TFK_TFL_RESHAPE:
 		if (numel_of(r, in0) != numel_of(r, out))
 			return op_err(r, "element counts differ", NULL);
@@ -982,6 +1157,7 @@ void tfk_tflite_int8_free(struct tfk_tfl_int8 *p)
 	for (k = 0; r->prep && k < r->s->n_ops; k++)
 		tfk_int8_rq_release(&r->prep[k].rq);
 	tfk_free(r->prep);
+	tfk_free(r->iv);
 	tfk_free(r->data);
 	tfk_free(r->owned);
 	tfk_free(r->cap);
@@ -1129,7 +1305,8 @@ int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 	r->pk = tfk_calloc(no, sizeof(*r->pk));
 	r->packed = tfk_calloc(no, sizeof(*r->packed));
 	r->prep = tfk_calloc(no, sizeof(*r->prep));
-	if (!r->data || !r->owned || !r->cap || !r->rank ||
+	r->iv = tfk_calloc(nt, sizeof(*r->iv));
+	if (!r->data || !r->owned || !r->cap || !r->rank || !r->iv ||
 	    !r->shape || !r->pk || !r->packed || !r->prep) {
 		tfk_tflite_int8_free(p);
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
@@ -1197,8 +1374,10 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 	r->op_i = 0;
 	r->work = 0;
 	r->batch = s->n_inputs && feeds[0].rank ? feeds[0].shape[0] : 1;
-	for (k = 0; k < s->n_tensors; k++)
+	for (k = 0; k < s->n_tensors; k++) {
 		r->rank[k] = file_shape(r, k, r->shape[k]);
+		r->iv[k].known = 0;
+	}
 	for (k = 0; k < s->n_inputs; k++)
 		set_shape(r, s->inputs[k], feeds[k].rank, feeds[k].shape);
 	/* shapes and costs, then every extent, then the kernels */

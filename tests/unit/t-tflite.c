@@ -8,6 +8,7 @@
 #include "graph/exec.h"
 #include "graph/graph.h"
 #include "model/lite.h"
+#include "kernels/cpu.h"
 #include "format/flatbuf.h"
 #include "util/alloc.h"
 #include "tap.h"
@@ -902,8 +903,54 @@ static void graph_work_limit(void)
 	tfk_tflite_release(&m);
 }
 
+/* TFLite's hybrid FULLY_CONNECTED (tfk_cpu_hybrid_matmul_ref) against
+ * values worked out by hand: the rows' int8 values, zero points and
+ * int32 sums, then y = sum * (row scale * weight scale). */
+static void hybrid_fc(void)
+{
+	/* symmetric: max|x| = 1, s = 1/127, q = round(127 x) away from
+	 * zero: [127, -64 (-63.5), 32 (31.75), 0] */
+	static const float x1[4] = { 1.0f, -0.5f, 0.25f, 0.0f };
+	static const int8_t w[8] = { 1, 2, 3, 4, -1, 0, 1, 127 };
+	static const float sc[2] = { 0.5f, 0.25f };
+	/* asymmetric: range [min(0, -1), 2] = 3 over 255 levels, s = 3/255,
+	 * zero point -128 + 1/s = -43; q of 0.5 = round(-43 + 42.5) = -1
+	 * (half away from zero, not to even); row 2: [0, 3], zero point
+	 * -128, q = [-128, -43, 42, 127] */
+	static const float x2[8] = { -1.0f, 0.5f, 2.0f, 0.0f,
+				     0.0f, 1.0f, 2.0f, 3.0f };
+	static const int8_t w2[8] = { 0, 1, 0, 0, 1, 2, 3, 4 };
+	static const float zero[4] = { 0 };
+	int8_t q[4];
+	float y[4], s;
+
+	tfk_cpu_hybrid_matmul_ref(1, 2, 4, x1, w, sc, 2, 0, q, y);
+	s = 1.0f / 127;
+	/* 127 - 128 + 96 = 95; -127 + 32 = -95 */
+	ok(y[0] == 95.0f * (s * 0.5f) && y[1] == -95.0f * (s * 0.25f),
+	   "hybrid FC, symmetric, per channel: %.9g %.9g", y[0], y[1]);
+	tfk_cpu_hybrid_matmul_ref(1, 2, 4, x1, w, sc, 1, 0, q, y);
+	ok(y[0] == 95.0f * (s * 0.5f) && y[1] == -95.0f * (s * 0.5f),
+	   "hybrid FC, one weight scale: %.9g %.9g", y[0], y[1]);
+	tfk_cpu_hybrid_matmul_ref(2, 2, 4, x2, w2, sc, 2, 1, q, y);
+	s = (float)(3.0 / 255.0);
+	/* row 0, q = [-128, -1, 127, -43]: w0 . q = -1, minus zero point
+	 * * sum w0: -1 + 43 = 42; w1 . q = -128 - 2 + 381 - 172 = 79,
+	 * + 10 * 43 = 509 (real: 6 * 0.25 = 1.5) */
+	ok(y[0] == 42.0f * (s * 0.5f) && y[1] == 509.0f * (s * 0.25f) &&
+	   fabsf(y[1] - 1.5f) < 0.01f,
+	   "hybrid FC, asymmetric, row 0: %.9g %.9g", y[0], y[1]);
+	/* row 1: -43 - (-128) = 85; -128 - 86 + 126 + 508 + 1280 = 1700 */
+	ok(y[2] == 85.0f * (s * 0.5f) && y[3] == 1700.0f * (s * 0.25f) &&
+	   fabsf(y[3] - 5.0f) < 1e-5f,
+	   "hybrid FC, asymmetric, row 1: %.9g %.9g (real 5)", y[2], y[3]);
+	tfk_cpu_hybrid_matmul_ref(1, 2, 4, zero, w, sc, 2, 1, q, y);
+	ok(y[0] == 0 && y[1] == 0, "hybrid FC: an all-zero row gives 0");
+}
+
 int main(void)
 {
+	hybrid_fc();
 	hello_world();
 	lite_testdata();
 	truncations();

@@ -31,8 +31,10 @@
  */
 #include "kernels/cpu.h"
 #include "graph/graph.h"
+#include "util/alloc.h"
 #include "util/pool.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -421,6 +423,132 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 				  &gc->dx[1], gc->err);
 }
 
+/* TFLiteHybridMatMul ------------------------------------------------------ */
+
+/* Row x[0..k) quantized to q (tfk_cpu_hybrid_matmul_ref): its scale
+ * into *s, its zero point into *z. */
+static void hybrid_quantize(const float *x, int64_t k, int asym, int8_t *q,
+			    float *s, int32_t *z)
+{
+	float lo = 0, hi = 0, inv;
+	int64_t i;
+
+	for (i = 0; i < k; i++) {
+		lo = x[i] < lo ? x[i] : lo;
+		hi = x[i] > hi ? x[i] : hi;
+	}
+	*z = 0;
+	*s = 1;
+	if (!asym) {
+		float range = -lo > hi ? -lo : hi;
+
+		if (range == 0) {
+			memset(q, 0, (size_t)k);
+			return;
+		}
+		*s = range / 127;
+		inv = 127 / range;
+		for (i = 0; i < k; i++) {
+			int32_t v = (int32_t)roundf(x[i] * inv);
+
+			q[i] = (int8_t)(v < -127 ? -127 : v > 127 ? 127 : v);
+		}
+		return;
+	}
+	if (lo == hi) {
+		memset(q, 0, (size_t)k);
+		return;
+	}
+	{
+		double rmin = lo, rmax = hi, sc = (rmax - rmin) / 255.0;
+		double zmin = -128.0 - rmin / sc, zmax = 127.0 - rmax / sc;
+		double zd = 128.0 + fabs(rmin / sc) < 127.0 + fabs(rmax / sc) ?
+			zmin : zmax;
+
+		*z = zd <= -128.0 ? -128 : zd >= 127.0 ? 127 :
+			(int32_t)round(zd);
+		*s = (float)sc;
+	}
+	inv = (float)(1.0 / *s);
+	for (i = 0; i < k; i++) {
+		int32_t v = (int32_t)roundf((float)*z + x[i] * inv);
+
+		q[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+	}
+}
+
+void tfk_cpu_hybrid_matmul_ref(int64_t m, int64_t n, int64_t k,
+			       const float *x, const int8_t *w,
+			       const float *scale, int64_t n_scale, int asym,
+			       int8_t *q, float *y)
+{
+	int64_t b, j, i;
+
+	for (b = 0; b < m; b++) {
+		float s;
+		int32_t z;
+
+		hybrid_quantize(x + b * k, k, asym, q, &s, &z);
+		for (j = 0; j < n; j++) {
+			const int8_t *wr = w + j * k;
+			int64_t acc = 0, rs = 0;
+
+			for (i = 0; i < k; i++) {
+				acc += (int32_t)wr[i] * q[i];
+				rs += wr[i];
+			}
+			acc -= rs * z;
+			/* TFLite's int32 accumulator, wrapping */
+			y[b * n + j] = (float)(int32_t)(uint32_t)acc *
+				(s * scale[n_scale > 1 ? j : 0]);
+		}
+	}
+}
+
+static int infer_hybrid(struct tfk_infer_ctx *ic)
+{
+	const struct tfk_tdesc *a = &ic->in[0], *w = &ic->in[1];
+	const struct tfk_tdesc *sc = &ic->in[2];
+
+	if ((a->rank >= 0 && a->rank != 2) || w->rank != 2 || sc->rank != 1)
+		return tfk_errf(ic->err, TFK_EINVAL, "x and w must be "
+				"matrices, scale a vector");
+	if (a->rank == 2 && a->shape[1] >= 0 && a->shape[1] != w->shape[1])
+		return tfk_errf(ic->err, TFK_EINVAL, "inner dimensions "
+				"differ: %lld (x) vs %lld (w)",
+				(long long)a->shape[1], (long long)w->shape[1]);
+	if (sc->shape[0] >= 0 && sc->shape[0] != 1 &&
+	    sc->shape[0] != w->shape[0])
+		return tfk_errf(ic->err, TFK_EINVAL, "%lld scales for %lld "
+				"outputs", (long long)sc->shape[0],
+				(long long)w->shape[0]);
+	ic->out[0].rank = 2;
+	ic->out[0].shape[0] = a->rank < 0 ? -1 : a->shape[0];
+	ic->out[0].shape[1] = w->shape[0];
+	return 0;
+}
+
+static int k_hybrid(struct tfk_kernel_ctx *kc)
+{
+	const struct tfk_tensor *x = kc->in[0], *w = kc->in[1];
+	const struct tfk_tensor *sc = kc->in[2];
+	int64_t m = x->shape[0], k = x->shape[1], n = w->shape[0];
+	int8_t *q;
+
+	if (w->shape[1] != k || kc->out[0]->shape[0] != m ||
+	    kc->out[0]->shape[1] != n || (sc->shape[0] != 1 &&
+					 sc->shape[0] != n) || !sc->shape[0])
+		return tfk_errf(kc->err, TFK_EINVAL, "shapes do not match");
+	if (!(q = tfk_malloc((size_t)k + 1)))
+		return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+	tfk_cpu_hybrid_matmul_ref(m, n, k, x->data, w->data, sc->data,
+				  sc->shape[0],
+				  tfk_node_attr_b(kc->node, "asymmetric", 0),
+				  q, kc->out[0]->data);
+	tfk_free(q);
+	return 0;
+}
+
 const struct tfk_op_def tfk_ops_matmul[] = {
 	{
 		.name = "MatMul",
@@ -436,10 +564,23 @@ const struct tfk_op_def tfk_ops_matmul[] = {
 		.infer = infer_matmul,
 		.grad = grad_matmul,
 	},
+	{
+		/* tfkit's own: TFLite's hybrid FULLY_CONNECTED (no TF op) */
+		.name = "TFLiteHybridMatMul",
+		.inputs = { { "x", TFK_DT_FLOAT },
+			    { "w", TFK_DT_INT8 },
+			    { "scale", TFK_DT_FLOAT } },
+		.outputs = { { "y", TFK_DT_FLOAT } },
+		.attrs = {
+			{ "asymmetric", TFK_ATTR_BOOL, 1, { .b = 0 } },
+		},
+		.infer = infer_hybrid,
+	},
 	{ .name = NULL }
 };
 
 const struct tfk_kernel tfk_kernels_cpu_matmul[] = {
 	{ "MatMul", "cpu", NULL, k_matmul, NULL },
+	{ "TFLiteHybridMatMul", "cpu", NULL, k_hybrid, NULL },
 	{ NULL, NULL, NULL, NULL, NULL }
 };

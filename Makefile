@@ -8,7 +8,8 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make clean
 #
-# Settings: DEBUG=1, SANITIZE=address,undefined (builds under build/san/),
+# Settings: DEBUG=1, SANITIZE=address,undefined (builds under build/san/;
+# SANITIZE=thread under build/tsan/),
 # V=1 (echo commands), PREFIX, DESTDIR, CC.
 
 VERSION  := 0.1.0
@@ -17,7 +18,10 @@ DESTDIR  ?=
 CC       ?= cc
 PYTHON   ?= /usr/bin/python3
 
-ifdef SANITIZE
+ifeq ($(SANITIZE),thread)
+B        := build/tsan
+BIN      := build/tsan/bin
+else ifdef SANITIZE
 B        := build/san
 BIN      := build/san/bin
 else
@@ -63,7 +67,7 @@ BENCHES  := $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 LIBTFK   := $(B)/libtfk.a
 
 .PHONY: all check check-quick check-tf check-layers check-unit check-cmd \
-        check-man check-fuzz check-sanitize setup-deb \
+        check-man check-fuzz check-sanitize check-tsan setup-deb \
         bench demo install uninstall clean setup
 .SUFFIXES:
 .DELETE_ON_ERROR:
@@ -128,6 +132,7 @@ check: setup
 	$(Q)$(MAKE) --no-print-directory check-tf
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-sanitize
+	$(Q)$(MAKE) --no-print-directory check-tsan
 
 # Everything but the TensorFlow tier, for a machine without its
 # environment; says so, and is not what CI runs.
@@ -137,6 +142,7 @@ check-quick: setup-deb
 		check-man
 	$(Q)$(MAKE) --no-print-directory check-fuzz
 	$(Q)$(MAKE) --no-print-directory check-sanitize
+	$(Q)$(MAKE) --no-print-directory check-tsan
 	@echo "check-quick: the TensorFlow tier (make check-tf) was skipped" >&2
 
 # The TensorFlow oracle tier: TensorFlow 2.21, Keras, LiteRT and
@@ -170,6 +176,16 @@ check-layers:
 check-sanitize:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined \
 		all check-unit check-cmd
+
+# The unit tests whose code shares state between threads (the model
+# API's servables and runners, the thread pool) under ThreadSanitizer,
+# built apart in build/tsan.
+TSAN_UNITS := t-servable t-pool
+check-tsan:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread \
+		$(TSAN_UNITS:%=build/tsan/tests/%)
+	$(Q)TFK_FIXTURES=$(TFK_FIXTURES) TSAN_OPTIONS=halt_on_error=1 \
+		prove --exec '' $(TSAN_UNITS:%=build/tsan/tests/%)
 
 # Each libFuzzer target briefly (scripts/fuzz builds them with clang into
 # build/fuzz and keeps their corpora there). The fixed seed makes a

@@ -1174,8 +1174,8 @@ static int add_feature(struct tfk_example_builder *eb, const char *name,
 		else
 			wi = *w;
 		if (scalar_kind(e) != kind)
-			rc = tfk_errf(err, TFK_EINVAL, "%s: expected a %s "
-				      "value as %s[0] is, got %s (a feature's "
+			rc = tfk_errf(err, TFK_EINVAL, "%s: expected %s like "
+				      "%s[0], got %s (a feature's "
 				      "values are of one kind)", wi.s,
 				      tfk_feat_kind_name(kind), w->s,
 				      show(e, buf, sizeof(buf)));

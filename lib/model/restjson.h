@@ -140,7 +140,7 @@ enum tfk_rj_method {
  * 'examples' key", "request: 'examples' must be a non-empty list",
  * "request: 'context' must be an object of features, got a list",
  * "examples[1]: expected an object of features, got 3",
- * "examples[0].x[1]: expected a float value as examples[0].x[0] is, got
+ * "examples[0].x[1]: expected float like examples[0].x[0], got
  * string \"a\" (a feature's values are of one kind)",
  * "context.x[0]: a feature value is a number, a string or {\"b64\":
  * ...} (or a list of them), got a list", "examples[0].x: 1e+300 is out

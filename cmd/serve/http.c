@@ -5,6 +5,8 @@
  *   GET  /v1/models/NAME[/versions/N]            model status
  *   GET  /v1/models/NAME[/versions/N]/metadata   signatures
  *   POST /v1/models/NAME[/versions/N]:predict    instances / inputs
+ *   POST /v1/models/NAME[/versions/N]:classify   examples, context
+ *   POST /v1/models/NAME[/versions/N]:regress    examples, context
  *
  * libmicrohttpd runs its own pool of threads (one per CPU by default),
  * with epoll where the library has it, a connection idle timeout and a
@@ -228,6 +230,80 @@ done:
 	return ok;
 }
 
+/* :classify and :regress: examples as tf.Examples into the signature's
+ * one string input (model/restjson.h). */
+static enum MHD_Result examples(struct sv_http *h, struct MHD_Connection *c,
+				struct req *rq, struct sv_version *v,
+				enum tfk_rj_method m)
+{
+	struct tfk_rj_examples jr;
+	const struct tfk_sv_signature *sig;
+	const struct tfk_tensor **out = NULL;
+	const char **keys = NULL;
+	struct tfk_runner *r = NULL;
+	struct tfk_sv_tensor w;
+	struct tfk_buf b;
+	struct tfk_err err;
+	enum MHD_Result ok;
+	int i, n_out, own = 0, rc;
+	unsigned status = 400;
+
+	tfk_buf_init(&b);
+	rc = tfk_rj_parse_examples(&jr, (const char *)rq->body.data,
+				   rq->body.len, &err);
+	if (rc)
+		goto bad;
+	sig = tfk_servable_find(v->s, jr.signature_name &&
+				*jr.signature_name ? jr.signature_name : NULL,
+				&err);
+	if (!sig) {
+		rc = TFK_EINVAL;
+		goto bad;
+	}
+	if ((rc = tfk_rj_check_signature(sig, m, &err)))
+		goto bad;
+	if (!(r = runner_of(h, v, sig, &own, &err))) {
+		rc = err.code;
+		goto bad;
+	}
+	w = *tfk_runner_input(r, 0);
+	w.rank = -1;	/* any shape: see tfk_runner_opts.any_shape */
+	if ((rc = tfk_sv_convert(&jr.examples, &w, &err)))
+		goto bad;
+	n_out = tfk_runner_n_outputs(r);
+	out = tfk_calloc((size_t)n_out + 1, sizeof(*out));
+	keys = tfk_calloc((size_t)n_out + 1, sizeof(*keys));
+	if (!out || !keys) {
+		rc = tfk_errf(&err, TFK_ENOMEM, "out of memory");
+		goto bad;
+	}
+	if ((rc = tfk_runner_run(r, &jr.examples, out, &err))) {
+		tfk_err_prefix(&err, "signature %s", sig->key);
+		goto bad;
+	}
+	for (i = 0; i < n_out; i++)
+		keys[i] = tfk_runner_output(r, i)->key;
+	if ((rc = tfk_rj_encode_result(&b, m, n_out, keys, out,
+				       jr.examples.shape[0], &err)))
+		goto bad;
+	status = 200;
+	goto done;
+bad:
+	status = http_of(rc);
+	tfk_buf_reset(&b);
+	tfk_rj_error(&b, err.msg);
+done:
+	ok = tfk_buf_ok(&b) ? answer(c, rq, status, &b) :
+		fail(c, rq, 500, "out of memory");
+	if (own)
+		tfk_runner_free(r);
+	tfk_free(out);
+	tfk_free(keys);
+	tfk_rj_examples_release(&jr);
+	tfk_buf_release(&b);
+	return ok;
+}
+
 /* Routing ---------------------------------------------------------------- */
 
 static int parse_num(const char *s, size_t n, int64_t *v)
@@ -303,13 +379,10 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 		tfk_buf_release(&b);
 		return ok;
 	}
-	if (*rest == ':' && strcmp(rest, ":predict")) {
-		if (!strcmp(rest, ":classify") || !strcmp(rest, ":regress"))
-			return fail(c, rq, 501, "%s: tfk-serve answers "
-				    ":predict only so far", rest + 1);
+	if (*rest == ':' && strcmp(rest, ":predict") &&
+	    strcmp(rest, ":classify") && strcmp(rest, ":regress"))
 		return fail(c, rq, 400, "Malformed request: %s %s", method,
 			    url);
-	}
 	if (!(v = sv_acquire(h->m, ver))) {
 		if (ver >= 0)
 			return fail(c, rq, 404, "Servable not found for "
@@ -318,7 +391,11 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 		return fail(c, rq, 404, "Servable not found for request: "
 			    "Latest(%s)", h->m->name);
 	}
-	if (*rest == ':') {
+	if (!strcmp(rest, ":classify")) {
+		ok = examples(h, c, rq, v, TFK_RJ_CLASSIFY);
+	} else if (!strcmp(rest, ":regress")) {
+		ok = examples(h, c, rq, v, TFK_RJ_REGRESS);
+	} else if (*rest == ':') {
 		ok = predict(h, c, rq, v);
 	} else {
 		tfk_buf_init(&b);

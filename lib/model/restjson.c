@@ -22,6 +22,7 @@
  */
 #include "model/restjson.h"
 
+#include "example/example.h"
 #include "util/alloc.h"
 
 #include <float.h>
@@ -162,16 +163,16 @@ void tfk_rj_release(struct tfk_rj_request *rq)
 	memset(rq, 0, sizeof(*rq));
 }
 
-int tfk_rj_parse(struct tfk_rj_request *rq, const char *body, size_t n,
-		 struct tfk_err *err)
+/* Parse body[0..n) with the non-finite markers into *doc. */
+static int load_doc(json_t **doc, const char *body, size_t n,
+		    struct tfk_err *err)
 {
 	struct subst s = { 0 };
 	json_error_t je;
-	json_t *doc, *sig, *ins, *inp;
 	size_t tn;
 	char *t;
 
-	memset(rq, 0, sizeof(*rq));
+	*doc = NULL;
 	if (n == 0)
 		return tfk_errf(err, TFK_EINVAL, "JSON parse error: the "
 				"document is empty");
@@ -181,9 +182,9 @@ int tfk_rj_parse(struct tfk_rj_request *rq, const char *body, size_t n,
 		tfk_free(s.grew);
 		return oom(err);
 	}
-	doc = json_loadb(t, tn, JSON_ALLOW_NUL, &je);
+	*doc = json_loadb(t, tn, JSON_ALLOW_NUL, &je);
 	tfk_free(t);
-	if (!doc) {
+	if (!*doc) {
 		size_t off = unmap(&s, (size_t)je.position);
 
 		tfk_free(s.at);
@@ -193,20 +194,40 @@ int tfk_rj_parse(struct tfk_rj_request *rq, const char *body, size_t n,
 	}
 	tfk_free(s.at);
 	tfk_free(s.grew);
-	rq->doc = doc;
-	if (!json_is_object(doc))
+	if (!json_is_object(*doc))
 		return tfk_errf(err, TFK_EINVAL, "request: expected a JSON "
 				"object");
-	sig = json_object_get(doc, "signature_name");
-	if (sig) {
-		if (!json_is_string(sig) ||
-		    strlen(json_string_value(sig)) != json_string_length(sig))
-			return tfk_errf(err, TFK_EINVAL, "request: "
-					"'signature_name' must be a string");
-		rq->signature_name = tfk_strdup(json_string_value(sig));
-		if (!rq->signature_name)
-			return oom(err);
-	}
+	return 0;
+}
+
+/* The optional "signature_name" of doc into *name. */
+static int get_sig_name(char **name, const json_t *doc, struct tfk_err *err)
+{
+	const json_t *sig = json_object_get(doc, "signature_name");
+
+	if (!sig)
+		return 0;
+	if (!json_is_string(sig) ||
+	    strlen(json_string_value(sig)) != json_string_length(sig))
+		return tfk_errf(err, TFK_EINVAL, "request: "
+				"'signature_name' must be a string");
+	*name = tfk_strdup(json_string_value(sig));
+	return *name ? 0 : oom(err);
+}
+
+int tfk_rj_parse(struct tfk_rj_request *rq, const char *body, size_t n,
+		 struct tfk_err *err)
+{
+	json_t *doc, *ins, *inp;
+	int rc;
+
+	memset(rq, 0, sizeof(*rq));
+	rc = load_doc(&doc, body, n, err);
+	rq->doc = doc;
+	if (rc)
+		return rc;
+	if ((rc = get_sig_name(&rq->signature_name, doc, err)))
+		return rc;
 	ins = json_object_get(doc, "instances");
 	inp = json_object_get(doc, "inputs");
 	if (ins && inp)
@@ -1018,4 +1039,431 @@ void tfk_rj_metadata(struct tfk_buf *b, const char *name, int64_t version,
 	}
 	tfk_buf_adds(b, "}}}}");
 	tfk_free(v);
+}
+
+/* Classify and Regress --------------------------------------------------- */
+
+void tfk_rj_examples_release(struct tfk_rj_examples *rq)
+{
+	if (!rq)
+		return;
+	tfk_free(rq->signature_name);
+	tfk_tensor_release(&rq->examples);
+	memset(rq, 0, sizeof(*rq));
+}
+
+/* The feature kind of one scalar JSON value, or NONE if it has none. */
+static int scalar_kind(const json_t *v)
+{
+	char k;
+
+	if (is_mark(v, &k) || json_is_real(v))
+		return TFK_FEAT_FLOAT;
+	if (json_is_integer(v))
+		return TFK_FEAT_INT64;
+	if (json_is_string(v) || is_b64_object(v))
+		return TFK_FEAT_BYTES;
+	return TFK_FEAT_NONE;
+}
+
+/* Scratch for one feature's values. */
+struct fvals {
+	float *f;
+	int64_t *i;
+	const uint8_t **p;
+	size_t *len;
+	uint8_t **owned;	/* decoded b64 values to free */
+	size_t n, n_owned;
+};
+
+static void fvals_free(struct fvals *fv)
+{
+	size_t k;
+
+	for (k = 0; k < fv->n_owned; k++)
+		tfk_free(fv->owned[k]);
+	tfk_free(fv->f);
+	tfk_free(fv->i);
+	tfk_free(fv->p);
+	tfk_free(fv->len);
+	tfk_free(fv->owned);
+	memset(fv, 0, sizeof(*fv));
+}
+
+/* Value v (kind kind, at w) as value fv->n of fv (room made by caller). */
+static int fval_put(struct fvals *fv, int kind, const json_t *v,
+		    const struct where *w, struct tfk_err *err)
+{
+	char buf[96], k;
+
+	if (kind == TFK_FEAT_INT64) {
+		fv->i[fv->n++] = json_integer_value(v);
+	} else if (kind == TFK_FEAT_FLOAT) {
+		double x = json_is_real(v) ? json_real_value(v) : 0;
+
+		if (is_mark(v, &k))
+			x = k == MARK_NAN ? NAN : k == MARK_INF ? INFINITY :
+				-INFINITY;
+		else if (fabs(x) > FLT_MAX)
+			return tfk_errf(err, TFK_EINVAL, "%s: %s is out of "
+					"range for a float feature", w->s,
+					show(v, buf, sizeof(buf)));
+		fv->f[fv->n++] = (float)x;
+	} else if (json_is_string(v)) {
+		fv->p[fv->n] = (const uint8_t *)json_string_value(v);
+		fv->len[fv->n++] = json_string_length(v);
+	} else {
+		const json_t *b = json_object_get(v, "b64");
+		uint8_t *o = tfk_malloc(json_string_length(b) + 1);
+		long m;
+
+		if (!o)
+			return oom(err);
+		fv->owned[fv->n_owned++] = o;
+		m = b64_decode(json_string_value(b), json_string_length(b), o);
+		if (m < 0)
+			return tfk_errf(err, TFK_EINVAL, "%s: invalid base64 "
+					"in {\"b64\": ...}", w->s);
+		fv->p[fv->n] = o;
+		fv->len[fv->n++] = (size_t)m;
+	}
+	return 0;
+}
+
+/* Add feature name = v (at w) to eb, by TF Serving's kind rules. */
+static int add_feature(struct tfk_example_builder *eb, const char *name,
+		       const json_t *v, const struct where *w,
+		       struct tfk_err *err)
+{
+	struct fvals fv = { 0 };
+	struct where wi;
+	size_t n = json_is_array(v) ? json_array_size(v) : 1, k;
+	const json_t *first = json_is_array(v) ? json_array_get(v, 0) : v;
+	char buf[96];
+	int kind, rc = 0;
+
+	if (json_is_array(v) && n == 0) {
+		tfk_exb_add_none(eb, name);	/* no values, no kind */
+		return 0;
+	}
+	kind = scalar_kind(first);
+	if (!kind) {
+		if (json_is_array(v))
+			where_sub(&wi, w, 0, NULL);
+		else
+			wi = *w;
+		return tfk_errf(err, TFK_EINVAL, "%s: a feature value is a "
+				"number, a string or {\"b64\": ...} (or a list "
+				"of them), got %s", wi.s,
+				show(first, buf, sizeof(buf)));
+	}
+	fv.f = tfk_malloc(n * sizeof(*fv.f));
+	fv.i = tfk_malloc(n * sizeof(*fv.i));
+	fv.p = tfk_malloc(n * sizeof(*fv.p));
+	fv.len = tfk_malloc(n * sizeof(*fv.len));
+	fv.owned = tfk_malloc(n * sizeof(*fv.owned));
+	if (!fv.f || !fv.i || !fv.p || !fv.len || !fv.owned) {
+		fvals_free(&fv);
+		return oom(err);
+	}
+	for (k = 0; k < n && !rc; k++) {
+		const json_t *e = json_is_array(v) ? json_array_get(v, k) : v;
+
+		if (json_is_array(v))
+			where_sub(&wi, w, (long)k, NULL);
+		else
+			wi = *w;
+		if (scalar_kind(e) != kind)
+			rc = tfk_errf(err, TFK_EINVAL, "%s: expected %s like "
+				      "%s[0], got %s (a feature's "
+				      "values are of one kind)", wi.s,
+				      tfk_feat_kind_name(kind), w->s,
+				      show(e, buf, sizeof(buf)));
+		else
+			rc = fval_put(&fv, kind, e, &wi, err);
+	}
+	if (!rc && kind == TFK_FEAT_FLOAT)
+		tfk_exb_add_floats(eb, name, fv.f, fv.n);
+	else if (!rc && kind == TFK_FEAT_INT64)
+		tfk_exb_add_int64s(eb, name, fv.i, fv.n);
+	else if (!rc)
+		tfk_exb_add_bytes(eb, name, fv.p, fv.len, fv.n);
+	fvals_free(&fv);
+	return rc;
+}
+
+/* Serialize example ex (at w; NULL: the context alone) merged with
+ * context ctx (may be NULL) into element i of t. */
+static int build_example(struct tfk_example_builder *eb, struct tfk_tensor *t,
+			 int64_t i, const json_t *ex, const json_t *ctx,
+			 const struct where *w, struct tfk_err *err)
+{
+	struct where wc = { "context" }, wf;
+	const char *key;
+	const json_t *v;
+	const uint8_t *p;
+	size_t len;
+	int rc;
+
+	tfk_exb_reset(eb);
+	if (ex)
+		json_object_foreach((json_t *)ex, key, v) {
+			where_sub(&wf, w, 0, key);
+			if ((rc = add_feature(eb, key, v, &wf, err)))
+				return rc;
+		}
+	if (ctx)
+		json_object_foreach((json_t *)ctx, key, v) {
+			if (ex && json_object_get(ex, key))
+				continue;	/* the example's own wins */
+			where_sub(&wf, &wc, 0, key);
+			if ((rc = add_feature(eb, key, v, &wf, err)))
+				return rc;
+		}
+	if ((rc = tfk_exb_finish(eb, &p, &len, err)))
+		return rc;
+	return t ? tfk_tensor_set_str(t, i, p, len, err) : 0;
+}
+
+int tfk_rj_parse_examples(struct tfk_rj_examples *rq, const char *body,
+			  size_t n, struct tfk_err *err)
+{
+	struct tfk_example_builder eb;
+	struct where w = { "examples" }, we;
+	json_t *doc, *exs, *ctx;
+	char buf[96];
+	int64_t n_ex;
+	size_t k;
+	int rc;
+
+	memset(rq, 0, sizeof(*rq));
+	if ((rc = load_doc(&doc, body, n, err)))
+		goto out_doc;
+	if ((rc = get_sig_name(&rq->signature_name, doc, err)))
+		goto out_doc;
+	exs = json_object_get(doc, "examples");
+	ctx = json_object_get(doc, "context");
+	if (!exs) {
+		rc = tfk_errf(err, TFK_EINVAL, "request: missing 'examples' "
+			      "key");
+		goto out_doc;
+	}
+	if (!json_is_array(exs) || !json_array_size(exs)) {
+		rc = tfk_errf(err, TFK_EINVAL, "request: 'examples' must be "
+			      "a non-empty list");
+		goto out_doc;
+	}
+	if (ctx && !json_is_object(ctx)) {
+		rc = tfk_errf(err, TFK_EINVAL, "request: 'context' must be an "
+			      "object of features, got %s",
+			      show(ctx, buf, sizeof(buf)));
+		goto out_doc;
+	}
+	n_ex = (int64_t)json_array_size(exs);
+	if ((rc = tfk_tensor_init(&rq->examples, TFK_DT_STRING, 1, &n_ex,
+				  err)))
+		goto out_doc;
+	tfk_exb_init(&eb);
+	/* the context alone first, so that its errors do not depend on
+	 * which examples override which of its features */
+	rc = ctx ? build_example(&eb, NULL, 0, NULL, ctx, &w, err) : 0;
+	for (k = 0; !rc && k < json_array_size(exs); k++) {
+		const json_t *ex = json_array_get(exs, k);
+
+		where_sub(&we, &w, (long)k, NULL);
+		if (!json_is_object(ex))
+			rc = tfk_errf(err, TFK_EINVAL, "%s: expected an "
+				      "object of features, got %s", we.s,
+				      show(ex, buf, sizeof(buf)));
+		else
+			rc = build_example(&eb, &rq->examples, (int64_t)k, ex,
+					   ctx, &we, err);
+	}
+	tfk_exb_release(&eb);
+out_doc:
+	json_decref(doc);
+	if (rc) {
+		tfk_free(rq->signature_name);
+		tfk_tensor_release(&rq->examples);
+		memset(rq, 0, sizeof(*rq));
+	}
+	return rc;
+}
+
+static const char *const method_names[] = {
+	NULL, "tensorflow/serving/classify", "tensorflow/serving/regress"
+};
+
+int tfk_rj_check_signature(const struct tfk_sv_signature *sig,
+			   enum tfk_rj_method m, struct tfk_err *err)
+{
+	const char *want = method_names[m];
+
+	if (strcmp(sig->method_name, want) &&
+	    strcmp(sig->method_name, "tensorflow/serving/predict"))
+		return tfk_errf(err, TFK_EINVAL, "signature %s: expected "
+				"method_name %s (or a predict signature), "
+				"got %s", sig->key, want,
+				*sig->method_name ? sig->method_name :
+				"none (a .tflite signature)");
+	if (sig->n_inputs != 1)
+		return tfk_errf(err, TFK_EINVAL, "signature %s: expected one "
+				"string input (serialized tf.Examples), got "
+				"%d inputs", sig->key, sig->n_inputs);
+	if (sig->inputs[0].dtype != TFK_DT_STRING)
+		return tfk_errf(err, TFK_EINVAL, "signature %s: expected one "
+				"string input (serialized tf.Examples), got "
+				"input '%s' of %s", sig->key,
+				sig->inputs[0].key,
+				tfk_dtype_name(sig->inputs[0].dtype));
+	return 0;
+}
+
+static int find_key(int n, const char *const *keys, const char *k)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(keys[i], k))
+			return i;
+	return -1;
+}
+
+/* The keys for messages: "a, b". */
+static const char *key_list(int n, const char *const *keys, char *buf,
+			    size_t cap)
+{
+	size_t o = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < n && o < cap; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "",
+				      keys[i]);
+	return buf;
+}
+
+static int is_float_t(const struct tfk_tensor *t)
+{
+	return t->dtype == TFK_DT_FLOAT || t->dtype == TFK_DT_DOUBLE;
+}
+
+static int encode_regress(struct tfk_buf *b, int n, const char *const *keys,
+			  const struct tfk_tensor *const *out, int64_t n_ex,
+			  struct tfk_err *err)
+{
+	const struct tfk_tensor *t;
+	char buf[200];
+	int j = find_key(n, keys, "outputs");
+	int64_t i;
+
+	if (j < 0 && n == 1)
+		j = 0;
+	if (j < 0)
+		return tfk_errf(err, TFK_EINVAL, "regress: the signature has "
+				"no output 'outputs'; outputs: %s",
+				key_list(n, keys, buf, sizeof(buf)));
+	t = out[j];
+	if (!is_float_t(t))
+		return tfk_errf(err, TFK_EINVAL, "regress: output '%s' is %s, "
+				"expected float32", keys[j],
+				tfk_dtype_name(t->dtype));
+	if (!(t->rank == 1 || (t->rank == 2 && t->shape[1] == 1)))
+		return tfk_errf(err, TFK_EINVAL, "regress: output '%s': "
+				"expected shape [batch_size] or [batch_size, "
+				"1], got %s", keys[j],
+				tfk_shape_str(t->rank, t->shape, buf,
+					      sizeof(buf)));
+	if (t->shape[0] != n_ex)
+		return tfk_errf(err, TFK_EINVAL, "regress: output '%s' has "
+				"%" PRId64 " values for %" PRId64 " examples",
+				keys[j], t->shape[0], n_ex);
+	tfk_buf_adds(b, "{\"result\":[");
+	for (i = 0; i < n_ex; i++) {
+		if (i)
+			tfk_buf_addc(b, ',');
+		put_decimal(b, tfk_tensor_get_f64(t, i),
+			    t->dtype == TFK_DT_FLOAT);
+	}
+	tfk_buf_adds(b, "]}");
+	return 0;
+}
+
+static int encode_classify(struct tfk_buf *b, int n, const char *const *keys,
+			   const struct tfk_tensor *const *out, int64_t n_ex,
+			   struct tfk_err *err)
+{
+	int jc = find_key(n, keys, "classes"), js = find_key(n, keys, "scores");
+	const struct tfk_tensor *c = jc >= 0 ? out[jc] : NULL;
+	const struct tfk_tensor *s = js >= 0 ? out[js] : NULL;
+	const struct tfk_tensor *t;
+	char buf[200];
+	int64_t i, k, n_cls;
+
+	if (!c && !s)
+		return tfk_errf(err, TFK_EINVAL, "classify: the signature has "
+				"neither output 'classes' nor 'scores'; "
+				"outputs: %s",
+				key_list(n, keys, buf, sizeof(buf)));
+	if (c && c->dtype != TFK_DT_STRING)
+		return tfk_errf(err, TFK_EINVAL, "classify: output 'classes' "
+				"is %s, expected string",
+				tfk_dtype_name(c->dtype));
+	if (s && !is_float_t(s))
+		return tfk_errf(err, TFK_EINVAL, "classify: output 'scores' "
+				"is %s, expected float32",
+				tfk_dtype_name(s->dtype));
+	for (k = 0; k < 2; k++) {
+		t = k ? s : c;
+		if (!t)
+			continue;
+		if (t->rank != 2 || t->shape[0] != n_ex)
+			return tfk_errf(err, TFK_EINVAL, "classify: output "
+					"'%s': expected shape [%" PRId64 ", "
+					"num_classes], got %s",
+					k ? "scores" : "classes", n_ex,
+					tfk_shape_str(t->rank, t->shape, buf,
+						      sizeof(buf)));
+	}
+	if (c && s && c->shape[1] != s->shape[1])
+		return tfk_errf(err, TFK_EINVAL, "classify: %" PRId64 " "
+				"classes but %" PRId64 " scores per example",
+				c->shape[1], s->shape[1]);
+	n_cls = (c ? c : s)->shape[1];
+	tfk_buf_adds(b, "{\"result\":[");
+	for (i = 0; i < n_ex; i++) {
+		tfk_buf_adds(b, i ? ",[" : "[");
+		for (k = 0; k < n_cls; k++) {
+			tfk_buf_adds(b, k ? ",[" : "[");
+			if (c)
+				put_elem(b, c, i * n_cls + k, 0);
+			else
+				tfk_buf_addf(b, "\"%" PRId64 "\"", k);
+			tfk_buf_addc(b, ',');
+			if (s)
+				put_decimal(b, tfk_tensor_get_f64(s,
+					i * n_cls + k),
+					s->dtype == TFK_DT_FLOAT);
+			else
+				tfk_buf_adds(b, "0.0");
+			tfk_buf_addc(b, ']');
+		}
+		tfk_buf_addc(b, ']');
+	}
+	tfk_buf_adds(b, "]}");
+	return 0;
+}
+
+int tfk_rj_encode_result(struct tfk_buf *b, enum tfk_rj_method m, int n,
+			 const char *const *keys,
+			 const struct tfk_tensor *const *out, int64_t n_ex,
+			 struct tfk_err *err)
+{
+	int rc = m == TFK_RJ_REGRESS ?
+		encode_regress(b, n, keys, out, n_ex, err) :
+		encode_classify(b, n, keys, out, n_ex, err);
+
+	if (!rc && !tfk_buf_ok(b))
+		rc = oom(err);
+	return rc;
 }

@@ -33,6 +33,18 @@
  * output's key ends in "_bytes" (TF Serving's rule) or the bytes are not
  * UTF-8 (which JSON cannot carry). Objects are in key order.
  *
+ * Classify and Regress (TF Serving's "Classify and Regress API"):
+ *   {"signature_name": "S", "context": {FEATURES},
+ *    "examples": [{FEATURES}, ...]}
+ * FEATURES maps a name to a value or a list of values of one kind: a
+ * JSON number with a fraction or exponent (or NaN, Infinity) is a float
+ * feature, an integer an int64 feature, a string or {"b64": "..."} a
+ * bytes feature. Each example is serialized as a tf.Example with the
+ * context's features merged in (the example's own value wins) and the
+ * examples become a 1-D string tensor for the signature's one string
+ * input. Answers: {"result": [Y, ...]} (regress, one float per
+ * example), {"result": [[["LABEL", SCORE], ...], ...]} (classify).
+ *
  * Errors are TFK_EINVAL (the request is wrong: HTTP 400) with a message
  * that names the place ("instances[1].x: expected 3 values at level 1,
  * got 2"), or TFK_ENOMEM.
@@ -103,6 +115,73 @@ int tfk_rj_inputs(const struct tfk_rj_request *rq,
 int tfk_rj_encode(struct tfk_buf *b, enum tfk_rj_format f, int n,
 		  const char *const *keys, const struct tfk_tensor *const *out,
 		  struct tfk_err *err);
+
+/* Classify and Regress ------------------------------------------------ */
+
+struct tfk_rj_examples {
+	char *signature_name;		/* as given; NULL when absent */
+	struct tfk_tensor examples;	/* [n] DT_STRING: tf.Examples */
+};
+
+enum tfk_rj_method {
+	TFK_RJ_CLASSIFY = 1,	/* :classify */
+	TFK_RJ_REGRESS = 2	/* :regress */
+};
+
+/*
+ * Parse a Classify or Regress request body[0..n) (need not end in NUL)
+ * into *rq: an object with an optional "signature_name", an optional
+ * object "context" and a non-empty list "examples" of objects, each
+ * serialized (context merged) into rq->examples. An empty list is a
+ * feature with no kind set (its kind cannot be told); a name given in
+ * both the context and an example is written once, with the example's
+ * value. Pair with tfk_rj_examples_release, also after a failure.
+ * Errors (TFK_EINVAL): the JSON ones of tfk_rj_parse, "request: missing
+ * 'examples' key", "request: 'examples' must be a non-empty list",
+ * "request: 'context' must be an object of features, got a list",
+ * "examples[1]: expected an object of features, got 3",
+ * "examples[0].x[1]: expected float like examples[0].x[0], got
+ * string \"a\" (a feature's values are of one kind)",
+ * "context.x[0]: a feature value is a number, a string or {\"b64\":
+ * ...} (or a list of them), got a list", "examples[0].x: 1e+300 is out
+ * of range for a float feature", "...: invalid base64 in {\"b64\":
+ * ...}"; TFK_ENOMEM.
+ */
+int tfk_rj_parse_examples(struct tfk_rj_examples *rq, const char *body,
+			  size_t n, struct tfk_err *err);
+void tfk_rj_examples_release(struct tfk_rj_examples *rq);
+
+/*
+ * 0 when sig can answer method m: its method_name is m's
+ * ("tensorflow/serving/classify" or ".../regress") or predict's, and it
+ * has exactly one input, of DT_STRING. Errors (TFK_EINVAL): "signature
+ * S: expected method_name tensorflow/serving/regress (or a predict
+ * signature), got tensorflow/serving/classify", "signature S: expected
+ * one string input (serialized tf.Examples), got input 'x' of float32".
+ */
+int tfk_rj_check_signature(const struct tfk_sv_signature *sig,
+			   enum tfk_rj_method m, struct tfk_err *err);
+
+/*
+ * Append the answer of method m for n_ex examples to b, from outputs
+ * out[0..n) keyed keys[0..n). Regress: the output "outputs" (or the
+ * only one), float, [n_ex] or [n_ex, 1]: {"result": [Y, ...]}.
+ * Classify: "classes" (string) and/or "scores" (float), each [n_ex, K]:
+ * {"result": [[[LABEL, SCORE] * K] * n_ex]}; without classes the labels
+ * are the class indexes as strings ("0", "1", ...), without scores the
+ * scores are 0.0. Floats print as tfk_rj_encode's. Errors (TFK_EINVAL;
+ * b then holds part of an answer): "regress: the signature has no
+ * output 'outputs'; outputs: a, b", "regress: output 'outputs':
+ * expected shape [batch_size] or [batch_size, 1], got [2, 3]",
+ * "classify: the signature has neither output 'classes' nor 'scores';
+ * ...", "classify: output 'scores': expected shape [2, num_classes],
+ * got [2]", "classify: 3 classes but 2 scores per example", dtype
+ * mismatches; TFK_ENOMEM.
+ */
+int tfk_rj_encode_result(struct tfk_buf *b, enum tfk_rj_method m, int n,
+			 const char *const *keys,
+			 const struct tfk_tensor *const *out, int64_t n_ex,
+			 struct tfk_err *err);
 
 /* Append {"error": msg} to b. */
 void tfk_rj_error(struct tfk_buf *b, const char *msg);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tfk-serve: TensorFlow Serving's REST API (status, metadata, predict in
-# row and columnar form, errors) over the TensorFlow-written fixtures,
+# row and columnar form, classify and regress, errors) over the TensorFlow-written fixtures,
 # and the version policy (hot add, failed load, removal) by changing the
 # base path while it runs. Expected values: the fixture README (y = 0.5 x
 # + 2; y3 = 0.5 x2 + 3; TF Serving's own half_plus_two examples) and TF
@@ -88,6 +88,46 @@ testcmd "{\"b64\": ...} for a DT_STRING input (tf.Example)" \
 	"$Q POST /half:predict '{\"signature_name\":\"classify_x_to_y\",\"instances\":[{\"b64\":\"$EX\"}]}'" \
 	'{"predictions":[[3.0]]} 200'
 
+# :regress and :classify (TF Serving's Classify and Regress API): JSON
+# examples become tf.Examples for the signature's string input
+testcmd "regress: one float per example (y = 0.5 x + 2)" \
+	"$Q POST /half:regress '{\"signature_name\":\"regress_x_to_y\",\"examples\":[{\"x\":2.0},{\"x\":3.0}]}'" \
+	'{"result":[3.0,3.5]} 200'
+testcmd "regress on a version, x as a list" \
+	"$Q POST /half/versions/123:regress '{\"signature_name\":\"regress_x_to_y\",\"examples\":[{\"x\":[2.0]}]}'" \
+	'{"result":[3.0]} 200'
+testcmd "classify: scores only, labels are the class indexes" \
+	"$Q POST /half:classify '{\"signature_name\":\"classify_x_to_y\",\"examples\":[{\"x\":2.0},{\"x\":4.0}]}'" \
+	'{"result":[[["0",3.0]],[["0",4.0]]]} 200'
+testcmd "context: merged into each example, the example's own winning" \
+	"$Q POST /half:regress '{\"signature_name\":\"regress_x_to_y\",\"context\":{\"x\":6.0},\"examples\":[{\"x\":1.0},{\"other\":\"a\"}]}'" \
+	'{"result":[2.5,5.0]} 200'
+err "regress: missing examples: 400" 400 "missing 'examples' key" \
+	POST /half:regress '{"signature_name":"regress_x_to_y"}'
+err "regress: empty examples: 400" 400 "'examples' must be a non-empty list" \
+	POST /half:regress '{"signature_name":"regress_x_to_y","examples":[]}'
+err "classify: a feature of mixed kinds: 400" 400 \
+	'examples[0].x[1]: expected float like examples[0].x[0], got string' \
+	POST /half:classify '{"signature_name":"classify_x_to_y","examples":[{"x":[1.0,"a"]}]}'
+err "regress: serving_default has no string input: 400" 400 \
+	"signature serving_default: expected one string input (serialized tf.Examples), got input 'x' of float32" \
+	POST /half:regress '{"examples":[{"x":1.0}]}'
+err "regress: a float-input regress signature: 400" 400 \
+	"signature regress_x2_to_y3: expected one string input" \
+	POST /half:regress '{"signature_name":"regress_x2_to_y3","examples":[{"x2":1.0}]}'
+err "classify on a regress signature: 400" 400 \
+	"expected method_name tensorflow/serving/classify (or a predict signature), got tensorflow/serving/regress" \
+	POST /half:classify '{"signature_name":"regress_x_to_y","examples":[{"x":1.0}]}'
+err "regress: an int64 x where the model parses floats: 400" 400 \
+	"feature 'x': expected float values, got int64" \
+	POST /half:regress '{"signature_name":"regress_x_to_y","examples":[{"x":1}]}'
+err "regress: an unknown signature: 400" 400 'could not find signature' \
+	POST /half:regress '{"signature_name":"nope","examples":[{"x":1.0}]}'
+err "regress on an unknown version: 404" 404 "Specific(half, 7)" \
+	POST /half/versions/7:regress '{"examples":[{"x":1.0}]}'
+err "an unknown method: 400" 400 "Malformed request: POST" \
+	POST /half:explain '{"examples":[{"x":1.0}]}'
+
 # metadata, field by field
 $Q GET /half/metadata >"$T/meta.out"
 cat >"$T/meta.py" <<'EOF'
@@ -159,8 +199,6 @@ err "unknown version: 404" 404 "Could not find version 7 of model half" \
 	GET /half/versions/7
 err "predict on an unknown version: 404" 404 "Specific(half, 7)" \
 	POST /half/versions/7:predict '{"instances":[1.0]}'
-err ":classify: 501" 501 ":predict only" \
-	POST /half:classify '{"examples":[{"x":1.0}]}'
 err "labels: 501" 501 "version labels" GET /half/labels/stable
 err "GET on :predict is malformed: 400" 400 "Malformed request: GET" \
 	GET /half:predict

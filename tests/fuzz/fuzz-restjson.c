@@ -11,7 +11,10 @@
  * strings go as base64). Strings that start with a NUL byte are left
  * out of that check: "\u0000NaN\u0000" is how the decoder carries a
  * bare NaN through jansson (restjson.c), so it does not come back.
+ * The same bytes as a Classify/Regress body: refused with a message, or
+ * each example serialized as a tf.Example that tfk_example_parse takes.
  */
+#include "example/example.h"
 #include "model/restjson.h"
 
 #include <stdlib.h>
@@ -68,6 +71,37 @@ static void round_trip(const struct tfk_sv_signature *sig,
 	tfk_buf_release(&b);
 }
 
+/* A Classify/Regress body: refused with a message, or every example a
+ * tf.Example that decodes. */
+static void examples(const uint8_t *data, size_t size)
+{
+	struct tfk_rj_examples rq;
+	struct tfk_example ex;
+	struct tfk_err err;
+	int64_t i;
+
+	if (tfk_rj_parse_examples(&rq, (const char *)data, size, &err)) {
+		if ((err.code != TFK_EINVAL && err.code != TFK_ENOMEM) ||
+		    !err.msg[0])
+			abort();
+		tfk_rj_examples_release(&rq);
+		return;
+	}
+	if (rq.examples.dtype != TFK_DT_STRING || rq.examples.rank != 1 ||
+	    rq.examples.shape[0] < 1)
+		abort();
+	tfk_example_init(&ex);
+	for (i = 0; i < rq.examples.shape[0]; i++) {
+		struct tfk_str s = tfk_tensor_str(&rq.examples, i);
+
+		if (tfk_example_parse(&ex, (const uint8_t *)s.ptr, s.len,
+				      &err))
+			abort();
+	}
+	tfk_example_release(&ex);
+	tfk_rj_examples_release(&rq);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tfk_rj_request rq;
@@ -75,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tfk_err err;
 	int k, i;
 
+	examples(data, size);
 	if (tfk_rj_parse(&rq, (const char *)data, size, &err)) {
 		if (err.code != TFK_EINVAL || !err.msg[0])
 			abort();

@@ -4,6 +4,7 @@
  * tensors of the signature's dtypes, the rules that refuse, and the
  * responses written in TF Serving's number form.
  */
+#include "example/example.h"
 #include "model/restjson.h"
 #include "tap.h"
 
@@ -62,6 +63,280 @@ static void encoded(enum tfk_rj_format f, int n, const char *const *keys,
 	ok(rc == 0 && !strcmp((char *)b.data, want), "encode %s (got %s)",
 	   want, rc ? err.msg : (char *)b.data);
 	tfk_buf_release(&b);
+}
+
+/* Parse examples body: 0 or the error message into msg. */
+static int dec_ex(const char *body, struct tfk_rj_examples *rq, char *msg)
+{
+	struct tfk_err err;
+	int rc;
+
+	msg[0] = 0;
+	rc = tfk_rj_parse_examples(rq, body, strlen(body), &err);
+	if (rc)
+		strcpy(msg, err.msg);
+	return rc;
+}
+
+static void ex_refused(const char *body, const char *part)
+{
+	struct tfk_rj_examples rq;
+	char msg[TFK_ERR_MSG_MAX];
+	int rc = dec_ex(body, &rq, msg);
+
+	ok(rc == TFK_EINVAL && strstr(msg, part), "%s: refused (%s)", body,
+	   msg);
+	tfk_rj_examples_release(&rq);
+}
+
+/* Example i of rq decoded into ex; 0 or -1. */
+static int ex_at(const struct tfk_rj_examples *rq, int64_t i,
+		 struct tfk_example *ex)
+{
+	struct tfk_str s = tfk_tensor_str(&rq->examples, i);
+	struct tfk_err err;
+
+	return tfk_example_parse(ex, (const uint8_t *)s.ptr, s.len, &err) ?
+		-1 : 0;
+}
+
+static void result(enum tfk_rj_method m, int n, const char *const *keys,
+		   const struct tfk_tensor *const *t, int64_t n_ex,
+		   int want_rc, const char *want)
+{
+	struct tfk_buf b;
+	struct tfk_err err;
+	int rc;
+
+	tfk_buf_init(&b);
+	rc = tfk_rj_encode_result(&b, m, n, keys, t, n_ex, &err);
+	tfk_buf_addc(&b, 0);
+	if (want_rc)
+		ok(rc == want_rc && strstr(err.msg, want), "result refused: "
+		   "%s", rc ? err.msg : "(accepted)");
+	else
+		ok(rc == 0 && !strcmp((char *)b.data, want), "result %s (got "
+		   "%s)", want, rc ? err.msg : (char *)b.data);
+	tfk_buf_release(&b);
+}
+
+static void test_examples(void)
+{
+	struct tfk_rj_examples rq;
+	struct tfk_example ex;
+	const struct tfk_feat *f;
+	char msg[TFK_ERR_MSG_MAX];
+	float fv[4];
+	int64_t iv[4];
+	const uint8_t *p;
+	size_t len, it;
+
+	tfk_example_init(&ex);
+	/* TF Serving's kinds: fraction/exponent float, integer int64,
+	 * string and b64 bytes; lists keep their kind */
+	is_int(dec_ex("{\"signature_name\": \"s\", \"examples\": [{\"f\": "
+		      "1.5, \"e\": 2e0, \"i\": [3, -4], \"s\": \"ab\", "
+		      "\"b\": {\"b64\": \"AAE=\"}, \"n\": NaN, "
+		      "\"z\": []}]}", &rq, msg), 0, "examples: every kind");
+	is_str(rq.signature_name, "s", "signature_name");
+	ok(rq.examples.dtype == TFK_DT_STRING && rq.examples.rank == 1 &&
+	   rq.examples.shape[0] == 1, "one serialized example, [1] string");
+	is_int(ex_at(&rq, 0, &ex), 0, "the example decodes");
+	is_int(ex.n_feat, 7, "7 features");
+	f = tfk_example_find(&ex, "f");
+	ok(f && f->kind == TFK_FEAT_FLOAT && tfk_feat_floats(f, fv, 4) == 1 &&
+	   fv[0] == 1.5f, "1.5: float [1.5]");
+	f = tfk_example_find(&ex, "e");
+	ok(f && f->kind == TFK_FEAT_FLOAT && tfk_feat_floats(f, fv, 4) == 1 &&
+	   fv[0] == 2.0f, "2e0: float (an exponent)");
+	f = tfk_example_find(&ex, "i");
+	ok(f && f->kind == TFK_FEAT_INT64 && tfk_feat_int64s(f, iv, 4) == 2 &&
+	   iv[0] == 3 && iv[1] == -4, "[3, -4]: int64 [3, -4]");
+	f = tfk_example_find(&ex, "s");
+	it = 0;
+	ok(f && f->kind == TFK_FEAT_BYTES &&
+	   tfk_feat_bytes_next(f, &it, &p, &len) && len == 2 &&
+	   !memcmp(p, "ab", 2), "\"ab\": bytes");
+	f = tfk_example_find(&ex, "b");
+	it = 0;
+	ok(f && f->kind == TFK_FEAT_BYTES &&
+	   tfk_feat_bytes_next(f, &it, &p, &len) && len == 2 &&
+	   p[0] == 0 && p[1] == 1, "{\"b64\": \"AAE=\"}: bytes 00 01");
+	f = tfk_example_find(&ex, "n");
+	ok(f && f->kind == TFK_FEAT_FLOAT && tfk_feat_floats(f, fv, 4) == 1 &&
+	   isnan(fv[0]), "NaN: float");
+	f = tfk_example_find(&ex, "z");
+	ok(f && f->kind == TFK_FEAT_NONE && f->n == 0, "[]: no kind");
+	tfk_rj_examples_release(&rq);
+
+	/* context merged into each example, the example's own winning */
+	is_int(dec_ex("{\"context\": {\"x\": 6.0, \"c\": \"k\"}, "
+		      "\"examples\": [{\"x\": 1.0}, {\"y\": 2}]}", &rq, msg),
+	       0, "context");
+	ok(rq.signature_name == NULL && rq.examples.shape[0] == 2,
+	   "two examples, no signature_name");
+	is_int(ex_at(&rq, 0, &ex), 0, "example 0 decodes");
+	f = tfk_example_find(&ex, "x");
+	ok(ex.n_feat == 2 && f && tfk_feat_floats(f, fv, 4) == 1 &&
+	   fv[0] == 1.0f && tfk_example_find(&ex, "c"),
+	   "example 0: its own x = 1.0, and the context's c");
+	is_int(ex_at(&rq, 1, &ex), 0, "example 1 decodes");
+	f = tfk_example_find(&ex, "x");
+	ok(ex.n_feat == 3 && f && tfk_feat_floats(f, fv, 4) == 1 &&
+	   fv[0] == 6.0f && tfk_example_find(&ex, "y"),
+	   "example 1: y, and the context's x = 6.0 and c");
+	tfk_rj_examples_release(&rq);
+	is_int(dec_ex("{\"examples\": [{}]}", &rq, msg), 0, "an empty example");
+	is_int(ex_at(&rq, 0, &ex), 0, "... decodes");
+	is_int(ex.n_feat, 0, "... with no features");
+	tfk_rj_examples_release(&rq);
+	tfk_example_release(&ex);
+
+	ex_refused("{\"instances\": [1]}", "request: missing 'examples' key");
+	ex_refused("{\"examples\": []}", "'examples' must be a non-empty list");
+	ex_refused("{\"examples\": {\"x\": 1}}", "must be a non-empty list");
+	ex_refused("[1]", "request: expected a JSON object");
+	ex_refused("", "the document is empty");
+	ex_refused("{\"examples\": [1", "JSON parse error at offset");
+	ex_refused("{\"signature_name\": 1, \"examples\": [{}]}",
+		   "'signature_name' must be a string");
+	ex_refused("{\"context\": [1], \"examples\": [{}]}",
+		   "request: 'context' must be an object of features, got a "
+		   "list");
+	ex_refused("{\"examples\": [{}, 3]}",
+		   "examples[1]: expected an object of features, got 3");
+	ex_refused("{\"examples\": [{\"x\": [1.0, \"a\"]}]}",
+		   "examples[0].x[1]: expected float like "
+		   "examples[0].x[0], got string \"a\"");
+	ex_refused("{\"examples\": [{\"x\": [1, 2.5]}]}",
+		   "examples[0].x[1]: expected int64 like");
+	ex_refused("{\"examples\": [{\"x\": [[1.0]]}]}",
+		   "examples[0].x[0]: a feature value is a number, a string "
+		   "or {\"b64\": ...} (or a list of them), got a list");
+	ex_refused("{\"examples\": [{\"x\": true}]}", "got true");
+	ex_refused("{\"examples\": [{\"x\": null}]}", "got null");
+	ex_refused("{\"examples\": [{\"x\": {\"a\": 1}}]}",
+		   "examples[0].x: a feature value");
+	ex_refused("{\"examples\": [{\"x\": 1e300}]}",
+		   "examples[0].x: 1.0000000000000001e+300 is out of range");
+	ex_refused("{\"examples\": [{\"x\": {\"b64\": \"@@\"}}]}",
+		   "examples[0].x: invalid base64");
+	ex_refused("{\"context\": {\"x\": [1, \"a\"]}, \"examples\": "
+		   "[{\"x\": 1}]}", "context.x[1]: expected int64 like");
+}
+
+static void test_signatures(void)
+{
+	static const struct tfk_sv_tensor str_in[] = {
+		{ "inputs", "tf_example:0", TFK_DT_STRING, -1, { 0 }, -1, -1 },
+	};
+	const struct tfk_sv_signature reg = {
+		"r", "tensorflow/serving/regress", 1, 0, str_in, NULL };
+	const struct tfk_sv_signature pred = {
+		"p", "tensorflow/serving/predict", 1, 0, str_in, NULL };
+	const struct tfk_sv_signature flt = {
+		"f", "tensorflow/serving/regress", 1, 0, ins2, NULL };
+	const struct tfk_sv_signature pair = {
+		"two", "tensorflow/serving/predict", 2, 0, ins2, NULL };
+	struct tfk_err err;
+
+	is_int(tfk_rj_check_signature(&reg, TFK_RJ_REGRESS, &err), 0,
+	       "a regress signature answers :regress");
+	is_int(tfk_rj_check_signature(&pred, TFK_RJ_CLASSIFY, &err), 0,
+	       "a predict signature over a string input answers :classify");
+	is_int(tfk_rj_check_signature(&reg, TFK_RJ_CLASSIFY, &err), TFK_EINVAL,
+	       "a regress signature does not answer :classify");
+	is_str(err.msg, "signature r: expected method_name "
+	       "tensorflow/serving/classify (or a predict signature), got "
+	       "tensorflow/serving/regress", "... the message");
+	is_int(tfk_rj_check_signature(&flt, TFK_RJ_REGRESS, &err), TFK_EINVAL,
+	       "a float input is refused");
+	is_str(err.msg, "signature f: expected one string input (serialized "
+	       "tf.Examples), got input 'a' of float32", "... the message");
+	is_int(tfk_rj_check_signature(&pair, TFK_RJ_REGRESS, &err),
+	       TFK_EINVAL, "two inputs are refused");
+	ok(strstr(err.msg, "got 2 inputs") != NULL, "%s", err.msg);
+}
+
+static void test_results(void)
+{
+	struct tfk_tensor y1, y2, sc, cl, bad;
+	const struct tfk_tensor *p[2];
+	const char *k_out[] = { "outputs" }, *k_y[] = { "y" };
+	const char *k_cs[] = { "classes", "scores" }, *k_s[] = { "scores" };
+	const char *k_c[] = { "classes" }, *k_ab[] = { "a", "b" };
+	int64_t s1[1] = { 2 }, s2[2] = { 2, 1 }, s22[2] = { 2, 2 };
+	struct tfk_err err;
+
+	tfk_tensor_init(&y1, TFK_DT_FLOAT, 1, s1, &err);
+	((float *)y1.data)[0] = 3.0f;
+	((float *)y1.data)[1] = 0.1f;
+	tfk_tensor_init(&y2, TFK_DT_FLOAT, 2, s2, &err);
+	((float *)y2.data)[0] = 2.5f;
+	((float *)y2.data)[1] = 3.0f;
+	tfk_tensor_init(&sc, TFK_DT_FLOAT, 2, s22, &err);
+	((float *)sc.data)[0] = 0.25f;
+	((float *)sc.data)[1] = 0.75f;
+	((float *)sc.data)[2] = 1.0f;
+	((float *)sc.data)[3] = 0.0f;
+	tfk_tensor_init(&cl, TFK_DT_STRING, 2, s22, &err);
+	tfk_tensor_set_str(&cl, 0, "cat", 3, &err);
+	tfk_tensor_set_str(&cl, 1, "dog", 3, &err);
+	tfk_tensor_set_str(&cl, 2, "cat", 3, &err);
+	tfk_tensor_set_str(&cl, 3, "dog", 3, &err);
+	tfk_tensor_init(&bad, TFK_DT_FLOAT, 2, s22, &err);
+
+	p[0] = &y1;
+	result(TFK_RJ_REGRESS, 1, k_out, p, 2, 0, "{\"result\":[3.0,0.1]}");
+	p[0] = &y2;
+	result(TFK_RJ_REGRESS, 1, k_y, p, 2, 0, "{\"result\":[2.5,3.0]}");
+	p[0] = &bad;
+	result(TFK_RJ_REGRESS, 1, k_out, p, 2, TFK_EINVAL,
+	       "regress: output 'outputs': expected shape [batch_size] or "
+	       "[batch_size, 1], got [2, 2]");
+	p[0] = &y1;
+	p[1] = &y2;
+	result(TFK_RJ_REGRESS, 2, k_ab, p, 2, TFK_EINVAL,
+	       "regress: the signature has no output 'outputs'; outputs: a, b");
+	p[0] = &y1;
+	result(TFK_RJ_REGRESS, 1, k_out, p, 3, TFK_EINVAL,
+	       "output 'outputs' has 2 values for 3 examples");
+	p[0] = &cl;
+	result(TFK_RJ_REGRESS, 1, k_out, p, 2, TFK_EINVAL,
+	       "regress: output 'outputs' is string, expected float32");
+
+	p[0] = &cl;
+	p[1] = &sc;
+	result(TFK_RJ_CLASSIFY, 2, k_cs, p, 2, 0, "{\"result\":"
+	       "[[[\"cat\",0.25],[\"dog\",0.75]],[[\"cat\",1.0],"
+	       "[\"dog\",0.0]]]}");
+	p[0] = &sc;
+	result(TFK_RJ_CLASSIFY, 1, k_s, p, 2, 0, "{\"result\":"
+	       "[[[\"0\",0.25],[\"1\",0.75]],[[\"0\",1.0],[\"1\",0.0]]]}");
+	p[0] = &cl;
+	result(TFK_RJ_CLASSIFY, 1, k_c, p, 2, 0, "{\"result\":"
+	       "[[[\"cat\",0.0],[\"dog\",0.0]],[[\"cat\",0.0],"
+	       "[\"dog\",0.0]]]}");
+	p[0] = &y2;
+	p[1] = &sc;
+	result(TFK_RJ_CLASSIFY, 2, k_cs, p, 2, TFK_EINVAL,
+	       "classify: output 'classes' is float32, expected string");
+	p[0] = &cl;
+	p[1] = &y2;
+	result(TFK_RJ_CLASSIFY, 2, k_cs, p, 2, TFK_EINVAL,
+	       "classify: 2 classes but 1 scores per example");
+	p[0] = &y1;
+	result(TFK_RJ_CLASSIFY, 1, k_s, p, 2, TFK_EINVAL,
+	       "classify: output 'scores': expected shape [2, num_classes], "
+	       "got [2]");
+	result(TFK_RJ_CLASSIFY, 1, k_y, p, 2, TFK_EINVAL,
+	       "classify: the signature has neither output 'classes' nor "
+	       "'scores'; outputs: y");
+	tfk_tensor_release(&y1);
+	tfk_tensor_release(&y2);
+	tfk_tensor_release(&sc);
+	tfk_tensor_release(&cl);
+	tfk_tensor_release(&bad);
 }
 
 int main(void)
@@ -189,5 +464,8 @@ int main(void)
 		tfk_tensor_release(&t[1]);
 		tfk_tensor_release(&t[2]);
 	}
+	test_examples();
+	test_signatures();
+	test_results();
 	return tap_done();
 }

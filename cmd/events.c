@@ -11,8 +11,8 @@
  * it keeps every value (no reservoir sampling) and does not drop
  * events after a restart's SessionLog.START.
  *
- * A FILE argument is one event file whose run is its directory; a
- * directory is walked for files whose name contains "tfevents".
+ * A FILE argument is one event file whose run is its directory ("-"
+ * or none: standard input, run "."); a directory is walked for files whose name contains "tfevents".
  * Values are printed so they read back exactly: %.9g for float32
  * (TF1 simple_value, float tensors), %.17g for doubles. A corrupt
  * record is reported (file, record, byte) and skipped, the rest of the
@@ -346,6 +346,8 @@ static int read_arg(const char *arg)
 	char *run;
 	int rc;
 
+	if (!strcmp(arg, "-"))
+		return read_file(".", "-");
 	if (!stat(arg, &st) && S_ISDIR(st.st_mode))
 		return read_dir(arg);
 	slash = strrchr(arg, '/');
@@ -394,8 +396,6 @@ int main(int argc, char **argv)
 	if (step_lo > step_hi)
 		tfk_cli_usage_error("--step %" PRId64 ":%" PRId64 ": an empty "
 				    "range", step_lo, step_hi);
-	if (argc == 0)
-		tfk_cli_usage_error("a log directory or event file is needed");
 	if (follow) {
 		struct sigaction sa;
 		struct stat st;
@@ -408,6 +408,8 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 	}
+	if (argc == 0)
+		rc = read_file(".", "-");
 	for (i = 0; i < argc; i++)
 		rc |= read_arg(argv[i]);
 	if (list)

@@ -43,7 +43,9 @@ testcmd "all 10 loss steps of the train run in order" \
 	"1 101 201 301 401 501 601 701 801 901 "
 
 # Usage ------------------------------------------------------------------------
-testerr "no argument: usage error" 'tfk-events' 2 "a log directory or event file is needed"
+testcmd "no argument: standard input, run ." \
+	'tfk-events --csv --tag auc <"$EVAL" | tail -n 1' \
+	".,auc,1000,1646034756.0605905,0.912848234"
 testerr "--csv with --json" 'tfk-events --csv --json "$D"' 2 "exclude each other"
 testerr "--step 5:2" 'tfk-events --step 5:2 "$D"' 2 "an empty range"
 testerr "--step x" 'tfk-events --step x "$D"' 2 "--step"

@@ -42,6 +42,17 @@ testcmd "all 10 loss steps of the train run in order" \
 	'tfk-events --tag loss --run . "$D" | tail -n +2 | cut -f3 | tr "\n" " "' \
 	"1 101 201 301 401 501 601 701 801 901 "
 
+# TF2 tf.summary (tests/data/events/mk-tf2.py): scalars are float32
+# tensors of the "scalars" plugin, the metadata on a tag's first value only
+TF2=$TESTS/data/events/tf2
+export TF2
+testcmd "TF2: tensor scalars as float32 %.9g (1/3, 1/4, 1/5)" \
+	'tfk-events --csv --tag loss "$TF2" | cut -d, -f1,2,3,5' \
+	"run,tag,step,value\n.,loss,0,0.333333343\n.,loss,1,0.25\n.,loss,2,0.200000003"
+testcmd "TF2 --list: histograms and text are other plugins' tensors" \
+	'tfk-events --list "$TF2" | cut -f2-5' \
+	"tag\tkind\tcount\tsteps\nloss\tscalar\t3\t0:2\nlr\tscalar\t3\t0:2\nw\ttensor\t3\t0:2\nnote\ttensor\t3\t0:2"
+
 # Usage ------------------------------------------------------------------------
 testcmd "no argument: standard input, run ." \
 	'tfk-events --csv --tag auc <"$EVAL" | tail -n 1' \

@@ -363,25 +363,34 @@ static int read_arg(const char *arg)
 
 static int print_list(void)
 {
+	struct tfk_buf b;
 	size_t i;
+	int rc = 0;
 
+	tfk_buf_init(&b);
+	tfk_buf_adds(&b, csv ? "run,tag,kind,count,first_step,last_step\n"
+		     : "run\ttag\tkind\tcount\tsteps\n");
 	for (i = 0; i < n_seen; i++) {
 		const struct seen *s = &seen[i];
 
-		if (csv && !i)
-			printf("run,tag,kind,count,first_step,last_step\n");
-		if (csv)
-			printf("%s,%s,%s,%" PRIu64 ",%" PRId64 ",%" PRId64 "\n",
-			       s->run, s->tag, tfk_evk_name(s->kind), s->n,
-			       s->first, s->last);
-		else
-			printf("%s%s\t%s\t%s\t%" PRIu64 "\t%" PRId64 ":%"
-			       PRId64 "\n", i ? "" :
-			       "run\ttag\tkind\tcount\tsteps\n", s->run,
-			       s->tag, tfk_evk_name(s->kind), s->n, s->first,
-			       s->last);
+		if (csv) {
+			put_csv_str(&b, s->run);
+			tfk_buf_addc(&b, ',');
+			put_csv_str(&b, s->tag);
+			tfk_buf_addf(&b, ",%s,%" PRIu64 ",%" PRId64 ",%" PRId64
+				     "\n", tfk_evk_name(s->kind), s->n,
+				     s->first, s->last);
+		} else {
+			tfk_buf_addf(&b, "%s\t%s\t%s\t%" PRIu64 "\t%" PRId64
+				     ":%" PRId64 "\n", s->run, s->tag,
+				     tfk_evk_name(s->kind), s->n, s->first,
+				     s->last);
+		}
 	}
-	return 0;
+	if (!tfk_buf_ok(&b) || fwrite(b.data, 1, b.len, stdout) != b.len)
+		rc = 1;
+	tfk_buf_release(&b);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -412,8 +421,10 @@ int main(int argc, char **argv)
 		rc = read_file(".", "-");
 	for (i = 0; i < argc; i++)
 		rc |= read_arg(argv[i]);
-	if (list)
-		print_list();
+	if (list && print_list()) {
+		tfk_cli_warn("<stdout>: write failed");
+		rc = 1;
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		tfk_cli_warn("<stdout>: write failed");
 		rc = 1;

@@ -53,6 +53,10 @@ testcmd "TF2 --list: histograms and text are other plugins' tensors" \
 	'tfk-events --list "$TF2" | cut -f2-5' \
 	"tag\tkind\tcount\tsteps\nloss\tscalar\t3\t0:2\nlr\tscalar\t3\t0:2\nw\ttensor\t3\t0:2\nnote\ttensor\t3\t0:2"
 
+testcmd "--list --csv: runs, tags, kinds, counts, first and last steps" \
+	'tfk-events --list --csv --run "eval*" --tag "a*" "$D"' \
+	"run,tag,kind,count,first_step,last_step\neval_chicago-taxi-eval,accuracy,scalar,2,999,1000\neval_chicago-taxi-eval,accuracy_baseline,scalar,2,999,1000\neval_chicago-taxi-eval,auc,scalar,2,999,1000\neval_chicago-taxi-eval,auc_precision_recall,scalar,2,999,1000\neval_chicago-taxi-eval,average_loss,scalar,2,999,1000"
+
 # Usage ------------------------------------------------------------------------
 testcmd "no argument: standard input, run ." \
 	'tfk-events --csv --tag auc <"$EVAL" | tail -n 1' \

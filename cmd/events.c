@@ -12,7 +12,8 @@
  * events after a restart's SessionLog.START.
  *
  * A FILE argument is one event file whose run is its directory ("-"
- * or none: standard input, run "."); a directory is walked for files whose name contains "tfevents".
+ * or none: standard input, run "."); a directory is walked for files
+ * whose name contains "tfevents".
  * Values are printed so they read back exactly: %.9g for float32
  * (TF1 simple_value, float tensors), %.17g for doubles. A corrupt
  * record is reported (file, record, byte) and skipped, the rest of the

@@ -245,8 +245,9 @@ static int decode_value(struct tfk_evr *r, const Tensorflow__Summary__Value *v,
 		out->histo.sum = v->histo->sum;
 		out->histo.sum_squares = v->histo->sum_squares;
 		/* TF writes as many limits as buckets; trust the shorter */
-		out->histo.n_bucket = v->histo->n_bucket < v->histo->n_bucket_limit
-			? v->histo->n_bucket : v->histo->n_bucket_limit;
+		out->histo.n_bucket = v->histo->n_bucket;
+		if (out->histo.n_bucket > v->histo->n_bucket_limit)
+			out->histo.n_bucket = v->histo->n_bucket_limit;
 		out->histo.limit = v->histo->bucket_limit;
 		out->histo.count = v->histo->bucket;
 		break;

@@ -132,7 +132,7 @@ int tfk_evr_reopen(struct tfk_evr *r, struct tfk_err *err);
 
 /* One event file found under a log directory. */
 struct tfk_ev_file {
-	char *run;	/* its directory relative to the logdir, "." at the top */
+	char *run;	/* its directory relative to the logdir ("." itself) */
 	char *path;
 };
 

@@ -56,4 +56,95 @@ int tfk_events_flush(struct tfk_events *ev, struct tfk_err *err);
 /* Flush and close; NULL is fine. 0 or TFK_EIO. */
 int tfk_events_close(struct tfk_events *ev, struct tfk_err *err);
 
+/* Reading ------------------------------------------------------------
+ *
+ * A reader returns each Event of one file with its summary values
+ * decoded. Scalars come from TF1's simple_value (float32) and from
+ * TF2 tf.summary tensors: a float or double scalar TensorProto whose
+ * metadata names the plugin "scalars" (TF2 writes the metadata on a
+ * tag's first value only, so the reader remembers those tags, as
+ * TensorBoard's EventAccumulator does). Histograms are HistogramProto
+ * (histo). Other values are reported by kind only.
+ */
+
+enum tfk_evk {
+	TFK_EVK_OTHER,		/* image, audio, other tensors, ... */
+	TFK_EVK_SCALAR,
+	TFK_EVK_HISTO,
+	TFK_EVK_TENSOR,		/* a tensor of another plugin */
+	TFK_EVK_N
+};
+
+/* "scalar", "histogram", "tensor", "other". */
+const char *tfk_evk_name(int kind);
+
+struct tfk_ev_histo {
+	double min, max, num, sum, sum_squares;
+	size_t n_bucket;
+	const double *limit, *count;	/* n_bucket each */
+};
+
+struct tfk_ev_value {
+	const char *tag;
+	int kind;		/* TFK_EVK_* */
+	double value;		/* TFK_EVK_SCALAR */
+	int f32;		/* 1: value came from a float32 */
+	struct tfk_ev_histo histo;	/* TFK_EVK_HISTO */
+};
+
+struct tfk_ev_event {
+	double wall_time;
+	int64_t step;
+	const char *file_version;	/* NULL unless a file_version event */
+	int is_summary;
+	size_t n_value;
+	const struct tfk_ev_value *value;
+	uint64_t index, off;	/* the record's number and byte offset */
+};
+
+struct tfk_evr;
+
+/* Open an event file. Errors as tfk_rec_open. */
+int tfk_evr_open(struct tfk_evr **r, const char *path, struct tfk_err *err);
+void tfk_evr_close(struct tfk_evr *r);
+
+/*
+ * The next event: 1 with *e filled (strings and arrays borrowed, valid
+ * until the next call), 0 at the end, or a negative code with err
+ * naming the file, record and byte: TFK_ECORRUPT (a crc mismatch, or
+ * a payload that is not a tensorflow.Event: "wire error"), TFK_ETRUNC,
+ * TFK_EIO, TFK_ENOMEM. After TFK_ECORRUPT the next call goes on with
+ * the next readable record (past a bad header by a resync); after a
+ * truncation it returns 0.
+ */
+int tfk_evr_next(struct tfk_evr *r, struct tfk_ev_event *e,
+		 struct tfk_err *err);
+
+/* Byte offset just past the last whole record read (or skipped). */
+uint64_t tfk_evr_end(const struct tfk_evr *r);
+/*
+ * For a file that is still being written (tfk-events --follow): open
+ * it again and go on from tfk_evr_end, so records appended since the
+ * end (or since a truncated tail) are read. Plain files only. Errors
+ * as tfk_rec_open and tfk_rec_seek; r is unchanged on failure.
+ */
+int tfk_evr_reopen(struct tfk_evr *r, struct tfk_err *err);
+
+/* One event file found under a log directory. */
+struct tfk_ev_file {
+	char *run;	/* its directory relative to the logdir ("." itself) */
+	char *path;
+};
+
+/*
+ * Find the event files (names containing "tfevents") under logdir and
+ * its subdirectories, sorted by run, then by name (the order
+ * TensorBoard reads them: file names start with the time). *files is a
+ * new array of *n entries; free it with tfk_ev_files_free. Errors:
+ * TFK_EIO naming the directory, TFK_ENOMEM.
+ */
+int tfk_ev_files_find(const char *logdir, struct tfk_ev_file **files,
+		      size_t *n, struct tfk_err *err);
+void tfk_ev_files_free(struct tfk_ev_file *files, size_t n);
+
 #endif

@@ -8,7 +8,9 @@ says), the weight histograms (counts, and min/max of the last epoch's
 those of the checkpoint tf.train reads) and the hparams session
 (HParamsPluginData from tensorboard.plugins.hparams.plugin_data_pb2,
 values as --set gave them). A TensorBoard callback with update_freq 2
-adds batch scalars every 2 steps.
+adds batch scalars every 2 steps. tfk-events --json lists the same
+scalars as EventAccumulator for those runs, the TF1 Estimator fixture
+and a TF2 tf.summary file.
 """
 import json
 import os
@@ -163,4 +165,59 @@ t.close([last.get(per * (i + 1), np.nan) for i in range(len(h2["epoch"]))],
         "batch_loss (a running mean) is its loss", rel=True)
 t.close([e.value for e in a.Scalars("epoch_loss")], h2["history"]["loss"],
         1e-6, "update_freq 2 run: epoch_loss = the history's loss", rel=True)
+# --- tfk-events lists what EventAccumulator reads -------------------------
+# For the files tfk-train wrote, the Estimator fixture (TF1 simple_value)
+# and a tf.summary file written here (TF2 tensors of the "scalars"
+# plugin): the same (tag, step, value) triples, the value bit for bit
+# once tfk-events' %.9g is read back as a float32.
+tf2 = t.path("tf2logs")
+w = tf.summary.create_file_writer(tf2)
+with w.as_default():
+    for s in range(4):
+        tf.summary.scalar("loss", 1.0 / (s + 3), step=s)
+        tf.summary.scalar("lr", 0.1 * (s + 1), step=s)
+        tf.summary.histogram("w", [0.5, 1.5, float(s)], step=s)
+w.close()
+
+
+def ea_scalars(d):
+    a = acc(d)
+    out = []
+    for tag in a.Tags()["scalars"]:
+        out += [(tag, e.step, float(np.float32(e.value)))
+                for e in a.Scalars(tag)]
+    # TF2 scalars reach EventAccumulator as tensors
+    for tag in a.Tags()["tensors"]:
+        for e in a.Tensors(tag):
+            v = tf.make_ndarray(e.tensor_proto)
+            if v.shape == () and v.dtype in (np.float32, np.float64):
+                out.append((tag, e.step, float(np.float32(v))))
+    return sorted(out)
+
+
+def tfk_scalars(d, *opts):
+    out = t.tool("tfk-events", "--json", *opts, d).decode()
+    got = []
+    for line in out.splitlines():
+        j = json.loads(line)
+        got.append((j["tag"], j["step"], float(np.float32(j["value"]))))
+    return sorted(got)
+
+
+est = t.fixture("events/tfx_estimator_chicago_taxi")
+# EventAccumulator reads one directory's own files: the fixture's top
+# directory is run "." to tfk-events
+for name, d, opts in (
+        ("tfk-train's train run", os.path.join(logs, "train"), ()),
+        ("tfk-train's validation run", os.path.join(logs, "validation"), ()),
+        ("the Estimator fixture's train run", est, ("--run", ".")),
+        ("the Estimator fixture's eval run",
+         os.path.join(est, "eval_chicago-taxi-eval"), ()),
+        ("a TF2 tf.summary file", tf2, ())):
+    ea = ea_scalars(d)
+    t.ok(len(ea) > 0, "%s: EventAccumulator reads %d scalars"
+         % (name, len(ea)))
+    t.eq(tfk_scalars(d, *opts), ea,
+         "%s: tfk-events lists the same scalars" % name)
+
 t.done()

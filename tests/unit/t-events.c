@@ -14,7 +14,8 @@
  *    max, num, sum, sum_squares, bucket limits and counts) with numpy
  *    from TensorFlow's histogram.cc algorithm.
  * Plus error paths: non-finite histogram values, an unwritable
- * directory, name collisions in one second, failed allocations.
+ * directory, name collisions in one second, failed allocations. The
+ * reader (tfk_evr_*, tfk_ev_files_find) reads our files back.
  */
 #include "format/events.h"
 
@@ -381,10 +382,103 @@ static void errors(void)
 	}
 }
 
+/* The reader on our own files: runs found under a logdir, scalars
+ * back as the float32 written, histograms whole, failed allocations. */
+static void reader(void)
+{
+	struct tfk_events *ev;
+	struct tfk_ev_file *f = NULL;
+	struct tfk_evr *r;
+	struct tfk_ev_event e;
+	struct tfk_err err = { 0, "" };
+	char *top = tap_tmp("rlogs"), dir[4096];
+	float x[5] = { -2, 0, 0.5f, 1, 3 };
+	size_t n = 0, i, k;
+	int rc, n_ev = 0, n_sc = 0, histo_ok = 0;
+	double sc[2] = { 0, 0 };
+
+	snprintf(dir, sizeof(dir), "%s/validation", top);
+	ok(!tfk_events_open(&ev, dir, 100, &err), "write validation");
+	tfk_events_scalar(ev, 101, 0, "epoch_loss", 0.5, &err);
+	tfk_events_close(ev, &err);
+	snprintf(dir, sizeof(dir), "%s/train", top);
+	ok(!tfk_events_open(&ev, dir, 100, &err), "write train");
+	tfk_events_scalar(ev, 101, 0, "epoch_loss", 0.6931471805599453, &err);
+	tfk_events_scalar(ev, 102, 1, "epoch_loss", 0.1, &err);
+	tfk_events_histogram(ev, 102, 1, "w", x, 5, &err);
+	ok(!tfk_events_close(ev, &err), "close train");
+
+	ok(!tfk_ev_files_find(top, &f, &n, &err), "find: %s", err.msg);
+	ok(n == 2 && !strcmp(f[0].run, "train") &&
+	   !strcmp(f[1].run, "validation"), "runs train, validation (%zu)",
+	   n);
+	{
+		struct tfk_ev_file *g;
+		size_t m;
+
+		is_int(tfk_ev_files_find(tap_tmp("nosuch"), &g, &m, &err),
+		       TFK_EIO, "a missing logdir");
+		ok(!g && !m && strstr(err.msg, "nosuch"), "names it: %s",
+		   err.msg);
+	}
+	ok(!tfk_evr_open(&r, f[0].path, &err), "open %s", f[0].path);
+	while ((rc = tfk_evr_next(r, &e, &err)) == 1) {
+		if (n_ev++ == 0)
+			ok(e.file_version &&
+			   !strcmp(e.file_version, "brain.Event:2"),
+			   "first event: the file version");
+		for (i = 0; i < e.n_value; i++) {
+			const struct tfk_ev_value *v = &e.value[i];
+			double sum = 0;
+
+			if (v->kind == TFK_EVK_SCALAR && n_sc < 2 && v->f32)
+				sc[n_sc++] = v->value;
+			if (v->kind != TFK_EVK_HISTO)
+				continue;
+			for (k = 0; k < v->histo.n_bucket; k++)
+				sum += v->histo.count[k];
+			histo_ok = e.step == 1 && v->histo.num == 5 &&
+				sum == 5 && v->histo.min == -2 &&
+				v->histo.max == 3 && !strcmp(v->tag, "w");
+		}
+	}
+	is_int(rc, 0, "clean end");
+	is_int(n_ev, 4, "4 events");
+	ok(sc[0] == (float)0.6931471805599453 && sc[1] == (float)0.1,
+	   "scalars are the float32s written");
+	ok(histo_ok, "the histogram: num 5, counts sum to 5, min -2, max 3");
+	tfk_evr_close(r);
+	tfk_evr_close(NULL);
+
+	{
+		long j;
+		int nomem = 0, done = 0;
+
+		for (j = 0; j < 40 && !done; j++) {
+			tfk_alloc_fail_after(j);
+			rc = tfk_evr_open(&r, f[0].path, &err);
+			if (!rc) {
+				while ((rc = tfk_evr_next(r, &e, &err)) == 1)
+					;
+				tfk_evr_close(r);
+			}
+			tfk_alloc_fail_after(-1);
+			if (rc == TFK_ENOMEM)
+				nomem++;
+			else if (!rc)
+				done = 1;
+		}
+		ok(done && nomem > 2, "reader: %d allocation failures each "
+		   "gave ENOMEM, then success", nomem);
+	}
+	tfk_ev_files_free(f, n);
+}
+
 int main(void)
 {
 	tf_fixtures();
 	our_file();
 	errors();
+	reader();
 	return tap_done();
 }

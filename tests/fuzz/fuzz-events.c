@@ -1,0 +1,131 @@
+/*
+ * fuzz-events.c - the TensorBoard event reader (tfk_evr_*) on arbitrary
+ * bytes.
+ *
+ * FUZZ-SEEDS: fixtures/events/tfx_estimator_chicago_taxi/eval_chicago-taxi-eval/*
+ *
+ * The input's last byte picks how the rest is read:
+ *  even: as an event file, CRCs checked, going on after every error as
+ *        tfk-events does (the seeds from the fixture and
+ *        tests/fuzz/seeds/fuzz-events/raw-* are whole files);
+ *  odd:  as Event payloads: cut into chunks (a 2-byte little-endian
+ *        length, then up to that many bytes), each framed with
+ *        tfk_rec_frame so the CRCs hold and every chunk reaches the
+ *        protobuf decoder and the summary value decoding (seeds
+ *        tests/fuzz/seeds/fuzz-events/payload-*). Each chunk must come
+ *        back as exactly one event or one wire error, in order.
+ * Every returned value is touched (tags, histogram buckets) so ASan
+ * sees a borrowed pointer that outlived its event, and the number of
+ * calls is bounded by the input's size: a reader that stops making
+ * progress is a bug. The file is a memfd (memfile.h).
+ */
+#include "format/events.h"
+#include "io/record.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEMFILE_NAME "fuzz-events"
+#include "memfile.h"
+
+static volatile double sink;
+
+static void touch(const struct tfk_ev_event *e)
+{
+	size_t i, k;
+
+	if (e->file_version)
+		sink += (double)strlen(e->file_version);
+	for (i = 0; i < e->n_value; i++) {
+		const struct tfk_ev_value *v = &e->value[i];
+
+		if (v->kind < 0 || v->kind >= TFK_EVK_N)
+			abort();
+		sink += (double)strlen(v->tag) + (double)strlen(
+			tfk_evk_name(v->kind));
+		if (v->kind == TFK_EVK_SCALAR)
+			sink += v->value;
+		if (v->kind == TFK_EVK_HISTO)
+			for (k = 0; k < v->histo.n_bucket; k++)
+				sink += v->histo.limit[k] + v->histo.count[k];
+	}
+}
+
+/* Read the memfile to its end; returns events and errors seen. */
+static void read_all(size_t bound, size_t *n_ev, size_t *n_err,
+		     int *codes, size_t max_codes)
+{
+	struct tfk_evr *r;
+	struct tfk_ev_event e;
+	struct tfk_err err;
+	size_t calls = 0;
+	int rc;
+
+	*n_ev = *n_err = 0;
+	if (tfk_evr_open(&r, mpath, &err))
+		return;
+	while ((rc = tfk_evr_next(r, &e, &err)) != 0) {
+		if (++calls > bound)
+			abort();	/* no progress */
+		if (*n_ev + *n_err < max_codes)
+			codes[*n_ev + *n_err] = rc;
+		if (rc == 1) {
+			touch(&e);
+			(*n_ev)++;
+			continue;
+		}
+		(*n_err)++;
+		if (!err.msg[0])
+			abort();	/* an error without a message */
+		if (rc != TFK_ECORRUPT)
+			break;
+	}
+	tfk_evr_close(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t n_ev, n_err, n, off, k, n_chunks = 0;
+	static int codes[4096];
+	uint8_t *buf;
+
+	if (size < 1)
+		return 0;
+	n = size - 1;
+	if (!(data[n] & 1)) {
+		put_file(data, n);
+		read_all(n + 2, &n_ev, &n_err, codes, 0);
+		return 0;
+	}
+	/* frame the chunks: at most 16 bytes of framing per input byte */
+	buf = malloc(n / 2 * 16 + n + 16);
+	if (!buf)
+		return 0;
+	for (off = 0, k = 0; off + 2 <= n; n_chunks++) {
+		size_t len = (size_t)data[off] | (size_t)data[off + 1] << 8;
+
+		off += 2;
+		if (len > n - off)
+			len = n - off;
+		memcpy(buf + k + TFK_REC_HEADER, data + off, len);
+		tfk_rec_frame(buf + k, buf + k + TFK_REC_HEADER + len,
+			      buf + k + TFK_REC_HEADER, len);
+		k += len + TFK_REC_OVERHEAD;
+		off += len;
+	}
+	put_file(buf, k);
+	free(buf);
+	read_all(n_chunks + 2, &n_ev, &n_err, codes,
+		 sizeof(codes) / sizeof(codes[0]));
+	/* every chunk is one event or one wire error; nothing else fails
+	 * in a well-framed file (memory aside) */
+	if (n_ev + n_err != n_chunks)
+		abort();
+	for (k = 0; k < n_chunks && k < sizeof(codes) / sizeof(codes[0]); k++)
+		if (codes[k] != 1 && codes[k] != TFK_ECORRUPT &&
+		    codes[k] != TFK_ENOMEM)
+			abort();
+	return 0;
+}

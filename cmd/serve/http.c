@@ -115,6 +115,21 @@ static unsigned http_of(int code)
 	}
 }
 
+/* Answer b with status, or (status 0) err as TF Serving's error JSON
+ * with the HTTP status of code rc; out of memory is a 500. */
+static enum MHD_Result reply(struct MHD_Connection *c, struct req *rq,
+			     unsigned status, int rc, struct tfk_buf *b,
+			     const struct tfk_err *err)
+{
+	if (!status) {
+		status = http_of(rc);
+		tfk_buf_reset(b);
+		tfk_rj_error(b, err->msg);
+	}
+	return tfk_buf_ok(b) ? answer(c, rq, status, b) :
+		fail(c, rq, 500, "out of memory");
+}
+
 /* Predict ---------------------------------------------------------------- */
 
 /* This thread's runner for signature sig of v (made on first use), or a
@@ -212,12 +227,9 @@ static enum MHD_Result predict(struct sv_http *h, struct MHD_Connection *c,
 	status = 200;
 	goto done;
 bad:
-	status = http_of(rc);
-	tfk_buf_reset(&b);
-	tfk_rj_error(&b, err.msg);
+	status = 0;
 done:
-	ok = tfk_buf_ok(&b) ? answer(c, rq, status, &b) :
-		fail(c, rq, 500, "out of memory");
+	ok = reply(c, rq, status, rc, &b, &err);
 	if (own)
 		tfk_runner_free(r);
 	for (i = 0; in && i < sig->n_inputs; i++)
@@ -289,12 +301,9 @@ static enum MHD_Result examples(struct sv_http *h, struct MHD_Connection *c,
 	status = 200;
 	goto done;
 bad:
-	status = http_of(rc);
-	tfk_buf_reset(&b);
-	tfk_rj_error(&b, err.msg);
+	status = 0;
 done:
-	ok = tfk_buf_ok(&b) ? answer(c, rq, status, &b) :
-		fail(c, rq, 500, "out of memory");
+	ok = reply(c, rq, status, rc, &b, &err);
 	if (own)
 		tfk_runner_free(r);
 	tfk_free(out);

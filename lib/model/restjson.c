@@ -860,6 +860,32 @@ static int key_order(const char *const *keys, int n, int *ord)
 	return 0;
 }
 
+/* The outputs in key order (ord): one output's value alone, several as
+ * {"key": value, ...}; row: the next row of each (at[] advance). */
+static void put_outputs(struct tfk_buf *b, int n, const char *const *keys,
+			const int *ord, const struct tfk_tensor *const *out,
+			int row, int64_t *at)
+{
+	int i;
+
+	if (n > 1)
+		tfk_buf_addc(b, '{');
+	for (i = 0; i < n; i++) {
+		const char *k = keys[ord[i]];
+
+		if (n > 1) {
+			if (i)
+				tfk_buf_addc(b, ',');
+			tfk_buf_add_json_str(b, k, strlen(k));
+			tfk_buf_addc(b, ':');
+		}
+		put_values(b, out[ord[i]], row, &at[i],
+			   ends_with(k, "_bytes"));
+	}
+	if (n > 1)
+		tfk_buf_addc(b, '}');
+}
+
 int tfk_rj_encode(struct tfk_buf *b, enum tfk_rj_format f, int n,
 		  const char *const *keys, const struct tfk_tensor *const *out,
 		  struct tfk_err *err)
@@ -910,42 +936,12 @@ int tfk_rj_encode(struct tfk_buf *b, enum tfk_rj_format f, int n,
 		for (r = 0; r < rows; r++) {
 			if (r)
 				tfk_buf_addc(b, ',');
-			if (n > 1)
-				tfk_buf_addc(b, '{');
-			for (i = 0; i < n; i++) {
-				const char *k = keys[ord[i]];
-
-				if (n > 1) {
-					if (i)
-						tfk_buf_addc(b, ',');
-					tfk_buf_add_json_str(b, k, strlen(k));
-					tfk_buf_addc(b, ':');
-				}
-				put_values(b, out[ord[i]], 1, &at[i],
-					   ends_with(k, "_bytes"));
-			}
-			if (n > 1)
-				tfk_buf_addc(b, '}');
+			put_outputs(b, n, keys, ord, out, 1, at);
 		}
 		tfk_buf_adds(b, "]}");
 	} else {
 		tfk_buf_adds(b, "{\"outputs\":");
-		if (n > 1)
-			tfk_buf_addc(b, '{');
-		for (i = 0; i < n; i++) {
-			const char *k = keys[ord[i]];
-
-			if (n > 1) {
-				if (i)
-					tfk_buf_addc(b, ',');
-				tfk_buf_add_json_str(b, k, strlen(k));
-				tfk_buf_addc(b, ':');
-			}
-			put_values(b, out[ord[i]], 0, &at[i],
-				   ends_with(k, "_bytes"));
-		}
-		if (n > 1)
-			tfk_buf_addc(b, '}');
+		put_outputs(b, n, keys, ord, out, 0, at);
 		tfk_buf_addc(b, '}');
 	}
 	if (!tfk_buf_ok(b))

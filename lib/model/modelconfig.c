@@ -1,0 +1,361 @@
+/*
+ * modelconfig.c - TF Serving's model config file (modelconfig.h), a walk
+ * over the text-format tree of util/textproto.h.
+ */
+#include "model/modelconfig.h"
+
+#include "util/alloc.h"
+#include "util/textproto.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A config file larger than this is refused (they are a few KB). */
+#define MAX_CONFIG_BYTES (16u << 20)
+
+static void model_free(struct tfk_model_config *m)
+{
+	int i;
+
+	tfk_free(m->name);
+	tfk_free(m->base_path);
+	tfk_free(m->versions);
+	for (i = 0; i < m->n_labels; i++)
+		tfk_free(m->labels[i].label);
+	tfk_free(m->labels);
+}
+
+void tfk_server_config_free(struct tfk_server_config *c)
+{
+	int i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->n_models; i++)
+		model_free(&c->models[i]);
+	tfk_free(c->models);
+	memset(c, 0, sizeof(*c));
+}
+
+static int nomem(const char *file, struct tfk_err *err)
+{
+	return tfk_errf(err, TFK_ENOMEM, "%s: out of memory", file);
+}
+
+static int dup_string(const struct tfk_tp_node *f, const char *file,
+		      char **out, struct tfk_err *err)
+{
+	const char *s;
+
+	if (*out)
+		return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: field '%s' "
+				"given twice", file, f->line, f->col,
+				f->name);
+	if (tfk_tp_string(f, file, &s, err))
+		return err->code;
+	if (!(*out = tfk_strdup(s)))
+		return nomem(file, err);
+	return 0;
+}
+
+static int policy(const struct tfk_tp_node *p, const char *file,
+		  struct tfk_model_config *m, struct tfk_err *err)
+{
+	const struct tfk_tp_node *k;
+	int64_t v;
+	int i, j;
+
+	if (tfk_tp_msg(p, file, err))
+		return err->code;
+	if (p->n_kids != 1)
+		return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: "
+				"model_version_policy: give one of latest, "
+				"all or specific", file, p->line, p->col);
+	k = &p->kids[0];
+	if (tfk_tp_msg(k, file, err))
+		return err->code;
+	if (!strcmp(k->name, "all")) {
+		if (k->n_kids)
+			return tfk_tp_unknown(&k->kids[0], file, "all",
+					      "none", err);
+		m->policy = TFK_POLICY_ALL;
+		return 0;
+	}
+	if (!strcmp(k->name, "latest")) {
+		m->policy = TFK_POLICY_LATEST;
+		for (i = 0; i < k->n_kids; i++) {
+			if (strcmp(k->kids[i].name, "num_versions"))
+				return tfk_tp_unknown(&k->kids[i], file,
+						      "latest",
+						      "num_versions", err);
+			if (tfk_tp_int(&k->kids[i], file, 0, 1000000, &v,
+				       err))
+				return err->code;
+			/* TF Serving: 0 (the proto default) means 1 */
+			m->num_versions = v ? (int)v : 1;
+		}
+		return 0;
+	}
+	if (!strcmp(k->name, "specific")) {
+		m->policy = TFK_POLICY_SPECIFIC;
+		m->versions = tfk_calloc((size_t)k->n_kids + 1,
+					 sizeof(*m->versions));
+		if (!m->versions)
+			return nomem(file, err);
+		for (i = 0; i < k->n_kids; i++) {
+			if (strcmp(k->kids[i].name, "versions"))
+				return tfk_tp_unknown(&k->kids[i], file,
+						      "specific", "versions",
+						      err);
+			if (tfk_tp_int(&k->kids[i], file, 0, INT64_MAX, &v,
+				       err))
+				return err->code;
+			for (j = 0; j < m->n_versions; j++)
+				if (m->versions[j] == v)
+					break;
+			if (j == m->n_versions)
+				m->versions[m->n_versions++] = v;
+		}
+		if (!m->n_versions)
+			return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: specific: "
+					"no versions given", file, k->line,
+					k->col);
+		return 0;
+	}
+	return tfk_tp_unknown(k, file, "model_version_policy",
+			      "latest, all, specific", err);
+}
+
+static int label(const struct tfk_tp_node *f, const char *file,
+		 struct tfk_model_config *m, struct tfk_err *err)
+{
+	const struct tfk_tp_node *key = NULL, *val = NULL;
+	struct tfk_version_label *g;
+	const char *s;
+	int64_t v = 0;
+	int i;
+
+	if (tfk_tp_msg(f, file, err))
+		return err->code;
+	for (i = 0; i < f->n_kids; i++) {
+		if (!strcmp(f->kids[i].name, "key"))
+			key = &f->kids[i];
+		else if (!strcmp(f->kids[i].name, "value"))
+			val = &f->kids[i];
+		else
+			return tfk_tp_unknown(&f->kids[i], file,
+					      "version_labels", "key, value",
+					      err);
+	}
+	if (!key || tfk_tp_string(key, file, &s, err))
+		return key ? err->code : tfk_errf(err, TFK_EINVAL,
+			"%s:%d:%d: version_labels: no key", file, f->line,
+			f->col);
+	if (!*s || strchr(s, '/') || strchr(s, ':'))
+		return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: version label "
+				"'%s' is empty or holds '/' or ':'", file,
+				key->line, key->col, s);
+	if (val && tfk_tp_int(val, file, 0, INT64_MAX, &v, err))
+		return err->code;
+	for (i = 0; i < m->n_labels; i++)
+		if (!strcmp(m->labels[i].label, s))
+			return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: version "
+					"label '%s' given twice", file,
+					key->line, key->col, s);
+	g = tfk_realloc(m->labels, (size_t)(m->n_labels + 1) * sizeof(*g));
+	if (!g)
+		return nomem(file, err);
+	m->labels = g;
+	if (!(g[m->n_labels].label = tfk_strdup(s)))
+		return nomem(file, err);
+	g[m->n_labels++].version = v;
+	return 0;
+}
+
+static int model(const struct tfk_tp_node *f, const char *file,
+		 struct tfk_model_config *m, struct tfk_err *err)
+{
+	const struct tfk_tp_node *pol = NULL;
+	char *platform = NULL;
+	int i, rc = 0, j;
+
+	if (tfk_tp_msg(f, file, err))
+		return err->code;
+	m->num_versions = 1;
+	for (i = 0; i < f->n_kids && !rc; i++) {
+		const struct tfk_tp_node *k = &f->kids[i];
+
+		if (!strcmp(k->name, "name"))
+			rc = dup_string(k, file, &m->name, err);
+		else if (!strcmp(k->name, "base_path"))
+			rc = dup_string(k, file, &m->base_path, err);
+		else if (!strcmp(k->name, "model_platform"))
+			rc = dup_string(k, file, &platform, err);
+		else if (!strcmp(k->name, "model_version_policy") && !pol)
+			rc = policy(pol = k, file, m, err);
+		else if (!strcmp(k->name, "version_labels"))
+			rc = label(k, file, m, err);
+		else if (!strcmp(k->name, "model_version_policy"))
+			rc = tfk_errf(err, TFK_EINVAL, "%s:%d:%d: field "
+				      "'model_version_policy' given twice",
+				      file, k->line, k->col);
+		else
+			rc = tfk_tp_unknown(k, file, "config", "name, "
+					    "base_path, model_platform, "
+					    "model_version_policy, "
+					    "version_labels", err);
+	}
+	if (!rc && platform && strcmp(platform, "tensorflow") &&
+	    strcmp(platform, "tflite"))
+		rc = tfk_errf(err, TFK_EINVAL, "%s:%d:%d: config '%s': "
+			      "model_platform '%s' is not served (tensorflow "
+			      "or tflite)", file, f->line, f->col,
+			      m->name ? m->name : "", platform);
+	tfk_free(platform);
+	if (rc)
+		return rc;
+	if (!m->name || !*m->name)
+		return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: config: name is "
+				"required", file, f->line, f->col);
+	if (strchr(m->name, '/') || strchr(m->name, ':'))
+		return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: config '%s': a "
+				"model name cannot hold '/' or ':'", file,
+				f->line, f->col, m->name);
+	if (!m->base_path || !*m->base_path)
+		return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: config '%s': "
+				"base_path is required", file, f->line,
+				f->col, m->name);
+	if (m->policy != TFK_POLICY_SPECIFIC)
+		return 0;
+	for (i = 0; i < m->n_labels; i++) {
+		for (j = 0; j < m->n_versions; j++)
+			if (m->versions[j] == m->labels[i].version)
+				break;
+		if (j == m->n_versions)
+			return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: config "
+					"'%s': label '%s' names version %"
+					PRId64 ", which the specific policy "
+					"does not serve", file, f->line,
+					f->col, m->name, m->labels[i].label,
+					m->labels[i].version);
+	}
+	return 0;
+}
+
+static int walk(const struct tfk_tp_node *root, const char *file,
+		struct tfk_server_config *c, struct tfk_err *err)
+{
+	const struct tfk_tp_node *list = NULL;
+	int i, j;
+
+	for (i = 0; i < root->n_kids; i++) {
+		const struct tfk_tp_node *k = &root->kids[i];
+
+		if (strcmp(k->name, "model_config_list"))
+			return tfk_tp_unknown(k, file, "ModelServerConfig",
+					      "model_config_list", err);
+		if (list)
+			return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: field "
+					"'model_config_list' given twice",
+					file, k->line, k->col);
+		if (tfk_tp_msg(list = k, file, err))
+			return err->code;
+	}
+	if (!list)
+		return tfk_errf(err, TFK_EINVAL, "%s: no model_config_list",
+				file);
+	c->models = tfk_calloc((size_t)list->n_kids + 1, sizeof(*c->models));
+	if (!c->models)
+		return nomem(file, err);
+	for (i = 0; i < list->n_kids; i++) {
+		const struct tfk_tp_node *k = &list->kids[i];
+
+		if (strcmp(k->name, "config"))
+			return tfk_tp_unknown(k, file, "model_config_list",
+					      "config", err);
+		c->n_models++;
+		if (model(k, file, &c->models[i], err))
+			return err->code;
+		for (j = 0; j < i; j++)
+			if (!strcmp(c->models[j].name, c->models[i].name))
+				return tfk_errf(err, TFK_EINVAL, "%s:%d:%d: "
+						"model '%s' configured twice",
+						file, k->line, k->col,
+						c->models[i].name);
+	}
+	return 0;
+}
+
+int tfk_server_config_parse(const char *text, size_t n, const char *file,
+			    struct tfk_server_config *c, struct tfk_err *err)
+{
+	struct tfk_tp_node root;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (tfk_tp_parse(text, n, file, &root, err))
+		return err->code;
+	rc = walk(&root, file, c, err);
+	tfk_tp_free(&root);
+	if (rc)
+		tfk_server_config_free(c);
+	return rc;
+}
+
+int tfk_server_config_load(const char *path, struct tfk_server_config *c,
+			   struct tfk_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	size_t n;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if (!f)
+		return tfk_errf(err, TFK_EIO, "%s: cannot open: %s", path,
+				strerror(errno));
+	if (!(text = tfk_malloc(MAX_CONFIG_BYTES + 1))) {
+		fclose(f);
+		return nomem(path, err);
+	}
+	n = fread(text, 1, MAX_CONFIG_BYTES + 1, f);
+	if (ferror(f)) {
+		rc = tfk_errf(err, TFK_EIO, "%s: cannot read: %s", path,
+			      strerror(errno));
+	} else if (n > MAX_CONFIG_BYTES) {
+		rc = tfk_errf(err, TFK_EINVAL, "%s: larger than %u bytes: "
+			      "not a model config", path, MAX_CONFIG_BYTES);
+	} else {
+		rc = tfk_server_config_parse(text, n, path, c, err);
+	}
+	fclose(f);
+	tfk_free(text);
+	return rc;
+}
+
+int tfk_model_config_wanted(const struct tfk_model_config *c,
+			    const int64_t *have, int n, int *want)
+{
+	int i, j, k = 0;
+
+	for (i = 0; i < n; i++) {
+		want[i] = 0;
+		switch (c->policy) {
+		case TFK_POLICY_LATEST:
+			want[i] = k < c->num_versions;
+			break;
+		case TFK_POLICY_ALL:
+			want[i] = 1;
+			break;
+		case TFK_POLICY_SPECIFIC:
+			for (j = 0; j < c->n_versions; j++)
+				want[i] |= c->versions[j] == have[i];
+			break;
+		}
+		k += want[i];
+	}
+	return k;
+}

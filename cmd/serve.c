@@ -1,37 +1,27 @@
 /*
- * tfk-serve: serve a SavedModel (or .tflite) over TensorFlow Serving's
- * REST API, with TF Serving's flags, URLs, JSON and version directories,
- * so that TF Serving's REST clients work unchanged.
+ * tfk-serve: serve SavedModels (or .tflite) over TensorFlow Serving's
+ * REST API, with TF Serving's flags, URLs, JSON, version directories and
+ * model config file, so that TF Serving's REST clients work unchanged.
  *
- * This file: options, the model's versions and main. The model's base
- * path holds numbered version directories (model/versions.h); the
- * version policy is TF Serving's default, "latest": the highest
- * complete version is served, alone. The main thread loads it at start
- * and then every --file_system_poll_wait_seconds scans again: a higher
- * version is loaded and, once loaded, replaces the one served; a served
- * version whose directory is gone is unloaded. A version that fails to
- * load is reported by the status endpoint with its error (state END) and
- * the version served before goes on serving, as in TF Serving; it is
- * tried again when its model file changes (TF Serving retries a fixed
- * number of times instead; a changed file is the better signal). Loads
- * run on the main thread, one at a time, while requests go on being
- * answered by the version served.
+ * This file: options, the config, signals and main. The models are
+ * given by --model_name and --model_base_path (one model, TF Serving's
+ * default policy "latest") or by --model_config_file (several models,
+ * their version policies and labels; model/modelconfig.h), read again
+ * on SIGHUP and every --model_config_file_poll_wait_seconds. Each
+ * model's base path is polled every --file_system_poll_wait_seconds;
+ * cmd/serve/models.c loads and unloads versions as the policy says.
  *
- * Lifetime: a version is reference-counted (serve.h); requests hold a
- * reference while they run, so an unloaded version is freed by the last
- * request still using it, never under it.
+ * Signals: SIGTERM, SIGINT and SIGHUP are blocked in every thread and
+ * taken by the main thread with sigtimedwait, which is also the poll
+ * clock; on SIGTERM or SIGINT the server stops accepting, finishes the
+ * requests in flight and exits 0. Events (configured, loaded, unloaded,
+ * failed, listening, stopping) are one line each on stderr.
  *
- * Signals: SIGTERM and SIGINT are blocked in every thread and taken by
- * the main thread with sigtimedwait, which is also the poll clock; on
- * one, the server stops accepting, finishes the requests in flight and
- * exits 0. Events (loaded, unloaded, failed, listening, stopping) are
- * one line each on stderr.
- *
- * Differences from TF Serving: REST only (no gRPC --port), one model
- * given by flags (no --model_config_file), no batching or monitoring;
- * those flags are refused with a usage error naming what to give
- * instead. The REST front end is cmd/serve/http.c.
+ * Differences from TF Serving: REST only (no gRPC --port), no batching
+ * or monitoring; those flags are refused with a usage error naming what
+ * to give instead. The REST front end is cmd/serve/http.c.
  */
+#include "model/modelconfig.h"
 #include "model/servable.h"
 #include "model/versions.h"
 #include "serve/serve.h"
@@ -48,13 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *model_name, *model_base_path, *access_log_path;
+static const char *model_name, *model_base_path, *access_log_path,
+		  *model_config_file;
 static long rest_api_port = 8501, poll_wait = 1, timeout_ms = 30000,
-	    n_threads;
+	    n_threads, config_poll_wait;
 static uint64_t max_body = 64ull << 20;
 /* TF Serving's flags this server refuses (see the top comment) */
-static const char *grpc_port, *model_config_file, *batching_file,
-		  *monitoring_file;
+static const char *grpc_port, *batching_file, *monitoring_file;
 static int enable_batching;
 
 static const struct tfk_opt opts[] = {
@@ -62,6 +52,13 @@ static const struct tfk_opt opts[] = {
 		    "the model's name in URLs (/v1/models/NAME)"),
 	TFK_OPT_STR(0, "model_base_path", &model_base_path, "DIR",
 		    "the directory of numbered version directories"),
+	TFK_OPT_STR(0, "model_config_file", &model_config_file, "FILE",
+		    "models, version policies and labels (tfk-serve.config(5)); "
+		    "instead of --model_name"),
+	TFK_OPT_LONG(0, "model_config_file_poll_wait_seconds",
+		     &config_poll_wait, "S",
+		     "read the config file again this often (0: on SIGHUP "
+		     "only)"),
 	TFK_OPT_LONG(0, "rest_api_port", &rest_api_port, "PORT",
 		     "the HTTP port (0: any free one, logged)"),
 	TFK_OPT_LONG(0, "rest_api_num_threads", &n_threads, "N",
@@ -76,8 +73,6 @@ static const struct tfk_opt opts[] = {
 		    "append one line per request to FILE"),
 	TFK_OPT_STR(0, "port", &grpc_port, "PORT",
 		    "TF Serving's gRPC port: refused, REST only so far"),
-	TFK_OPT_STR(0, "model_config_file", &model_config_file, "FILE",
-		    "refused: one model, given by --model_name"),
 	TFK_OPT_FLAG(0, "enable_batching", &enable_batching,
 		     "refused: requests run one by one"),
 	TFK_OPT_STR(0, "batching_parameters_file", &batching_file, "FILE",
@@ -89,280 +84,59 @@ static const struct tfk_opt opts[] = {
 
 static const struct tfk_cmd cmd = {
 	"tfk-serve",
-	"--model_name NAME --model_base_path DIR [--rest_api_port PORT] "
-	"[--file_system_poll_wait_seconds S] [--access_log FILE]",
+	"(--model_name NAME --model_base_path DIR | --model_config_file F) "
+	"[--rest_api_port PORT] [--file_system_poll_wait_seconds S] "
+	"[--access_log FILE]",
 	"serve a SavedModel or .tflite over TensorFlow Serving's REST API",
 	"tfk-serve --model_name half --model_base_path /models/half &\n"
 	"  curl -d '{\"instances\": [1.0, 2.0]}' "
 	"localhost:8501/v1/models/half:predict",
 };
 
-/* Versions --------------------------------------------------------------- */
+/* Config ---------------------------------------------------------------- */
 
-enum rec_state { REC_AVAILABLE = 1, REC_END = 2 };
-
-/* What the status endpoint tells of a version seen. */
-struct sv_rec {
-	int64_t num;
-	enum rec_state state;
-	const char *code;	/* TF Serving's error_code: "OK", ... */
-	char *msg;
-	int64_t size, mtime_ns;	/* of the model file, when it failed */
-};
-
-static const char *code_name(int rc)
+/* The config the flags give: --model_name at --model_base_path, latest. */
+static int flags_config(struct tfk_server_config *c)
 {
-	switch (rc) {
-	case TFK_EINVAL: return "INVALID_ARGUMENT";
-	case TFK_ECORRUPT: case TFK_ETRUNC: return "DATA_LOSS";
-	case TFK_ENOTFOUND: return "NOT_FOUND";
-	case TFK_ENOMEM: return "RESOURCE_EXHAUSTED";
-	default: return "UNKNOWN";
-	}
-}
-
-static void version_free(struct sv_version *v)
-{
-	int i;
-
-	for (i = 0; i < v->n_slots * v->n_sigs; i++)
-		tfk_runner_free(v->runners[i]);
-	tfk_free(v->runners);
-	tfk_servable_close(v->s);
-	tfk_free(v->path);
-	tfk_free(v);
-}
-
-struct sv_version *sv_acquire(struct sv_model *m, int64_t num)
-{
-	struct sv_version *v;
-
-	pthread_mutex_lock(&m->lock);
-	v = m->cur;
-	if (v && (num < 0 || v->num == num))
-		atomic_fetch_add(&v->refs, 1);
-	else
-		v = NULL;
-	pthread_mutex_unlock(&m->lock);
-	return v;
-}
-
-void sv_release(struct sv_version *v)
-{
-	if (!v || atomic_fetch_sub(&v->refs, 1) != 1)
-		return;
-	tfk_cli_warn("model %s: version %" PRId64 " unloaded", model_name,
-		     v->num);
-	version_free(v);
-}
-
-static struct sv_rec *rec_get(struct sv_model *m, int64_t num)
-{
-	struct sv_rec *r;
-	int i;
-
-	for (i = 0; i < m->n_recs; i++)
-		if (m->recs[i].num == num)
-			return &m->recs[i];
-	r = tfk_realloc(m->recs, (size_t)(m->n_recs + 1) * sizeof(*r));
-	if (!r)
-		return NULL;
-	m->recs = r;
-	r = &m->recs[m->n_recs++];
-	memset(r, 0, sizeof(*r));
-	r->num = num;
-	r->code = "OK";
-	return r;
-}
-
-/* Set the record of num (under m->lock). */
-static void rec_set(struct sv_model *m, int64_t num, enum rec_state st,
-		    const char *code, const char *msg)
-{
-	struct sv_rec *r = rec_get(m, num);
-
-	if (!r)
-		return;
-	r->state = st;
-	r->code = code;
-	tfk_free(r->msg);
-	r->msg = msg ? tfk_strdup(msg) : NULL;
-}
-
-static int rec_cmp(const void *a, const void *b)
-{
-	const struct sv_rec *x = a, *y = b;
-
-	return x->num < y->num ? 1 : x->num > y->num ? -1 : 0;
-}
-
-int sv_status_json(struct sv_model *m, int64_t num, struct tfk_buf *b)
-{
-	int i, k = 0;
-
-	pthread_mutex_lock(&m->lock);
-	qsort(m->recs, (size_t)m->n_recs, sizeof(*m->recs), rec_cmp);
-	for (i = 0; i < m->n_recs; i++)
-		k += num < 0 || m->recs[i].num == num;
-	if (!k) {
-		pthread_mutex_unlock(&m->lock);
+	memset(c, 0, sizeof(*c));
+	if (!(c->models = tfk_calloc(1, sizeof(*c->models))))
 		return -1;
-	}
-	tfk_buf_adds(b, "{\"model_version_status\":[");
-	for (i = 0, k = 0; i < m->n_recs; i++) {
-		const struct sv_rec *r = &m->recs[i];
-		const char *msg = r->msg ? r->msg : "";
-
-		if (num >= 0 && r->num != num)
-			continue;
-		tfk_buf_addf(b, "%s{\"version\":\"%" PRId64 "\",\"state\":"
-			     "\"%s\",\"status\":{\"error_code\":\"%s\","
-			     "\"error_message\":", k++ ? "," : "", r->num,
-			     r->state == REC_AVAILABLE ? "AVAILABLE" : "END",
-			     r->code);
-		tfk_buf_add_json_str(b, msg, tfk_utf8_prefix(
-			(const uint8_t *)msg, strlen(msg)));
-		tfk_buf_adds(b, "}}");
-	}
-	tfk_buf_adds(b, "]}");
-	pthread_mutex_unlock(&m->lock);
-	return 0;
+	c->n_models = 1;
+	c->models[0].policy = TFK_POLICY_LATEST;
+	c->models[0].num_versions = 1;
+	c->models[0].name = tfk_strdup(model_name);
+	c->models[0].base_path = tfk_strdup(model_base_path);
+	c->models[0].versions = tfk_calloc(1, sizeof(int64_t));
+	c->models[0].labels = tfk_calloc(1, sizeof(*c->models[0].labels));
+	return c->models[0].name && c->models[0].base_path &&
+		c->models[0].versions && c->models[0].labels ? 0 : -1;
 }
 
-static struct sv_version *version_load(struct sv_model *m,
-				       const struct tfk_version_dir *d,
-				       struct tfk_err *err)
+/*
+ * Read --model_config_file and take it. At start a bad file ends the
+ * server (exit 1); later, on SIGHUP or a poll, it is logged and the
+ * config served goes on, as TF Serving keeps its config on a failed
+ * reload.
+ */
+static int load_config(struct sv_server *s, int first)
 {
-	struct tfk_servable_opts so = { NULL, d->kind };
-	struct sv_version *v = tfk_calloc(1, sizeof(*v));
-
-	if (!v) {
-		tfk_errf(err, TFK_ENOMEM, "out of memory");
-		return NULL;
-	}
-	v->num = d->version;
-	v->path = tfk_strdup(d->path);
-	atomic_init(&v->refs, 1);
-	if (!v->path || tfk_servable_open(&v->s, d->path, &so, err)) {
-		if (!v->path)
-			tfk_errf(err, TFK_ENOMEM, "out of memory");
-		version_free(v);
-		return NULL;
-	}
-	v->n_sigs = tfk_servable_n_signatures(v->s);
-	v->n_slots = m->n_slots;
-	v->runners = tfk_calloc((size_t)(v->n_slots * v->n_sigs) + 1,
-				sizeof(*v->runners));
-	if (!v->runners) {
-		tfk_errf(err, TFK_ENOMEM, "out of memory");
-		version_free(v);
-		return NULL;
-	}
-	return v;
-}
-
-/* Stop serving the current version (its requests finish on it). */
-static void unserve(struct sv_model *m, const char *why)
-{
-	struct sv_version *v;
-
-	pthread_mutex_lock(&m->lock);
-	v = m->cur;
-	m->cur = NULL;
-	if (v)
-		rec_set(m, v->num, REC_END, "OK", NULL);
-	pthread_mutex_unlock(&m->lock);
-	if (v) {
-		tfk_cli_warn("model %s: version %" PRId64 " leaves serving: "
-			     "%s", model_name, v->num, why);
-		sv_release(v);
-	}
-}
-
-/* One look at the base path (see the top comment). */
-static void poll_versions(struct sv_model *m, int first)
-{
-	static int scan_failed;
-	struct tfk_version_dir *d;
+	struct tfk_server_config c;
 	struct tfk_err err;
-	struct sv_version *v, *old;
-	struct sv_rec *r;
-	int n, i, best, cur_present = 0;
-	int64_t cur_num;
-	double t0;
+	int rc;
 
-	if (tfk_versions_scan(m->base, &d, &n, &err)) {
-		if (!scan_failed++)
-			tfk_cli_warn("model %s: %s", model_name, err.msg);
-		return;
-	}
-	scan_failed = 0;
-	pthread_mutex_lock(&m->lock);
-	cur_num = m->cur ? m->cur->num : -1;
-	pthread_mutex_unlock(&m->lock);
-	for (i = 0; i < n; i++)
-		cur_present |= d[i].kind && d[i].version == cur_num;
-	best = tfk_versions_latest(d, n);
-	if (best < 0) {
+	rc = tfk_server_config_load(model_config_file, &c, &err);
+	if (!rc)
+		rc = sv_configure(s, &c, &err);
+	tfk_server_config_free(&c);
+	if (rc) {
 		if (first)
-			tfk_cli_warn("model %s: no version under %s yet (a "
-				     "numbered directory holding "
-				     "saved_model.pb or model.tflite)",
-				     model_name, m->base);
-		if (cur_num >= 0)
-			unserve(m, "its directory is gone");
-		goto out;
+			return tfk_cli_fail(&err);
+		tfk_cli_warn("%s (the config served is kept)", err.msg);
+		return 0;
 	}
-	if (d[best].version == cur_num)
-		goto out;
-	pthread_mutex_lock(&m->lock);
-	r = NULL;
-	for (i = 0; i < m->n_recs; i++)
-		if (m->recs[i].num == d[best].version && m->recs[i].msg)
-			r = &m->recs[i];
-	i = r && r->size == d[best].size && r->mtime_ns == d[best].mtime_ns;
-	pthread_mutex_unlock(&m->lock);
-	if (i) {	/* failed before and unchanged: keep what is served */
-		if (cur_num >= 0 && !cur_present)
-			unserve(m, "its directory is gone");
-		goto out;
-	}
-	t0 = tfk_sv_now();
-	v = version_load(m, &d[best], &err);
-	if (!v) {
-		tfk_cli_warn("model %s: version %" PRId64 " failed to load: "
-			     "%s", model_name, d[best].version, err.msg);
-		pthread_mutex_lock(&m->lock);
-		rec_set(m, d[best].version, REC_END, code_name(err.code),
-			err.msg);
-		if ((r = rec_get(m, d[best].version))) {
-			r->size = d[best].size;
-			r->mtime_ns = d[best].mtime_ns;
-		}
-		pthread_mutex_unlock(&m->lock);
-		if (cur_num >= 0 && !cur_present)
-			unserve(m, "its directory is gone");
-		goto out;
-	}
-	pthread_mutex_lock(&m->lock);
-	old = m->cur;
-	m->cur = v;
-	rec_set(m, v->num, REC_AVAILABLE, "OK", NULL);
-	if (old)
-		rec_set(m, old->num, REC_END, "OK", NULL);
-	pthread_mutex_unlock(&m->lock);
-	tfk_cli_warn("model %s: version %" PRId64 " loaded from %s (%s, "
-		     "%.3f s)", model_name, v->num, v->path,
-		     tfk_servable_kind(v->s) == TFK_SERVABLE_TFLITE ?
-		     ".tflite" : "SavedModel", tfk_sv_now() - t0);
-	if (old) {
-		tfk_cli_warn("model %s: version %" PRId64 " leaves serving: "
-			     "version %" PRId64 " replaces it",
-			     model_name, old->num, v->num);
-		sv_release(old);
-	}
-out:
-	tfk_versions_free(d, n);
+	if (!first)
+		tfk_cli_warn("%s: config reloaded", model_config_file);
+	return 0;
 }
 
 /* main ------------------------------------------------------------------- */
@@ -375,18 +149,17 @@ static void refuse(const char *given, const char *msg)
 
 int main(int argc, char **argv)
 {
-	struct sv_model m = { 0 };
+	struct sv_server srv = { 0 };
 	struct sv_http_opts ho = { 0 };
 	struct sv_http *h;
 	sigset_t sigs;
+	double next_poll, next_config;
 	long port;
-	int sig, i;
+	int sig;
 
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
 	refuse(grpc_port, "--port: tfk-serve serves REST only so far; give "
 	       "--rest_api_port");
-	refuse(model_config_file, "--model_config_file: tfk-serve serves "
-	       "one model so far; give --model_name and --model_base_path");
 	refuse(enable_batching ? "" : NULL, "--enable_batching: tfk-serve "
 	       "runs requests one by one so far; leave it out");
 	refuse(batching_file, "--batching_parameters_file: tfk-serve "
@@ -395,13 +168,24 @@ int main(int argc, char **argv)
 	       "no metrics endpoint so far; leave it out");
 	if (argc)
 		tfk_cli_usage_error("unexpected argument '%s'", argv[0]);
-	if (!model_name || !*model_name)
-		tfk_cli_usage_error("--model_name is required");
-	if (!model_base_path)
-		tfk_cli_usage_error("--model_base_path is required");
-	if (strchr(model_name, '/') || strchr(model_name, ':'))
-		tfk_cli_usage_error("--model_name: '%s' holds '/' or ':', "
-				    "which URLs cannot carry", model_name);
+	if (model_config_file && (model_name || model_base_path))
+		tfk_cli_usage_error("--model_config_file names the models: "
+				    "leave out --model_name and "
+				    "--model_base_path");
+	if (!model_config_file) {
+		if (!model_name || !*model_name)
+			tfk_cli_usage_error("--model_name is required (or "
+					    "--model_config_file)");
+		if (!model_base_path)
+			tfk_cli_usage_error("--model_base_path is required");
+		if (strchr(model_name, '/') || strchr(model_name, ':'))
+			tfk_cli_usage_error("--model_name: '%s' holds '/' or "
+					    "':', which URLs cannot carry",
+					    model_name);
+	} else if (config_poll_wait < 0) {
+		tfk_cli_usage_error("--model_config_file_poll_wait_seconds "
+				    "must be 0 or more");
+	}
 	if (rest_api_port < 0 || rest_api_port > 65535)
 		tfk_cli_usage_error("--rest_api_port: %ld is not a port",
 				    rest_api_port);
@@ -424,55 +208,86 @@ int main(int argc, char **argv)
 		if (n_threads < 1)
 			n_threads = 1;
 	}
-	m.name = model_name;
-	m.base = model_base_path;
-	m.n_slots = (int)n_threads;
-	pthread_mutex_init(&m.lock, NULL);
+	srv.n_slots = (int)n_threads;
+	pthread_mutex_init(&srv.lock, NULL);
 
 	/* blocked here, so every thread made from now on has them blocked */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	{
+	if (model_config_file) {
+		if (load_config(&srv, 1))
+			return 1;
+	} else {
+		struct tfk_server_config c;
 		struct tfk_version_dir *d;
 		struct tfk_err err;
-		int n;
+		int n, rc;
 
+		/* one model by flags: a base path that is not there is an
+		 * error at start, as in TF Serving */
 		if (tfk_versions_scan(model_base_path, &d, &n, &err))
 			return tfk_cli_fail(&err);
 		tfk_versions_free(d, n);
+		rc = flags_config(&c) ? TFK_ENOMEM :
+			sv_configure(&srv, &c, &err);
+		tfk_server_config_free(&c);
+		if (rc)
+			return tfk_cli_fail(&err);
 	}
-	poll_versions(&m, 1);
+	sv_poll(&srv, 1);
 
 	ho.port = rest_api_port;
 	ho.threads = n_threads;
 	ho.timeout_ms = timeout_ms;
 	ho.max_body = max_body;
-	h = sv_http_start(&m, &ho, &port);
+	h = sv_http_start(&srv, &ho, &port);
 	if (!h) {
-		unserve(&m, "the server stops");
+		sv_shutdown(&srv);
 		return 1;
 	}
-	tfk_cli_warn("model %s: REST API listening on port %ld", model_name,
-		     port);
+	tfk_cli_warn("REST API listening on port %ld", port);
+	next_poll = tfk_sv_now() + (double)poll_wait;
+	next_config = tfk_sv_now() + (double)config_poll_wait;
 	for (;;) {
-		struct timespec ts = { poll_wait ? poll_wait : 3600, 0 };
+		double now = tfk_sv_now(), wake = 3600;
+		struct timespec ts;
 
+		if (poll_wait && next_poll - now < wake)
+			wake = next_poll - now;
+		if (model_config_file && config_poll_wait &&
+		    next_config - now < wake)
+			wake = next_config - now;
+		if (wake < 0)
+			wake = 0;
+		ts.tv_sec = (time_t)wake;
+		ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
 		sig = sigtimedwait(&sigs, NULL, &ts);
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
-		if (sig < 0 && errno == EAGAIN && poll_wait)
-			poll_versions(&m, 0);
+		now = tfk_sv_now();
+		if (model_config_file && (sig == SIGHUP || (config_poll_wait &&
+							   now >= next_config))) {
+			load_config(&srv, 0);
+			next_config = now + (double)config_poll_wait;
+			sv_poll(&srv, 0);	/* a new model is served now */
+		} else if (sig == SIGHUP) {
+			tfk_cli_warn("SIGHUP: no --model_config_file to read "
+				     "again");
+		}
+		if (poll_wait && now >= next_poll) {
+			sv_poll(&srv, 0);
+			next_poll = now + (double)poll_wait;
+		}
 	}
 	tfk_cli_warn("%s: stopping: finishing the requests in flight",
 		     strsignal(sig));
 	sv_http_stop(h, timeout_ms);
-	unserve(&m, "the server stops");
-	for (i = 0; i < m.n_recs; i++)
-		tfk_free(m.recs[i].msg);
-	tfk_free(m.recs);
+	sv_shutdown(&srv);
+	pthread_mutex_destroy(&srv.lock);
 	if (ho.access_log)
 		fclose(ho.access_log);
 	tfk_cli_warn("stopped");

@@ -8,6 +8,9 @@
  *   POST /v1/models/NAME[/versions/N]:classify   examples, context
  *   POST /v1/models/NAME[/versions/N]:regress    examples, context
  *
+ * and /labels/L wherever /versions/N goes: the version the model
+ * config's version_labels give L.
+ *
  * libmicrohttpd runs its own pool of threads (one per CPU by default),
  * with epoll where the library has it, a connection idle timeout and a
  * connection limit. A request's body is gathered up to --max_body_bytes
@@ -43,7 +46,7 @@
 
 struct sv_http {
 	struct MHD_Daemon *d;
-	struct sv_model *m;
+	struct sv_server *s;
 	struct sv_http_opts o;
 	atomic_int in_flight;
 	atomic_int stopping;
@@ -340,6 +343,7 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 	const char *p, *name, *rest;
 	size_t name_n;
 	int64_t ver = -1;
+	struct sv_model *m;
 	struct sv_version *v;
 	struct tfk_buf b;
 	enum MHD_Result ok;
@@ -350,6 +354,7 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 	name = url + sizeof(pre) - 1;
 	name_n = strcspn(name, "/:");
 	rest = name + name_n;
+	m = sv_find(h->s, name, name_n);
 	if (!strncmp(rest, "/versions/", 10)) {
 		p = rest + 10;
 		rest = p + strcspn(p, "/:");
@@ -358,30 +363,31 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 				    "a version is a decimal number", method,
 				    url);
 	} else if (!strncmp(rest, "/labels/", 8)) {
-		return fail(c, rq, 501, "%s: version labels come from "
-			    "--model_config_file, which tfk-serve does not "
-			    "read so far; give /versions/N", url);
+		p = rest + 8;
+		rest = p + strcspn(p, "/:");
+		if (m && sv_label(m, p, (size_t)(rest - p), &ver))
+			return fail(c, rq, 400, "Unrecognized servable "
+				    "version label: %.*s", (int)(rest - p),
+				    p);
 	}
 	if (!(*rest == 0 && is_get) && !(!strcmp(rest, "/metadata") &&
 					 is_get) &&
 	    !(*rest == ':' && is_post))
 		return fail(c, rq, 400, "Malformed request: %s %s", method,
 			    url);
-	if (name_n != strlen(h->m->name) ||
-	    strncmp(name, h->m->name, name_n))
+	if (!m)
 		return fail(c, rq, 404, "Servable not found for request: "
-			    "model '%.*s' (this server serves '%s')",
-			    (int)name_n, name, h->m->name);
+			    "model '%.*s'", (int)name_n, name);
 	if (*rest == 0) {
 		tfk_buf_init(&b);
-		if (sv_status_json(h->m, ver, &b)) {
+		if (sv_status_json(m, ver, &b)) {
 			tfk_buf_release(&b);
 			if (ver >= 0)
 				return fail(c, rq, 404, "Could not find "
 					    "version %" PRId64 " of model %s",
-					    ver, h->m->name);
+					    ver, m->name);
 			return fail(c, rq, 404, "Could not find any versions "
-				    "of model %s", h->m->name);
+				    "of model %s", m->name);
 		}
 		ok = tfk_buf_ok(&b) ? answer(c, rq, 200, &b) :
 			fail(c, rq, 500, "out of memory");
@@ -392,13 +398,13 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 	    strcmp(rest, ":classify") && strcmp(rest, ":regress"))
 		return fail(c, rq, 400, "Malformed request: %s %s", method,
 			    url);
-	if (!(v = sv_acquire(h->m, ver))) {
+	if (!(v = sv_acquire(m, ver))) {
 		if (ver >= 0)
 			return fail(c, rq, 404, "Servable not found for "
 				    "request: Specific(%s, %" PRId64 ")",
-				    h->m->name, ver);
+				    m->name, ver);
 		return fail(c, rq, 404, "Servable not found for request: "
-			    "Latest(%s)", h->m->name);
+			    "Latest(%s)", m->name);
 	}
 	if (!strcmp(rest, ":classify")) {
 		ok = examples(h, c, rq, v, TFK_RJ_CLASSIFY);
@@ -408,7 +414,7 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 		ok = predict(h, c, rq, v);
 	} else {
 		tfk_buf_init(&b);
-		tfk_rj_metadata(&b, h->m->name, v->num, v->s);
+		tfk_rj_metadata(&b, m->name, v->num, v->s);
 		ok = tfk_buf_ok(&b) ? answer(c, rq, 200, &b) :
 			fail(c, rq, 500, "out of memory");
 		tfk_buf_release(&b);
@@ -497,7 +503,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	tfk_cli_warn("libmicrohttpd: %s", msg);
 }
 
-struct sv_http *sv_http_start(struct sv_model *m,
+struct sv_http *sv_http_start(struct sv_server *s,
 			      const struct sv_http_opts *o, long *port)
 {
 	struct sv_http *h = tfk_calloc(1, sizeof(*h));
@@ -509,7 +515,7 @@ struct sv_http *sv_http_start(struct sv_model *m,
 		tfk_cli_warn("out of memory");
 		return NULL;
 	}
-	h->m = m;
+	h->s = s;
 	h->o = *o;
 	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
 		flags |= MHD_USE_EPOLL;

@@ -1,11 +1,13 @@
 /*
- * serve.h - the parts of tfk-serve: the model and its versions
- * (cmd/serve.c: polling, loading, reference counts, status) and the
- * REST front end (cmd/serve/http.c: libmicrohttpd, routing, predict).
+ * serve.h - the parts of tfk-serve: the models and their versions
+ * (cmd/serve/models.c: policies, polling, loading, reference counts,
+ * status), the REST front end (cmd/serve/http.c: libmicrohttpd,
+ * routing, predict) and options, config and signals (cmd/serve.c).
  */
 #ifndef TFK_CMD_SERVE_H
 #define TFK_CMD_SERVE_H
 
+#include "model/modelconfig.h"
 #include "model/servable.h"
 #include "util/buf.h"
 
@@ -23,6 +25,7 @@
  */
 struct sv_version {
 	int64_t num;
+	const char *model;		/* its model's name (for the log) */
 	char *path;
 	struct tfk_servable *s;
 	atomic_int refs;
@@ -30,23 +33,59 @@ struct sv_version {
 	struct tfk_runner **runners;
 };
 
+/*
+ * A configured model (cmd/serve/models.c). Its name never changes and
+ * the struct lives as long as the server: a model taken out of the
+ * config stops serving (configured 0) but keeps its status records, as
+ * TF Serving reports unloaded versions END. lock guards served, labels
+ * and recs; cfg and the scan state are the main thread's alone.
+ */
 struct sv_model {
-	const char *name, *base;
+	char *name;
+	struct tfk_model_config cfg;
 	pthread_mutex_t lock;
-	struct sv_version *cur;		/* the version served; NULL: none */
+	struct sv_version **served;	/* highest version first */
+	int n_served;
+	struct tfk_version_label *labels;
+	int n_labels;
 	struct sv_rec *recs;		/* every version seen, for status */
 	int n_recs;
+	int configured;
 	int n_slots;			/* worker threads with own runners */
+	int scan_failed;
 };
 
-/* The version num (-1: the one served) with a reference, or NULL. */
+/* The models: the array only grows, under lock. */
+struct sv_server {
+	pthread_mutex_t lock;
+	struct sv_model **models;
+	int n_models;
+	int n_slots;
+};
+
+/* The model named name[0..n), or NULL. */
+struct sv_model *sv_find(struct sv_server *s, const char *name, size_t n);
+/* The version num (-1: the highest served) with a reference, or NULL. */
 struct sv_version *sv_acquire(struct sv_model *m, int64_t num);
 void sv_release(struct sv_version *v);
+/* The version label[0..n) names: 0, or -1 for an unknown label. */
+int sv_label(struct sv_model *m, const char *label, size_t n,
+	     int64_t *num);
 /*
  * Append the GetModelStatus JSON of version num (-1: all) to b, or
  * return -1 when the model has no such version (nothing appended).
  */
 int sv_status_json(struct sv_model *m, int64_t num, struct tfk_buf *b);
+
+/* Main thread: */
+/* Take config c: new models added, changed ones updated (a new base
+ * path starts afresh), dropped ones stop serving. */
+int sv_configure(struct sv_server *s, const struct tfk_server_config *c,
+		 struct tfk_err *err);
+/* One look at every configured model's base path (loads and unloads). */
+void sv_poll(struct sv_server *s, int first);
+/* Stop serving everything and free the models. */
+void sv_shutdown(struct sv_server *s);
 
 struct sv_http_opts {
 	long port;		/* 0: any free one */
@@ -57,8 +96,8 @@ struct sv_http_opts {
 };
 
 struct sv_http;
-/* Start serving m; *port gets the port bound. NULL on failure (logged). */
-struct sv_http *sv_http_start(struct sv_model *m,
+/* Start serving s; *port gets the port bound. NULL on failure (logged). */
+struct sv_http *sv_http_start(struct sv_server *s,
 			      const struct sv_http_opts *o, long *port);
 /* Stop accepting, wait for the requests in flight (up to wait_ms),
  * stop. */

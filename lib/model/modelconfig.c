@@ -16,16 +16,49 @@
 /* A config file larger than this is refused (they are a few KB). */
 #define MAX_CONFIG_BYTES (16u << 20)
 
-static void model_free(struct tfk_model_config *m)
+void tfk_model_config_free(struct tfk_model_config *m)
 {
 	int i;
 
+	if (!m)
+		return;
 	tfk_free(m->name);
 	tfk_free(m->base_path);
 	tfk_free(m->versions);
 	for (i = 0; i < m->n_labels; i++)
 		tfk_free(m->labels[i].label);
 	tfk_free(m->labels);
+	memset(m, 0, sizeof(*m));
+}
+
+int tfk_model_config_copy(struct tfk_model_config *o,
+			  const struct tfk_model_config *c)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->policy = c->policy;
+	o->num_versions = c->num_versions;
+	o->name = tfk_strdup(c->name);
+	o->base_path = tfk_strdup(c->base_path);
+	o->versions = tfk_calloc((size_t)c->n_versions + 1,
+				 sizeof(*o->versions));
+	o->labels = tfk_calloc((size_t)c->n_labels + 1, sizeof(*o->labels));
+	if (!o->name || !o->base_path || !o->versions || !o->labels)
+		goto nomem;
+	memcpy(o->versions, c->versions, (size_t)c->n_versions *
+	       sizeof(*o->versions));
+	o->n_versions = c->n_versions;
+	for (i = 0; i < c->n_labels; i++) {
+		if (!(o->labels[i].label = tfk_strdup(c->labels[i].label)))
+			goto nomem;
+		o->labels[i].version = c->labels[i].version;
+		o->n_labels++;
+	}
+	return 0;
+nomem:
+	tfk_model_config_free(o);
+	return TFK_ENOMEM;
 }
 
 void tfk_server_config_free(struct tfk_server_config *c)
@@ -35,7 +68,7 @@ void tfk_server_config_free(struct tfk_server_config *c)
 	if (!c)
 		return;
 	for (i = 0; i < c->n_models; i++)
-		model_free(&c->models[i]);
+		tfk_model_config_free(&c->models[i]);
 	tfk_free(c->models);
 	memset(c, 0, sizeof(*c));
 }

@@ -70,6 +70,12 @@ int tfk_server_config_load(const char *path, struct tfk_server_config *c,
 			   struct tfk_err *err);
 void tfk_server_config_free(struct tfk_server_config *c);
 
+/* Free one model's config (leaves it zeroed); a deep copy (0 or
+ * TFK_ENOMEM, *o then empty). */
+void tfk_model_config_free(struct tfk_model_config *m);
+int tfk_model_config_copy(struct tfk_model_config *o,
+			  const struct tfk_model_config *c);
+
 /*
  * Which of the complete versions have[0..n) (highest first) policy c
  * serves: want[i] set to 1 or 0. Returns how many are wanted.

@@ -50,6 +50,17 @@ EOF
 chmod +x "$T/q"
 Q=$T/q
 
+# errors: the JSON, the status code and the message
+err() {	# NAME CODE MESSAGE-PART METHOD PATH [BODY]
+	_name=$1 _code=$2 _msg=$3
+	shift 3
+	_out=$($Q "$@")
+	case $_out in
+	'{"error":'*"$_msg"*"} $_code") _result pass "$_name" ;;
+	*) _result fail "$_name"; echo "#   got: $_out" ;;
+	esac
+}
+
 testcmd "status" "$Q GET /half" \
 	'{"model_version_status":[{"version":"123","state":"AVAILABLE","status":{"error_code":"OK","error_message":""}}]} 200'
 testcmd "status of version 123" "$Q GET /half/versions/123" \
@@ -152,16 +163,7 @@ EOF
 check "metadata: model_spec, signature_def, dtypes, shapes, names" \
 	$PYTHON "$T/meta.py" "$T/meta.out"
 
-# errors: the JSON, the status code and the message
-err() {	# NAME CODE MESSAGE-PART METHOD PATH [BODY]
-	_name=$1 _code=$2 _msg=$3
-	shift 3
-	_out=$($Q "$@")
-	case $_out in
-	'{"error":'*"$_msg"*"} $_code") _result pass "$_name" ;;
-	*) _result fail "$_name"; echo "#   got: $_out" ;;
-	esac
-}
+# errors
 err "malformed JSON: 400 with the offset" 400 "JSON parse error at offset" \
 	POST /half:predict '{"instances": [1.0,'
 err "empty body" 400 "the document is empty" POST /half:predict ''
@@ -199,7 +201,7 @@ err "unknown version: 404" 404 "Could not find version 7 of model half" \
 	GET /half/versions/7
 err "predict on an unknown version: 404" 404 "Specific(half, 7)" \
 	POST /half/versions/7:predict '{"instances":[1.0]}'
-err "labels: 501" 501 "version labels" GET /half/labels/stable
+err "a label without a config: 400" 400 "Unrecognized servable version label: stable" GET /half/labels/stable
 err "GET on :predict is malformed: 400" 400 "Malformed request: GET" \
 	GET /half:predict
 err "outside /v1/models: 404" 404 "no such resource" GET /../v2/x
@@ -273,9 +275,9 @@ check "SIGTERM: logs stopping and stopped" grep -q "stopped" "$T/serve.log"
 testerr "--port is refused (REST only)" \
 	"tfk-serve --port 8500 --model_name a --model_base_path ." 2 \
 	"--port: tfk-serve serves REST only so far; give --rest_api_port"
-testerr "--model_config_file is refused" \
+testerr "--model_config_file with --model_name: usage error" \
 	"tfk-serve --model_config_file m.cfg --model_name a --model_base_path ." \
-	2 "--model_config_file: tfk-serve serves one model"
+	2 "--model_config_file names the models: leave out --model_name"
 testerr "--enable_batching is refused" \
 	"tfk-serve --enable_batching --model_name a --model_base_path ." \
 	2 "--enable_batching"

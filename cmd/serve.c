@@ -45,7 +45,7 @@ static long rest_api_port = 8501, poll_wait = 1, timeout_ms = 30000,
 static uint64_t max_body = 64ull << 20;
 /* TF Serving's flags this server refuses (see the top comment) */
 static const char *grpc_port, *batching_file, *monitoring_file;
-static int enable_batching;
+static int enable_batching, check_config;
 
 static const struct tfk_opt opts[] = {
 	TFK_OPT_STR(0, "model_name", &model_name, "NAME",
@@ -59,6 +59,8 @@ static const struct tfk_opt opts[] = {
 		     &config_poll_wait, "S",
 		     "read the config file again this often (0: on SIGHUP "
 		     "only)"),
+	TFK_OPT_FLAG(0, "check_config", &check_config,
+		     "print the model config as JSON and exit (tfkit's own)"),
 	TFK_OPT_LONG(0, "rest_api_port", &rest_api_port, "PORT",
 		     "the HTTP port (0: any free one, logged)"),
 	TFK_OPT_LONG(0, "rest_api_num_threads", &n_threads, "N",
@@ -110,6 +112,65 @@ static int flags_config(struct tfk_server_config *c)
 	c->models[0].labels = tfk_calloc(1, sizeof(*c->models[0].labels));
 	return c->models[0].name && c->models[0].base_path &&
 		c->models[0].versions && c->models[0].labels ? 0 : -1;
+}
+
+/*
+ * --check_config: the config read, as one JSON object on stdout, so that
+ * a script (and the TensorFlow tier, against TF Serving's own parser)
+ * sees what the server would serve:
+ *   {"models":[{"name":"a","base_path":"/m","policy":"specific",
+ *     "num_versions":1,"versions":[1,2],"labels":{"stable":1}}]}
+ */
+static int print_config(void)
+{
+	static const char *const policies[] = { "latest", "all", "specific" };
+	struct tfk_server_config c;
+	struct tfk_err err;
+	struct tfk_buf b;
+	int i, j, rc;
+
+	if (model_config_file)
+		rc = tfk_server_config_load(model_config_file, &c, &err);
+	else
+		rc = flags_config(&c) ? tfk_errf(&err, TFK_ENOMEM,
+						 "out of memory") : 0;
+	if (rc) {
+		tfk_server_config_free(&c);
+		return tfk_cli_fail(&err);
+	}
+	tfk_buf_init(&b);
+	tfk_buf_adds(&b, "{\"models\":[");
+	for (i = 0; i < c.n_models; i++) {
+		const struct tfk_model_config *m = &c.models[i];
+
+		tfk_buf_adds(&b, i ? ",{\"name\":" : "{\"name\":");
+		tfk_buf_add_json_str(&b, m->name, strlen(m->name));
+		tfk_buf_adds(&b, ",\"base_path\":");
+		tfk_buf_add_json_str(&b, m->base_path, strlen(m->base_path));
+		tfk_buf_addf(&b, ",\"policy\":\"%s\",\"num_versions\":%d,"
+			     "\"versions\":[", policies[m->policy],
+			     m->num_versions);
+		for (j = 0; j < m->n_versions; j++)
+			tfk_buf_addf(&b, "%s%" PRId64, j ? "," : "",
+				     m->versions[j]);
+		tfk_buf_adds(&b, "],\"labels\":{");
+		for (j = 0; j < m->n_labels; j++) {
+			if (j)
+				tfk_buf_adds(&b, ",");
+			tfk_buf_add_json_str(&b, m->labels[j].label,
+					     strlen(m->labels[j].label));
+			tfk_buf_addf(&b, ":%" PRId64, m->labels[j].version);
+		}
+		tfk_buf_adds(&b, "}}");
+	}
+	tfk_buf_adds(&b, "]}\n");
+	tfk_server_config_free(&c);
+	rc = !tfk_buf_ok(&b) || fwrite(b.data, 1, b.len, stdout) != b.len ||
+		fflush(stdout);
+	tfk_buf_release(&b);
+	if (rc)
+		tfk_cli_warn("standard output: cannot write");
+	return rc;
 }
 
 /*
@@ -186,6 +247,8 @@ int main(int argc, char **argv)
 		tfk_cli_usage_error("--model_config_file_poll_wait_seconds "
 				    "must be 0 or more");
 	}
+	if (check_config)
+		return print_config();
 	if (rest_api_port < 0 || rest_api_port > 65535)
 		tfk_cli_usage_error("--rest_api_port: %ld is not a port",
 				    rest_api_port);

@@ -46,8 +46,9 @@ int tfk_model_config_copy(struct tfk_model_config *o,
 	o->labels = tfk_calloc((size_t)c->n_labels + 1, sizeof(*o->labels));
 	if (!o->name || !o->base_path || !o->versions || !o->labels)
 		goto nomem;
-	memcpy(o->versions, c->versions, (size_t)c->n_versions *
-	       sizeof(*o->versions));
+	if (c->n_versions)
+		memcpy(o->versions, c->versions, (size_t)c->n_versions *
+		       sizeof(*o->versions));
 	o->n_versions = c->n_versions;
 	for (i = 0; i < c->n_labels; i++) {
 		if (!(o->labels[i].label = tfk_strdup(c->labels[i].label)))

@@ -9,6 +9,7 @@
 #include "util/textproto.h"
 
 #include "util/alloc.h"
+#include "util/buf.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -459,6 +460,11 @@ int tfk_tp_string(const struct tfk_tp_node *f, const char *file,
 		return field_err(f, file, "expected a quoted string", err);
 	if (memchr(f->value, 0, f->value_len))
 		return field_err(f, file, "the string holds a NUL byte", err);
+	/* proto3 string fields are UTF-8; protobuf refuses other bytes */
+	if (tfk_utf8_prefix((const uint8_t *)f->value, f->value_len) !=
+	    f->value_len)
+		return field_err(f, file, "the string is not valid UTF-8",
+				 err);
 	*s = f->value;
 	return 0;
 }

@@ -51,7 +51,8 @@ void tfk_tp_free(struct tfk_tp_node *root);
 
 /*
  * Typed reads of a scalar node, with "file:line:col: field 'name': ..."
- * errors (TFK_EINVAL): a string must be quoted; an integer must be a
+ * errors (TFK_EINVAL): a string must be quoted, valid UTF-8 and free of
+ * NUL bytes (as protobuf's string fields); an integer must be a
  * whole decimal or hex number within [lo, hi]; a bool is true/false/
  * True/False/t/f/1/0, as protobuf's parser takes.
  */

@@ -178,6 +178,9 @@ static void refusals(void)
 		"read");
 	refuses("model_config_list { config { name: '\\q' } }",
 		"m.config:1:36: unknown escape in a string");
+	refuses("model_config_list { config { name: '\\xff' base_path: '/a' "
+		"} }", "m.config:1:30: field 'name': the string is not valid "
+		"UTF-8");
 	refuses("model_config_list { config: [{name: 'a' base_path: '/a'} "
 		"{name: 'b'}] }",
 		"m.config:1:58: expected ',' or ']' in the list of 'config', "

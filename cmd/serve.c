@@ -17,11 +17,15 @@
  * requests in flight and exits 0. Events (configured, loaded, unloaded,
  * failed, listening, stopping) are one line each on stderr.
  *
- * Differences from TF Serving: REST only (no gRPC --port), no batching
- * or monitoring; those flags are refused with a usage error naming what
- * to give instead. The REST front end is cmd/serve/http.c.
+ * --monitoring_config_file turns on Prometheus metrics with TF
+ * Serving's names (cmd/serve/metrics.c) at the path it gives.
+ *
+ * Differences from TF Serving: REST only (no gRPC --port), no batching;
+ * those flags are refused with a usage error naming what to give
+ * instead. The REST front end is cmd/serve/http.c.
  */
 #include "model/modelconfig.h"
+#include "model/monitoring.h"
 #include "model/servable.h"
 #include "model/versions.h"
 #include "serve/serve.h"
@@ -43,8 +47,10 @@ static const char *model_name, *model_base_path, *access_log_path,
 static long rest_api_port = 8501, poll_wait = 1, timeout_ms = 30000,
 	    n_threads, config_poll_wait;
 static uint64_t max_body = 64ull << 20;
+static const char *monitoring_file;
+static struct tfk_monitoring_config monitoring;	/* read from it */
 /* TF Serving's flags this server refuses (see the top comment) */
-static const char *grpc_port, *batching_file, *monitoring_file;
+static const char *grpc_port, *batching_file;
 static int enable_batching, check_config;
 
 static const struct tfk_opt opts[] = {
@@ -80,7 +86,8 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_STR(0, "batching_parameters_file", &batching_file, "FILE",
 		    "refused, as --enable_batching"),
 	TFK_OPT_STR(0, "monitoring_config_file", &monitoring_file, "FILE",
-		    "refused: no metrics endpoint so far"),
+		    "serve Prometheus metrics as FILE says (prometheus_config "
+		    "{ enable: true })"),
 	TFK_OPT_END
 };
 
@@ -225,8 +232,6 @@ int main(int argc, char **argv)
 	       "runs requests one by one so far; leave it out");
 	refuse(batching_file, "--batching_parameters_file: tfk-serve "
 	       "runs requests one by one so far; leave it out");
-	refuse(monitoring_file, "--monitoring_config_file: tfk-serve has "
-	       "no metrics endpoint so far; leave it out");
 	if (argc)
 		tfk_cli_usage_error("unexpected argument '%s'", argv[0]);
 	if (model_config_file && (model_name || model_base_path))
@@ -271,6 +276,20 @@ int main(int argc, char **argv)
 		if (n_threads < 1)
 			n_threads = 1;
 	}
+	if (monitoring_file) {
+		struct tfk_err err;
+
+		if (tfk_monitoring_config_load(monitoring_file, &monitoring,
+					       &err))
+			return tfk_cli_fail(&err);
+		if (monitoring.prometheus) {
+			if (!(ho.metrics = sv_metrics_new())) {
+				tfk_cli_warn("out of memory");
+				return 1;
+			}
+			ho.metrics_path = monitoring.path;
+		}
+	}
 	srv.n_slots = (int)n_threads;
 	pthread_mutex_init(&srv.lock, NULL);
 
@@ -313,6 +332,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	tfk_cli_warn("REST API listening on port %ld", port);
+	if (ho.metrics)
+		tfk_cli_warn("Prometheus metrics at %s", ho.metrics_path);
 	next_poll = tfk_sv_now() + (double)poll_wait;
 	next_config = tfk_sv_now() + (double)config_poll_wait;
 	for (;;) {
@@ -353,6 +374,7 @@ int main(int argc, char **argv)
 	pthread_mutex_destroy(&srv.lock);
 	if (ho.access_log)
 		fclose(ho.access_log);
+	sv_metrics_free(ho.metrics);
 	tfk_cli_warn("stopped");
 	return 0;
 }

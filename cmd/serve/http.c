@@ -9,7 +9,9 @@
  *   POST /v1/models/NAME[/versions/N]:regress    examples, context
  *
  * and /labels/L wherever /versions/N goes: the version the model
- * config's version_labels give L.
+ * config's version_labels give L; with --monitoring_config_file,
+ *
+ *   GET  /monitoring/prometheus/metrics          (or its path) metrics
  *
  * libmicrohttpd runs its own pool of threads (one per CPU by default),
  * with epoll where the library has it, a connection idle timeout and a
@@ -62,6 +64,7 @@ struct req {
 	size_t bytes;
 	char method[12];
 	char *path;
+	const char *model, *api;	/* for the metrics; NULL: none */
 };
 
 static _Thread_local int worker_tid = -1;
@@ -181,6 +184,7 @@ static enum MHD_Result predict(struct sv_http *h, struct MHD_Connection *c,
 	enum MHD_Result ok;
 	int i, n_out, own = 0, rc;
 	unsigned status = 400;
+	double t0;
 
 	tfk_buf_init(&b);
 	rc = tfk_rj_parse(&jr, (const char *)rq->body.data, rq->body.len,
@@ -219,10 +223,13 @@ static enum MHD_Result predict(struct sv_http *h, struct MHD_Connection *c,
 		rc = tfk_errf(&err, TFK_ENOMEM, "out of memory");
 		goto bad;
 	}
+	t0 = tfk_sv_now();
 	if ((rc = tfk_runner_run(r, in, out, &err))) {
 		tfk_err_prefix(&err, "signature %s", sig->key);
 		goto bad;
 	}
+	sv_metrics_runtime(h->o.metrics, rq->model, rq->api,
+			   (tfk_sv_now() - t0) * 1e6);
 	for (i = 0; i < n_out; i++)
 		keys[i] = tfk_runner_output(r, i)->key;
 	if ((rc = tfk_rj_encode(&b, jr.format, n_out, keys, out, &err)))
@@ -262,6 +269,7 @@ static enum MHD_Result examples(struct sv_http *h, struct MHD_Connection *c,
 	enum MHD_Result ok;
 	int i, n_out, own = 0, rc;
 	unsigned status = 400;
+	double t0;
 
 	tfk_buf_init(&b);
 	rc = tfk_rj_parse_examples(&jr, (const char *)rq->body.data,
@@ -292,10 +300,15 @@ static enum MHD_Result examples(struct sv_http *h, struct MHD_Connection *c,
 		rc = tfk_errf(&err, TFK_ENOMEM, "out of memory");
 		goto bad;
 	}
+	sv_metrics_examples(h->o.metrics, rq->model,
+			    (int)tfk_tensor_numel(&jr.examples));
+	t0 = tfk_sv_now();
 	if ((rc = tfk_runner_run(r, &jr.examples, out, &err))) {
 		tfk_err_prefix(&err, "signature %s", sig->key);
 		goto bad;
 	}
+	sv_metrics_runtime(h->o.metrics, rq->model, rq->api,
+			   (tfk_sv_now() - t0) * 1e6);
 	for (i = 0; i < n_out; i++)
 		keys[i] = tfk_runner_output(r, i)->key;
 	if ((rc = tfk_rj_encode_result(&b, m, n_out, keys, out,
@@ -312,6 +325,36 @@ done:
 	tfk_free(out);
 	tfk_free(keys);
 	tfk_rj_examples_release(&jr);
+	tfk_buf_release(&b);
+	return ok;
+}
+
+/* GET --monitoring_config_file's path: Prometheus' text format. */
+static enum MHD_Result metrics(struct sv_http *h, struct MHD_Connection *c,
+			       struct req *rq)
+{
+	struct MHD_Response *r;
+	struct tfk_buf b;
+	enum MHD_Result ok;
+
+	tfk_buf_init(&b);
+	sv_metrics_text(h->o.metrics, &b);
+	if (!tfk_buf_ok(&b)) {
+		tfk_buf_release(&b);
+		return fail(c, rq, 500, "out of memory");
+	}
+	r = MHD_create_response_from_buffer(b.len, b.data,
+					    MHD_RESPMEM_MUST_COPY);
+	if (!r) {
+		tfk_buf_release(&b);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type",
+				"text/plain; version=0.0.4");
+	ok = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	rq->status = 200;
+	rq->bytes = b.len;
 	tfk_buf_release(&b);
 	return ok;
 }
@@ -348,6 +391,8 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 	struct tfk_buf b;
 	enum MHD_Result ok;
 
+	if (h->o.metrics && is_get && !strcmp(url, h->o.metrics_path))
+		return metrics(h, c, rq);
 	if (strncmp(url, pre, sizeof(pre) - 1))
 		return fail(c, rq, 404, "%s: no such resource; the REST API "
 			    "is under /v1/models/", url);
@@ -378,6 +423,10 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 	if (!m)
 		return fail(c, rq, 404, "Servable not found for request: "
 			    "model '%.*s'", (int)name_n, name);
+	rq->model = m->name;
+	rq->api = *rest == 0 ? "GetModelStatus" : *rest == '/' ?
+		"GetModelMetadata" : !strcmp(rest, ":classify") ? "Classify" :
+		!strcmp(rest, ":regress") ? "Regress" : "Predict";
 	if (*rest == 0) {
 		tfk_buf_init(&b);
 		if (sv_status_json(m, ver, &b)) {
@@ -482,6 +531,10 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
 			rq->method, rq->path ? rq->path : "-", rq->status,
 			rq->bytes, (tfk_sv_now() - rq->t0) * 1e6);
 	}
+	/* status 0: the client left before an answer; not a request */
+	if (rq->model && rq->api && rq->status)
+		sv_metrics_request(h->o.metrics, rq->model, rq->api,
+				   rq->status, (tfk_sv_now() - rq->t0) * 1e6);
 	tfk_buf_release(&rq->body);
 	tfk_free(rq->path);
 	tfk_free(rq);

@@ -87,12 +87,29 @@ void sv_poll(struct sv_server *s, int first);
 /* Stop serving everything and free the models. */
 void sv_shutdown(struct sv_server *s);
 
+/* Prometheus metrics (cmd/serve/metrics.c); every call takes NULL. */
+struct sv_metrics;
+struct sv_metrics *sv_metrics_new(void);
+void sv_metrics_free(struct sv_metrics *m);
+/* A request answered with HTTP status after us microseconds. */
+void sv_metrics_request(struct sv_metrics *m, const char *model,
+			const char *api, unsigned status, double us);
+/* The model's run of one request took us microseconds. */
+void sv_metrics_runtime(struct sv_metrics *m, const char *model,
+			const char *api, double us);
+/* A classify or regress request of n examples. */
+void sv_metrics_examples(struct sv_metrics *m, const char *model, int n);
+/* Append every metric in Prometheus' text format (version 0.0.4). */
+void sv_metrics_text(struct sv_metrics *m, struct tfk_buf *b);
+
 struct sv_http_opts {
 	long port;		/* 0: any free one */
 	long threads;
 	long timeout_ms;	/* connection idle timeout */
 	uint64_t max_body;
 	FILE *access_log;	/* NULL: none */
+	struct sv_metrics *metrics;	/* NULL: no metrics */
+	const char *metrics_path;	/* GET here: the metrics */
 };
 
 struct sv_http;

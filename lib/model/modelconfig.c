@@ -7,14 +7,10 @@
 #include "util/alloc.h"
 #include "util/textproto.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A config file larger than this is refused (they are a few KB). */
-#define MAX_CONFIG_BYTES (16u << 20)
 
 void tfk_model_config_free(struct tfk_model_config *m)
 {
@@ -323,51 +319,38 @@ static int walk(const struct tfk_tp_node *root, const char *file,
 	return 0;
 }
 
-int tfk_server_config_parse(const char *text, size_t n, const char *file,
-			    struct tfk_server_config *c, struct tfk_err *err)
+/* Walk a parsed tree into *c and free the tree. */
+static int from_tree(struct tfk_tp_node *root, const char *file,
+		     struct tfk_server_config *c, struct tfk_err *err)
 {
-	struct tfk_tp_node root;
-	int rc;
+	int rc = walk(root, file, c, err);
 
-	memset(c, 0, sizeof(*c));
-	if (tfk_tp_parse(text, n, file, &root, err))
-		return err->code;
-	rc = walk(&root, file, c, err);
-	tfk_tp_free(&root);
+	tfk_tp_free(root);
 	if (rc)
 		tfk_server_config_free(c);
 	return rc;
 }
 
+int tfk_server_config_parse(const char *text, size_t n, const char *file,
+			    struct tfk_server_config *c, struct tfk_err *err)
+{
+	struct tfk_tp_node root;
+
+	memset(c, 0, sizeof(*c));
+	if (tfk_tp_parse(text, n, file, &root, err))
+		return err->code;
+	return from_tree(&root, file, c, err);
+}
+
 int tfk_server_config_load(const char *path, struct tfk_server_config *c,
 			   struct tfk_err *err)
 {
-	FILE *f = fopen(path, "rb");
-	char *text;
-	size_t n;
-	int rc;
+	struct tfk_tp_node root;
 
 	memset(c, 0, sizeof(*c));
-	if (!f)
-		return tfk_errf(err, TFK_EIO, "%s: cannot open: %s", path,
-				strerror(errno));
-	if (!(text = tfk_malloc(MAX_CONFIG_BYTES + 1))) {
-		fclose(f);
-		return nomem(path, err);
-	}
-	n = fread(text, 1, MAX_CONFIG_BYTES + 1, f);
-	if (ferror(f)) {
-		rc = tfk_errf(err, TFK_EIO, "%s: cannot read: %s", path,
-			      strerror(errno));
-	} else if (n > MAX_CONFIG_BYTES) {
-		rc = tfk_errf(err, TFK_EINVAL, "%s: larger than %u bytes: "
-			      "not a model config", path, MAX_CONFIG_BYTES);
-	} else {
-		rc = tfk_server_config_parse(text, n, path, c, err);
-	}
-	fclose(f);
-	tfk_free(text);
-	return rc;
+	if (tfk_tp_parse_file(path, &root, err))
+		return err->code;
+	return from_tree(&root, path, c, err);
 }
 
 int tfk_model_config_wanted(const struct tfk_model_config *c,

@@ -437,6 +437,37 @@ int tfk_tp_parse(const char *text, size_t n, const char *file,
 	return rc;
 }
 
+int tfk_tp_parse_file(const char *path, struct tfk_tp_node *root,
+		      struct tfk_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	size_t n;
+	int rc;
+
+	memset(root, 0, sizeof(*root));
+	if (!f)
+		return tfk_errf(err, TFK_EIO, "%s: cannot open: %s", path,
+				strerror(errno));
+	if (!(text = tfk_malloc(TFK_TP_MAX_FILE_BYTES + 1))) {
+		fclose(f);
+		return tfk_errf(err, TFK_ENOMEM, "%s: out of memory", path);
+	}
+	n = fread(text, 1, TFK_TP_MAX_FILE_BYTES + 1, f);
+	if (ferror(f))
+		rc = tfk_errf(err, TFK_EIO, "%s: cannot read: %s", path,
+			      strerror(errno));
+	else if (n > TFK_TP_MAX_FILE_BYTES)
+		rc = tfk_errf(err, TFK_EINVAL, "%s: larger than %u bytes: "
+			      "not a text-format config", path,
+			      TFK_TP_MAX_FILE_BYTES);
+	else
+		rc = tfk_tp_parse(text, n, path, root, err);
+	fclose(f);
+	tfk_free(text);
+	return rc;
+}
+
 /* Typed reads -------------------------------------------------------------- */
 
 static int field_err(const struct tfk_tp_node *f, const char *file,

@@ -48,6 +48,12 @@ struct tfk_tp_node {
 int tfk_tp_parse(const char *text, size_t n, const char *file,
 		 struct tfk_tp_node *root, struct tfk_err *err);
 void tfk_tp_free(struct tfk_tp_node *root);
+/* The same for the file at path (the path names it in messages); a file
+ * over TFK_TP_MAX_FILE_BYTES is refused (TFK_EINVAL), one that cannot
+ * be read is TFK_EIO. */
+#define TFK_TP_MAX_FILE_BYTES (16u << 20)
+int tfk_tp_parse_file(const char *path, struct tfk_tp_node *root,
+		      struct tfk_err *err);
 
 /*
  * Typed reads of a scalar node, with "file:line:col: field 'name': ..."

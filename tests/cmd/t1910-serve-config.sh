@@ -36,8 +36,10 @@ model_config_list {
 }
 EOF
 
+printf 'prometheus_config {\n  enable: true\n  path: "/metrics"\n}\n' >"$T/mon.config"
 tfk-serve --model_config_file "$T/m.config" --rest_api_port 0 \
-	--file_system_poll_wait_seconds 1 2>"$T/serve.log" &
+	--file_system_poll_wait_seconds 1 \
+	--monitoring_config_file "$T/mon.config" 2>"$T/serve.log" &
 PID=$!
 
 wait_for() {	# retry CMD (quietly) for up to 20 s
@@ -152,6 +154,42 @@ check "... saying the config served is kept" \
 testcmd "... and all three versions still answer" \
 	"$Q POST /a/versions/1:predict '{\"instances\":[0.0]}' && echo && $Q POST /a/versions/2:predict '{\"instances\":[0.0]}' && echo && $Q POST /a/versions/3:predict '{\"instances\":[[0.0]]}'" \
 	'{"predictions":[2.0]} 200\n{"predictions":[2.0]} 200\n{"predictions":[[2.0]]} 200'
+
+# the metrics, read by Prometheus' own parser (python3-prometheus-client)
+curl -s "http://127.0.0.1:$PORT/metrics" >"$T/metrics.txt"
+cat >"$T/prom.py" <<'EOF'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = {f.name: f for f in
+        text_string_to_metric_families(open(sys.argv[1]).read())}
+def val(fam, suffix, **labels):
+    return sum(s.value for s in fams[fam].samples
+               if s.name == fam + suffix and
+               all(s.labels.get(k) == v for k, v in labels.items()))
+rc = ":tensorflow:serving:request_count"
+lat = ":tensorflow:serving:request_latency"
+print(fams[rc].type, fams[lat].type)
+# (the parser names a counter's samples NAME_total)
+print(int(val(rc, "_total", model_name="a", status="OK")),
+      int(val(rc, "_total", model_name="a", status="NOT_FOUND")),
+      int(val(rc, "_total", model_name="b", status="OK")),
+      int(val(rc, "_total", model_name="b", status="NOT_FOUND")))
+# a histogram: 33 bounds and +Inf, cumulative, +Inf equal to _count
+lab = {"model_name": "a", "API": "Predict", "entrypoint": "REST"}
+b = [s for s in fams[lat].samples if s.name == lat + "_bucket" and
+     all(s.labels[k] == v for k, v in lab.items())]
+cum = [s.value for s in b]
+print(len(b), b[0].labels["le"], b[1].labels["le"], b[-1].labels["le"],
+      cum == sorted(cum), cum[-1] == val(lat, "_count", **lab))
+print(int(val(":tensorflow:serving:runtime_latency", "_count",
+              model_name="a", API="Predict", runtime="tfkit")))
+EOF
+testcmd "metrics: Prometheus reads them; request_count by model and status" \
+	"$PYTHON $T/prom.py $T/metrics.txt" \
+	'counter histogram\n7 1 1 1\n34 10 18 +Inf True True\n7'
+testcmd "metrics: text/plain version 0.0.4" \
+	"curl -s -o /dev/null -w '%{content_type}' http://127.0.0.1:$PORT/metrics" \
+	'text/plain; version=0.0.4'
 
 kill -TERM "$PID"
 wait "$PID"

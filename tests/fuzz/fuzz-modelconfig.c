@@ -1,7 +1,7 @@
 /*
  * fuzz-modelconfig.c - the text-format reader (util/textproto.h) and TF
- * Serving's model config on it (model/modelconfig.h), on arbitrary
- * bytes.
+ * Serving's model config and monitoring config on it
+ * (model/modelconfig.h, model/monitoring.h), on arbitrary bytes.
  *
  * A refused text leaves a located message ("FILE:LINE:COL: ..." or
  * "FILE: ...") and nothing allocated; an accepted one holds the
@@ -13,6 +13,7 @@
  * refusals are exercised on whatever the parser lets through.
  */
 #include "model/modelconfig.h"
+#include "model/monitoring.h"
 #include "util/textproto.h"
 
 #include <stdlib.h>
@@ -81,6 +82,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tfk_server_config_free(&c);
 	} else if (strncmp(err.msg, "f", 1) || c.models) {
 		abort();
+	}
+	{
+		struct tfk_monitoring_config mc;
+
+		if (tfk_monitoring_config_parse((const char *)data, size, "f",
+						&mc, &err) == 0) {
+			if (mc.path[0] != '/' || (mc.prometheus != 0 &&
+						  mc.prometheus != 1))
+				abort();
+		} else if (strncmp(err.msg, "f", 1)) {
+			abort();
+		}
 	}
 	return 0;
 }

@@ -1344,14 +1344,13 @@ static int is_float_t(const struct tfk_tensor *t)
 	return t->dtype == TFK_DT_FLOAT || t->dtype == TFK_DT_DOUBLE;
 }
 
-static int encode_regress(struct tfk_buf *b, int n, const char *const *keys,
+static int regress_output(int n, const char *const *keys,
 			  const struct tfk_tensor *const *out, int64_t n_ex,
-			  struct tfk_err *err)
+			  const struct tfk_tensor **value, struct tfk_err *err)
 {
 	const struct tfk_tensor *t;
 	char buf[200];
 	int j = find_key(n, keys, "outputs");
-	int64_t i;
 
 	if (j < 0 && n == 1)
 		j = 0;
@@ -1374,27 +1373,22 @@ static int encode_regress(struct tfk_buf *b, int n, const char *const *keys,
 		return tfk_errf(err, TFK_EINVAL, "regress: output '%s' has "
 				"%" PRId64 " values for %" PRId64 " examples",
 				keys[j], t->shape[0], n_ex);
-	tfk_buf_adds(b, "{\"result\":[");
-	for (i = 0; i < n_ex; i++) {
-		if (i)
-			tfk_buf_addc(b, ',');
-		put_decimal(b, tfk_tensor_get_f64(t, i),
-			    t->dtype == TFK_DT_FLOAT);
-	}
-	tfk_buf_adds(b, "]}");
+	*value = t;
 	return 0;
 }
 
-static int encode_classify(struct tfk_buf *b, int n, const char *const *keys,
-			   const struct tfk_tensor *const *out, int64_t n_ex,
-			   struct tfk_err *err)
+static int classify_outputs(int n, const char *const *keys,
+			    const struct tfk_tensor *const *out, int64_t n_ex,
+			    const struct tfk_tensor **classes,
+			    const struct tfk_tensor **scores,
+			    struct tfk_err *err)
 {
 	int jc = find_key(n, keys, "classes"), js = find_key(n, keys, "scores");
 	const struct tfk_tensor *c = jc >= 0 ? out[jc] : NULL;
 	const struct tfk_tensor *s = js >= 0 ? out[js] : NULL;
 	const struct tfk_tensor *t;
 	char buf[200];
-	int64_t i, k, n_cls;
+	int k;
 
 	if (!c && !s)
 		return tfk_errf(err, TFK_EINVAL, "classify: the signature has "
@@ -1425,7 +1419,43 @@ static int encode_classify(struct tfk_buf *b, int n, const char *const *keys,
 		return tfk_errf(err, TFK_EINVAL, "classify: %" PRId64 " "
 				"classes but %" PRId64 " scores per example",
 				c->shape[1], s->shape[1]);
-	n_cls = (c ? c : s)->shape[1];
+	*classes = c;
+	*scores = s;
+	return 0;
+}
+
+int tfk_rj_result_outputs(enum tfk_rj_method m, int n,
+			  const char *const *keys,
+			  const struct tfk_tensor *const *out, int64_t n_ex,
+			  const struct tfk_tensor **a,
+			  const struct tfk_tensor **b, struct tfk_err *err)
+{
+	*a = *b = NULL;
+	return m == TFK_RJ_REGRESS ?
+		regress_output(n, keys, out, n_ex, a, err) :
+		classify_outputs(n, keys, out, n_ex, a, b, err);
+}
+
+static void encode_regress(struct tfk_buf *b, const struct tfk_tensor *t,
+			   int64_t n_ex)
+{
+	int64_t i;
+
+	tfk_buf_adds(b, "{\"result\":[");
+	for (i = 0; i < n_ex; i++) {
+		if (i)
+			tfk_buf_addc(b, ',');
+		put_decimal(b, tfk_tensor_get_f64(t, i),
+			    t->dtype == TFK_DT_FLOAT);
+	}
+	tfk_buf_adds(b, "]}");
+}
+
+static void encode_classify(struct tfk_buf *b, const struct tfk_tensor *c,
+			    const struct tfk_tensor *s, int64_t n_ex)
+{
+	int64_t i, k, n_cls = (c ? c : s)->shape[1];
+
 	tfk_buf_adds(b, "{\"result\":[");
 	for (i = 0; i < n_ex; i++) {
 		tfk_buf_adds(b, i ? ",[" : "[");
@@ -1447,7 +1477,6 @@ static int encode_classify(struct tfk_buf *b, int n, const char *const *keys,
 		tfk_buf_addc(b, ']');
 	}
 	tfk_buf_adds(b, "]}");
-	return 0;
 }
 
 int tfk_rj_encode_result(struct tfk_buf *b, enum tfk_rj_method m, int n,
@@ -1455,11 +1484,14 @@ int tfk_rj_encode_result(struct tfk_buf *b, enum tfk_rj_method m, int n,
 			 const struct tfk_tensor *const *out, int64_t n_ex,
 			 struct tfk_err *err)
 {
-	int rc = m == TFK_RJ_REGRESS ?
-		encode_regress(b, n, keys, out, n_ex, err) :
-		encode_classify(b, n, keys, out, n_ex, err);
+	const struct tfk_tensor *x, *y;
+	int rc = tfk_rj_result_outputs(m, n, keys, out, n_ex, &x, &y, err);
 
-	if (!rc && !tfk_buf_ok(b))
-		rc = oom(err);
-	return rc;
+	if (rc)
+		return rc;
+	if (m == TFK_RJ_REGRESS)
+		encode_regress(b, x, n_ex);
+	else
+		encode_classify(b, x, y, n_ex);
+	return tfk_buf_ok(b) ? 0 : oom(err);
 }

@@ -178,6 +178,18 @@ int tfk_rj_check_signature(const struct tfk_sv_signature *sig,
  * got [2]", "classify: 3 classes but 2 scores per example", dtype
  * mismatches; TFK_ENOMEM.
  */
+/*
+ * The outputs TF Serving's rules above take for a result (shared with
+ * the gRPC front end): regress, *a the value tensor ([N] or [N, 1]
+ * float); classify, *a "classes" ([N, K] string, or NULL) and *b
+ * "scores" ([N, K] float, or NULL), one at least. TFK_EINVAL with the
+ * messages above otherwise.
+ */
+int tfk_rj_result_outputs(enum tfk_rj_method m, int n,
+			  const char *const *keys,
+			  const struct tfk_tensor *const *out, int64_t n_ex,
+			  const struct tfk_tensor **a,
+			  const struct tfk_tensor **b, struct tfk_err *err);
 int tfk_rj_encode_result(struct tfk_buf *b, enum tfk_rj_method m, int n,
 			 const char *const *keys,
 			 const struct tfk_tensor *const *out, int64_t n_ex,

@@ -42,6 +42,7 @@
 #include "formats/trackable_object_graph.pb-c.h"
 #include "graph/op.h"
 #include "format/bundle.h"
+#include "format/tensorproto.h"
 #include "util/alloc.h"
 #include "util/limit.h"
 
@@ -379,109 +380,6 @@ static char *full_name(const struct scope *s, const char *node)
 
 /* Attr and tensor conversion ------------------------------------------- */
 
-static int shape_from_proto(const Tensorflow__TensorShapeProto *sp,
-			    int *rank, int64_t *dims, struct tfk_err *err)
-{
-	size_t i;
-
-	if (!sp || sp->unknown_rank) {
-		*rank = sp ? -1 : 0;
-		return 0;
-	}
-	if (sp->n_dim > TFK_MAX_RANK)
-		return tfk_errf(err, TFK_EINVAL, "rank %zu is more than %d",
-				sp->n_dim, TFK_MAX_RANK);
-	*rank = (int)sp->n_dim;
-	for (i = 0; i < sp->n_dim; i++)
-		dims[i] = sp->dim[i]->size < 0 ? -1 : sp->dim[i]->size;
-	return 0;
-}
-
-/* TensorProto -> heap tensor *t (released by the caller). */
-static int tensor_from_proto(const Tensorflow__TensorProto *tp,
-			     struct tfk_tensor *t, struct tfk_err *err)
-{
-	int dt = strip_ref(tp->dtype), rank, rc;
-	int64_t dims[TFK_MAX_RANK], n, i;
-	size_t nv = 0, esz;
-	char *d;
-
-	memset(t, 0, sizeof(*t));
-	if (!dtype_ok(dt))
-		return tfk_errf(err, TFK_EINVAL, "tensor of DataType %d not "
-				"supported", tp->dtype);
-	rc = shape_from_proto(tp->tensor_shape, &rank, dims, err);
-	if (rc)
-		return rc;
-	for (i = 0; i < rank; i++)
-		if (rank < 0 || dims[i] < 0)
-			return tfk_errf(err, TFK_EINVAL, "tensor with unknown "
-					"shape");
-	if (rank < 0)
-		return tfk_errf(err, TFK_EINVAL, "tensor with unknown shape");
-	rc = tfk_tensor_init(t, (enum tfk_dtype)dt, rank, dims, err);
-	if (rc)
-		return rc;
-	n = tfk_tensor_numel(t);
-	esz = tfk_dtype_size(t->dtype);
-	d = t->data;
-	if (dt == TFK_DT_STRING) {
-		if (tp->n_string_val > (size_t)n)
-			goto too_many;
-		for (i = 0; i < n && tp->n_string_val; i++) {
-			const ProtobufCBinaryData *b = &tp->string_val[
-				i < (int64_t)tp->n_string_val ? i :
-				(int64_t)tp->n_string_val - 1];
-
-			rc = tfk_tensor_set_str(t, i, b->data ? (const void *)
-						b->data : "", b->len, err);
-			if (rc)
-				return rc;
-		}
-		return 0;
-	}
-	if (tp->tensor_content.len) {
-		if (tp->tensor_content.len != t->nbytes)
-			return tfk_errf(err, TFK_EINVAL, "tensor_content has "
-					"%zu bytes, shape needs %zu",
-					tp->tensor_content.len, t->nbytes);
-		memcpy(d, tp->tensor_content.data, t->nbytes);
-		return 0;
-	}
-#define FILL(field, ctype, conv)					\
-	do {								\
-		nv = tp->n_##field;					\
-		if (nv > (size_t)n)					\
-			goto too_many;					\
-		for (i = 0; i < n && nv; i++) {				\
-			ctype v = conv(tp->field[i < (int64_t)nv ? i :	\
-					       (int64_t)nv - 1]);	\
-			memcpy(d + i * esz, &v, esz);			\
-		}							\
-	} while (0)
-#define AS_IS(x) (x)
-	switch (dt) {
-	case TFK_DT_FLOAT: FILL(float_val, float, AS_IS); break;
-	case TFK_DT_DOUBLE: FILL(double_val, double, AS_IS); break;
-	case TFK_DT_INT32: FILL(int_val, int32_t, AS_IS); break;
-	case TFK_DT_INT16: FILL(int_val, int16_t, (int16_t)); break;
-	case TFK_DT_INT8: FILL(int_val, int8_t, (int8_t)); break;
-	case TFK_DT_UINT8: FILL(int_val, uint8_t, (uint8_t)); break;
-	case TFK_DT_INT64: FILL(int64_val, int64_t, AS_IS); break;
-	case TFK_DT_BOOL: FILL(bool_val, uint8_t, !!); break;
-	case TFK_DT_HALF: FILL(half_val, uint16_t, (uint16_t)); break;
-	default:
-		return tfk_errf(err, TFK_EINVAL, "tensor of %s not supported",
-				tfk_dtype_name(t->dtype));
-	}
-#undef FILL
-#undef AS_IS
-	return 0;
-too_many:
-	return tfk_errf(err, TFK_EINVAL, "tensor has more values than its "
-			"shape holds");
-}
-
 /* Attrs TF sets that change nothing here, when the op schema lacks them. */
 static int ignorable_attr(const char *name, const Tensorflow__AttrValue *v)
 {
@@ -589,7 +487,7 @@ static int attrs_convert(struct imp *im, const Tensorflow__NodeDef *n,
 			break;
 		case TFK_ATTR_SHAPE:
 			NEED(SHAPE);
-			rc = shape_from_proto(v->shape, &a->v.shape.rank,
+			rc = tfk_shape_from_proto(v->shape, &a->v.shape.rank,
 					      a->v.shape.dims, im->err);
 			if (rc)
 				return tfk_err_prefix(im->err, "node %s: attr "
@@ -597,7 +495,7 @@ static int attrs_convert(struct imp *im, const Tensorflow__NodeDef *n,
 			break;
 		case TFK_ATTR_TENSOR:
 			NEED(TENSOR);
-			rc = tensor_from_proto(v->tensor, &as->tensors[as->n],
+			rc = tfk_tensor_from_proto(v->tensor, &as->tensors[as->n],
 					       im->err);
 			if (rc)
 				return tfk_err_prefix(im->err, "node %s: attr "
@@ -980,7 +878,7 @@ static int make_variable(struct imp *im, const struct scope *s,
 	if (rc)
 		return tfk_err_prefix(im->err, "variable '%s'", fname);
 	if (sh && sh->value_case == TENSORFLOW__ATTR_VALUE__VALUE_SHAPE &&
-	    shape_from_proto(sh->shape, &rank, dims, im->err) == 0 &&
+	    tfk_shape_from_proto(sh->shape, &rank, dims, im->err) == 0 &&
 	    rank >= 0) {
 		int ok = rank == t.rank, i;
 
@@ -1233,7 +1131,7 @@ static int lower_parse(struct imp *im, struct scope *s,
 		in[1] = v.port;
 	}
 	if (!rc)
-		rc = shape_from_proto(ds->list->shape[j], &rank, dims,
+		rc = tfk_shape_from_proto(ds->list->shape[j], &rank, dims,
 				      im->err);
 	name = tfk_malloc(strlen(fname) + 32);
 	if (!rc && !name)

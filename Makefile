@@ -40,7 +40,7 @@ CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -MMD -MP \
 LDLIBS   += -Wl,--as-needed -lprotobuf-c -ljansson -larchive -lpng -ljpeg -lgif -lsnappy \
             -lz -ldl -lm -lpthread
 # Libraries of one tool alone: LDLIBS_TOOL for bin/tfk-TOOL.
-LDLIBS_serve := -lmicrohttpd
+LDLIBS_serve := -lmicrohttpd -lgrpc -lgpr
 ifdef SANITIZE
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)

@@ -1,7 +1,8 @@
 /*
  * tfk-serve: serve SavedModels (or .tflite) over TensorFlow Serving's
- * REST API, with TF Serving's flags, URLs, JSON, version directories and
- * model config file, so that TF Serving's REST clients work unchanged.
+ * REST and gRPC APIs, with TF Serving's flags, URLs, JSON, messages,
+ * version directories and model config file, so that TF Serving's
+ * clients work unchanged.
  *
  * This file: options, the config, signals and main. The models are
  * given by --model_name and --model_base_path (one model, TF Serving's
@@ -20,9 +21,12 @@
  * --monitoring_config_file turns on Prometheus metrics with TF
  * Serving's names (cmd/serve/metrics.c) at the path it gives.
  *
- * Differences from TF Serving: REST only (no gRPC --port), no batching;
- * those flags are refused with a usage error naming what to give
- * instead. The REST front end is cmd/serve/http.c.
+ * Both front ends are on at once, as in TF Serving: gRPC on --port
+ * (cmd/serve/grpc.c) and REST on --rest_api_port (cmd/serve/http.c),
+ * each with --rest_api_num_threads workers.
+ *
+ * Differences from TF Serving: no batching; its flags are refused with
+ * a usage error naming what to give instead. The REST front end is cmd/serve/http.c.
  */
 #include "model/modelconfig.h"
 #include "model/monitoring.h"
@@ -44,13 +48,13 @@
 
 static const char *model_name, *model_base_path, *access_log_path,
 		  *model_config_file;
-static long rest_api_port = 8501, poll_wait = 1, timeout_ms = 30000,
-	    n_threads, config_poll_wait;
+static long rest_api_port = 8501, grpc_port = 8500, poll_wait = 1,
+	    timeout_ms = 30000, n_threads, config_poll_wait;
 static uint64_t max_body = 64ull << 20;
 static const char *monitoring_file;
 static struct tfk_monitoring_config monitoring;	/* read from it */
 /* TF Serving's flags this server refuses (see the top comment) */
-static const char *grpc_port, *batching_file;
+static const char *batching_file;
 static int enable_batching, check_config;
 
 static const struct tfk_opt opts[] = {
@@ -79,8 +83,8 @@ static const struct tfk_opt opts[] = {
 		     "refuse request bodies larger than this (413)"),
 	TFK_OPT_STR(0, "access_log", &access_log_path, "FILE",
 		    "append one line per request to FILE"),
-	TFK_OPT_STR(0, "port", &grpc_port, "PORT",
-		    "TF Serving's gRPC port: refused, REST only so far"),
+	TFK_OPT_LONG(0, "port", &grpc_port, "PORT",
+		     "the gRPC port (0: any free one, logged)"),
 	TFK_OPT_FLAG(0, "enable_batching", &enable_batching,
 		     "refused: requests run one by one"),
 	TFK_OPT_STR(0, "batching_parameters_file", &batching_file, "FILE",
@@ -219,15 +223,15 @@ int main(int argc, char **argv)
 {
 	struct sv_server srv = { 0 };
 	struct sv_http_opts ho = { 0 };
+	struct sv_grpc_opts go = { 0 };
 	struct sv_http *h;
+	struct sv_grpc *g;
 	sigset_t sigs;
 	double next_poll, next_config;
 	long port;
 	int sig;
 
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
-	refuse(grpc_port, "--port: tfk-serve serves REST only so far; give "
-	       "--rest_api_port");
 	refuse(enable_batching ? "" : NULL, "--enable_batching: tfk-serve "
 	       "runs requests one by one so far; leave it out");
 	refuse(batching_file, "--batching_parameters_file: tfk-serve "
@@ -257,6 +261,8 @@ int main(int argc, char **argv)
 	if (rest_api_port < 0 || rest_api_port > 65535)
 		tfk_cli_usage_error("--rest_api_port: %ld is not a port",
 				    rest_api_port);
+	if (grpc_port < 0 || grpc_port > 65535)
+		tfk_cli_usage_error("--port: %ld is not a port", grpc_port);
 	if (poll_wait < 0 || timeout_ms <= 0 || n_threads < 0 ||
 	    n_threads > 1024)
 		tfk_cli_usage_error("--file_system_poll_wait_seconds, "
@@ -290,7 +296,8 @@ int main(int argc, char **argv)
 			ho.metrics_path = monitoring.path;
 		}
 	}
-	srv.n_slots = (int)n_threads;
+	/* runner slots: the REST threads', then the gRPC workers' */
+	srv.n_slots = 2 * (int)n_threads;
 	pthread_mutex_init(&srv.lock, NULL);
 
 	/* blocked here, so every thread made from now on has them blocked */
@@ -326,8 +333,20 @@ int main(int argc, char **argv)
 	ho.threads = n_threads;
 	ho.timeout_ms = timeout_ms;
 	ho.max_body = max_body;
+	go.host = "0.0.0.0";
+	go.port = grpc_port;
+	go.threads = (int)n_threads;
+	go.first_tid = (int)n_threads;
+	go.max_body = max_body;
+	go.metrics = ho.metrics;
+	if (!(g = sv_grpc_start(&srv, &go, &port))) {
+		sv_shutdown(&srv);
+		return 1;
+	}
+	tfk_cli_warn("gRPC API listening on port %ld", port);
 	h = sv_http_start(&srv, &ho, &port);
 	if (!h) {
+		sv_grpc_stop(g, timeout_ms);
 		sv_shutdown(&srv);
 		return 1;
 	}
@@ -370,6 +389,7 @@ int main(int argc, char **argv)
 	tfk_cli_warn("%s: stopping: finishing the requests in flight",
 		     strsignal(sig));
 	sv_http_stop(h, timeout_ms);
+	sv_grpc_stop(g, timeout_ms);
 	sv_shutdown(&srv);
 	pthread_mutex_destroy(&srv.lock);
 	if (ho.access_log)

@@ -138,36 +138,12 @@ static enum MHD_Result reply(struct MHD_Connection *c, struct req *rq,
 
 /* Predict ---------------------------------------------------------------- */
 
-/* This thread's runner for signature sig of v (made on first use), or a
- * runner of the request's own (*own set: free it after). */
-static struct tfk_runner *runner_of(struct sv_http *h, struct sv_version *v,
-				    const struct tfk_sv_signature *sig,
-				    int *own, struct tfk_err *err)
+/* This worker thread's number (serve.h: runner slots). */
+static int tid_of(struct sv_http *h)
 {
-	struct tfk_runner_opts ro = { 0 };
-	struct tfk_runner **slot = NULL, *r;
-	int k;
-
-	*own = 0;
 	if (worker_tid < 0)
 		worker_tid = atomic_fetch_add(&h->next_tid, 1);
-	for (k = 0; k < v->n_sigs; k++)
-		if (tfk_servable_signature(v->s, k) == sig)
-			break;
-	if (worker_tid < v->n_slots && k < v->n_sigs) {
-		slot = &v->runners[worker_tid * v->n_sigs + k];
-		if (*slot)
-			return *slot;
-	}
-	ro.threads = 1;
-	ro.any_shape = 1;
-	if (tfk_runner_new(&r, v->s, sig, NULL, -1, &ro, err))
-		return NULL;
-	if (slot)
-		*slot = r;
-	else
-		*own = 1;
-	return r;
+	return worker_tid;
 }
 
 static enum MHD_Result predict(struct sv_http *h, struct MHD_Connection *c,
@@ -205,7 +181,7 @@ static enum MHD_Result predict(struct sv_http *h, struct MHD_Connection *c,
 	}
 	if ((rc = tfk_rj_inputs(&jr, sig, in, &err)))
 		goto bad;
-	if (!(r = runner_of(h, v, sig, &own, &err))) {
+	if (!(r = sv_runner(v, sig, tid_of(h), &own, &err))) {
 		rc = err.code;
 		goto bad;
 	}
@@ -285,7 +261,7 @@ static enum MHD_Result examples(struct sv_http *h, struct MHD_Connection *c,
 	}
 	if ((rc = tfk_rj_check_signature(sig, m, &err)))
 		goto bad;
-	if (!(r = runner_of(h, v, sig, &own, &err))) {
+	if (!(r = sv_runner(v, sig, tid_of(h), &own, &err))) {
 		rc = err.code;
 		goto bad;
 	}

@@ -42,6 +42,8 @@ struct sv_rec {
 	int64_t size, mtime_ns;	/* of the model file, when it failed */
 };
 
+static int rec_cmp(const void *a, const void *b);
+
 static const char *code_name(int rc)
 {
 	switch (rc) {
@@ -89,6 +91,78 @@ void sv_release(struct sv_version *v)
 	tfk_cli_warn("model %s: version %" PRId64 " unloaded", v->model,
 		     v->num);
 	version_free(v);
+}
+
+struct tfk_runner *sv_runner(struct sv_version *v,
+			     const struct tfk_sv_signature *sig, int tid,
+			     int *own, struct tfk_err *err)
+{
+	struct tfk_runner_opts ro = { 0 };
+	struct tfk_runner **slot = NULL, *r;
+	int k;
+
+	*own = 0;
+	for (k = 0; k < v->n_sigs; k++)
+		if (tfk_servable_signature(v->s, k) == sig)
+			break;
+	if (tid >= 0 && tid < v->n_slots && k < v->n_sigs) {
+		slot = &v->runners[tid * v->n_sigs + k];
+		if (*slot)
+			return *slot;
+	}
+	ro.threads = 1;
+	ro.any_shape = 1;	/* TF Serving feeds a request as it comes */
+	if (tfk_runner_new(&r, v->s, sig, NULL, -1, &ro, err))
+		return NULL;
+	if (slot)
+		*slot = r;
+	else
+		*own = 1;
+	return r;
+}
+
+static const struct { const char *name; int num; } codes[] = {
+	{ "OK", 0 }, { "UNKNOWN", 2 }, { "INVALID_ARGUMENT", 3 },
+	{ "NOT_FOUND", 5 }, { "RESOURCE_EXHAUSTED", 8 }, { "DATA_LOSS", 15 },
+};
+
+int sv_status_list(struct sv_model *m, int64_t num, struct sv_status **out)
+{
+	struct sv_status *o;
+	int i, j, k = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&m->lock);
+	qsort(m->recs, (size_t)m->n_recs, sizeof(*m->recs), rec_cmp);
+	o = tfk_calloc((size_t)m->n_recs + 1, sizeof(*o));
+	for (i = 0; o && i < m->n_recs; i++) {
+		const struct sv_rec *r = &m->recs[i];
+
+		if (num >= 0 && r->num != num)
+			continue;
+		o[k].version = r->num;
+		o[k].available = r->state == REC_AVAILABLE;
+		o[k].code = 2;
+		for (j = 0; j < (int)(sizeof(codes) / sizeof(codes[0])); j++)
+			if (!strcmp(codes[j].name, r->code))
+				o[k].code = codes[j].num;
+		o[k].msg = tfk_strdup(r->msg ? r->msg : "");
+		k++;
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!o)
+		return -1;
+	*out = o;
+	return k;
+}
+
+void sv_status_free(struct sv_status *s, int n)
+{
+	int i;
+
+	for (i = 0; s && i < n; i++)
+		tfk_free(s[i].msg);
+	tfk_free(s);
 }
 
 int sv_label(struct sv_model *m, const char *label, size_t n, int64_t *num)

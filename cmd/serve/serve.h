@@ -2,7 +2,8 @@
  * serve.h - the parts of tfk-serve: the models and their versions
  * (cmd/serve/models.c: policies, polling, loading, reference counts,
  * status), the REST front end (cmd/serve/http.c: libmicrohttpd,
- * routing, predict) and options, config and signals (cmd/serve.c).
+ * routing, predict), the gRPC front end (cmd/serve/grpc.c), the metrics
+ * (cmd/serve/metrics.c) and options, config and signals (cmd/serve.c).
  */
 #ifndef TFK_CMD_SERVE_H
 #define TFK_CMD_SERVE_H
@@ -68,6 +69,26 @@ struct sv_model *sv_find(struct sv_server *s, const char *name, size_t n);
 /* The version num (-1: the highest served) with a reference, or NULL. */
 struct sv_version *sv_acquire(struct sv_model *m, int64_t num);
 void sv_release(struct sv_version *v);
+/*
+ * The runner for signature sig of v: worker tid's own (made on first
+ * use, kept in v's slots, touched by that thread alone), or, for a tid
+ * beyond the slots, a new one (*own set: free it after). TF Serving's
+ * feeding rule: any shape (tfk_runner_opts.any_shape).
+ */
+struct tfk_runner *sv_runner(struct sv_version *v,
+			     const struct tfk_sv_signature *sig, int tid,
+			     int *own, struct tfk_err *err);
+/* One version's status, for GetModelStatus. */
+struct sv_status {
+	int64_t version;
+	int available;			/* else END */
+	int code;			/* tensorflow.error.Code */
+	char *msg;
+};
+/* The status of version num (-1: all) of m, highest first, into *out
+ * (pair with sv_status_free): how many, or -1 out of memory. */
+int sv_status_list(struct sv_model *m, int64_t num, struct sv_status **out);
+void sv_status_free(struct sv_status *s, int n);
 /* The version label[0..n) names: 0, or -1 for an unknown label. */
 int sv_label(struct sv_model *m, const char *label, size_t n,
 	     int64_t *num);
@@ -111,6 +132,23 @@ struct sv_http_opts {
 	struct sv_metrics *metrics;	/* NULL: no metrics */
 	const char *metrics_path;	/* GET here: the metrics */
 };
+
+struct sv_grpc_opts {
+	const char *host;		/* "0.0.0.0" */
+	long port;			/* 0: any free one */
+	int threads;			/* workers */
+	int first_tid;			/* their runner slots: from here */
+	uint64_t max_body;		/* the largest request message */
+	struct sv_metrics *metrics;	/* NULL: no metrics */
+};
+
+struct sv_grpc;
+/* Start the gRPC front end (cmd/serve/grpc.c) on s; *port gets the port
+ * bound. NULL on failure (logged). */
+struct sv_grpc *sv_grpc_start(struct sv_server *s,
+			      const struct sv_grpc_opts *o, long *port);
+/* Stop accepting, let the calls in flight finish (up to wait_ms), stop. */
+void sv_grpc_stop(struct sv_grpc *g, long wait_ms);
 
 struct sv_http;
 /* Start serving s; *port gets the port bound. NULL on failure (logged). */

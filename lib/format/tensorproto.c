@@ -38,8 +38,8 @@ int tfk_shape_from_proto(const Tensorflow__TensorShapeProto *sp, int *rank,
 }
 
 
-int tfk_tensor_from_proto(const Tensorflow__TensorProto *tp,
-			  struct tfk_tensor *t, struct tfk_err *err)
+static int from_proto(const Tensorflow__TensorProto *tp, struct tfk_tensor *t,
+		      struct tfk_err *err)
 {
 	int dt = strip_ref(tp->dtype), rank, rc;
 	int64_t dims[TFK_MAX_RANK], n, i;
@@ -120,6 +120,16 @@ int tfk_tensor_from_proto(const Tensorflow__TensorProto *tp,
 too_many:
 	return tfk_errf(err, TFK_EINVAL, "tensor has more values than its "
 			"shape holds");
+}
+
+int tfk_tensor_from_proto(const Tensorflow__TensorProto *tp,
+			  struct tfk_tensor *t, struct tfk_err *err)
+{
+	int rc = from_proto(tp, t, err);
+
+	if (rc)
+		tfk_tensor_release(t);
+	return rc;
 }
 
 int tfk_tensor_proto_view(struct tfk_tensor_proto *p,

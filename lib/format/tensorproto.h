@@ -18,7 +18,8 @@ int tfk_shape_from_proto(const Tensorflow__TensorShapeProto *sp, int *rank,
 			 int64_t *dims, struct tfk_err *err);
 
 /*
- * TensorProto -> heap tensor *t (released by the caller), as TensorFlow's
+ * TensorProto -> heap tensor *t (released by the caller; empty after a
+ * failure), as TensorFlow's
  * Tensor::FromProto reads it: tensor_content, or the typed repeated
  * field with fewer values than elements repeating the last one;
  * reference dtypes (DT_FLOAT_REF) as their plain ones. Errors

@@ -6,8 +6,9 @@
 # + 2; y3 = 0.5 x2 + 3; TF Serving's own half_plus_two examples) and TF
 # Serving's REST API page for the JSON forms.
 #
-# The server is started with --rest_api_port 0 and the port it bound is
-# read from its "listening on port N" log line: no race for a free port.
+# The server is started with --rest_api_port 0 --port 0 and the port it
+# bound is read from its "REST API listening on port N" log line: no race
+# for a free port.
 . "$(dirname "$0")/lib.sh"
 
 SM=$FIX/savedmodel
@@ -17,7 +18,7 @@ ln -s "$SM/half_plus_two_cpu_tf1/00000123" "$B/00000123"
 PID=
 trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$T"' EXIT
 
-tfk-serve --model_name half --model_base_path "$B" --rest_api_port 0 \
+tfk-serve --model_name half --model_base_path "$B" --rest_api_port 0 --port 0 \
 	--file_system_poll_wait_seconds 1 --max_body_bytes 4096 \
 	--access_log "$T/access.log" 2>"$T/serve.log" &
 PID=$!
@@ -32,9 +33,9 @@ wait_for() {
 	done
 	return 1
 }
-check "the server logs its port" wait_for grep -q "listening on port" \
+check "the server logs its port" wait_for grep -q "REST API listening on port" \
 	"$T/serve.log"
-PORT=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$T/serve.log")
+PORT=$(sed -n 's/.*REST API listening on port \([0-9]*\).*/\1/p' "$T/serve.log")
 U=http://127.0.0.1:$PORT/v1/models
 export U
 
@@ -272,9 +273,9 @@ PID=
 check "SIGTERM: exit 0" test "$rc" -eq 0
 check "SIGTERM: logs stopping and stopped" grep -q "stopped" "$T/serve.log"
 
-testerr "--port is refused (REST only)" \
-	"tfk-serve --port 8500 --model_name a --model_base_path ." 2 \
-	"--port: tfk-serve serves REST only so far; give --rest_api_port"
+testerr "--port 70000: usage error" \
+	"tfk-serve --port 70000 --model_name a --model_base_path ." 2 \
+	"--port: 70000 is not a port"
 testerr "--model_config_file with --model_name: usage error" \
 	"tfk-serve --model_config_file m.cfg --model_name a --model_base_path ." \
 	2 "--model_config_file names the models: leave out --model_name"
@@ -284,7 +285,7 @@ testerr "--enable_batching is refused" \
 testerr "--model_name is required" "tfk-serve --model_base_path ." 2 \
 	"--model_name is required"
 testerr "a missing base path: exit 1" \
-	"tfk-serve --model_name a --model_base_path nowhere --rest_api_port 0" \
+	"tfk-serve --model_name a --model_base_path nowhere --rest_api_port 0 --port 0" \
 	1 "nowhere: cannot open"
 
 done_testing

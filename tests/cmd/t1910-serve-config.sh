@@ -37,7 +37,7 @@ model_config_list {
 EOF
 
 printf 'prometheus_config {\n  enable: true\n  path: "/metrics"\n}\n' >"$T/mon.config"
-tfk-serve --model_config_file "$T/m.config" --rest_api_port 0 \
+tfk-serve --model_config_file "$T/m.config" --rest_api_port 0 --port 0 \
 	--file_system_poll_wait_seconds 1 \
 	--monitoring_config_file "$T/mon.config" 2>"$T/serve.log" &
 PID=$!
@@ -51,9 +51,9 @@ wait_for() {	# retry CMD (quietly) for up to 20 s
 	done
 	return 1
 }
-check "the server logs its port" wait_for grep -q "listening on port" \
+check "the server logs its port" wait_for grep -q "REST API listening on port" \
 	"$T/serve.log"
-PORT=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$T/serve.log")
+PORT=$(sed -n 's/.*REST API listening on port \([0-9]*\).*/\1/p' "$T/serve.log")
 U=http://127.0.0.1:$PORT/v1/models
 export U
 cat >"$T/q" <<'EOF'
@@ -200,10 +200,10 @@ check "SIGTERM: exit 0" test "$rc" -eq 0
 # refusals at start: exit 1 with the file and place
 printf 'model_config_list {\n  config { name: "a" }\n}\n' >"$T/bad.config"
 testerr "a config without base_path: exit 1, located" \
-	"tfk-serve --model_config_file bad.config --rest_api_port 0" 1 \
+	"tfk-serve --model_config_file bad.config --rest_api_port 0 --port 0" 1 \
 	"bad.config:2:3: config 'a': base_path is required"
 testerr "a missing config file: exit 1" \
-	"tfk-serve --model_config_file nowhere.config --rest_api_port 0" 1 \
+	"tfk-serve --model_config_file nowhere.config --rest_api_port 0 --port 0" 1 \
 	"nowhere.config: cannot open: No such file or directory"
 testerr "--model_config_file_poll_wait_seconds -1: usage error" \
 	"tfk-serve --model_config_file m.config --model_config_file_poll_wait_seconds -1" \

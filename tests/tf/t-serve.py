@@ -1,5 +1,19 @@
-"""t-serve: tfk-serve's model config file read as TF Serving reads it.
+"""t-serve: tfk-serve read and called as TF Serving is.
 
+gRPC: TF Serving's own Python client (tensorflow-serving-api's
+PredictionServiceStub and ModelServiceStub over grpcio) calls tfk-serve
+serving the TensorFlow-written fixtures (the TF1 and TF2 half_plus_two
+SavedModels as versions 1 and 2 of one model, the .tflite half_plus_two
+as another): Predict outputs equal the SavedModel's own signature
+called in TensorFlow (tf.saved_model.load) and the REST answer;
+output_filter; Classify and Regress on tf.Examples (with a context) equal
+the TF1 classify/regress signatures called on the same serialized
+Examples; GetModelMetadata's SignatureDefMap equals the signature_def of
+the saved_model.pb as TensorFlow's own protos read it; GetModelStatus;
+and the errors: unknown model (NOT_FOUND), version, label, signature,
+input, and a wrong dtype (INVALID_ARGUMENT).
+
+Config:
 Each text below goes to TF Serving's own ModelServerConfig message
 (tensorflow_serving.config.model_server_config_pb2, the protobuf
 text_format parser TF Serving uses) and to `tfk-serve --check_config`:
@@ -139,5 +153,246 @@ for i, text in enumerate(SERVER_REFUSES):
     rc, out, err = ours(text, "server%d.config" % i)
     t.ok(rc == 1 and "server%d.config:1:" % i in err,
          "server-level %d: refused with its place (%s)" % (i, err.strip()))
+
+
+# gRPC -----------------------------------------------------------------------
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+import urllib.request  # noqa: E402
+
+import grpc  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow.core.protobuf import saved_model_pb2  # noqa: E402
+from tensorflow_serving.apis import (  # noqa: E402
+    classification_pb2, get_model_metadata_pb2, get_model_status_pb2,
+    model_service_pb2_grpc, predict_pb2, prediction_service_pb2_grpc,
+    regression_pb2)
+
+SM = t.fixture("savedmodel")
+half = t.path("half")
+os.makedirs(half)
+os.symlink(os.path.join(SM, "half_plus_two_cpu_tf1", "00000123"),
+           os.path.join(half, "1"))
+os.symlink(os.path.join(SM, "half_plus_two_tf2_cpu", "00000123"),
+           os.path.join(half, "2"))
+lite = t.path("lite")
+os.makedirs(os.path.join(lite, "1"))
+os.symlink(t.fixture("tflite/serving_half_plus_two/model.tflite"),
+           os.path.join(lite, "1", "model.tflite"))
+with open(t.path("serve.config"), "w") as f:
+    f.write("""model_config_list {
+  config { name: "half" base_path: "%s"
+    model_version_policy { all {} }
+    version_labels { key: "tf1" value: 1 } }
+  config { name: "lite" base_path: "%s" }
+}""" % (half, lite))
+log = open(t.path("serve.log"), "w+")
+srv = subprocess.Popen([os.path.join(t.bin, "tfk-serve"),
+                        "--model_config_file", t.path("serve.config"),
+                        "--port", "0", "--rest_api_port", "0"],
+                       stderr=log, cwd=t.tmp)
+
+
+def port_of(what):
+    for _ in range(200):
+        log.seek(0)
+        for line in log.read().splitlines():
+            if line.startswith("tfk-serve: %s API listening on port " % what):
+                return int(line.rsplit(" ", 1)[1])
+        time.sleep(0.1)
+    return None
+
+
+try:
+    gport, rport = port_of("gRPC"), port_of("REST")
+    t.ok(gport and rport, "tfk-serve listens on gRPC and REST ports")
+    ch = grpc.insecure_channel("127.0.0.1:%d" % gport)
+    ps = prediction_service_pb2_grpc.PredictionServiceStub(ch)
+    ms = model_service_pb2_grpc.ModelServiceStub(ch)
+
+    def spec(msg, name, version=None, label=None, sig=None):
+        msg.model_spec.name = name
+        if version is not None:
+            msg.model_spec.version.value = version
+        if label is not None:
+            msg.model_spec.version_label = label
+        if sig is not None:
+            msg.model_spec.signature_name = sig
+        return msg
+
+    x = np.array([1.0, 2.0, 5.0, -0.5], np.float32)
+    tf1 = tf.saved_model.load(os.path.join(SM, "half_plus_two_cpu_tf1",
+                                           "00000123"))
+    tf2 = tf.saved_model.load(os.path.join(SM, "half_plus_two_tf2_cpu",
+                                           "00000123"))
+    for ver, model in ((1, tf1), (2, tf2)):
+        want = model.signatures["serving_default"](
+            x=tf.constant(x.reshape(-1, 1) if ver == 2 else x))
+        want = {k: v.numpy() for k, v in want.items()}
+        rq = spec(predict_pb2.PredictRequest(), "half", version=ver)
+        rq.inputs["x"].CopyFrom(tf.make_tensor_proto(
+            x.reshape(-1, 1) if ver == 2 else x))
+        rs = ps.Predict(rq, timeout=20)
+        got = {k: tf.make_ndarray(v) for k, v in rs.outputs.items()}
+        t.eq(sorted(got), sorted(want),
+             "Predict version %d: the signature's output keys" % ver)
+        for k in want:
+            t.close(got[k], want[k], 1e-6,
+                    "Predict version %d: %s equals TensorFlow's" % (ver, k))
+        t.eq((rs.model_spec.name, rs.model_spec.version.value,
+              rs.model_spec.signature_name), ("half", ver, "serving_default"),
+             "Predict version %d: model_spec of the answer" % ver)
+
+    rq = spec(predict_pb2.PredictRequest(), "half", label="tf1")
+    rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
+    rs = ps.Predict(rq, timeout=20)
+    t.eq(rs.model_spec.version.value, 1, "version_label tf1 is version 1")
+    body = json.dumps({"instances": x.tolist()}).encode()
+    rest = json.loads(urllib.request.urlopen(urllib.request.Request(
+        "http://127.0.0.1:%d/v1/models/half/versions/1:predict" % rport,
+        data=body), timeout=20).read())
+    t.close(tf.make_ndarray(rs.outputs["y"]), rest["predictions"], 0,
+            "gRPC and REST give the same predictions")
+
+    rq = spec(predict_pb2.PredictRequest(), "half", version=1,
+              sig="regress_x2_to_y3")
+    rq.inputs["inputs"].CopyFrom(tf.make_tensor_proto(x.reshape(-1, 1)))
+    rq.output_filter.append("outputs")
+    rs = ps.Predict(rq, timeout=20)
+    t.close(tf.make_ndarray(rs.outputs["outputs"]),
+            0.5 * x.reshape(-1, 1) + 3, 1e-6,
+            "signature_name and output_filter: y3 = 0.5 x2 + 3")
+
+    rq = spec(predict_pb2.PredictRequest(), "lite")
+    rq.inputs["x"].CopyFrom(tf.make_tensor_proto(np.array([[2.0]],
+                                                          np.float32)))
+    rs = ps.Predict(rq, timeout=20)
+    t.eq([tf.make_ndarray(v).tolist() for v in rs.outputs.values()],
+         [[[3.0]]], "Predict on the .tflite model")
+
+    # Classify and Regress: TF's own signatures on the same Examples
+    def examples(msg, xs, context=None):
+        if context is None:
+            lst = msg.input.example_list
+        else:
+            lst = msg.input.example_list_with_context
+            lst.context.features.feature["x"].float_list.value.append(
+                context)
+        for v in xs:
+            e = lst.examples.add()
+            if v is not None:
+                e.features.feature["x"].float_list.value.append(v)
+        return msg
+
+    def serialized(xs, context=None):
+        out = []
+        for v in xs:
+            e = tf.train.Example()
+            e.features.feature["x"].float_list.value.append(
+                v if v is not None else context)
+            out.append(e.SerializeToString())
+        return tf.constant(out)
+
+    rr = examples(spec(regression_pb2.RegressionRequest(), "half", version=1,
+                       sig="regress_x_to_y"), [2.0, 3.0, None], context=9.0)
+    res = ps.Regress(rr, timeout=20)
+    want = tf1.signatures["regress_x_to_y"](
+        inputs=serialized([2.0, 3.0, None], 9.0))["outputs"].numpy()
+    t.close([r.value for r in res.result.regressions],
+            want.reshape(-1), 1e-6,
+            "Regress with a context equals TF's regress_x_to_y")
+    cr = examples(spec(classification_pb2.ClassificationRequest(), "half",
+                       version=1, sig="classify_x_to_y"), [2.0, 4.0])
+    res = ps.Classify(cr, timeout=20)
+    want = tf1.signatures["classify_x_to_y"](
+        inputs=serialized([2.0, 4.0]))["scores"].numpy()
+    t.close([[c.score for c in k.classes]
+             for k in res.result.classifications], want, 1e-6,
+            "Classify scores equal TF's classify_x_to_y")
+    t.eq([[c.label for c in k.classes] for k in res.result.classifications],
+         [["0"], ["0"]], "Classify labels without a classes output: '0'")
+
+    # metadata against the saved_model.pb as TF's protos read it
+    mr = spec(get_model_metadata_pb2.GetModelMetadataRequest(), "half",
+              version=1)
+    mr.metadata_field.append("signature_def")
+    md = ps.GetModelMetadata(mr, timeout=20)
+    sdm = get_model_metadata_pb2.SignatureDefMap()
+    t.ok(md.metadata["signature_def"].Unpack(sdm),
+         "GetModelMetadata: a SignatureDefMap in an Any")
+    smp = saved_model_pb2.SavedModel()
+    with open(os.path.join(SM, "half_plus_two_cpu_tf1", "00000123",
+                           "saved_model.pb"), "rb") as f:
+        smp.ParseFromString(f.read())
+    tfsig = smp.meta_graphs[0].signature_def
+
+    def view(sd):
+        return {k: (v.method_name,
+                    {n: (i.name, i.dtype, [d.size for d in
+                                           i.tensor_shape.dim],
+                         i.tensor_shape.unknown_rank)
+                     for n, i in v.inputs.items()},
+                    {n: (i.name, i.dtype, [d.size for d in
+                                           i.tensor_shape.dim],
+                         i.tensor_shape.unknown_rank)
+                     for n, i in v.outputs.items()})
+                for k, v in sd.items()}
+    t.eq(view(sdm.signature_def), view(tfsig),
+         "GetModelMetadata: the saved_model.pb's signature_def")
+
+    sr = spec(get_model_status_pb2.GetModelStatusRequest(), "half")
+    st = ms.GetModelStatus(sr, timeout=20)
+    t.eq([(v.version, v.state, v.status.error_code)
+          for v in st.model_version_status],
+         [(2, get_model_status_pb2.ModelVersionStatus.AVAILABLE, 0),
+          (1, get_model_status_pb2.ModelVersionStatus.AVAILABLE, 0)],
+         "GetModelStatus: both versions AVAILABLE, OK")
+
+    def code(call, msg, part):
+        try:
+            call(msg, timeout=20)
+            return None, ""
+        except grpc.RpcError as e:
+            return e.code(), e.details() if part in e.details() else \
+                "(%s)" % e.details()
+
+    bad = spec(predict_pb2.PredictRequest(), "nope")
+    bad.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
+    t.eq(code(ps.Predict, bad, "Latest(nope)"),
+         (grpc.StatusCode.NOT_FOUND,
+          "Servable not found for request: Latest(nope)"),
+         "an unknown model: NOT_FOUND")
+    bad = spec(predict_pb2.PredictRequest(), "half", version=7)
+    t.eq(code(ps.Predict, bad, "Specific")[0], grpc.StatusCode.NOT_FOUND,
+         "an unknown version: NOT_FOUND")
+    bad = spec(predict_pb2.PredictRequest(), "half", label="beta")
+    t.eq(code(ps.Predict, bad, "label")[0],
+         grpc.StatusCode.INVALID_ARGUMENT, "an unknown label")
+    bad = spec(predict_pb2.PredictRequest(), "half", version=1)
+    bad.inputs["x"].CopyFrom(tf.make_tensor_proto(x.astype(np.float64)))
+    t.eq(code(ps.Predict, bad, "expects float32"),
+         (grpc.StatusCode.INVALID_ARGUMENT,
+          "input 'x': expects float32, got a TensorProto of float64"),
+         "a float64 tensor for a float input: INVALID_ARGUMENT")
+    bad = spec(predict_pb2.PredictRequest(), "half", version=1)
+    t.eq(code(ps.Predict, bad, "missing")[0],
+         grpc.StatusCode.INVALID_ARGUMENT, "a missing input")
+    bad = spec(predict_pb2.PredictRequest(), "half", version=1, sig="nope")
+    t.eq(code(ps.Predict, bad, "nope")[0],
+         grpc.StatusCode.INVALID_ARGUMENT, "an unknown signature")
+    rr = spec(regression_pb2.RegressionRequest(), "half", version=1,
+              sig="regress_x_to_y")
+    t.eq(code(ps.Regress, rr, "empty")[0], grpc.StatusCode.INVALID_ARGUMENT,
+         "Regress without examples")
+finally:
+    srv.send_signal(signal.SIGTERM)
+    try:
+        rc = srv.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        rc = None
+    t.eq(rc, 0, "SIGTERM: tfk-serve exits 0")
 
 t.done()

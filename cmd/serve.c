@@ -98,9 +98,10 @@ static const struct tfk_opt opts[] = {
 static const struct tfk_cmd cmd = {
 	"tfk-serve",
 	"(--model_name NAME --model_base_path DIR | --model_config_file F) "
-	"[--rest_api_port PORT] [--file_system_poll_wait_seconds S] "
-	"[--access_log FILE]",
-	"serve a SavedModel or .tflite over TensorFlow Serving's REST API",
+	"[--port PORT] [--rest_api_port PORT] "
+	"[--file_system_poll_wait_seconds S] [--access_log FILE]",
+	"serve SavedModels or .tflite over TensorFlow Serving's REST and gRPC "
+	"APIs",
 	"tfk-serve --model_name half --model_base_path /models/half &\n"
 	"  curl -d '{\"instances\": [1.0, 2.0]}' "
 	"localhost:8501/v1/models/half:predict",

@@ -14,6 +14,10 @@
  * after the REST threads'), so a request takes no lock but the one on
  * the version's reference count.
  *
+ * Any other method (MultiInference, HandleReloadConfigRequest, a typo)
+ * is answered UNIMPLEMENTED by a generic call slot per worker, as gRPC
+ * servers answer a method they lack.
+ *
  * Errors are gRPC statuses with TF Serving's codes and our messages:
  * INVALID_ARGUMENT for bad requests, NOT_FOUND for an unknown model or
  * version, RESOURCE_EXHAUSTED when memory runs out, UNAVAILABLE while
@@ -43,7 +47,9 @@
 #include <string.h>
 
 enum method {
-	M_PREDICT, M_CLASSIFY, M_REGRESS, M_METADATA, M_STATUS, N_METHODS
+	M_PREDICT, M_CLASSIFY, M_REGRESS, M_METADATA, M_STATUS,
+	M_OTHER,	/* any other method: UNIMPLEMENTED */
+	N_METHODS
 };
 
 static const struct {
@@ -56,6 +62,7 @@ static const struct {
 	  "GetModelMetadata" },
 	{ "/tensorflow.serving.ModelService/GetModelStatus",
 	  "GetModelStatus" },
+	{ NULL, NULL },
 };
 
 struct worker;
@@ -68,6 +75,7 @@ struct call {
 	grpc_call *call;
 	gpr_timespec deadline;
 	grpc_metadata_array md;
+	grpc_call_details other;	/* M_OTHER: which method */
 	grpc_byte_buffer *payload, *reply;
 	grpc_slice details;
 	int cancelled;
@@ -887,16 +895,24 @@ done:
 
 static void request(struct call *c)
 {
+	grpc_call_error e;
+
 	grpc_metadata_array_init(&c->md);
 	c->sending = 0;
 	c->payload = NULL;
-	if (grpc_server_request_registered_call(c->w->g->srv,
-						c->w->g->reg[c->m], &c->call,
-						&c->deadline, &c->md,
-						&c->payload, c->w->cq,
-						c->w->cq, c) != GRPC_CALL_OK)
+	if (c->m == M_OTHER) {
+		grpc_call_details_init(&c->other);
+		e = grpc_server_request_call(c->w->g->srv, &c->call, &c->other,
+					     &c->md, c->w->cq, c->w->cq, c);
+	} else {
+		e = grpc_server_request_registered_call(
+			c->w->g->srv, c->w->g->reg[c->m], &c->call,
+			&c->deadline, &c->md, &c->payload, c->w->cq,
+			c->w->cq, c);
+	}
+	if (e != GRPC_CALL_OK)
 		tfk_cli_warn("gRPC: cannot wait for %s calls",
-			     methods[c->m].api);
+			     methods[c->m].api ? methods[c->m].api : "other");
 }
 
 static void answer_call(struct call *c)
@@ -912,7 +928,11 @@ static void answer_call(struct call *c)
 	memset(&a, 0, sizeof(a));
 	tfk_buf_init(&a.out);
 	a.code = GRPC_STATUS_OK;
-	if (atomic_load(&g->stopping)) {
+	if (c->m == M_OTHER) {
+		fail(&a, GRPC_STATUS_UNIMPLEMENTED, "Method not found: %.*s",
+		     (int)GRPC_SLICE_LENGTH(c->other.method),
+		     (const char *)GRPC_SLICE_START_PTR(c->other.method));
+	} else if (atomic_load(&g->stopping)) {
 		fail(&a, GRPC_STATUS_UNAVAILABLE, "the server is stopping");
 	} else if (!c->payload || !grpc_byte_buffer_reader_init(&rd,
 								 c->payload)) {
@@ -966,7 +986,7 @@ static void answer_call(struct call *c)
 	if (grpc_call_start_batch(c->call, ops, (size_t)n_ops, c, NULL) !=
 	    GRPC_CALL_OK)
 		tfk_cli_warn("gRPC: cannot answer a %s call",
-			     methods[c->m].api);
+			     methods[c->m].api ? methods[c->m].api : "other");
 }
 
 /* The call's answer went out (or failed): release it. */
@@ -978,6 +998,8 @@ static void finish(struct call *c)
 		grpc_byte_buffer_destroy(c->payload);
 	grpc_slice_unref(c->details);
 	grpc_metadata_array_destroy(&c->md);
+	if (c->m == M_OTHER)
+		grpc_call_details_destroy(&c->other);
 	grpc_call_unref(c->call);
 	c->reply = c->payload = NULL;
 	c->call = NULL;
@@ -1007,6 +1029,8 @@ static void *work(void *arg)
 			answer_call(c);
 		} else {	/* the server shuts down: no more calls */
 			grpc_metadata_array_destroy(&c->md);
+			if (c->m == M_OTHER)
+				grpc_call_details_destroy(&c->other);
 		}
 	}
 	return NULL;
@@ -1046,7 +1070,7 @@ struct sv_grpc *sv_grpc_start(struct sv_server *s,
 	g->srv = grpc_server_create(&args, NULL);
 	g->shutdown_cq = grpc_completion_queue_create_for_next(NULL);
 	grpc_server_register_completion_queue(g->srv, g->shutdown_cq, NULL);
-	for (m = 0; m < N_METHODS; m++)
+	for (m = 0; m < M_OTHER; m++)
 		g->reg[m] = grpc_server_register_method(
 			g->srv, methods[m].path, NULL,
 			GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);

@@ -386,6 +386,11 @@ try:
               sig="regress_x_to_y")
     t.eq(code(ps.Regress, rr, "empty")[0], grpc.StatusCode.INVALID_ARGUMENT,
          "Regress without examples")
+    from tensorflow_serving.apis import model_management_pb2
+    t.eq(code(ms.HandleReloadConfigRequest,
+              model_management_pb2.ReloadConfigRequest(), "Method")[0],
+         grpc.StatusCode.UNIMPLEMENTED,
+         "HandleReloadConfigRequest: UNIMPLEMENTED, at once")
 finally:
     srv.send_signal(signal.SIGTERM)
     try:

@@ -48,6 +48,7 @@
  * on stdout.
  */
 #include "kernels/cpu.h"
+#include "nn/adapt.h"
 #include "nn/callback.h"
 #include "nn/ckpt.h"
 #include "nn/feed.h"
@@ -81,6 +82,7 @@ static uint64_t seed;
 static long threads;
 static int resume, json_out, quiet, force_progress, histograms;
 static int reset_optimizer;
+static long adapt_records = 100000;
 
 static int opt_seed(const char *arg, void *value)
 {
@@ -118,6 +120,10 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "reset-optimizer", &reset_optimizer,
 		     "with --init-from: a fresh optimizer, not the saved "
 		     "one"),
+	TFK_OPT_LONG(0, "adapt-records", &adapt_records, "N",
+		     "adapt the model's preprocessing layers that lack a "
+		     "vocabulary or statistics from the first N training "
+		     "records (default: 100000; 0: all)"),
 	TFK_OPT_LONG('j', "threads", &threads, "N",
 		     "kernel threads (default: all CPUs)"),
 	TFK_OPT_FLAG(0, "json", &json_out,
@@ -1006,6 +1012,22 @@ static int check_out(void)
 	return 0;
 }
 
+/* layer.adapt(train_data) before fit, for the layers that need it */
+static int adapt(struct tfk_spec *s)
+{
+	int n, rc;
+
+	if (adapt_records < 0)
+		tfk_cli_usage_error("--adapt-records: expected N >= 0");
+	rc = tfk_keras_adapt(tfk_spec_json(s), tfk_spec_name(s),
+			     (const char *const *)train_files.v, train_files.n,
+			     adapt_records, &n, &err);
+	if (!rc && n && !quiet)
+		tfk_cli_warn("adapted %d preprocessing layer%s from the "
+			     "training records", n, n == 1 ? "" : "s");
+	return rc;
+}
+
 static int setup(struct run *r, const char *spec_path)
 {
 	struct tfk_feed_opts fo = { 0 };
@@ -1018,6 +1040,8 @@ static int setup(struct run *r, const char *spec_path)
 	rc = tfk_spec_load(&r->spec, spec_path, &err);
 	for (size_t i = 0; !rc && i < sets.n; i++)
 		rc = tfk_spec_set(r->spec, sets.v[i], &err);
+	if (!rc)
+		rc = adapt(r->spec);
 	if (!rc)
 		rc = tfk_spec_fit(r->spec, &r->fit, &err);
 	if (!rc)

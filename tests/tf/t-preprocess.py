@@ -81,6 +81,7 @@ with tf.io.TFRecordWriter(DATA) as w:
             "txt": feat_bytes([texts[i].encode()]),
             "v": feat_float(vals[i].tolist()),
             "label": feat_int([i % 2]),
+            "yf": feat_float([float(i % 3)]),
         }))
         w.write(ex.SerializeToString())
 
@@ -397,5 +398,103 @@ with open(p, "w") as f:
 rc, _, err = t.run("tfk-map", p, DATA, check=False)
 t.ok(rc == 1 and "config.pad_to_max_tokens: true is not supported" in err,
      "TextVectorization pad_to_max_tokens: refused by its JSON path")
+
+# tfk-train adapts the model's layers --------------------------------------
+def train_model():
+    it = keras.Input(shape=(1,), dtype="string", name="txt")
+    is_ = keras.Input(shape=(3,), dtype="string", name="s")
+    ix = keras.Input(shape=(4,), name="x")
+    iv_ = keras.Input(shape=(5,), name="v")
+    tv = keras.layers.TextVectorization(output_sequence_length=6,
+                                        max_tokens=12, name="tv")
+    sl = keras.layers.StringLookup(output_mode="count", name="sl")
+    nm = keras.layers.Normalization(name="nm")
+    ds = keras.layers.Discretization(num_bins=4, output_mode="count",
+                                     name="ds")
+    # Keras needs the vocabulary sizes to build the Dense: adapt first,
+    # and the spec gets the configs without what adapt learned
+    tv.adapt(np.array(texts))
+    sl.adapt(np.array(strs))
+    nm.adapt(xs)
+    ds.adapt(tf.data.Dataset.from_tensor_slices(vals))
+    e = keras.layers.Flatten()(keras.layers.Embedding(12, 2, name="emb")(
+        tv(it)))
+    h = keras.layers.Concatenate()([e, sl(is_), nm(ix), ds(iv_)])
+    out = keras.layers.Dense(1, kernel_initializer="random_uniform",
+                             name="out")(h)
+    return keras.Model([it, is_, ix, iv_], out), (tv, sl, nm, ds)
+
+
+model, (tv, sl, nm, ds) = train_model()
+spec = {"model": json.loads(model.to_json()),
+        "labels": {"feature": "yf", "dtype": "float32"},
+        "compile": {"optimizer": {"class_name": "SGD",
+                                  "config": {"learning_rate": 0.01}},
+                    "loss": "mean_squared_error"},
+        "fit": {"epochs": 1, "batch_size": 8, "shuffle": False}}
+for la in spec["model"]["config"]["layers"]:
+    # Keras 3.12's InputLayer "optional" (false) and Embedding/Dense
+    # "quantization_config" (null): the zoo's keys (item 3), not ours
+    if la["config"].get("optional") is False:
+        del la["config"]["optional"]
+    if "quantization_config" in la["config"] and \
+            la["config"]["quantization_config"] is None:
+        del la["config"]["quantization_config"]
+    for k in ("vocabulary", "idf_weights", "mean", "variance",
+              "bin_boundaries"):
+        if k in la["config"]:
+            la["config"][k] = None
+sp = t.path("train.spec.json")
+with open(sp, "w") as f:
+    json.dump(spec, f)
+run = t.path("run")
+rc, _, err = t.run("tfk-train", sp, DATA, "-o", run, "-q", check=False)
+t.ok(rc == 0, "tfk-train: a model with un-adapted TextVectorization, "
+     "StringLookup, Normalization and Discretization trains with no "
+     "vocabulary file")
+if rc:
+    t.diag(err)
+else:
+    with open(os.path.join(run, "assets.extra", "tfkit_spec.json")) as f:
+        learned = {la["config"]["name"]: la["config"]
+                   for la in json.load(f)["model"]["config"]["layers"]}
+    t.eq(learned["tv"]["vocabulary"], tv.get_vocabulary(),
+         "exported spec: TextVectorization vocabulary is Keras adapt's")
+    t.eq(learned["sl"]["vocabulary"], sl.get_vocabulary(),
+         "exported spec: StringLookup vocabulary is Keras adapt's")
+    t.close(learned["nm"]["mean"], np.asarray(nm.mean).ravel(), 1e-6,
+            "exported spec: Normalization mean is Keras adapt's")
+    t.close(learned["nm"]["variance"], np.asarray(nm.variance).ravel(),
+            1e-6, "exported spec: Normalization variance is Keras adapt's")
+    t.close(learned["ds"]["bin_boundaries"],
+            [float(b) for b in ds.bin_boundaries], 1e-6,
+            "exported spec: Discretization boundaries are Keras adapt's")
+    assets = os.path.join(run, "assets")
+    vocab_files = {}
+    for fn in sorted(os.listdir(assets)) if os.path.isdir(assets) else []:
+        with open(os.path.join(assets, fn), encoding="utf-8") as f:
+            vocab_files[fn] = f.read().split("\n")
+    t.ok(any(v[:len(tv.get_vocabulary()) - 2] == tv.get_vocabulary()[2:]
+             for v in vocab_files.values()) and
+         any(v[:len(sl.get_vocabulary()) - 1] == sl.get_vocabulary()[1:]
+             for v in vocab_files.values()),
+         "SavedModel assets/: the learned vocabularies, Keras' order (%s)"
+         % sorted(vocab_files))
+    loaded = tf.saved_model.load(run)
+    sig = loaded.signatures["serving_default"]
+    byname = {v.name.split(":")[0]: v.numpy() for v in sig.variables}
+    t.diag("variables: %s" % sorted(byname))
+    model.get_layer("emb").set_weights([byname["emb/embeddings"]])
+    model.get_layer("out").set_weights([byname["out/kernel"],
+                                        byname["out/bias"]])
+    feeds = {"txt": tf.constant([[s] for s in texts]),
+             "s": tf.constant(strs), "x": tf.constant(xs),
+             "v": tf.constant(vals)}
+    got = list(sig(**feeds).values())[0].numpy()
+    want = np.asarray(model([feeds["txt"], feeds["s"], feeds["x"],
+                             feeds["v"]]))
+    t.close(got, want, 1e-5, "tf.saved_model.load: the export's "
+            "serving_default equals the Keras model adapted by Keras "
+            "(its weights copied)")
 
 t.done()

@@ -482,8 +482,14 @@ else:
          % sorted(vocab_files))
     loaded = tf.saved_model.load(run)
     sig = loaded.signatures["serving_default"]
-    byname = {v.name.split(":")[0]: v.numpy() for v in sig.variables}
-    t.diag("variables: %s" % sorted(byname))
+    ck = tf.train.load_checkpoint(os.path.join(run, "variables",
+                                               "variables"))
+    byname = {}
+    for k in ck.get_variable_to_shape_map():
+        for want_k in ("emb/embeddings", "out/kernel", "out/bias"):
+            if want_k in k and "optimizer" not in k.lower():
+                byname[want_k] = ck.get_tensor(k)
+    t.diag("variables: %s" % sorted(ck.get_variable_to_shape_map()))
     model.get_layer("emb").set_weights([byname["emb/embeddings"]])
     model.get_layer("out").set_weights([byname["out/kernel"],
                                         byname["out/bias"]])

@@ -1,0 +1,92 @@
+#!/bin/sh
+# tfk-train adapts a model's preprocessing layers (layer.adapt before
+# fit): Normalization's statistics checked against numpy's mean and
+# population variance of the records, --adapt-records bounding them, a
+# StringLookup's vocabulary against collections.Counter in Keras' order
+# (count high to low, ties by token high to low); and the refusals: stdin,
+# a layer behind another layer, a missing feature, a bad option.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$T/mk.py" <<'PY'
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1] + "/py")
+import tfexample as tfe
+rng = np.random.default_rng(3)
+xs = rng.normal(2.0, 3.0, size=(40, 4)).astype(np.float32)
+words = ["a", "b", "c", "d", "e"]
+ss = [[words[int(k)] for k in rng.integers(0, 5, size=2)] for _ in range(40)]
+recs = [tfe.make_example({"x": [float(v) for v in xs[i]],
+                          "s": [w.encode() for w in ss[i]],
+                          "y": [float(i % 3)]}).SerializeToString()
+        for i in range(40)]
+tfe.write_tfrecords("d.tfrecord", recs)
+np.save("xs.npy", xs)
+json.dump(ss, open("ss.json", "w"))
+def spec(layers, shape, dtype="float32"):
+    return {"model": {"class_name": "Sequential", "config": {"name": "m",
+            "layers": [{"class_name": "InputLayer", "config": {
+                "name": "x" if dtype == "float32" else "s",
+                "batch_input_shape": [None] + shape, "dtype": dtype}}]
+            + layers}},
+            "labels": {"feature": "y", "dtype": "float32"},
+            "compile": {"optimizer": {"class_name": "SGD", "config": {
+                "learning_rate": 0.01}}, "loss": "mean_squared_error"},
+            "fit": {"epochs": 1, "batch_size": 8}}
+norm = {"class_name": "Normalization", "config": {"name": "nm",
+        "axis": -1, "mean": None, "variance": None}}
+dense = {"class_name": "Dense", "config": {"name": "out", "units": 1}}
+look = {"class_name": "StringLookup", "config": {"name": "sl",
+        "output_mode": "count", "vocabulary": None}}
+json.dump(spec([norm, dense], [4]), open("norm.json", "w"))
+nf = spec([norm, dense], [4])
+nf["inputs"] = {"x": {"feature": "nosuch"}}
+json.dump(nf, open("nofeat.json", "w"))
+json.dump(spec([dense, dict(norm), dense], [4]), open("behind.json", "w"))
+json.dump(spec([look, dense], [2], "string"), open("look.json", "w"))
+PY
+cat >"$T/chk.py" <<'PY'
+import collections, json, sys
+import numpy as np
+what, d = sys.argv[1], sys.argv[2]
+layers = json.load(open(d + "/assets.extra/tfkit_spec.json"))["model"][
+    "config"]["layers"]
+cfg = {la["config"]["name"]: la["config"] for la in layers if
+       "name" in la["config"]}
+if what.startswith("norm"):
+    xs = np.load("xs.npy").astype(np.float64)[:int(what[4:] or 40)]
+    ok = np.allclose(cfg["nm"]["mean"], xs.mean(0), atol=1e-6) and \
+        np.allclose(cfg["nm"]["variance"], xs.var(0), atol=1e-5)
+else:
+    c = collections.Counter(w for s in json.load(open("ss.json")) for w in s)
+    want = ["[UNK]"] + sorted(c, key=lambda w: (-c[w], [-b for b in
+                                                       w.encode()]))
+    ok = cfg["sl"]["vocabulary"] == want
+    if not ok:
+        print(cfg["sl"]["vocabulary"], want)
+sys.exit(0 if ok else 1)
+PY
+(cd "$T" && "$PYTHON" mk.py "$TESTS") ||
+	{ echo "Bail out! mk.py failed"; exit 1; }
+
+check "Normalization adapted from every record: numpy's mean and variance" \
+	sh -c 'tfk-train -q norm.json d.tfrecord -o n1 && "$PYTHON" chk.py norm n1'
+check "--adapt-records 10: the statistics of the first 10 records" \
+	sh -c 'tfk-train -q --adapt-records 10 norm.json d.tfrecord -o n2 &&
+	       "$PYTHON" chk.py norm10 n2'
+check "StringLookup adapted: Keras' vocabulary order, in the export" \
+	sh -c 'tfk-train -q look.json d.tfrecord -o l1 && "$PYTHON" chk.py look l1 &&
+	       test -s l1/assets/*vocab.txt'
+testerr "adapting from stdin is refused" \
+	'tfk-train norm.json -o s1 <d.tfrecord' 1 \
+	"tfk-train: norm.json: model.config.layers[1] (Normalization 'nm'): adapting reads the training records again: give them as files, not stdin"
+testerr "a layer behind another layer is refused by its path" \
+	'tfk-train behind.json d.tfrecord -o b1' 1 \
+	"tfk-train: behind.json: model.config.layers[2] (Normalization 'nm'): to be adapted by tfk-train, the layer must read a model input directly"
+testerr "a missing feature names the record" \
+	'tfk-train nofeat.json d.tfrecord -o m1' 1 \
+	"tfk-train: adapting nofeat.json: model.config.layers[1] (Normalization 'nm'): d.tfrecord: record 0: no feature 'nosuch'"
+testerr "--adapt-records -1 is a usage error" \
+	'tfk-train --adapt-records -1 norm.json d.tfrecord -o u1' 2 \
+	"--adapt-records"
+done_testing

@@ -123,7 +123,7 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_LONG(0, "adapt-records", &adapt_records, "N",
 		     "adapt the model's preprocessing layers that lack a "
 		     "vocabulary or statistics from the first N training "
-		     "records (default: 100000; 0: all)"),
+		     "records (0: all)"),
 	TFK_OPT_LONG('j', "threads", &threads, "N",
 		     "kernel threads (default: all CPUs)"),
 	TFK_OPT_FLAG(0, "json", &json_out,

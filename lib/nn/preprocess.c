@@ -49,7 +49,7 @@ struct layer {
 	/* categorical layers */
 	const char *omode;	/* output_mode */
 	long num, num_oov, max_tokens, depth;
-	int has_mask, salted;
+	int has_mask, salted, pad;	/* pad: pad_to_max_tokens */
 	int64_t salt[2];
 	const char *mask, *oov;
 	char mask_buf[24], oov_buf[24];
@@ -389,6 +389,7 @@ static void lookup_opts(const struct layer *l, struct tfk_lookup_opts *o)
 		tfk_lookup_opts_string(o);
 	o->mode = tfk_lookup_mode_parse(l->omode);
 	o->max_tokens = l->max_tokens;
+	o->pad_to_max_tokens = l->pad;
 	o->num_oov = l->num_oov;
 	o->has_mask = l->has_mask;
 	o->mask = l->mask;
@@ -526,7 +527,7 @@ static int parse_categorical(struct ctx *x, struct layer *l)
 	if (j && !json_is_null(j))
 		return bad(x, l->path, "salt", "only null is supported");
 	if ((rc = get_bool_false(x, l, "invert")) ||
-	    (rc = get_bool_false(x, l, "pad_to_max_tokens")) ||
+	    (rc = get_bool(x, l, "pad_to_max_tokens", &l->pad)) ||
 	    (rc = get_mode(x, l, "int", 1)) ||
 	    (rc = get_long(x, l, "max_tokens", 2, 1L << 24, 0,
 			   &l->max_tokens)) ||
@@ -653,7 +654,8 @@ static int parse_textvec(struct ctx *x, struct layer *l)
 	tfk_textvec_opts_default(o);
 	if ((rc = get_bool_false(x, l, "sparse")) ||
 	    (rc = get_bool_false(x, l, "ragged")) ||
-	    (rc = get_bool_false(x, l, "pad_to_max_tokens")) ||
+	    (rc = get_bool(x, l, "pad_to_max_tokens",
+			   &o->pad_to_max_tokens)) ||
 	    (rc = get_mode(x, l, "int", 1)) ||
 	    (rc = get_long(x, l, "max_tokens", 2, 1L << 24, 0, &v)))
 		return rc;
@@ -1252,7 +1254,7 @@ static int add_textvec(struct tfk_graph *g, const struct layer *l,
 	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
 	const struct tfk_textvec_opts *o = &l->tvo;
 	int64_t ng[TFK_TEXTVEC_MAX_NGRAMS];
-	struct tfk_attr at[10];
+	struct tfk_attr at[12];
 	struct tfk_tensor voc;
 	int na = 0, rc, i;
 
@@ -1283,6 +1285,7 @@ static int add_textvec(struct tfk_graph *g, const struct layer *l,
 		.list = { .n = o->n_ngrams, .i = ng } } };
 	at[na++] = TFK_A_STR("output_mode", l->omode);
 	at[na++] = TFK_A_INT("max_tokens", o->max_tokens);
+	at[na++] = TFK_A_BOOL("pad_to_max_tokens", o->pad_to_max_tokens);
 	at[na++] = TFK_A_INT("output_sequence_length",
 			     o->output_sequence_length);
 	at[na++] = TFK_A_INT("depth", l->depth > 0 ? l->depth : 1);
@@ -1331,7 +1334,7 @@ static int add_categorical(struct tfk_graph *g, const struct layer *l,
 			   struct tfk_port *x, struct tfk_err *err)
 {
 	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
-	struct tfk_attr at[10];
+	struct tfk_attr at[12];
 	struct tfk_tensor voc;
 	int na = 0, rc;
 
@@ -1440,6 +1443,7 @@ static int add_categorical(struct tfk_graph *g, const struct layer *l,
 		at[na++] = TFK_A_STR("oov_token", l->oov);
 		at[na++] = TFK_A_STR("output_mode", l->omode);
 		at[na++] = TFK_A_INT("max_tokens", l->max_tokens);
+		at[na++] = TFK_A_BOOL("pad_to_max_tokens", l->pad);
 		at[na++] = TFK_A_INT("depth", l->depth);
 		if (l->n_idf)
 			at[na++] = (struct tfk_attr){ "idf_weights", { .kind =

@@ -32,7 +32,7 @@
  * (kernels/cpu/categorical.c), lookups with their vocabulary as a tensor
  * attr. Lookups without a vocabulary and Discretization without
  * bin_boundaries are learned by tfk-map --adapt (building them before is
- * an error); invert, sparse and pad_to_max_tokens are refused; tf_idf
+ * an error); invert and sparse are refused; tf_idf
  * (lookups and TextVectorization) needs idf_weights with a given
  * vocabulary, and --adapt learns both; TextVectorization -> the op of
  * that name (int mode needs output_sequence_length). Bytes features without "shape" or DecodeImage

@@ -16,17 +16,22 @@ rng = np.random.default_rng(3)
 xs = rng.normal(2.0, 3.0, size=(40, 4)).astype(np.float32)
 words = ["a", "b", "c", "d", "e"]
 ss = [[words[int(k)] for k in rng.integers(0, 5, size=2)] for _ in range(40)]
+img = rng.integers(0, 256, size=(40, 2, 2, 3), dtype=np.uint8)
+iv = [10 if i % 10 < 4 else 20 if i % 10 < 7 else 30 if i % 10 < 9 else 40
+      for i in range(40)]
 recs = [tfe.make_example({"x": [float(v) for v in xs[i]],
                           "s": [w.encode() for w in ss[i]],
+                          "img": [img[i].tobytes()], "i": [iv[i]],
                           "y": [float(i % 3)]}).SerializeToString()
         for i in range(40)]
+np.save("img.npy", img)
 tfe.write_tfrecords("d.tfrecord", recs)
 np.save("xs.npy", xs)
 json.dump(ss, open("ss.json", "w"))
-def spec(layers, shape, dtype="float32"):
+def spec(layers, shape, dtype="float32", name=None):
     return {"model": {"class_name": "Sequential", "config": {"name": "m",
             "layers": [{"class_name": "InputLayer", "config": {
-                "name": "x" if dtype == "float32" else "s",
+                "name": name or ("x" if dtype == "float32" else "s"),
                 "batch_input_shape": [None] + shape, "dtype": dtype}}]
             + layers}},
             "labels": {"feature": "y", "dtype": "float32"},
@@ -44,6 +49,14 @@ nf["inputs"] = {"x": {"feature": "nosuch"}}
 json.dump(nf, open("nofeat.json", "w"))
 json.dump(spec([dense, dict(norm), dense], [4]), open("behind.json", "w"))
 json.dump(spec([look, dense], [2], "string"), open("look.json", "w"))
+im = spec([norm, {"class_name": "Flatten", "config": {"name": "f"}}, dense],
+          [2, 2, 3], name="img")
+im["inputs"] = {"img": {"feature": "img", "dtype": "uint8",
+                        "scale": 1 / 255.0}}
+json.dump(im, open("img.json", "w"))
+il = {"class_name": "IntegerLookup", "config": {"name": "il",
+      "output_mode": "multi_hot", "vocabulary": None}}
+json.dump(spec([il, dense], [1], "int64", name="i"), open("ilook.json", "w"))
 PY
 cat >"$T/chk.py" <<'PY'
 import collections, json, sys
@@ -53,7 +66,14 @@ layers = json.load(open(d + "/assets.extra/tfkit_spec.json"))["model"][
     "config"]["layers"]
 cfg = {la["config"]["name"]: la["config"] for la in layers if
        "name" in la["config"]}
-if what.startswith("norm"):
+if what == "img":
+    im = np.load("img.npy").astype(np.float64) * (1 / 255.0)
+    im = im.astype(np.float32).astype(np.float64).reshape(-1, 3)
+    ok = np.allclose(cfg["nm"]["mean"], im.mean(0), atol=1e-6) and \
+        np.allclose(cfg["nm"]["variance"], im.var(0), atol=1e-6)
+elif what == "ilook":
+    ok = cfg["il"]["vocabulary"] == [-1, 10, 20, 30, 40]
+elif what.startswith("norm"):
     xs = np.load("xs.npy").astype(np.float64)[:int(what[4:] or 40)]
     ok = np.allclose(cfg["nm"]["mean"], xs.mean(0), atol=1e-6) and \
         np.allclose(cfg["nm"]["variance"], xs.var(0), atol=1e-5)
@@ -77,6 +97,10 @@ check "--adapt-records 10: the statistics of the first 10 records" \
 check "StringLookup adapted: Keras' vocabulary order, in the export" \
 	sh -c 'tfk-train -q look.json d.tfrecord -o l1 && "$PYTHON" chk.py look l1 &&
 	       test -s l1/assets/*vocab.txt'
+check "Normalization on uint8 image bytes: per channel, after the feed's scale" \
+	sh -c 'tfk-train -q img.json d.tfrecord -o i1 && "$PYTHON" chk.py img i1'
+check "IntegerLookup adapted: by count, the OOV token -1 first" \
+	sh -c 'tfk-train -q ilook.json d.tfrecord -o il1 && "$PYTHON" chk.py ilook il1'
 testerr "adapting from stdin is refused" \
 	'tfk-train norm.json -o s1 <d.tfrecord' 1 \
 	"tfk-train: norm.json: model.config.layers[1] (Normalization 'nm'): adapting reads the training records again: give them as files, not stdin"

@@ -96,6 +96,7 @@ static const json_t *batch_shape(const json_t *cfg)
 struct target {
 	const char *input;	/* model input (InputLayer name) */
 	const json_t *shape;	/* its batch shape, or NULL */
+	char implicit[160];	/* a Sequential's implicit input name */
 };
 
 /* Which model input layer i reads; TFK_EINVAL when another layer. */
@@ -110,7 +111,6 @@ static int find_input(const json_t *model, size_t i, const char *where,
 	const json_t *first = json_array_get(layers, 0);
 	const char *fcls = json_string_value(json_object_get(first,
 							     "class_name"));
-	static char implicit[160];
 	size_t k;
 
 	if (mcls && !strcmp(mcls, "Sequential")) {
@@ -122,9 +122,9 @@ static int find_input(const json_t *model, size_t i, const char *where,
 			tg->input = layer_name(first);
 		} else {
 			/* tf.keras names it "<first layer>_input" */
-			snprintf(implicit, sizeof(implicit), "%.120s_input",
-				 layer_name(first));
-			tg->input = implicit;
+			snprintf(tg->implicit, sizeof(tg->implicit),
+				 "%.120s_input", layer_name(first));
+			tg->input = tg->implicit;
 		}
 		tg->shape = batch_shape(json_object_get(first, "config"));
 		return 0;
@@ -531,7 +531,7 @@ int tfk_keras_adapt(json_t *spec, const char *name, const char *const *files,
 	*n_adapted = 0;
 	for (i = 0; i < json_array_size(layers); i++) {
 		json_t *obj = json_array_get(layers, i);
-		struct target tg = { NULL, NULL };
+		struct target tg = { NULL, NULL, "" };
 		const char *cls;
 		char where[300];
 

@@ -422,6 +422,13 @@ static int copy_learned(struct tfk_prep *p, const char *feature,
 		if (v && !json_is_null(v) && json_object_set(cfg, keys[k], v))
 			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
 	}
+	/* Keras' get_config vocabulary_size: len(get_vocabulary()) */
+	lc = json_object_get(cfg, "vocabulary");
+	if (!rc && json_is_array(lc) && json_object_get(cfg,
+							"vocabulary_size") &&
+	    json_object_set_new(cfg, "vocabulary_size",
+				json_integer((json_int_t)json_array_size(lc))))
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
 	json_decref(root);
 	return rc;
 }

@@ -443,6 +443,10 @@ else:
          "exported spec: TextVectorization vocabulary is Keras adapt's")
     t.eq(learned["sl"]["vocabulary"], sl.get_vocabulary(),
          "exported spec: StringLookup vocabulary is Keras adapt's")
+    t.eq([learned["tv"]["vocabulary_size"], learned["sl"]["vocabulary_size"]],
+         [tv.get_config()["vocabulary_size"],
+          sl.get_config()["vocabulary_size"]],
+         "exported spec: vocabulary_size is Keras get_config()'s")
     t.close(learned["nm"]["mean"], np.asarray(nm.mean).ravel(), 1e-6,
             "exported spec: Normalization mean is Keras adapt's")
     t.close(learned["nm"]["variance"], np.asarray(nm.variance).ravel(),

@@ -73,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1012,16 +1013,73 @@ static int check_out(void)
 	return 0;
 }
 
-/* layer.adapt(train_data) before fit, for the layers that need it */
-static int adapt(struct tfk_spec *s)
+/* Copy the records on stdin into an anonymous memory file, which the
+ * adapt pass reads (once per layer) by its /proc/self/fd path; *fd
+ * gets it. */
+static int spool_stdin(int *fd, char *path, size_t n)
 {
-	int n, rc;
+	char buf[65536];
+	ssize_t k, w;
+	size_t off;
+
+	*fd = memfd_create("tfk-train-stdin", 0);
+	if (*fd < 0)
+		return tfk_errf(&err, TFK_EIO, "<stdin>: cannot keep the "
+				"records to adapt from: %s", strerror(errno));
+	while ((k = read(0, buf, sizeof(buf))) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return tfk_errf(&err, TFK_EIO, "<stdin>: %s",
+					strerror(errno));
+		for (off = 0; off < (size_t)k; off += (size_t)w) {
+			w = write(*fd, buf + off, (size_t)k - off);
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w < 0)
+				return tfk_errf(&err, TFK_EIO, "<stdin>: "
+						"keeping the records to adapt "
+						"from: %s", strerror(errno));
+		}
+	}
+	snprintf(path, n, "/proc/self/fd/%d", *fd);
+	return 0;
+}
+
+/* layer.adapt(train_data) before fit, for the layers that need it.
+ * Records on stdin (not streamed) are kept in memory, adapted from and
+ * then read again as stdin by training, as the same bytes. */
+static int adapt(struct tfk_spec *s, const struct tfk_fit *fit)
+{
+	const char *const *files = (const char *const *)train_files.v;
+	const char *spooled[1];
+	char path[64];
+	size_t n_files = train_files.n;
+	int n, rc, fd = -1;
 
 	if (adapt_records < 0)
 		tfk_cli_usage_error("--adapt-records: expected N >= 0");
-	rc = tfk_keras_adapt(tfk_spec_json(s), tfk_spec_name(s),
-			     (const char *const *)train_files.v, train_files.n,
-			     adapt_records, &n, &err);
+	if (!tfk_keras_adapt_needed(tfk_spec_json(s)))
+		return 0;
+	if (!fit->steps_per_epoch && (n_files == 0 || (n_files == 1 &&
+						       !strcmp(files[0], "-")))) {
+		if ((rc = spool_stdin(&fd, path, sizeof(path)))) {
+			if (fd >= 0)
+				close(fd);
+			return rc;
+		}
+		spooled[0] = path;
+		files = spooled;
+		n_files = 1;
+	}
+	rc = tfk_keras_adapt(tfk_spec_json(s), tfk_spec_name(s), files,
+			     n_files, adapt_records, &n, &err);
+	if (fd >= 0) {
+		if (!rc && (lseek(fd, 0, SEEK_SET) < 0 || dup2(fd, 0) < 0))
+			rc = tfk_errf(&err, TFK_EIO, "<stdin>: %s",
+				      strerror(errno));
+		close(fd);
+	}
 	if (!rc && n && !quiet)
 		tfk_cli_warn("adapted %d preprocessing layer%s from the "
 			     "training records", n, n == 1 ? "" : "s");
@@ -1041,9 +1099,9 @@ static int setup(struct run *r, const char *spec_path)
 	for (size_t i = 0; !rc && i < sets.n; i++)
 		rc = tfk_spec_set(r->spec, sets.v[i], &err);
 	if (!rc)
-		rc = adapt(r->spec);
-	if (!rc)
 		rc = tfk_spec_fit(r->spec, &r->fit, &err);
+	if (!rc)
+		rc = adapt(r->spec, &r->fit);
 	if (!rc)
 		rc = tfk_spec_compile(r->spec, &r->comp, &err);
 	if (!rc)

@@ -525,6 +525,19 @@ out:
 	return rc;
 }
 
+int tfk_keras_adapt_needed(const json_t *spec)
+{
+	const json_t *layers = json_object_get(json_object_get(
+		json_object_get(spec, "model"), "config"), "layers");
+	const char *cls;
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < json_array_size(layers); i++)
+		n += needs_adapt(json_array_get(layers, i), &cls);
+	return n;
+}
+
 int tfk_keras_adapt(json_t *spec, const char *name, const char *const *files,
 		    size_t n_files, long max_records, int *n_adapted,
 		    struct tfk_err *err)
@@ -550,12 +563,14 @@ int tfk_keras_adapt(json_t *spec, const char *name, const char *const *files,
 			if (!strcmp(files[k], "-"))
 				return tfk_errf(err, TFK_EINVAL, "%s: adapting "
 						"reads the training records "
-						"again: give them as files, not "
-						"stdin", where);
+						"once per layer: give them as "
+						"files, not a stream on stdin",
+						where);
 		if (!n_files)
 			return tfk_errf(err, TFK_EINVAL, "%s: adapting reads "
-					"the training records again: give them "
-					"as files, not stdin", where);
+					"the training records once per layer: "
+					"give them as files, not a stream on "
+					"stdin", where);
 		if ((rc = find_input(model, i, where, &tg, err)) ||
 		    (rc = adapt_layer(spec, obj, where, &tg, files, n_files,
 				      max_records, err)))

@@ -30,11 +30,14 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* How many layers of spec's model need adapting (0: none). */
+int tfk_keras_adapt_needed(const json_t *spec);
+
 /*
  * Adapt every such layer of spec (the whole spec object: "model",
  * "inputs", "labels"; changed in place) from files[0..n_files) (any
  * compression; "-" is refused, since each layer reads the records
- * again), at most max_records records in all (0: every record). name
+ * again: tfk-train keeps records on stdin in memory first), at most max_records records in all (0: every record). name
  * names the spec in messages ("spec.json: model.config.layers[1]
  * (StringLookup): ..."). *n_adapted gets how many layers were adapted.
  * 0, TFK_EINVAL (a layer that cannot be adapted, no records, wrong

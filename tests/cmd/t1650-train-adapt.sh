@@ -3,7 +3,8 @@
 # fit): Normalization's statistics checked against numpy's mean and
 # population variance of the records, --adapt-records bounding them, a
 # StringLookup's vocabulary against collections.Counter in Keras' order
-# (count high to low, ties by token high to low); and the refusals: stdin,
+# (count high to low, ties by token high to low), records on stdin; and
+# the refusals: a stream on stdin,
 # a layer behind another layer, a missing feature, a bad option.
 . "$(dirname "$0")/lib.sh"
 
@@ -101,9 +102,14 @@ check "Normalization on uint8 image bytes: per channel, after the feed's scale" 
 	sh -c 'tfk-train -q img.json d.tfrecord -o i1 && "$PYTHON" chk.py img i1'
 check "IntegerLookup adapted: by count, the OOV token -1 first" \
 	sh -c 'tfk-train -q ilook.json d.tfrecord -o il1 && "$PYTHON" chk.py ilook il1'
-testerr "adapting from stdin is refused" \
-	'tfk-train norm.json -o s1 <d.tfrecord' 1 \
-	"tfk-train: norm.json: model.config.layers[1] (Normalization 'nm'): adapting reads the training records again: give them as files, not stdin"
+check "records on stdin: adapted from, then trained on, the same" \
+	sh -c 'tfk-train -q norm.json -o s1 <d.tfrecord && "$PYTHON" chk.py norm s1 &&
+	       tfk-train --json -q norm.json -o s2 <d.tfrecord >h2.json &&
+	       tfk-train --json -q norm.json d.tfrecord -o s3 >h3.json &&
+	       "$PYTHON" -c "import json,sys; a,b=(json.load(open(f))[\"history\"] for f in sys.argv[1:]); sys.exit(a!=b)" h2.json h3.json'
+testerr "adapting from a stream on stdin is refused" \
+	'tfk-train norm.json -o s4 --set fit.steps_per_epoch=2 <d.tfrecord' 1 \
+	"tfk-train: norm.json: model.config.layers[1] (Normalization 'nm'): adapting reads the training records once per layer: give them as files, not a stream on stdin"
 testerr "a layer behind another layer is refused by its path" \
 	'tfk-train behind.json d.tfrecord -o b1' 1 \
 	"tfk-train: behind.json: model.config.layers[2] (Normalization 'nm'): to be adapted by tfk-train, the layer must read a model input directly"

@@ -1013,37 +1013,40 @@ static int check_out(void)
 	return 0;
 }
 
-/* Copy the records on stdin into an anonymous memory file, which the
- * adapt pass reads (once per layer) by its /proc/self/fd path; *fd
- * gets it. */
-static int spool_stdin(int *fd, char *path, size_t n)
+/* Replace stdin by an anonymous memory file holding what it held, so
+ * that it can be read more than once: the adapt pass opens /dev/stdin
+ * (a new reader from the start, each time), training reads fd 0 after
+ * a rewind. */
+static int spool_stdin(void)
 {
 	char buf[65536];
 	ssize_t k, w;
 	size_t off;
+	int fd = memfd_create("tfk-train-stdin", 0), rc = 0;
 
-	*fd = memfd_create("tfk-train-stdin", 0);
-	if (*fd < 0)
+	if (fd < 0)
 		return tfk_errf(&err, TFK_EIO, "<stdin>: cannot keep the "
 				"records to adapt from: %s", strerror(errno));
-	while ((k = read(0, buf, sizeof(buf))) != 0) {
+	while (!rc && (k = read(0, buf, sizeof(buf))) != 0) {
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
-			return tfk_errf(&err, TFK_EIO, "<stdin>: %s",
-					strerror(errno));
-		for (off = 0; off < (size_t)k; off += (size_t)w) {
-			w = write(*fd, buf + off, (size_t)k - off);
+			rc = tfk_errf(&err, TFK_EIO, "<stdin>: %s",
+				      strerror(errno));
+		for (off = 0; !rc && off < (size_t)k; off += (size_t)w) {
+			w = write(fd, buf + off, (size_t)k - off);
 			if (w < 0 && errno == EINTR)
 				w = 0;
 			else if (w < 0)
-				return tfk_errf(&err, TFK_EIO, "<stdin>: "
-						"keeping the records to adapt "
-						"from: %s", strerror(errno));
+				rc = tfk_errf(&err, TFK_EIO, "<stdin>: "
+					      "keeping the records to adapt "
+					      "from: %s", strerror(errno));
 		}
 	}
-	snprintf(path, n, "/proc/self/fd/%d", *fd);
-	return 0;
+	if (!rc && dup2(fd, 0) < 0)
+		rc = tfk_errf(&err, TFK_EIO, "<stdin>: %s", strerror(errno));
+	close(fd);
+	return rc;
 }
 
 /* layer.adapt(train_data) before fit, for the layers that need it.
@@ -1051,11 +1054,10 @@ static int spool_stdin(int *fd, char *path, size_t n)
  * then read again as stdin by training, as the same bytes. */
 static int adapt(struct tfk_spec *s, const struct tfk_fit *fit)
 {
+	static const char *const dev_stdin[] = { "/dev/stdin" };
 	const char *const *files = (const char *const *)train_files.v;
-	const char *spooled[1];
-	char path[64];
 	size_t n_files = train_files.n;
-	int n, rc, fd = -1;
+	int n, rc, spooled = 0;
 
 	if (adapt_records < 0)
 		tfk_cli_usage_error("--adapt-records: expected N >= 0");
@@ -1063,23 +1065,16 @@ static int adapt(struct tfk_spec *s, const struct tfk_fit *fit)
 		return 0;
 	if (!fit->steps_per_epoch && (n_files == 0 || (n_files == 1 &&
 						       !strcmp(files[0], "-")))) {
-		if ((rc = spool_stdin(&fd, path, sizeof(path)))) {
-			if (fd >= 0)
-				close(fd);
+		if ((rc = spool_stdin()))
 			return rc;
-		}
-		spooled[0] = path;
-		files = spooled;
+		files = dev_stdin;
 		n_files = 1;
+		spooled = 1;
 	}
 	rc = tfk_keras_adapt(tfk_spec_json(s), tfk_spec_name(s), files,
 			     n_files, adapt_records, &n, &err);
-	if (fd >= 0) {
-		if (!rc && (lseek(fd, 0, SEEK_SET) < 0 || dup2(fd, 0) < 0))
-			rc = tfk_errf(&err, TFK_EIO, "<stdin>: %s",
-				      strerror(errno));
-		close(fd);
-	}
+	if (!rc && spooled && lseek(0, 0, SEEK_SET) < 0)
+		rc = tfk_errf(&err, TFK_EIO, "<stdin>: %s", strerror(errno));
 	if (!rc && n && !quiet)
 		tfk_cli_warn("adapted %d preprocessing layer%s from the "
 			     "training records", n, n == 1 ? "" : "s");

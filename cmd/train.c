@@ -48,6 +48,7 @@
  * on stdout.
  */
 #include "kernels/cpu.h"
+#include "nn/adapt.h"
 #include "nn/callback.h"
 #include "nn/ckpt.h"
 #include "nn/feed.h"
@@ -72,6 +73,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +83,7 @@ static uint64_t seed;
 static long threads;
 static int resume, json_out, quiet, force_progress, histograms;
 static int reset_optimizer;
+static long adapt_records = 100000;
 
 static int opt_seed(const char *arg, void *value)
 {
@@ -118,6 +121,10 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "reset-optimizer", &reset_optimizer,
 		     "with --init-from: a fresh optimizer, not the saved "
 		     "one"),
+	TFK_OPT_LONG(0, "adapt-records", &adapt_records, "N",
+		     "adapt the model's preprocessing layers that lack a "
+		     "vocabulary or statistics from the first N training "
+		     "records (0: all)"),
 	TFK_OPT_LONG('j', "threads", &threads, "N",
 		     "kernel threads (default: all CPUs)"),
 	TFK_OPT_FLAG(0, "json", &json_out,
@@ -1006,6 +1013,74 @@ static int check_out(void)
 	return 0;
 }
 
+/* Replace stdin by an anonymous memory file holding what it held, so
+ * that it can be read more than once: the adapt pass opens /dev/stdin
+ * (a new reader from the start, each time), training reads fd 0 after
+ * a rewind. */
+static int spool_stdin(void)
+{
+	char buf[65536];
+	ssize_t k, w;
+	size_t off;
+	int fd = memfd_create("tfk-train-stdin", 0), rc = 0;
+
+	if (fd < 0)
+		return tfk_errf(&err, TFK_EIO, "<stdin>: cannot keep the "
+				"records to adapt from: %s", strerror(errno));
+	while (!rc && (k = read(0, buf, sizeof(buf))) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			rc = tfk_errf(&err, TFK_EIO, "<stdin>: %s",
+				      strerror(errno));
+		for (off = 0; !rc && off < (size_t)k; off += (size_t)w) {
+			w = write(fd, buf + off, (size_t)k - off);
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w < 0)
+				rc = tfk_errf(&err, TFK_EIO, "<stdin>: "
+					      "keeping the records to adapt "
+					      "from: %s", strerror(errno));
+		}
+	}
+	if (!rc && dup2(fd, 0) < 0)
+		rc = tfk_errf(&err, TFK_EIO, "<stdin>: %s", strerror(errno));
+	close(fd);
+	return rc;
+}
+
+/* layer.adapt(train_data) before fit, for the layers that need it.
+ * Records on stdin (not streamed) are kept in memory, adapted from and
+ * then read again as stdin by training, as the same bytes. */
+static int adapt(struct tfk_spec *s, const struct tfk_fit *fit)
+{
+	static const char *const dev_stdin[] = { "/dev/stdin" };
+	const char *const *files = (const char *const *)train_files.v;
+	size_t n_files = train_files.n;
+	int n, rc, spooled = 0;
+
+	if (adapt_records < 0)
+		tfk_cli_usage_error("--adapt-records: expected N >= 0");
+	if (!tfk_keras_adapt_needed(tfk_spec_json(s)))
+		return 0;
+	if (!fit->steps_per_epoch && (n_files == 0 || (n_files == 1 &&
+						       !strcmp(files[0], "-")))) {
+		if ((rc = spool_stdin()))
+			return rc;
+		files = dev_stdin;
+		n_files = 1;
+		spooled = 1;
+	}
+	rc = tfk_keras_adapt(tfk_spec_json(s), tfk_spec_name(s), files,
+			     n_files, adapt_records, &n, &err);
+	if (!rc && spooled && lseek(0, 0, SEEK_SET) < 0)
+		rc = tfk_errf(&err, TFK_EIO, "<stdin>: %s", strerror(errno));
+	if (!rc && n && !quiet)
+		tfk_cli_warn("adapted %d preprocessing layer%s from the "
+			     "training records", n, n == 1 ? "" : "s");
+	return rc;
+}
+
 static int setup(struct run *r, const char *spec_path)
 {
 	struct tfk_feed_opts fo = { 0 };
@@ -1020,6 +1095,8 @@ static int setup(struct run *r, const char *spec_path)
 		rc = tfk_spec_set(r->spec, sets.v[i], &err);
 	if (!rc)
 		rc = tfk_spec_fit(r->spec, &r->fit, &err);
+	if (!rc)
+		rc = adapt(r->spec, &r->fit);
 	if (!rc)
 		rc = tfk_spec_compile(r->spec, &r->comp, &err);
 	if (!rc)

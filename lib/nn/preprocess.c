@@ -39,7 +39,7 @@ struct layer {
 	int kind;
 	char path[160];		/* "features.image[2]" */
 	json_t *cfg;		/* the config object (borrowed from root) */
-	int h, w, method, has_width, invert, scalar;
+	int h, w, method, has_width, invert, scalar, crop;
 	const char *mode, *fill_mode, *interp;
 	float fill_value, a_lo, a_hi, b_lo, b_hi;
 	int n_a, n_b;		/* Rescaling scale/offset, Norm mean/var */
@@ -49,7 +49,7 @@ struct layer {
 	/* categorical layers */
 	const char *omode;	/* output_mode */
 	long num, num_oov, max_tokens, depth;
-	int has_mask, salted;
+	int has_mask, salted, pad;	/* pad: pad_to_max_tokens */
 	int64_t salt[2];
 	const char *mask, *oov;
 	char mask_buf[24], oov_buf[24];
@@ -124,6 +124,16 @@ static int get_bool_false(struct ctx *x, struct layer *l, const char *key)
 		return 0;
 	if (json_is_true(j))
 		return bad(x, l->path, key, "true is not supported");
+	return bad(x, l->path, key, "expected a boolean");
+}
+
+static int get_bool(struct ctx *x, struct layer *l, const char *key, int *v)
+{
+	json_t *j = json_object_get(l->cfg, key);
+
+	*v = json_is_true(j);
+	if (!j || json_is_boolean(j) || json_is_null(j))
+		return 0;
 	return bad(x, l->path, key, "expected a boolean");
 }
 
@@ -264,10 +274,11 @@ static const struct {
 	{ "CategoryEncoding", L_CATENC, "num_tokens output_mode sparse" },
 	{ "StringLookup", L_SLOOK, "max_tokens num_oov_indices mask_token "
 	  "oov_token vocabulary idf_weights invert output_mode sparse "
-	  "pad_to_max_tokens encoding" },
+	  "pad_to_max_tokens encoding vocabulary_size oov_method salt" },
 	{ "IntegerLookup", L_ILOOK, "max_tokens num_oov_indices mask_token "
 	  "oov_token vocabulary vocabulary_dtype idf_weights invert "
-	  "output_mode sparse pad_to_max_tokens" },
+	  "output_mode sparse pad_to_max_tokens vocabulary_size oov_method "
+	  "salt" },
 	{ "TextVectorization", L_TEXTVEC, "max_tokens standardize split "
 	  "ngrams output_mode output_sequence_length pad_to_max_tokens "
 	  "sparse ragged vocabulary idf_weights encoding vocabulary_size" },
@@ -378,6 +389,7 @@ static void lookup_opts(const struct layer *l, struct tfk_lookup_opts *o)
 		tfk_lookup_opts_string(o);
 	o->mode = tfk_lookup_mode_parse(l->omode);
 	o->max_tokens = l->max_tokens;
+	o->pad_to_max_tokens = l->pad;
 	o->num_oov = l->num_oov;
 	o->has_mask = l->has_mask;
 	o->mask = l->mask;
@@ -437,9 +449,7 @@ static int parse_categorical(struct ctx *x, struct layer *l)
 		if (!l->num)
 			return bad(x, l->path, "num_bins", "expected an "
 				   "integer in 1..2147483648");
-		if (strcmp(l->omode, "int"))
-			return bad(x, l->path, "output_mode", "only int is "
-				   "supported");
+		l->depth = l->num;
 		j = json_object_get(l->cfg, "mask_value");
 		if (json_is_integer(j) || json_is_string(j))
 			rc = get_token(x, l, "mask_value", json_is_integer(j),
@@ -505,9 +515,19 @@ static int parse_categorical(struct ctx *x, struct layer *l)
 		l->depth = l->num;
 		return 0;
 	}
-	/* String/IntegerLookup with a given vocabulary */
+	/* String/IntegerLookup; Keras 3's get_config writes oov_method
+	 * "floormod" and salt null, the only pair a vocabulary-less
+	 * OOV index needs here (vocabulary_size is only informative) */
+	j = json_object_get(l->cfg, "oov_method");
+	if (j && !json_is_null(j) && !(json_is_string(j) &&
+	    !strcmp(json_string_value(j), "floormod")))
+		return bad(x, l->path, "oov_method", "only \"floormod\" is "
+			   "supported");
+	j = json_object_get(l->cfg, "salt");
+	if (j && !json_is_null(j))
+		return bad(x, l->path, "salt", "only null is supported");
 	if ((rc = get_bool_false(x, l, "invert")) ||
-	    (rc = get_bool_false(x, l, "pad_to_max_tokens")) ||
+	    (rc = get_bool(x, l, "pad_to_max_tokens", &l->pad)) ||
 	    (rc = get_mode(x, l, "int", 1)) ||
 	    (rc = get_long(x, l, "max_tokens", 2, 1L << 24, 0,
 			   &l->max_tokens)) ||
@@ -634,7 +654,8 @@ static int parse_textvec(struct ctx *x, struct layer *l)
 	tfk_textvec_opts_default(o);
 	if ((rc = get_bool_false(x, l, "sparse")) ||
 	    (rc = get_bool_false(x, l, "ragged")) ||
-	    (rc = get_bool_false(x, l, "pad_to_max_tokens")) ||
+	    (rc = get_bool(x, l, "pad_to_max_tokens",
+			   &o->pad_to_max_tokens)) ||
 	    (rc = get_mode(x, l, "int", 1)) ||
 	    (rc = get_long(x, l, "max_tokens", 2, 1L << 24, 0, &v)))
 		return rc;
@@ -830,7 +851,7 @@ static int parse_layer(struct ctx *x, struct layer *l, json_t *obj, int pos)
 		    (rc = get_int(x, l, "width", &l->w)) ||
 		    (rc = get_str(x, l, "interpolation", "bilinear",
 				  &l->interp)) ||
-		    (rc = get_bool_false(x, l, "crop_to_aspect_ratio")) ||
+		    (rc = get_bool(x, l, "crop_to_aspect_ratio", &l->crop)) ||
 		    (rc = get_bool_false(x, l, "pad_to_aspect_ratio")) ||
 		    (rc = get_bool_false(x, l, "antialias")))
 			return rc;
@@ -1233,7 +1254,7 @@ static int add_textvec(struct tfk_graph *g, const struct layer *l,
 	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
 	const struct tfk_textvec_opts *o = &l->tvo;
 	int64_t ng[TFK_TEXTVEC_MAX_NGRAMS];
-	struct tfk_attr at[10];
+	struct tfk_attr at[12];
 	struct tfk_tensor voc;
 	int na = 0, rc, i;
 
@@ -1264,6 +1285,7 @@ static int add_textvec(struct tfk_graph *g, const struct layer *l,
 		.list = { .n = o->n_ngrams, .i = ng } } };
 	at[na++] = TFK_A_STR("output_mode", l->omode);
 	at[na++] = TFK_A_INT("max_tokens", o->max_tokens);
+	at[na++] = TFK_A_BOOL("pad_to_max_tokens", o->pad_to_max_tokens);
 	at[na++] = TFK_A_INT("output_sequence_length",
 			     o->output_sequence_length);
 	at[na++] = TFK_A_INT("depth", l->depth > 0 ? l->depth : 1);
@@ -1277,11 +1299,42 @@ static int add_textvec(struct tfk_graph *g, const struct layer *l,
 	return rc;
 }
 
+/* Resizing's crop_to_aspect_ratio (Keras' smart_resize): the centered
+ * window of the output's aspect ratio, a Slice, before the resize. The
+ * window depends on the image size, so that size must be fixed. */
+static int crop_aspect(struct tfk_graph *g, const struct layer *l,
+		       struct tfk_port *x, struct tfk_err *err)
+{
+	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
+	struct tfk_crop box;
+	struct tfk_port in[3];
+	int32_t begin[3], size[3];
+	int rc;
+
+	if (!d || d->rank != 3 || d->shape[0] < 1 || d->shape[1] < 1)
+		return tfk_errf(err, TFK_EINVAL, "crop_to_aspect_ratio needs "
+				"images of one fixed size (give the chain a "
+				"\"shape\", not DecodeImage)");
+	tfk_resize_crop_aspect((int)d->shape[0], (int)d->shape[1], l->h, l->w,
+			       &box);
+	begin[0] = box.y;
+	begin[1] = box.x;
+	begin[2] = 0;
+	size[0] = box.h;
+	size[1] = box.w;
+	size[2] = -1;
+	in[0] = *x;
+	if ((rc = tfk_graph_const_i32v(g, NULL, begin, 3, &in[1], err)) ||
+	    (rc = tfk_graph_const_i32v(g, NULL, size, 3, &in[2], err)))
+		return rc;
+	return tfk_graph_add_node(g, "Slice", NULL, in, 3, NULL, 0, x, err);
+}
+
 static int add_categorical(struct tfk_graph *g, const struct layer *l,
 			   struct tfk_port *x, struct tfk_err *err)
 {
 	const struct tfk_tdesc *d = tfk_graph_desc(g, *x);
-	struct tfk_attr at[10];
+	struct tfk_attr at[12];
 	struct tfk_tensor voc;
 	int na = 0, rc;
 
@@ -1302,8 +1355,15 @@ static int add_categorical(struct tfk_graph *g, const struct layer *l,
 		at[na++] = TFK_A_BOOL("salted", l->salted);
 		at[na++] = TFK_A_INT("salt0", l->salt[0]);
 		at[na++] = TFK_A_INT("salt1", l->salt[1]);
-		return tfk_graph_add_node(g, "Hashing", NULL, x, 1, at, na, x,
-					  err);
+		rc = tfk_graph_add_node(g, "Hashing", NULL, x, 1, at, na, x,
+					err);
+		if (rc || !strcmp(l->omode, "int"))
+			return rc;
+		na = 0;
+		at[na++] = TFK_A_INT("num_tokens", l->depth);
+		at[na++] = TFK_A_STR("output_mode", l->omode);
+		return tfk_graph_add_node(g, "CategoryEncoding", NULL, x, 1,
+					  at, na, x, err);
 	case L_DISC: {
 		struct tfk_attr b = { "boundaries", { .kind =
 			TFK_ATTR_LIST_FLOAT, .list = { .n = l->n_a,
@@ -1383,6 +1443,7 @@ static int add_categorical(struct tfk_graph *g, const struct layer *l,
 		at[na++] = TFK_A_STR("oov_token", l->oov);
 		at[na++] = TFK_A_STR("output_mode", l->omode);
 		at[na++] = TFK_A_INT("max_tokens", l->max_tokens);
+		at[na++] = TFK_A_BOOL("pad_to_max_tokens", l->pad);
 		at[na++] = TFK_A_INT("depth", l->depth);
 		if (l->n_idf)
 			at[na++] = (struct tfk_attr){ "idf_weights", { .kind =
@@ -1501,6 +1562,8 @@ static int add_layer(struct tfk_graph *g, const struct layer *l,
 		int32_t size[2] = { l->h, l->w };
 		struct tfk_port in[2];
 
+		if (l->crop && (rc = crop_aspect(g, l, x, err)))
+			return rc;
 		rc = tfk_graph_const_i32v(g, NULL, size, 2, &c, err);
 		if (rc)
 			return rc;

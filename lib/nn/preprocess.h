@@ -23,15 +23,16 @@
  *
  * Layers expand to ops of the graph IR (graph.h): Rescaling -> Cast, Mul,
  * AddV2; Normalization -> Cast, Sub, RealDiv (invert: Mul, AddV2);
- * Resizing -> ResizeBilinear/NearestNeighbor/Bicubic/Area; CenterCrop,
- * RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
+ * Resizing -> ResizeBilinear/NearestNeighbor/Bicubic/Area (after a Slice
+ * with crop_to_aspect_ratio); CenterCrop, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
  * RandomContrast -> the op of that name (kernels/cpu/preprocess.c);
- * Discretization -> Bucketize, Cast (+ CategoryEncoding); Hashing,
+ * Discretization -> Bucketize, Cast (+ CategoryEncoding); Hashing (+
+ * CategoryEncoding in the dense modes),
  * CategoryEncoding, StringLookup, IntegerLookup -> the op of that name
  * (kernels/cpu/categorical.c), lookups with their vocabulary as a tensor
  * attr. Lookups without a vocabulary and Discretization without
  * bin_boundaries are learned by tfk-map --adapt (building them before is
- * an error); invert, sparse and pad_to_max_tokens are refused; tf_idf
+ * an error); invert and sparse are refused; tf_idf
  * (lookups and TextVectorization) needs idf_weights with a given
  * vocabulary, and --adapt learns both; TextVectorization -> the op of
  * that name (int mode needs output_sequence_length). Bytes features without "shape" or DecodeImage

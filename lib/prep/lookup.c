@@ -1021,6 +1021,7 @@ int tfk_lookup_from_node(const struct tfk_node *nd, struct tfk_lookup *l,
 		tfk_lookup_opts_string(&o);
 	o.mode = tfk_lookup_mode_parse(attr_s(nd, "output_mode"));
 	o.max_tokens = (long)tfk_node_attr_i(nd, "max_tokens", 0);
+	o.pad_to_max_tokens = tfk_node_attr_b(nd, "pad_to_max_tokens", 0);
 	o.num_oov = (long)tfk_node_attr_i(nd, "num_oov_indices", 1);
 	o.has_mask = tfk_node_attr_b(nd, "has_mask", 0);
 	o.mask = attr_s(nd, "mask_token");

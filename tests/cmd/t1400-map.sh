@@ -387,6 +387,9 @@ testerr "DecodeImage of non-image bytes" \
 	"few.rec: record 0 at byte 0: feature 'sq': not an image"
 testerr "missing SPEC is a usage error" 'tfk-map' 2 "missing SPEC.json"
 testerr "-j 0 is a usage error" 'tfk-map -j 0 norm.json' 2 "--jobs"
+spec crop.json "\"png\": [$(L DecodeImage '{"channels": 3}'), $(L Resizing '{"height": 4, "width": 4, "crop_to_aspect_ratio": true}')]"
+testerr "crop_to_aspect_ratio needs a fixed image size" 'tfk-map crop.json in.rec' 1 \
+	"features.png[1]: crop_to_aspect_ratio needs images of one fixed size"
 check "-o on error leaves no file" sh -c '! tfk-map -o out.rec e5.json in.rec 2>/dev/null && [ ! -e out.rec ]'
 
 done_testing

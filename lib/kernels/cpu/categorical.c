@@ -327,6 +327,7 @@ static int textvec_state(struct tfk_kernel_ctx *kc, struct tfk_textvec **out)
 		o.ngrams[i] = (int)ng->list.i[i];
 	o.mode = tfk_lookup_mode_parse(attr_s(nd, "output_mode"));
 	o.max_tokens = (long)tfk_node_attr_i(nd, "max_tokens", 0);
+	o.pad_to_max_tokens = tfk_node_attr_b(nd, "pad_to_max_tokens", 0);
 	o.output_sequence_length = (long)tfk_node_attr_i(nd,
 		"output_sequence_length", -1);
 	tv = tfk_calloc(1, sizeof(*tv));
@@ -425,6 +426,7 @@ static int k_textvec(struct tfk_kernel_ctx *kc)
 		A_I("num_oov_indices", 1), A_B("has_mask", 0),		\
 		A_S("mask_token", ""), A_S("oov_token", "[UNK]"),	\
 		A_S("output_mode", "int"), A_I("max_tokens", 0),	\
+		A_B("pad_to_max_tokens", 0),				\
 		{ "depth", TFK_ATTR_INT, 0, { 0 } },			\
 		{ "idf_weights", TFK_ATTR_LIST_FLOAT, 1, { 0 } },	\
 	},								\
@@ -482,6 +484,7 @@ const struct tfk_op_def tfk_ops_categorical[] = {
 			{ "ngrams", TFK_ATTR_LIST_INT, 1, { 0 } },
 			A_S("output_mode", "int"), A_I("max_tokens", 0),
 			A_I("output_sequence_length", -1), A_I("depth", 1),
+			A_B("pad_to_max_tokens", 0),
 			{ "idf_weights", TFK_ATTR_LIST_FLOAT, 1, { 0 } },
 		},
 		.flags = TFK_OP_STATEFUL,

@@ -1025,7 +1025,10 @@ int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 			  struct tfk_err *err)
 {
 	struct tfk_img_opts o = *io;
-	struct tfk_crop box;
+	struct tfk_img_resize fit = *ro;
+	struct tfk_img_info info;
+	struct tfk_crop box, at = { 0, 0, ro->out_h, ro->out_w };
+	size_t row = (size_t)ro->out_w * (size_t)io->channels;
 	int rc, c = io->channels;
 
 	if (c != 1 && c != 3 && c != 4)
@@ -1034,10 +1037,28 @@ int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 	if (ro->out_w < 1 || ro->out_h < 1)
 		return tfk_errf(err, TFK_EINVAL, "bad target size %dx%d",
 				ro->out_w, ro->out_h);
+	if (ro->crop && ro->pad)
+		return tfk_errf(err, TFK_EINVAL, "crop and pad to the aspect"
+				" ratio exclude each other");
+	if (ro->pad) {
+		/* TF computes the padded window from the stored size, so a
+		 * DCT-scaled decode resizes into the same window */
+		rc = tfk_img_probe(p, n, &info, err);
+		if (rc)
+			return rc;
+		if (tfk_resize_pad_aspect(info.height, info.width, ro->out_h,
+					  ro->out_w, &at))
+			return tfk_errf(err, TFK_EINVAL, "a %dx%d image padded"
+					" to %dx%d keeps no rows or columns",
+					info.height, info.width, ro->out_h,
+					ro->out_w);
+		fit.out_h = at.h;
+		fit.out_w = at.w;
+	}
 	o.scale_denom = 1;
 	if (ro->fast && tfk_img_sniff(p, n) == TFK_IMG_JPEG) {
 		img->format = TFK_IMG_JPEG;
-		rc = decode_jpeg(img, p, n, &o, ro, err);
+		rc = decode_jpeg(img, p, n, &o, &fit, err);
 	} else {
 		rc = tfk_img_decode(img, p, n, &o, err);
 	}
@@ -1049,13 +1070,19 @@ int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 	if (ro->crop)
 		tfk_resize_crop_aspect(img->height, img->width, ro->out_h,
 				       ro->out_w, &box);
-	if (box.h == ro->out_h && box.w == ro->out_w && box.w == img->width) {
+	if (ro->pad) {
+		/* pad_to_bounding_box: zeros around the resized image */
+		memset(dst, 0, row * (size_t)ro->out_h);
+		dst += (size_t)at.y * row + (size_t)at.x * (size_t)c;
+	}
+	if (!ro->pad && box.h == ro->out_h && box.w == ro->out_w &&
+	    box.w == img->width) {
 		memcpy(dst, img->data + (size_t)box.y * box.w * c,
 		       (size_t)box.h * box.w * c);
 		return 0;
 	}
-	return tfk_resize_u8(img->data + ((size_t)box.y * img->width + box.x)
-			     * c, box.h, box.w, (size_t)img->width * c, c,
-			     dst, ro->out_h, ro->out_w, ro->method,
-			     ro->antialias, err);
+	return tfk_resize_u8_to(img->data + ((size_t)box.y * img->width +
+					     box.x) * c, box.h, box.w,
+				(size_t)img->width * c, c, dst, at.h, at.w,
+				row, ro->method, ro->antialias, err);
 }

@@ -72,8 +72,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 		ro.crop = n ? (data[0] >> 3) & 1 : 0;
 		ro.pad = n && !ro.crop ? (data[0] >> 4) & 1 : 0;
 		o.scale_denom = 1;
+		/* a pad may keep no rows of a very long image: refused */
 		if (tfk_img_decode_resize(&img, data, n, &o, &ro, out, &err) &&
-		    (size_t)w * h <= LIMIT)
+		    (size_t)w * h <= LIMIT && !ro.pad)
 			abort();
 	}
 	if (n == 0)

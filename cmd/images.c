@@ -308,7 +308,7 @@ static int convert(const struct tfk_lrun *lr, const struct tfk_ds_item *it,
 	}
 	tfk_exb_reset(&s->b);
 	tfk_exb_add_bytes1(&s->b, "image", img, img_len);
-	rc = tfk_lrun_add_label(&s->b, lr->ds, it, s->khot, err);
+	rc = tfk_lrun_add_label(&s->b, lr, it, s->khot, err);
 	if (rc)
 		return rc;
 	v = out_h;
@@ -339,7 +339,7 @@ static int describe(const struct tfk_lrun *lr, struct tfk_schema *s)
 	snprintf(f->encoding, sizeof(f->encoding), "%s", encs[encoding]);
 	if (encoding == ENC_RAW)
 		snprintf(f->content, sizeof(f->content), "binary");
-	if (tfk_lrun_describe_label(s, lr->ds))
+	if (tfk_lrun_describe_label(s, lr))
 		return TFK_ENOMEM;
 	for (size_t i = 0; i < 3; i++) {
 		f = tfk_schema_feature(s, ints[i]);

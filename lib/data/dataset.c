@@ -753,6 +753,36 @@ static int arc_strip_top(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 
 /* Class file and label map -------------------------------------------- */
 
+/* Keras' class_names given as "a,b,c" (--class-names). */
+static int split_class_list(const char *list, struct strs *out,
+			    struct tfk_err *err)
+{
+	const char *s = list;
+	size_t k = 0;
+	int rc;
+
+	for (;;) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+
+		k++;
+		if (!n)
+			return tfk_errf(err, TFK_EINVAL, "--class-names: name "
+					"%zu is empty", k);
+		if (!tfk_utf8_valid((const uint8_t *)s, n))
+			return tfk_errf(err, TFK_EINVAL, "--class-names: name "
+					"%zu is not utf-8", k);
+		if ((rc = strs_push(out, s, n)))
+			return tfk_errf(err, rc, "out of memory");
+		if (strs_find(out, out->v[out->n - 1]) != (long)out->n - 1)
+			return tfk_errf(err, TFK_EINVAL, "--class-names: class "
+					"'%s' listed twice", out->v[out->n - 1]);
+		if (!e)
+			return 0;
+		s = e + 1;
+	}
+}
+
 static int read_class_file(const char *path, struct strs *out,
 			   struct tfk_err *err)
 {
@@ -1079,7 +1109,8 @@ static int index_dir(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 			if (rc)
 				return tfk_errf(err, TFK_ENOTFOUND, "%s: class "
 						"'%s' is not a subdirectory "
-						"of %s", o->class_file,
+						"of %s", o->class_file ?
+						o->class_file : "--class-names",
 						classes->v[i], ds->root);
 		}
 	}
@@ -1126,7 +1157,9 @@ static int index_archive(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 					rc = tfk_errf(err, TFK_ENOTFOUND, "%s: "
 						      "class '%s' is not a "
 						      "subdirectory of %s",
-						      o->class_file,
+						      o->class_file ?
+						      o->class_file :
+						      "--class-names",
 						      classes->v[i], ds->root);
 					goto out;
 				}
@@ -1234,7 +1267,8 @@ int tfk_ds_open(struct tfk_dataset **out, const char *root,
 				"or an archive file");
 	if (o->mode < TFK_DS_INFERRED || o->mode > TFK_DS_MAP ||
 	    (o->mode == TFK_DS_MAP && !o->label_map) ||
-	    (o->mode == TFK_DS_NONE && o->class_file))
+	    (o->mode == TFK_DS_NONE && (o->class_file || o->class_list)) ||
+	    (o->class_file && o->class_list))
 		return tfk_errf(err, TFK_EINVAL, "bad dataset options");
 	if (stat(root, &st))
 		return tfk_errf(err, TFK_EIO, "%s: %s", root, strerror(errno));
@@ -1246,15 +1280,19 @@ int tfk_ds_open(struct tfk_dataset **out, const char *root,
 	}
 	ds->mode = o->mode;
 	ds->archive = !S_ISDIR(st.st_mode);
-	if (o->class_file) {
-		if ((rc = read_class_file(o->class_file, &classes, err)))
+	if (o->class_file || o->class_list) {
+		rc = o->class_file ? read_class_file(o->class_file, &classes,
+						     err) :
+			split_class_list(o->class_list, &classes, err);
+		if (rc)
 			goto fail;
 		fixed = 1;
 	}
 	if (o->mode == TFK_DS_MAP) {
 		if ((rc = read_label_map(o->label_map, ds->priv, err)) ||
 		    (rc = map_resolve(ds->priv, &classes, fixed, o->label_map,
-				      o->class_file, err)))
+				      o->class_file ? o->class_file :
+				      "--class-names", err)))
 			goto fail;
 	}
 	if (ds->archive)

@@ -70,6 +70,9 @@ struct tfk_ds_opts {
 	 * be a subdirectory, and only those classes are indexed. MAP: the
 	 * map may use no other names. */
 	const char *class_file;
+	/* The same as a comma-separated list ("cat,dog", Keras'
+	 * class_names); not with class_file. */
+	const char *class_list;
 	/*
 	 * MAP: a CSV file (RFC 4180 quoting), one line per file:
 	 *

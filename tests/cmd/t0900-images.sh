@@ -287,6 +287,10 @@ f = [\"cat/a.png\", \"cat/b.JPG\", \"cat/sub/c.bmp\", \"dog/big.jpg\", \"dog/d.g
 np.random.RandomState(123).shuffle(f)
 print(\" \".join(f[:4]), \"|\", \" \".join(f[4:]))'" \
 	"$($PYTHON dump.py out/sp-training-00000-of-00001.tfrecord | cut -d' ' -f1 | tr '\n' ' ')| $($PYTHON dump.py out/sp-validation-00000-of-00001.tfrecord | cut -d' ' -f1 | tr '\n' ' ' | sed 's/ $//')"
+tfk-images -q d --image-size 8x8 --class-names dog --label-mode categorical --no-shuffle -o out/cn
+testcmd "--class-names dog: that class only; --label-mode categorical: one-hot float" \
+	"$PYTHON dump.py out/cn-00000-of-00001.tfrecord | cut -d' ' -f1,2 | tr '\n' ' '" \
+	"dog/big.jpg 1.0 dog/d.gif 1.0 dog/e.png 1.0 "
 tfk-images -q d --image-size 8x8 --labels none --no-shuffle > out/none.tfrecord
 testcmd "--labels none: no label, hidden class directory included" \
 	"$PYTHON dump.py out/none.tfrecord | cut -d' ' -f1,2 | tr '\n' ' '" \

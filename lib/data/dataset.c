@@ -753,6 +753,92 @@ static int arc_strip_top(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 
 /* Class file and label map -------------------------------------------- */
 
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* TFK_DS_LIST: the labels of path, one per item; classes are their
+ * distinct values as strings, in numeric order. */
+static int apply_list(const char *path, struct items *a, struct strs *cls,
+		      struct tfk_err *err)
+{
+	struct tfk_buf b;
+	size_t i = 0, line = 0, k = 0, j;
+	long *v = NULL;
+	int rc;
+
+	tfk_buf_init(&b);
+	if ((rc = slurp(path, &b, err))) {
+		tfk_err_prefix(err, "%s", path);
+		goto out;
+	}
+	if (!(v = tfk_malloc((a->n ? a->n : 1) * sizeof(*v)))) {
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+		goto out;
+	}
+	while (i < b.len) {
+		const char *s = (const char *)b.data + i;
+		const char *e = memchr(s, '\n', b.len - i);
+		size_t n = e ? (size_t)(e - s) : b.len - i;
+		char num[24], *end;
+		long x;
+
+		line++;
+		i += n + 1;
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (!n)
+			continue;
+		if (n >= sizeof(num) || s[0] < '0' || s[0] > '9') {
+			rc = tfk_errf(err, TFK_ECORRUPT, "%s:%zu: expected a label"
+				      " from 0 to 2147483647", path, line);
+			goto out;
+		}
+		memcpy(num, s, n);
+		num[n] = 0;
+		x = strtol(num, &end, 10);
+		if (*end || x > 2147483647L) {
+			rc = tfk_errf(err, TFK_ECORRUPT, "%s:%zu: expected a label"
+				      " from 0 to 2147483647, not '%s'", path,
+				      line, num);
+			goto out;
+		}
+		if (k == a->n) {
+			k++;
+			break;
+		}
+		a->v[k].label = x;
+		v[k++] = x;
+	}
+	while (i < b.len)	/* count the rest for the message */
+		k += b.data[i++] == '\n';
+	if (k != a->n) {
+		rc = tfk_errf(err, TFK_ECORRUPT, "%s: %s%zu labels for %zu "
+			      "files", path, k > a->n ? "about " : "", k, a->n);
+		goto out;
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_long);
+	for (j = 0; j < k; j++) {
+		char name[24];
+
+		if (j && v[j] == v[j - 1])
+			continue;
+		snprintf(name, sizeof(name), "%ld", v[j]);
+		if ((rc = strs_push(cls, name, strlen(name)))) {
+			tfk_errf(err, rc, "out of memory");
+			goto out;
+		}
+	}
+out:
+	tfk_free(v);
+	tfk_buf_release(&b);
+	return rc;
+}
+
 /* Keras' class_names given as "a,b,c" (--class-names). */
 static int split_class_list(const char *list, struct strs *out,
 			    struct tfk_err *err)
@@ -1265,9 +1351,11 @@ int tfk_ds_open(struct tfk_dataset **out, const char *root,
 		return tfk_errf(err, TFK_EINVAL, "<stdin>: a dataset is read "
 				"twice (index, then data): give a directory "
 				"or an archive file");
-	if (o->mode < TFK_DS_INFERRED || o->mode > TFK_DS_MAP ||
+	if (o->mode < TFK_DS_INFERRED || o->mode > TFK_DS_LIST ||
 	    (o->mode == TFK_DS_MAP && !o->label_map) ||
-	    (o->mode == TFK_DS_NONE && (o->class_file || o->class_list)) ||
+	    (o->mode == TFK_DS_LIST && !o->label_list) ||
+	    ((o->mode == TFK_DS_NONE || o->mode == TFK_DS_LIST) &&
+	     (o->class_file || o->class_list)) ||
 	    (o->class_file && o->class_list))
 		return tfk_errf(err, TFK_EINVAL, "bad dataset options");
 	if (stat(root, &st))
@@ -1304,6 +1392,9 @@ int tfk_ds_open(struct tfk_dataset **out, const char *root,
 	sort_items(ds, o, &items);
 	if (o->mode == TFK_DS_MAP)
 		apply_map(ds, &items);
+	if (o->mode == TFK_DS_LIST &&
+	    (rc = apply_list(o->label_list, &items, &classes, err)))
+		goto fail;
 	ds->items = items.v;
 	ds->n_items = items.n;
 	if (o->mode != TFK_DS_NONE) {

@@ -75,6 +75,11 @@ void tfk_lrun_check(const struct tfk_lrun_args *a, const struct tfk_conv *c,
 	if (parse_label_mode(a->label_mode) < 0)
 		tfk_cli_usage_error("--label-mode: expected int, categorical or "
 				    "binary, not '%s'", a->label_mode);
+	if (a->label_list && (a->label_map || a->class_names ||
+			      strcmp(a->labels, "inferred")))
+		tfk_cli_usage_error("--label-list gives every file's label: it "
+				    "cannot be used with --labels, --label-map "
+				    "or --class-names");
 	if (parse_label_mode(a->label_mode) != TFK_LRUN_INT &&
 	    (a->label_map || !strcmp(a->labels, "none")))
 		tfk_cli_usage_error("--label-mode %s is for inferred labels "
@@ -86,7 +91,7 @@ int tfk_lrun_args_given(const struct tfk_lrun_args *a)
 {
 	return a->val_split || a->subset || a->label_map ||
 		strcmp(a->labels, "inferred") || a->no_shuffle ||
-		a->follow_links || a->class_names ||
+		a->follow_links || a->class_names || a->label_list ||
 		strcmp(a->label_mode, "int");
 }
 
@@ -164,8 +169,9 @@ int tfk_lrun_open(struct tfk_lrun *lr, const char *root,
 	dopt.warn = ds_warn;
 	dopt.warn_ctx = lr;
 	dopt.label_map = a->label_map;
-	dopt.mode = a->label_map ? TFK_DS_MAP : !strcmp(a->labels, "none") ?
-		TFK_DS_NONE : TFK_DS_INFERRED;
+	dopt.label_list = a->label_list;
+	dopt.mode = a->label_map ? TFK_DS_MAP : a->label_list ? TFK_DS_LIST :
+		!strcmp(a->labels, "none") ? TFK_DS_NONE : TFK_DS_INFERRED;
 	if (strcmp(a->labels, "inferred") && strcmp(a->labels, "none"))
 		dopt.class_file = a->labels;
 	dopt.class_list = a->class_names;
@@ -304,7 +310,7 @@ int tfk_lrun_add_label(struct tfk_example_builder *b,
 	int64_t *own = NULL;
 	size_t i;
 
-	if (ds->mode == TFK_DS_INFERRED) {
+	if (ds->mode == TFK_DS_INFERRED || ds->mode == TFK_DS_LIST) {
 		int64_t v = it->label;
 		float f, *hot;
 
@@ -314,7 +320,8 @@ int tfk_lrun_add_label(struct tfk_example_builder *b,
 					 sizeof(*hot));
 			if (!hot)
 				return tfk_errf(err, TFK_ENOMEM, "out of memory");
-			hot[it->label] = 1.0f;
+			if ((size_t)it->label < ds->n_classes)
+				hot[it->label] = 1.0f;
 			tfk_exb_add_floats(b, "label", hot, ds->n_classes);
 			tfk_free(hot);
 			break;
@@ -358,8 +365,7 @@ int tfk_lrun_describe_label(struct tfk_schema *s,
 	if (!f)
 		return TFK_ENOMEM;
 	f->kind = TFK_FEAT_INT64;
-	if (ds->mode == TFK_DS_INFERRED &&
-	    lr->label_mode != TFK_LRUN_INT) {
+	if (ds->mode != TFK_DS_MAP && lr->label_mode != TFK_LRUN_INT) {
 		f->kind = TFK_FEAT_FLOAT;
 		vector = 1;
 		if (lr->label_mode == TFK_LRUN_BINARY)

@@ -49,9 +49,11 @@ struct tfk_lrun_args {
 	int follow_links;	/* --follow-links */
 	const char *class_names;	/* --class-names a,b,c */
 	const char *label_mode;	/* --label-mode int|categorical|binary */
+	const char *label_list;	/* --label-list FILE */
 };
 
-#define TFK_LRUN_ARGS_DEFAULTS { "inferred", NULL, 0, NULL, 0, 0, NULL, "int" }
+#define TFK_LRUN_ARGS_DEFAULTS \
+	{ "inferred", NULL, 0, NULL, 0, 0, NULL, "int", NULL }
 
 /* How an inferred class index is stored (Keras' label_mode). */
 enum tfk_lrun_label_mode {
@@ -66,6 +68,9 @@ enum tfk_lrun_label_mode {
 		    "names, one per line, in index order"), \
 	TFK_OPT_STR(0, "label-map", &(a).label_map, "CSV", \
 		    "multi-label: lines 'filename,name;name' (k-hot label)"), \
+	TFK_OPT_STR(0, "label-list", &(a).label_list, "FILE", \
+		    "one integer label per line for every file under DIR in " \
+		    "sorted path order (Keras labels=[...])"), \
 	TFK_OPT_DOUBLE(0, "validation-split", &(a).val_split, "F", \
 		       "fraction of files held out for validation (0 < F < 1)"), \
 	TFK_OPT_STR(0, "subset", &(a).subset, "NAME", \
@@ -88,7 +93,9 @@ enum tfk_lrun_label_mode {
  * and --subset together, 0 < F < 1, a known subset, "both" only with -o
  * (so->prefix), --label-map not with --labels none, --class-names only
  * with inferred labels or a label map and not with --labels FILE, a
- * known --label-mode, other than int only with inferred labels. Calls
+ * known --label-mode, other than int only with inferred labels or a
+ * label list, --label-list with none of --labels, --label-map and
+ * --class-names. Calls
  * tfk_cli_usage_error (exit 2) on a bad value.
  */
 void tfk_lrun_check(const struct tfk_lrun_args *a, const struct tfk_conv *c,
@@ -167,11 +174,12 @@ int tfk_lrun_run(struct tfk_lrun *lr, const struct tfk_shardw_opts *so,
 void tfk_lrun_close(struct tfk_lrun *lr);
 
 /*
- * Add the "label" feature of item it to b as Keras labels it: inferred,
- * by lr->label_mode (int64 class index, float one-hot[n_classes], or
- * float [1]); k-hot int64[n_classes] with a label map (khot is scratch
- * for n_classes values, or NULL to allocate); nothing with no labels.
- * Errors: TFK_ENOMEM.
+ * Add the "label" feature of item it to b as Keras labels it: inferred
+ * or listed, by lr->label_mode (int64 class index or listed value; float
+ * one-hot[n_classes], all zeros for a listed value past the classes as
+ * tf.one_hot; or float [1]); k-hot int64[n_classes] with a label map
+ * (khot is scratch for n_classes values, or NULL to allocate); nothing
+ * with no labels. Errors: TFK_ENOMEM.
  */
 int tfk_lrun_add_label(struct tfk_example_builder *b,
 		       const struct tfk_lrun *lr,

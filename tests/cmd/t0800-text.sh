@@ -182,6 +182,21 @@ testcmd "  schema: float label of shape [1] and [2]" \
 testerr "binary needs two classes" 'tfk-text -q imdb --label-mode binary' 1 "--label-mode binary needs exactly 2 classes, not 4"
 testerr "unknown label mode" 'tfk-text -q imdb --label-mode sparse' 2 "--label-mode: expected int, categorical or binary"
 testerr "label mode needs inferred labels" 'tfk-text -q imdb --labels none --label-mode categorical' 2 "is for inferred labels"
+mkdir -p ll/a ll/b && printf one > ll/a/1.txt && printf two > ll/a/2.txt && printf three > ll/b/3.txt
+printf '0\n5\n\n0\n' > ll.txt
+tfk-text -q ll --label-list ll.txt --no-shuffle -o out/ll
+tfk-text -q ll --label-list ll.txt --no-shuffle --label-mode categorical -o out/llc
+testcmd "--label-list: each file's value, sorted path order; classes 0 and 5" \
+	"$PYTHON dump.py out/ll-00000-of-00001.tfrecord | cut -d'|' -f1,2 | tr '\n' ' '; $PYTHON -c 'import json; print(json.load(open(\"out/ll.schema.json\"))[\"features\"][\"label\"][\"label_names\"])'" \
+	"0|a/1.txt 5|a/2.txt 0|b/3.txt ['0', '5']"
+testcmd "  categorical: 5 is past the 2 classes, all zeros (tf.one_hot)" \
+	"$PYTHON dump.py out/llc-00000-of-00001.tfrecord | cut -d'|' -f1 | tr '\n' ' '" \
+	"1.0,0.0 0.0,0.0 1.0,0.0 "
+printf '0\n1\n' > ll2.txt
+testerr "--label-list: counts must agree" 'tfk-text -q ll --label-list ll2.txt' 1 "ll2.txt: 2 labels for 3 files"
+printf '0\n-1\n2\n' > ll3.txt
+testerr "--label-list: not a label" 'tfk-text -q ll --label-list ll3.txt' 1 "ll3.txt:2: expected a label from 0 to 2147483647"
+testerr "--label-list and --labels" 'tfk-text -q ll --label-list ll.txt --labels none' 2 "--label-list gives every file's label"
 testerr "a split that holds out no file" 'tfk-text -q imdb --validation-split 0.02 --subset validation -o out/z' 1 \
 	"holds out int(0.98) = 0: no validation files"
 tfk-text -q imdb --labels none --seed 3 -o out/none

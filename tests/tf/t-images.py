@@ -8,7 +8,7 @@ transparency), RGBA, 16-bit gray and RGB PNGs, a GIF, 24-bit and 8-bit
 gray BMPs, odd sizes (1x1, 3x7, 33x17) and photos downscaled 11x to 25x,
 in two class directories (one with a subdirectory). For each Keras
 configuration (validation_split with subset training, validation and
-both, seed, shuffle on and off, class_names, label_mode int,
+both, seed, shuffle on and off, class_names, a labels list, label_mode int,
 categorical and binary, color_mode, image_size, interpolation,
 crop_to_aspect_ratio, pad_to_aspect_ratio) tfk-images with the
 corresponding options must give:
@@ -259,6 +259,18 @@ image_case("rgba (PNG, BMP)", dict(shuffle=False, color_mode="rgba"),
            channels=4)
 image_case("labels none", dict(shuffle=False, labels=None),
            ["--no-shuffle", "--labels", "none"], True)
+# Keras labels=[...]: one value per file in sorted path order
+listed = [(0, 2, 5)[i % 3] for i in range(len(fmts))]
+with open(t.path("labels.txt"), "w") as f:
+    f.write("".join("%d\n" % v for v in listed))
+image_case("labels list [0, 2, 5, ...], categorical",
+           dict(shuffle=False, labels=listed, label_mode="categorical"),
+           ["--no-shuffle", "--label-list", t.path("labels.txt"),
+            "--label-mode", "categorical"], True)
+image_case("labels list, seed 5, subset both",
+           dict(labels=listed, seed=5, validation_split=0.3, subset="both"),
+           ["--label-list", t.path("labels.txt"), "--seed", "5",
+            "--validation-split", "0.3", "--subset", "both"], False)
 t.diag("largest pixel error per format: " + ", ".join(
     "%s %.3f" % kv for kv in sorted(maxerr.items())))
 
@@ -308,8 +320,9 @@ def keras_text_files(kw, sub):
     no file_paths): Keras' own index_directory and split."""
     from keras.src.utils import dataset_utils
     with contextlib.redirect_stdout(io.StringIO()):
+        labels = kw.get("labels", "inferred")
         paths, _, _ = dataset_utils.index_directory(
-            text_root, "inferred" if kw.get("labels", "inferred") else None,
+            text_root, None if labels is None else labels,
             formats=(".txt",), class_names=kw.get("class_names"),
             shuffle=kw.get("shuffle", True), seed=kw.get("seed"),
             verbose=False)
@@ -358,6 +371,13 @@ text_case("class_names pos,neg, categorical, max_length 12",
            "categorical", "--max-length", "12"], True)
 text_case("binary", dict(shuffle=False, label_mode="binary"),
           ["--no-shuffle", "--label-mode", "binary"], True)
+with open(t.path("tlabels.txt"), "w") as f:
+    f.write("".join("%d\n" % v for v in (1, 0, 1, 1, 0, 0, 1, 0, 1)))
+text_case("labels list, binary, seed 4",
+          dict(labels=[1, 0, 1, 1, 0, 0, 1, 0, 1], label_mode="binary",
+               seed=4),
+          ["--label-list", t.path("tlabels.txt"), "--label-mode", "binary",
+           "--seed", "4"], False)
 text_case("labels none", dict(shuffle=False, labels=None),
           ["--no-shuffle", "--labels", "none"], True)
 t.done()

@@ -76,8 +76,8 @@ static const struct tfk_opt opts[] = {
 		     "decode large JPEGs at 1/2..1/8 size by DCT scaling: "
 		     "faster, but not TF's pixels"),
 	TFK_OPT_FLAG(0, "exact", &exact,
-		     "TF's pixels: full-size decodes (the default; undoes "
-		     "nothing, refuses --fast-decode)"),
+		     "TF's pixels, the default (kept for older scripts; "
+		     "not with --fast-decode)"),
 	TFK_OPT_FLAG(0, "strict", &strict,
 		     "a file that does not decode is an error, not skipped"),
 	TFK_LRUN_OPTS(la),

@@ -1019,6 +1019,17 @@ int tfk_img_pick_scale(int w, int h, int out_w, int out_h, int crop)
 	return 1;
 }
 
+/* Where a pad_to_aspect_ratio resize of an h x w image lands in dst. */
+static int pad_window(int h, int w, const struct tfk_img_resize *ro,
+		      struct tfk_crop *at, struct tfk_err *err)
+{
+	if (tfk_resize_pad_aspect(h, w, ro->out_h, ro->out_w, at))
+		return tfk_errf(err, TFK_EINVAL, "a %dx%d image padded to"
+				" %dx%d keeps no rows or columns", h, w,
+				ro->out_h, ro->out_w);
+	return 0;
+}
+
 int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 			  const struct tfk_img_opts *io,
 			  const struct tfk_img_resize *ro, uint8_t *dst,
@@ -1030,6 +1041,7 @@ int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 	struct tfk_crop box, at = { 0, 0, ro->out_h, ro->out_w };
 	size_t row = (size_t)ro->out_w * (size_t)io->channels;
 	int rc, c = io->channels;
+	int scaled = ro->fast && tfk_img_sniff(p, n) == TFK_IMG_JPEG;
 
 	if (c != 1 && c != 3 && c != 4)
 		return tfk_errf(err, TFK_EINVAL, "channels must be 1, 3 or 4"
@@ -1040,27 +1052,23 @@ int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 	if (ro->crop && ro->pad)
 		return tfk_errf(err, TFK_EINVAL, "crop and pad to the aspect"
 				" ratio exclude each other");
-	if (ro->pad) {
-		/* TF computes the padded window from the stored size, so a
-		 * DCT-scaled decode resizes into the same window */
-		rc = tfk_img_probe(p, n, &info, err);
-		if (rc)
+	if (ro->pad && scaled) {
+		/* TF's window comes from the stored size: a DCT-scaled
+		 * decode is picked for, and resized into, that window */
+		if ((rc = tfk_img_probe(p, n, &info, err)) ||
+		    (rc = pad_window(info.height, info.width, ro, &at, err)))
 			return rc;
-		if (tfk_resize_pad_aspect(info.height, info.width, ro->out_h,
-					  ro->out_w, &at))
-			return tfk_errf(err, TFK_EINVAL, "a %dx%d image padded"
-					" to %dx%d keeps no rows or columns",
-					info.height, info.width, ro->out_h,
-					ro->out_w);
 		fit.out_h = at.h;
 		fit.out_w = at.w;
 	}
 	o.scale_denom = 1;
-	if (ro->fast && tfk_img_sniff(p, n) == TFK_IMG_JPEG) {
+	if (scaled) {
 		img->format = TFK_IMG_JPEG;
 		rc = decode_jpeg(img, p, n, &o, &fit, err);
 	} else {
 		rc = tfk_img_decode(img, p, n, &o, err);
+		if (!rc && ro->pad)
+			rc = pad_window(img->height, img->width, ro, &at, err);
 	}
 	if (rc)
 		return rc;

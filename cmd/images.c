@@ -13,10 +13,13 @@
  *
  *  - pixels are stored as uint8, rounded from the float32 result Keras
  *    computes (see lib/prep/resize.h), not as float32;
- *  - JPEGs at least twice the target size are decoded at 1/2, 1/4 or
- *    1/8 scale by libjpeg's DCT scaling before the resize (--exact turns
- *    this off for TF's pixels): several times faster, and close to what
- *    the full decode plus an antialiased resize gives;
+ *  - the pixels are TF's by default (decode_image's full libjpeg decode
+ *    with its IFAST DCT and fancy upsampling, then tf.image.resize);
+ *    --fast-decode lets JPEGs at least twice the target size decode at
+ *    1/2, 1/4 or 1/8 scale through libjpeg's DCT scaling first: several
+ *    times faster, close to a full decode plus an antialiased resize,
+ *    but not TF's pixels (a few levels off on average after a large
+ *    downscale);
  *  - a corrupt, truncated, empty or non-image file is reported with its
  *    path and skipped (Keras stops in the middle of an epoch);
  *    --strict makes it an error;
@@ -48,7 +51,7 @@
 static const char *size_arg = "256x256", *interp_arg = "bilinear";
 static const char *color_arg = "rgb", *encoding_arg = "raw";
 static long quality = 95;
-static int antialias, crop_aspect, strict, exact;
+static int antialias, crop_aspect, pad_aspect, strict, exact, fast;
 static struct tfk_lrun_args la = TFK_LRUN_ARGS_DEFAULTS;
 static struct tfk_conv conv = TFK_CONV_DEFAULTS;
 
@@ -61,13 +64,20 @@ static const struct tfk_opt opts[] = {
 		     "antialiased downscaling (tf.image.resize antialias=True)"),
 	TFK_OPT_FLAG(0, "crop-to-aspect-ratio", &crop_aspect,
 		     "center-crop to the target aspect ratio before resizing"),
+	TFK_OPT_FLAG(0, "pad-to-aspect-ratio", &pad_aspect,
+		     "resize keeping the aspect ratio and pad with zeros "
+		     "(tf.image.resize_with_pad)"),
 	TFK_OPT_STR(0, "color-mode", &color_arg, "MODE",
 		    "grayscale, rgb or rgba"),
 	TFK_OPT_STR(0, "encoding", &encoding_arg, "ENC",
 		    "raw (uint8 HWC pixels), jpeg or png"),
 	TFK_OPT_LONG(0, "quality", &quality, "Q", "JPEG quality, 1 to 100"),
+	TFK_OPT_FLAG(0, "fast-decode", &fast,
+		     "decode large JPEGs at 1/2..1/8 size by DCT scaling: "
+		     "faster, but not TF's pixels"),
 	TFK_OPT_FLAG(0, "exact", &exact,
-		     "decode JPEGs at full size (TF's pixels; slower)"),
+		     "TF's pixels, the default (kept for older scripts; "
+		     "not with --fast-decode)"),
 	TFK_OPT_FLAG(0, "strict", &strict,
 		     "a file that does not decode is an error, not skipped"),
 	TFK_LRUN_OPTS(la),
@@ -278,7 +288,8 @@ static int convert(const struct tfk_lrun *lr, const struct tfk_ds_item *it,
 	ro.method = method;
 	ro.antialias = antialias;
 	ro.crop = crop_aspect;
-	ro.fast = !exact;
+	ro.pad = pad_aspect;
+	ro.fast = fast;
 	rc = tfk_img_decode_resize(&s->img, data, len, &io, &ro, s->px, err);
 	if (rc)
 		return rc;
@@ -297,7 +308,7 @@ static int convert(const struct tfk_lrun *lr, const struct tfk_ds_item *it,
 	}
 	tfk_exb_reset(&s->b);
 	tfk_exb_add_bytes1(&s->b, "image", img, img_len);
-	rc = tfk_lrun_add_label(&s->b, lr->ds, it, s->khot, err);
+	rc = tfk_lrun_add_label(&s->b, lr, it, s->khot, err);
 	if (rc)
 		return rc;
 	v = out_h;
@@ -328,7 +339,7 @@ static int describe(const struct tfk_lrun *lr, struct tfk_schema *s)
 	snprintf(f->encoding, sizeof(f->encoding), "%s", encs[encoding]);
 	if (encoding == ENC_RAW)
 		snprintf(f->content, sizeof(f->content), "binary");
-	if (tfk_lrun_describe_label(s, lr->ds))
+	if (tfk_lrun_describe_label(s, lr))
 		return TFK_ENOMEM;
 	for (size_t i = 0; i < 3; i++) {
 		f = tfk_schema_feature(s, ints[i]);
@@ -392,6 +403,12 @@ static void check_options(const struct tfk_shardw_opts *so)
 	if (encoding == ENC_JPEG && channels == 4)
 		tfk_cli_usage_error("--encoding jpeg holds no alpha: use "
 				    "--color-mode rgb or grayscale, or png");
+	if (crop_aspect && pad_aspect)
+		tfk_cli_usage_error("--crop-to-aspect-ratio and "
+				    "--pad-to-aspect-ratio exclude each other");
+	if (fast && exact)
+		tfk_cli_usage_error("--fast-decode and --exact exclude each "
+				    "other");
 	if (quality < 1 || quality > 100)
 		tfk_cli_usage_error("--quality: expected 1 to 100, not %ld",
 				    quality);

@@ -104,7 +104,7 @@ static int convert(const struct tfk_lrun *lr, const struct tfk_ds_item *it,
 				bad);
 	tfk_exb_init(&b);
 	tfk_exb_add_bytes1(&b, "text", data, cut(data, len));
-	rc = tfk_lrun_add_label(&b, lr->ds, it, NULL, err);
+	rc = tfk_lrun_add_label(&b, lr, it, NULL, err);
 	tfk_exb_add_bytes1(&b, "filename", it->path, strlen(it->path));
 	if (!rc)
 		rc = tfk_exb_finish(&b, &p, &n, err);
@@ -117,7 +117,7 @@ static int convert(const struct tfk_lrun *lr, const struct tfk_ds_item *it,
 static int describe(const struct tfk_lrun *lr, struct tfk_schema *s)
 {
 	if (tfk_lrun_describe_utf8(s, "text") ||
-	    tfk_lrun_describe_label(s, lr->ds) ||
+	    tfk_lrun_describe_label(s, lr) ||
 	    tfk_lrun_describe_utf8(s, "filename"))
 		return TFK_ENOMEM;
 	return 0;

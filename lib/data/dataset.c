@@ -753,6 +753,122 @@ static int arc_strip_top(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 
 /* Class file and label map -------------------------------------------- */
 
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* TFK_DS_LIST: the labels of path, one per item; classes are their
+ * distinct values as strings, in numeric order. */
+static int apply_list(const char *path, struct items *a, struct strs *cls,
+		      struct tfk_err *err)
+{
+	struct tfk_buf b;
+	size_t i = 0, line = 0, k = 0, j;
+	long *v = NULL;
+	int rc;
+
+	tfk_buf_init(&b);
+	if ((rc = slurp(path, &b, err))) {
+		tfk_err_prefix(err, "%s", path);
+		goto out;
+	}
+	if (!(v = tfk_malloc((a->n ? a->n : 1) * sizeof(*v)))) {
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+		goto out;
+	}
+	while (i < b.len) {
+		const char *s = (const char *)b.data + i;
+		const char *e = memchr(s, '\n', b.len - i);
+		size_t n = e ? (size_t)(e - s) : b.len - i;
+		char num[24], *end;
+		long x;
+
+		line++;
+		i += n + 1;
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (!n)
+			continue;
+		if (n >= sizeof(num) || s[0] < '0' || s[0] > '9') {
+			rc = tfk_errf(err, TFK_ECORRUPT, "%s:%zu: expected a label"
+				      " from 0 to 2147483647", path, line);
+			goto out;
+		}
+		memcpy(num, s, n);
+		num[n] = 0;
+		x = strtol(num, &end, 10);
+		if (*end || x > 2147483647L) {
+			rc = tfk_errf(err, TFK_ECORRUPT, "%s:%zu: expected a label"
+				      " from 0 to 2147483647, not '%s'", path,
+				      line, num);
+			goto out;
+		}
+		if (k == a->n) {
+			k++;
+			break;
+		}
+		a->v[k].label = x;
+		v[k++] = x;
+	}
+	while (i < b.len)	/* count the rest for the message */
+		k += b.data[i++] == '\n';
+	if (k != a->n) {
+		rc = tfk_errf(err, TFK_ECORRUPT, "%s: %s%zu labels for %zu "
+			      "files", path, k > a->n ? "about " : "", k, a->n);
+		goto out;
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_long);
+	for (j = 0; j < k; j++) {
+		char name[24];
+
+		if (j && v[j] == v[j - 1])
+			continue;
+		snprintf(name, sizeof(name), "%ld", v[j]);
+		if ((rc = strs_push(cls, name, strlen(name)))) {
+			tfk_errf(err, rc, "out of memory");
+			goto out;
+		}
+	}
+out:
+	tfk_free(v);
+	tfk_buf_release(&b);
+	return rc;
+}
+
+/* Keras' class_names given as "a,b,c" (--class-names). */
+static int split_class_list(const char *list, struct strs *out,
+			    struct tfk_err *err)
+{
+	const char *s = list;
+	size_t k = 0;
+	int rc;
+
+	for (;;) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+
+		k++;
+		if (!n)
+			return tfk_errf(err, TFK_EINVAL, "--class-names: name "
+					"%zu is empty", k);
+		if (!tfk_utf8_valid((const uint8_t *)s, n))
+			return tfk_errf(err, TFK_EINVAL, "--class-names: name "
+					"%zu is not utf-8", k);
+		if ((rc = strs_push(out, s, n)))
+			return tfk_errf(err, rc, "out of memory");
+		if (strs_find(out, out->v[out->n - 1]) != (long)out->n - 1)
+			return tfk_errf(err, TFK_EINVAL, "--class-names: class "
+					"'%s' listed twice", out->v[out->n - 1]);
+		if (!e)
+			return 0;
+		s = e + 1;
+	}
+}
+
 static int read_class_file(const char *path, struct strs *out,
 			   struct tfk_err *err)
 {
@@ -1079,7 +1195,8 @@ static int index_dir(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 			if (rc)
 				return tfk_errf(err, TFK_ENOTFOUND, "%s: class "
 						"'%s' is not a subdirectory "
-						"of %s", o->class_file,
+						"of %s", o->class_file ?
+						o->class_file : "--class-names",
 						classes->v[i], ds->root);
 		}
 	}
@@ -1126,7 +1243,9 @@ static int index_archive(struct tfk_dataset *ds, const struct tfk_ds_opts *o,
 					rc = tfk_errf(err, TFK_ENOTFOUND, "%s: "
 						      "class '%s' is not a "
 						      "subdirectory of %s",
-						      o->class_file,
+						      o->class_file ?
+						      o->class_file :
+						      "--class-names",
 						      classes->v[i], ds->root);
 					goto out;
 				}
@@ -1232,9 +1351,12 @@ int tfk_ds_open(struct tfk_dataset **out, const char *root,
 		return tfk_errf(err, TFK_EINVAL, "<stdin>: a dataset is read "
 				"twice (index, then data): give a directory "
 				"or an archive file");
-	if (o->mode < TFK_DS_INFERRED || o->mode > TFK_DS_MAP ||
+	if (o->mode < TFK_DS_INFERRED || o->mode > TFK_DS_LIST ||
 	    (o->mode == TFK_DS_MAP && !o->label_map) ||
-	    (o->mode == TFK_DS_NONE && o->class_file))
+	    (o->mode == TFK_DS_LIST && !o->label_list) ||
+	    ((o->mode == TFK_DS_NONE || o->mode == TFK_DS_LIST) &&
+	     (o->class_file || o->class_list)) ||
+	    (o->class_file && o->class_list))
 		return tfk_errf(err, TFK_EINVAL, "bad dataset options");
 	if (stat(root, &st))
 		return tfk_errf(err, TFK_EIO, "%s: %s", root, strerror(errno));
@@ -1246,15 +1368,19 @@ int tfk_ds_open(struct tfk_dataset **out, const char *root,
 	}
 	ds->mode = o->mode;
 	ds->archive = !S_ISDIR(st.st_mode);
-	if (o->class_file) {
-		if ((rc = read_class_file(o->class_file, &classes, err)))
+	if (o->class_file || o->class_list) {
+		rc = o->class_file ? read_class_file(o->class_file, &classes,
+						     err) :
+			split_class_list(o->class_list, &classes, err);
+		if (rc)
 			goto fail;
 		fixed = 1;
 	}
 	if (o->mode == TFK_DS_MAP) {
 		if ((rc = read_label_map(o->label_map, ds->priv, err)) ||
 		    (rc = map_resolve(ds->priv, &classes, fixed, o->label_map,
-				      o->class_file, err)))
+				      o->class_file ? o->class_file :
+				      "--class-names", err)))
 			goto fail;
 	}
 	if (ds->archive)
@@ -1266,6 +1392,9 @@ int tfk_ds_open(struct tfk_dataset **out, const char *root,
 	sort_items(ds, o, &items);
 	if (o->mode == TFK_DS_MAP)
 		apply_map(ds, &items);
+	if (o->mode == TFK_DS_LIST &&
+	    (rc = apply_list(o->label_list, &items, &classes, err)))
+		goto fail;
 	ds->items = items.v;
 	ds->n_items = items.n;
 	if (o->mode != TFK_DS_NONE) {

@@ -54,7 +54,8 @@
 enum tfk_ds_mode {
 	TFK_DS_INFERRED = 0,	/* class = subdirectory of the root */
 	TFK_DS_NONE = 1,	/* no labels */
-	TFK_DS_MAP = 2		/* multi-label, from a CSV label map */
+	TFK_DS_MAP = 2,		/* multi-label, from a CSV label map */
+	TFK_DS_LIST = 3		/* one given integer label per file */
 };
 
 /* Keras' ALLOWLIST_FORMATS of image_dataset_from_directory. */
@@ -70,6 +71,9 @@ struct tfk_ds_opts {
 	 * be a subdirectory, and only those classes are indexed. MAP: the
 	 * map may use no other names. */
 	const char *class_file;
+	/* The same as a comma-separated list ("cat,dog", Keras'
+	 * class_names); not with class_file. */
+	const char *class_list;
 	/*
 	 * MAP: a CSV file (RFC 4180 quoting), one line per file:
 	 *
@@ -88,6 +92,15 @@ struct tfk_ds_opts {
 	 * are counted in n_missing.
 	 */
 	const char *label_map;
+	/*
+	 * LIST (Keras' labels=[...]): a file of one integer per line,
+	 * 0 to 2^31-1, the labels of every matching file under the root in
+	 * NONE's order (sorted paths); blank lines are ignored and the
+	 * counts must agree. Classes are the distinct values in numeric
+	 * order, as decimal strings; an item's label is its value itself
+	 * (not an index into them), as in Keras.
+	 */
+	const char *label_list;
 	int follow_links;
 	/* Called for each entry passed over while indexing, with a
 	 * message naming it ("DIR/x: unreadable directory: Permission
@@ -98,7 +111,8 @@ struct tfk_ds_opts {
 
 struct tfk_ds_item {
 	char *path;		/* relative to the root, '/'-separated UTF-8 */
-	long label;		/* class index; -1 with no labels or a map */
+	long label;		/* class index (LIST: the value); -1 with no
+				 * labels or a map */
 	const uint32_t *labels;	/* MAP: this file's class indices */
 	size_t n_labels;
 	uint64_t size;		/* archive: bytes from the header; else 0 */

@@ -22,6 +22,17 @@
 
 /* Options --------------------------------------------------------------- */
 
+static int parse_label_mode(const char *s)
+{
+	if (!strcmp(s, "int"))
+		return TFK_LRUN_INT;
+	if (!strcmp(s, "categorical"))
+		return TFK_LRUN_CATEGORICAL;
+	if (!strcmp(s, "binary"))
+		return TFK_LRUN_BINARY;
+	return -1;
+}
+
 static int parse_subset(const char *s)
 {
 	if (!s)
@@ -55,13 +66,33 @@ void tfk_lrun_check(const struct tfk_lrun_args *a, const struct tfk_conv *c,
 	if (a->label_map && !strcmp(a->labels, "none"))
 		tfk_cli_usage_error("--label-map gives labels: it cannot be "
 				    "used with --labels none");
+	if (a->class_names && !strcmp(a->labels, "none"))
+		tfk_cli_usage_error("--class-names needs labels: it cannot be "
+				    "used with --labels none");
+	if (a->class_names && strcmp(a->labels, "inferred"))
+		tfk_cli_usage_error("--class-names and --labels FILE both give "
+				    "the classes: use one");
+	if (parse_label_mode(a->label_mode) < 0)
+		tfk_cli_usage_error("--label-mode: expected int, categorical or "
+				    "binary, not '%s'", a->label_mode);
+	if (a->label_list && (a->label_map || a->class_names ||
+			      strcmp(a->labels, "inferred")))
+		tfk_cli_usage_error("--label-list gives every file's label: it "
+				    "cannot be used with --labels, --label-map "
+				    "or --class-names");
+	if (parse_label_mode(a->label_mode) != TFK_LRUN_INT &&
+	    (a->label_map || !strcmp(a->labels, "none")))
+		tfk_cli_usage_error("--label-mode %s is for inferred labels "
+				    "(a label map gives k-hot int64, --labels "
+				    "none no label)", a->label_mode);
 }
 
 int tfk_lrun_args_given(const struct tfk_lrun_args *a)
 {
 	return a->val_split || a->subset || a->label_map ||
 		strcmp(a->labels, "inferred") || a->no_shuffle ||
-		a->follow_links;
+		a->follow_links || a->class_names || a->label_list ||
+		strcmp(a->label_mode, "int");
 }
 
 /* Messages -------------------------------------------------------------- */
@@ -127,6 +158,10 @@ int tfk_lrun_open(struct tfk_lrun *lr, const char *root,
 	if (lr->subset < 0)
 		return tfk_errf(err, TFK_EINVAL, "--subset: unknown subset '%s'",
 				a->subset);
+	lr->label_mode = parse_label_mode(a->label_mode);
+	if (lr->label_mode < 0)
+		return tfk_errf(err, TFK_EINVAL, "--label-mode: unknown mode "
+				"'%s'", a->label_mode);
 
 	memset(&dopt, 0, sizeof(dopt));
 	dopt.exts = lr->exts;
@@ -134,10 +169,12 @@ int tfk_lrun_open(struct tfk_lrun *lr, const char *root,
 	dopt.warn = ds_warn;
 	dopt.warn_ctx = lr;
 	dopt.label_map = a->label_map;
-	dopt.mode = a->label_map ? TFK_DS_MAP : !strcmp(a->labels, "none") ?
-		TFK_DS_NONE : TFK_DS_INFERRED;
+	dopt.label_list = a->label_list;
+	dopt.mode = a->label_map ? TFK_DS_MAP : a->label_list ? TFK_DS_LIST :
+		!strcmp(a->labels, "none") ? TFK_DS_NONE : TFK_DS_INFERRED;
 	if (strcmp(a->labels, "inferred") && strcmp(a->labels, "none"))
 		dopt.class_file = a->labels;
+	dopt.class_list = a->class_names;
 	rc = tfk_ds_open(&lr->ds, root, &dopt, err);
 	if (rc)
 		return rc;
@@ -145,6 +182,20 @@ int tfk_lrun_open(struct tfk_lrun *lr, const char *root,
 		return tfk_errf(err, TFK_ENOTFOUND, "%s: %s%s", root,
 				lr->none_found, dopt.mode == TFK_DS_INFERRED ?
 				" in class subdirectories" : "");
+	if (lr->label_mode == TFK_LRUN_BINARY && lr->ds->n_classes != 2)
+		return tfk_errf(err, TFK_EINVAL, "%s: --label-mode binary needs"
+				" exactly 2 classes, not %zu", root,
+				lr->ds->n_classes);
+	/* Keras: training is all but the last int(F * n), so none held out
+	 * leaves training empty ("No training images found") */
+	if (lr->subset != TFK_DS_ALL &&
+	    tfk_ds_val_count(lr->ds->n_items, a->val_split) == 0)
+		return tfk_errf(err, TFK_EINVAL, "%s: --validation-split %g of "
+				"%zu files holds out int(%g) = 0: no "
+				"validation files (and Keras then gives no "
+				"training files)", root, a->val_split,
+				lr->ds->n_items,
+				a->val_split * (double)lr->ds->n_items);
 	if (!c->quiet)
 		say_found(lr, a->label_map);
 	if (!a->no_shuffle)
@@ -251,17 +302,36 @@ void tfk_lrun_close(struct tfk_lrun *lr)
 /* Features both tools make ------------------------------------------------ */
 
 int tfk_lrun_add_label(struct tfk_example_builder *b,
-		       const struct tfk_dataset *ds,
+		       const struct tfk_lrun *lr,
 		       const struct tfk_ds_item *it, int64_t *khot,
 		       struct tfk_err *err)
 {
+	const struct tfk_dataset *ds = lr->ds;
 	int64_t *own = NULL;
 	size_t i;
 
-	if (ds->mode == TFK_DS_INFERRED) {
+	if (ds->mode == TFK_DS_INFERRED || ds->mode == TFK_DS_LIST) {
 		int64_t v = it->label;
+		float f, *hot;
 
-		tfk_exb_add_int64s(b, "label", &v, 1);
+		switch (lr->label_mode) {
+		case TFK_LRUN_CATEGORICAL:
+			hot = tfk_calloc(ds->n_classes ? ds->n_classes : 1,
+					 sizeof(*hot));
+			if (!hot)
+				return tfk_errf(err, TFK_ENOMEM, "out of memory");
+			if ((size_t)it->label < ds->n_classes)
+				hot[it->label] = 1.0f;
+			tfk_exb_add_floats(b, "label", hot, ds->n_classes);
+			tfk_free(hot);
+			break;
+		case TFK_LRUN_BINARY:
+			f = (float)it->label;
+			tfk_exb_add_floats(b, "label", &f, 1);
+			break;
+		default:
+			tfk_exb_add_int64s(b, "label", &v, 1);
+		}
 		return 0;
 	}
 	if (ds->mode != TFK_DS_MAP)
@@ -282,10 +352,12 @@ int tfk_lrun_add_label(struct tfk_example_builder *b,
 }
 
 int tfk_lrun_describe_label(struct tfk_schema *s,
-			    const struct tfk_dataset *ds)
+			    const struct tfk_lrun *lr)
 {
+	const struct tfk_dataset *ds = lr->ds;
 	struct tfk_schema_feat *f;
 	int64_t shape[1] = { (int64_t)ds->n_classes };
+	int vector = ds->mode == TFK_DS_MAP;
 
 	if (ds->mode == TFK_DS_NONE)
 		return 0;
@@ -293,7 +365,13 @@ int tfk_lrun_describe_label(struct tfk_schema *s,
 	if (!f)
 		return TFK_ENOMEM;
 	f->kind = TFK_FEAT_INT64;
-	tfk_schema_set_shape(f, ds->mode == TFK_DS_MAP, shape);
+	if (ds->mode != TFK_DS_MAP && lr->label_mode != TFK_LRUN_INT) {
+		f->kind = TFK_FEAT_FLOAT;
+		vector = 1;
+		if (lr->label_mode == TFK_LRUN_BINARY)
+			shape[0] = 1;
+	}
+	tfk_schema_set_shape(f, vector, shape);
 	if (tfk_schema_set_labels(f, (const char *const *)ds->classes,
 				  ds->n_classes))
 		return TFK_ENOMEM;

@@ -47,9 +47,20 @@ struct tfk_lrun_args {
 	const char *subset;	/* --subset training|validation|both */
 	int no_shuffle;		/* --no-shuffle */
 	int follow_links;	/* --follow-links */
+	const char *class_names;	/* --class-names a,b,c */
+	const char *label_mode;	/* --label-mode int|categorical|binary */
+	const char *label_list;	/* --label-list FILE */
 };
 
-#define TFK_LRUN_ARGS_DEFAULTS { "inferred", NULL, 0, NULL, 0, 0 }
+#define TFK_LRUN_ARGS_DEFAULTS \
+	{ "inferred", NULL, 0, NULL, 0, 0, NULL, "int", NULL }
+
+/* How an inferred class index is stored (Keras' label_mode). */
+enum tfk_lrun_label_mode {
+	TFK_LRUN_INT = 0,		/* int64 index (Keras: int32) */
+	TFK_LRUN_CATEGORICAL = 1,	/* float one-hot[n_classes] */
+	TFK_LRUN_BINARY = 2		/* float [1]: 0 or 1, two classes */
+};
 
 #define TFK_LRUN_OPTS(a) \
 	TFK_OPT_STR(0, "labels", &(a).labels, "MODE", \
@@ -57,6 +68,9 @@ struct tfk_lrun_args {
 		    "names, one per line, in index order"), \
 	TFK_OPT_STR(0, "label-map", &(a).label_map, "CSV", \
 		    "multi-label: lines 'filename,name;name' (k-hot label)"), \
+	TFK_OPT_STR(0, "label-list", &(a).label_list, "FILE", \
+		    "one integer label per line for every file under DIR in " \
+		    "sorted path order (Keras labels=[...])"), \
 	TFK_OPT_DOUBLE(0, "validation-split", &(a).val_split, "F", \
 		       "fraction of files held out for validation (0 < F < 1)"), \
 	TFK_OPT_STR(0, "subset", &(a).subset, "NAME", \
@@ -65,13 +79,23 @@ struct tfk_lrun_args {
 	TFK_OPT_FLAG(0, "no-shuffle", &(a).no_shuffle, \
 		     "keep the sorted file order (Keras shuffle=False)"), \
 	TFK_OPT_FLAG(0, "follow-links", &(a).follow_links, \
-		     "descend into symbolic links to directories")
+		     "descend into symbolic links to directories"), \
+	TFK_OPT_STR(0, "class-names", &(a).class_names, "A,B,...", \
+		    "the classes, in index order: a subset of the " \
+		    "subdirectories (Keras class_names)"), \
+	TFK_OPT_STR(0, "label-mode", &(a).label_mode, "MODE", \
+		    "int (int64 index), categorical (float one-hot) or " \
+		    "binary (float 0/1, two classes)")
 
 /*
  * Check a and the seed in c after parsing (as tfk_conv_check does for
  * the converter options): --seed in numpy's 0..2^32-1, --validation-split
  * and --subset together, 0 < F < 1, a known subset, "both" only with -o
- * (so->prefix), --label-map not with --labels none. Calls
+ * (so->prefix), --label-map not with --labels none, --class-names only
+ * with inferred labels or a label map and not with --labels FILE, a
+ * known --label-mode, other than int only with inferred labels or a
+ * label list, --label-list with none of --labels, --label-map and
+ * --class-names. Calls
  * tfk_cli_usage_error (exit 2) on a bad value.
  */
 void tfk_lrun_check(const struct tfk_lrun_args *a, const struct tfk_conv *c,
@@ -108,6 +132,7 @@ struct tfk_lrun {
 	size_t *sel, n_sel;		/* ds->items indices, output order */
 	size_t n_first;			/* how many of sel go to out[0] */
 	int subset;			/* enum tfk_ds_subset */
+	int label_mode;			/* enum tfk_lrun_label_mode */
 	/* Filled by tfk_lrun_run: */
 	struct tfk_exout out[2];	/* training/validation, or one */
 	size_t n_out;
@@ -125,7 +150,9 @@ struct tfk_lrun {
  * c->quiet), shuffle with c->seed unless --no-shuffle, and select the
  * subset and this task's part (shard_i of shard_n). The tool's part of
  * lr must be set; the rest is overwritten. Errors: those of tfk_ds_open
- * (the tool may add a hint), TFK_ENOTFOUND (no wanted file), those of
+ * (the tool may add a hint), TFK_ENOTFOUND (no wanted file), TFK_EINVAL
+ * (--label-mode binary without exactly two classes; a split that
+ * leaves a subset empty, which Keras refuses too), those of
  * tfk_ds_select. lr is always left for tfk_lrun_close.
  */
 int tfk_lrun_open(struct tfk_lrun *lr, const char *root,
@@ -147,13 +174,15 @@ int tfk_lrun_run(struct tfk_lrun *lr, const struct tfk_shardw_opts *so,
 void tfk_lrun_close(struct tfk_lrun *lr);
 
 /*
- * Add the "label" feature of item it to b as Keras labels it: int64
- * class index (inferred), k-hot int64[n_classes] (label map; khot is
- * scratch for n_classes values, or NULL to allocate), nothing with no
- * labels. Errors: TFK_ENOMEM.
+ * Add the "label" feature of item it to b as Keras labels it: inferred
+ * or listed, by lr->label_mode (int64 class index or listed value; float
+ * one-hot[n_classes], all zeros for a listed value past the classes as
+ * tf.one_hot; or float [1]); k-hot int64[n_classes] with a label map
+ * (khot is scratch for n_classes values, or NULL to allocate); nothing
+ * with no labels. Errors: TFK_ENOMEM.
  */
 int tfk_lrun_add_label(struct tfk_example_builder *b,
-		       const struct tfk_dataset *ds,
+		       const struct tfk_lrun *lr,
 		       const struct tfk_ds_item *it, int64_t *khot,
 		       struct tfk_err *err);
 
@@ -161,7 +190,7 @@ int tfk_lrun_add_label(struct tfk_example_builder *b,
  * attached; none with no labels), and a scalar UTF-8 bytes feature
  * ("filename", "text"). 0 or TFK_ENOMEM. */
 int tfk_lrun_describe_label(struct tfk_schema *s,
-			    const struct tfk_dataset *ds);
+			    const struct tfk_lrun *lr);
 int tfk_lrun_describe_utf8(struct tfk_schema *s, const char *name);
 
 #endif

@@ -1019,14 +1019,29 @@ int tfk_img_pick_scale(int w, int h, int out_w, int out_h, int crop)
 	return 1;
 }
 
+/* Where a pad_to_aspect_ratio resize of an h x w image lands in dst. */
+static int pad_window(int h, int w, const struct tfk_img_resize *ro,
+		      struct tfk_crop *at, struct tfk_err *err)
+{
+	if (tfk_resize_pad_aspect(h, w, ro->out_h, ro->out_w, at))
+		return tfk_errf(err, TFK_EINVAL, "a %dx%d image padded to"
+				" %dx%d keeps no rows or columns", h, w,
+				ro->out_h, ro->out_w);
+	return 0;
+}
+
 int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 			  const struct tfk_img_opts *io,
 			  const struct tfk_img_resize *ro, uint8_t *dst,
 			  struct tfk_err *err)
 {
 	struct tfk_img_opts o = *io;
-	struct tfk_crop box;
+	struct tfk_img_resize fit = *ro;
+	struct tfk_img_info info;
+	struct tfk_crop box, at = { 0, 0, ro->out_h, ro->out_w };
+	size_t row = (size_t)ro->out_w * (size_t)io->channels;
 	int rc, c = io->channels;
+	int scaled = ro->fast && tfk_img_sniff(p, n) == TFK_IMG_JPEG;
 
 	if (c != 1 && c != 3 && c != 4)
 		return tfk_errf(err, TFK_EINVAL, "channels must be 1, 3 or 4"
@@ -1034,12 +1049,26 @@ int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 	if (ro->out_w < 1 || ro->out_h < 1)
 		return tfk_errf(err, TFK_EINVAL, "bad target size %dx%d",
 				ro->out_w, ro->out_h);
+	if (ro->crop && ro->pad)
+		return tfk_errf(err, TFK_EINVAL, "crop and pad to the aspect"
+				" ratio exclude each other");
+	if (ro->pad && scaled) {
+		/* TF's window comes from the stored size: a DCT-scaled
+		 * decode is picked for, and resized into, that window */
+		if ((rc = tfk_img_probe(p, n, &info, err)) ||
+		    (rc = pad_window(info.height, info.width, ro, &at, err)))
+			return rc;
+		fit.out_h = at.h;
+		fit.out_w = at.w;
+	}
 	o.scale_denom = 1;
-	if (ro->fast && tfk_img_sniff(p, n) == TFK_IMG_JPEG) {
+	if (scaled) {
 		img->format = TFK_IMG_JPEG;
-		rc = decode_jpeg(img, p, n, &o, ro, err);
+		rc = decode_jpeg(img, p, n, &o, &fit, err);
 	} else {
 		rc = tfk_img_decode(img, p, n, &o, err);
+		if (!rc && ro->pad)
+			rc = pad_window(img->height, img->width, ro, &at, err);
 	}
 	if (rc)
 		return rc;
@@ -1049,13 +1078,19 @@ int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 	if (ro->crop)
 		tfk_resize_crop_aspect(img->height, img->width, ro->out_h,
 				       ro->out_w, &box);
-	if (box.h == ro->out_h && box.w == ro->out_w && box.w == img->width) {
+	if (ro->pad) {
+		/* pad_to_bounding_box: zeros around the resized image */
+		memset(dst, 0, row * (size_t)ro->out_h);
+		dst += (size_t)at.y * row + (size_t)at.x * (size_t)c;
+	}
+	if (!ro->pad && box.h == ro->out_h && box.w == ro->out_w &&
+	    box.w == img->width) {
 		memcpy(dst, img->data + (size_t)box.y * box.w * c,
 		       (size_t)box.h * box.w * c);
 		return 0;
 	}
-	return tfk_resize_u8(img->data + ((size_t)box.y * img->width + box.x)
-			     * c, box.h, box.w, (size_t)img->width * c, c,
-			     dst, ro->out_h, ro->out_w, ro->method,
-			     ro->antialias, err);
+	return tfk_resize_u8_to(img->data + ((size_t)box.y * img->width +
+					     box.x) * c, box.h, box.w,
+				(size_t)img->width * c, c, dst, at.h, at.w,
+				row, ro->method, ro->antialias, err);
 }

@@ -137,15 +137,23 @@ struct tfk_img_resize {
 	int crop;		/* Keras crop_to_aspect_ratio: center crop the
 				 * largest window of the target aspect first */
 	int fast;		/* allow JPEG DCT scaling (not TF-exact) */
+	int pad;		/* Keras pad_to_aspect_ratio: resize, aspect
+				 * kept, into a zero-padded window
+				 * (tf.image.resize_with_pad); not with crop */
 };
 
 /*
- * Decode p[0..n), crop and resize to o->out_h x o->out_w x channels
- * (channels 1, 3 or 4, from io), rounding to uint8 (see resize.h), into
- * dst. img is scratch (reused). This is what Keras'
+ * Decode p[0..n), crop or pad and resize to o->out_h x o->out_w x
+ * channels (channels 1, 3 or 4, from io), rounding to uint8 (see
+ * resize.h), into dst. img is scratch (reused). This is what Keras'
  * image_dataset_from_directory does per file (decode_image, then
- * smart_resize or resize), except that Keras keeps float32.
- * Returns 0 or a negative TFK_E*.
+ * smart_resize, resize_with_pad or resize), except that Keras keeps
+ * float32. With fast unset (the default) the pixels are TF's; fast lets
+ * a JPEG at least twice the target (or the padded window) decode at
+ * 1/2, 1/4 or 1/8 scale first: several times faster, but on large
+ * downscales a few levels off TF's on average (far more at edges).
+ * Returns 0 or a negative TFK_E* (TFK_EINVAL for crop with pad, or a
+ * pad that leaves no rows or columns).
  */
 int tfk_img_decode_resize(struct tfk_img *img, const void *p, size_t n,
 			  const struct tfk_img_opts *io,

@@ -90,6 +90,27 @@ void tfk_resize_crop_aspect(int h, int w, int out_h, int out_w,
 	box->x = (int)((float)(w - cw) / 2.0f);
 }
 
+int tfk_resize_pad_aspect(int h, int w, int out_h, int out_w,
+			  struct tfk_crop *box)
+{
+	/* image_ops_impl.py _resize_image_with_pad_common, in float32 */
+	float fh = (float)h, fw = (float)w;
+	float fth = (float)out_h, ftw = (float)out_w;
+	float rw = fw / ftw, rh = fh / fth;
+	float ratio = rw > rh ? rw : rh;
+	float hf = fh / ratio, wf = fw / ratio;
+	float ph = floorf((fth - hf) / 2.0f), pw = floorf((ftw - wf) / 2.0f);
+
+	box->h = (int)floorf(hf);
+	box->w = (int)floorf(wf);
+	box->y = ph > 0.0f ? (int)ph : 0;
+	box->x = pw > 0.0f ? (int)pw : 0;
+	if (box->h < 1 || box->w < 1 || box->y + box->h > out_h ||
+	    box->x + box->w > out_w)
+		return -1;
+	return 0;
+}
+
 static inline uint8_t to_u8(float v)
 {
 	int i;
@@ -236,6 +257,7 @@ struct job {
 	size_t ss;		/* source row stride, elements */
 	void *dst;
 	int ot, dh, dw;
+	size_t ds;		/* destination row stride, elements */
 };
 
 static void hlin(const struct job *j, int y, const struct lin *ax,
@@ -293,7 +315,7 @@ static int bilinear(const struct job *j, float *mem)
 		bot = buf[s1];
 		for (i = 0; i < rw; i++)
 			orow[i] = top[i] + (bot[i] - top[i]) * t;
-		emit(j->dst, j->ot, (size_t)y * rw, orow, rw);
+		emit(j->dst, j->ot, (size_t)y * j->ds, orow, rw);
 	}
 	return 0;
 }
@@ -323,7 +345,7 @@ static int nearest(const struct job *j, float *mem)
 			size_t s = row + (size_t)nn_index(x, ws, j->sw) * j->c;
 
 			if (j->it == T_U8 && j->ot == T_U8)
-				memcpy((uint8_t *)j->dst + (size_t)y * rw +
+				memcpy((uint8_t *)j->dst + (size_t)y * j->ds +
 				       (size_t)x * j->c,
 				       (const uint8_t *)j->src + s,
 				       (size_t)j->c);
@@ -333,7 +355,7 @@ static int nearest(const struct job *j, float *mem)
 						at(j->src, j->it, s + k);
 		}
 		if (!(j->it == T_U8 && j->ot == T_U8))
-			emit(j->dst, j->ot, (size_t)y * rw, orow, rw);
+			emit(j->dst, j->ot, (size_t)y * j->ds, orow, rw);
 	}
 	return 0;
 }
@@ -441,7 +463,7 @@ static int bicubic(const struct job *j, float *mem)
 					col[cx->idx[2] * j->c + k] * cx->w[2] +
 					col[cx->idx[3] * j->c + k] * cx->w[3];
 		}
-		emit(j->dst, j->ot, (size_t)y * rw, orow, rw);
+		emit(j->dst, j->ot, (size_t)y * j->ds, orow, rw);
 	}
 	return 0;
 }
@@ -515,7 +537,7 @@ static int area(const struct job *j, float *mem)
 					       area_part(i, in0, in1, hs);
 				orow[(size_t)x * j->c + k] = sum * scale;
 			}
-		emit(j->dst, j->ot, (size_t)y * rw, orow, rw);
+		emit(j->dst, j->ot, (size_t)y * j->ds, orow, rw);
 	}
 	return 0;
 }
@@ -643,7 +665,7 @@ static int antialias(const struct job *j, float *mem, int cubic)
 					o[k] += wt * in[k];
 			}
 		}
-		emit(j->dst, j->ot, (size_t)y * rw, orow, rw);
+		emit(j->dst, j->ot, (size_t)y * j->ds, orow, rw);
 	}
 	return 0;
 }
@@ -651,11 +673,11 @@ static int antialias(const struct job *j, float *mem, int cubic)
 /* ---------------------------------------------------------------------- */
 
 static int run(const void *src, int it, int sh, int sw, size_t ss, int c,
-	       void *dst, int ot, int dh, int dw, int method, int aa,
-	       struct tfk_err *err)
+	       void *dst, int ot, int dh, int dw, size_t ds, int method,
+	       int aa, struct tfk_err *err)
 {
 	struct job j = { src, it, sh, sw, c, ss ? ss : (size_t)sw * c,
-			 dst, ot, dh, dw };
+			 dst, ot, dh, dw, ds ? ds : (size_t)dw * c };
 	size_t rw, iw, bytes;
 	float *mem;
 	int rc;
@@ -669,6 +691,10 @@ static int run(const void *src, int it, int sh, int sw, size_t ss, int c,
 		return tfk_errf(err, TFK_EINVAL, "resize: row stride %zu is"
 				" less than a row (%zu)", j.ss,
 				(size_t)sw * c);
+	if (j.ds < (size_t)dw * c)
+		return tfk_errf(err, TFK_EINVAL, "resize: output row stride"
+				" %zu is less than a row (%zu)", j.ds,
+				(size_t)dw * c);
 	rw = (size_t)dw * c;
 	iw = (size_t)sw * c;
 	switch (method) {
@@ -726,22 +752,30 @@ int tfk_resize_u8(const uint8_t *src, int sh, int sw, size_t sstride, int c,
 		  uint8_t *dst, int dh, int dw, int method, int antialias,
 		  struct tfk_err *err)
 {
-	return run(src, T_U8, sh, sw, sstride, c, dst, T_U8, dh, dw, method,
-		   antialias, err);
+	return run(src, T_U8, sh, sw, sstride, c, dst, T_U8, dh, dw, 0,
+		   method, antialias, err);
 }
 
 int tfk_resize_f32(const float *src, int sh, int sw, size_t sstride, int c,
 		   float *dst, int dh, int dw, int method, int antialias,
 		   struct tfk_err *err)
 {
-	return run(src, T_F32, sh, sw, sstride, c, dst, T_F32, dh, dw, method,
-		   antialias, err);
+	return run(src, T_F32, sh, sw, sstride, c, dst, T_F32, dh, dw, 0,
+		   method, antialias, err);
 }
 
 int tfk_resize_u8_f32(const uint8_t *src, int sh, int sw, size_t sstride,
 		      int c, float *dst, int dh, int dw, int method,
 		      int antialias, struct tfk_err *err)
 {
-	return run(src, T_U8, sh, sw, sstride, c, dst, T_F32, dh, dw, method,
-		   antialias, err);
+	return run(src, T_U8, sh, sw, sstride, c, dst, T_F32, dh, dw, 0,
+		   method, antialias, err);
+}
+
+int tfk_resize_u8_to(const uint8_t *src, int sh, int sw, size_t sstride,
+		     int c, uint8_t *dst, int dh, int dw, size_t dstride,
+		     int method, int antialias, struct tfk_err *err)
+{
+	return run(src, T_U8, sh, sw, sstride, c, dst, T_U8, dh, dw, dstride,
+		   method, antialias, err);
 }

@@ -57,6 +57,17 @@ void tfk_resize_crop_aspect(int h, int w, int out_h, int out_w,
 			    struct tfk_crop *box);
 
 /*
+ * Keras pad_to_aspect_ratio (tf.image.resize_with_pad): where an h x w
+ * image lands in an out_h x out_w output when resized, aspect kept, to
+ * fit inside it: box is the resized size (h, w) and its top-left corner
+ * (y, x); the rest of the output is zero. TF's float32 steps. Returns 0,
+ * or -1 when the image would shrink to no rows or columns (TF fails
+ * then too).
+ */
+int tfk_resize_pad_aspect(int h, int w, int out_h, int out_w,
+			  struct tfk_crop *box);
+
+/*
  * Resize src (sh x sw x c, row stride sstride elements, 0 = sw * c) to
  * dst (dh x dw x c, contiguous). antialias as tf.image.resize (only for
  * bilinear and bicubic; ignored by nearest and area, as TF). Returns 0,
@@ -69,6 +80,11 @@ int tfk_resize_u8(const uint8_t *src, int sh, int sw, size_t sstride, int c,
 int tfk_resize_f32(const float *src, int sh, int sw, size_t sstride, int c,
 		   float *dst, int dh, int dw, int method, int antialias,
 		   struct tfk_err *err);
+/* tfk_resize_u8 into a window of a larger image: dst rows dstride
+ * elements apart (0 = dw * c); what lies between them is not touched. */
+int tfk_resize_u8_to(const uint8_t *src, int sh, int sw, size_t sstride,
+		     int c, uint8_t *dst, int dh, int dw, size_t dstride,
+		     int method, int antialias, struct tfk_err *err);
 /* uint8 in, float32 out: exactly what tf.image.resize returns. */
 int tfk_resize_u8_f32(const uint8_t *src, int sh, int sw, size_t sstride,
 		      int c, float *dst, int dh, int dw, int method,

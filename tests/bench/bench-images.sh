@@ -6,8 +6,11 @@
 # peer: Pillow in one process: Image.open, convert('RGB'),
 #       resize((180, 180), BILINEAR) for every file.
 # ours: tfk-images DIR --image-size 180x180 --encoding raw -q > /dev/null
-#       (default mode: JPEGs decode at 1/2..1/8 through DCT scaling when
-#       the target allows), with -j 1 and -j 2.
+#       (default mode: TF's pixels, every JPEG decoded at full size as
+#       Pillow does too; --fast-decode, the DCT-scaled decode that was
+#       the default before, is not timed here: it was about 1.3x faster
+#       at 180x180 and 1.8x at 64x64 on this corpus, noisy figures from
+#       a loaded machine), with -j 1 and -j 2.
 # images/s for the ratio are per CPU second (user + system of the
 # process): on a shared 2-core machine wall time measures the
 # neighbours, CPU time measures the work. The -j 2 scaling needs wall

@@ -74,7 +74,7 @@ static void *work(void *arg)
 	long t = (long)arg;
 	struct tfk_img img;
 	struct tfk_img_opts io = TFK_IMG_OPTS_DEFAULT;
-	struct tfk_img_resize ro = { 0, 0, TFK_RESIZE_BILINEAR, 0, 0, 0 };
+	struct tfk_img_resize ro = { 0, 0, TFK_RESIZE_BILINEAR, 0, 0, 0, 0 };
 	uint8_t *out = malloc((size_t)size * size * 3);
 	struct tfk_err err;
 	size_t i;

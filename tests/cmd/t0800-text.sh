@@ -155,6 +155,50 @@ check "--labels FILE: those classes in that order" sh -c "lf out/cl-*.tfrecord >
 testcmd "schema: label names from the file" \
 	"$PYTHON -c 'import json; s = json.load(open(\"out/cl.schema.json\")); f = s[\"features\"]; print(f[\"label\"][\"label_names\"], f[\"label\"][\"shape\"], f[\"text\"][\"encoding\"], f[\"filename\"][\"shape\"], s[\"records\"])'" \
 	"['pos', 'neg'] [] utf-8 [] 42"
+tfk-text -q imdb --class-names pos,neg --seed 3 -o out/cn
+check "--class-names pos,neg = --labels FILE, byte for byte" cmp out/cn-00000-of-00001.tfrecord out/cl-00000-of-00001.tfrecord
+testerr "--class-names: not a subdirectory" 'tfk-text -q imdb --class-names pos,nope' 1 "class 'nope' is not a subdirectory"
+testerr "--class-names: listed twice" 'tfk-text -q imdb --class-names pos,pos' 1 "class 'pos' listed twice"
+testerr "--class-names: an empty name" 'tfk-text -q imdb --class-names pos,,neg' 1 "--class-names: name 2 is empty"
+testerr "--class-names and --labels FILE" 'tfk-text -q imdb --class-names pos --labels classes.txt' 2 "use one"
+testerr "--class-names and --labels none" 'tfk-text -q imdb --class-names pos --labels none' 2 "--class-names needs labels"
+tfk-text -q imdb --class-names neg,pos --label-mode binary --no-shuffle -o out/bin
+tfk-text -q imdb --class-names neg,pos --label-mode categorical --no-shuffle -o out/cat
+tfk-text -q imdb --class-names neg,pos --no-shuffle -o out/int
+testcmd "--label-mode binary: float 0/1, categorical: float one-hot, from the int index" \
+	"$PYTHON -c '
+import os, sys
+sys.path.insert(0, os.environ[\"TESTS\"] + \"/py\")
+import tfexample as tfe
+def labels(p):
+    return [tfe.example_to_dict(tfe.Example.FromString(r))[\"label\"] for r in tfe.read_tfrecords(p)]
+i, b, c = (labels(\"out/%s-00000-of-00001.tfrecord\" % n) for n in (\"int\", \"bin\", \"cat\"))
+print(len(i), b[0][0], c[0][0], all(bb[1] == [float(ii[1][0])] for ii, bb in zip(i, b)),
+      all(cc[1] == [float(k == ii[1][0]) for k in range(2)] for ii, cc in zip(i, c)), sorted(set(x[1][0] for x in i)))'" \
+	"42 float float True True [0, 1]"
+testcmd "  schema: float label of shape [1] and [2]" \
+	"$PYTHON -c 'import json; f = [json.load(open(\"out/%s.schema.json\" % n))[\"features\"][\"label\"] for n in (\"bin\", \"cat\")]; print(f[0][\"shape\"], f[1][\"shape\"], f[1][\"label_names\"])'" \
+	"[1] [2] ['neg', 'pos']"
+testerr "binary needs two classes" 'tfk-text -q imdb --label-mode binary' 1 "--label-mode binary needs exactly 2 classes, not 4"
+testerr "unknown label mode" 'tfk-text -q imdb --label-mode sparse' 2 "--label-mode: expected int, categorical or binary"
+testerr "label mode needs inferred labels" 'tfk-text -q imdb --labels none --label-mode categorical' 2 "is for inferred labels"
+mkdir -p ll/a ll/b && printf one > ll/a/1.txt && printf two > ll/a/2.txt && printf three > ll/b/3.txt
+printf '0\n5\n\n0\n' > ll.txt
+tfk-text -q ll --label-list ll.txt --no-shuffle -o out/ll
+tfk-text -q ll --label-list ll.txt --no-shuffle --label-mode categorical -o out/llc
+testcmd "--label-list: each file's value, sorted path order; classes 0 and 5" \
+	"$PYTHON dump.py out/ll-00000-of-00001.tfrecord | cut -d'|' -f1,2 | tr '\n' ' '; $PYTHON -c 'import json; print(json.load(open(\"out/ll.schema.json\"))[\"features\"][\"label\"][\"label_names\"])'" \
+	"0|a/1.txt 5|a/2.txt 0|b/3.txt ['0', '5']"
+testcmd "  categorical: 5 is past the 2 classes, all zeros (tf.one_hot)" \
+	"$PYTHON dump.py out/llc-00000-of-00001.tfrecord | cut -d'|' -f1 | tr '\n' ' '" \
+	"1.0,0.0 0.0,0.0 1.0,0.0 "
+printf '0\n1\n' > ll2.txt
+testerr "--label-list: counts must agree" 'tfk-text -q ll --label-list ll2.txt' 1 "ll2.txt: 2 labels for 3 files"
+printf '0\n-1\n2\n' > ll3.txt
+testerr "--label-list: not a label" 'tfk-text -q ll --label-list ll3.txt' 1 "ll3.txt:2: expected a label from 0 to 2147483647"
+testerr "--label-list and --labels" 'tfk-text -q ll --label-list ll.txt --labels none' 2 "--label-list gives every file's label"
+testerr "a split that holds out no file" 'tfk-text -q imdb --validation-split 0.02 --subset validation -o out/z' 1 \
+	"holds out int(0.98) = 0: no validation files"
 tfk-text -q imdb --labels none --seed 3 -o out/none
 $PYTHON keras.py imdb 3 1 0 all - > want
 check "--labels none: every .txt file, no label" sh -c "lf out/none-*.tfrecord > g; cmp want g"

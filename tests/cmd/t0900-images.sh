@@ -2,8 +2,8 @@
 # t0900-images.sh - tfk-images: pixels against independent decoders
 # (Pillow for PNG/GIF/BMP, djpeg for JPEG), resizing against numpy models
 # of TF's formulas (tests/py/images.py), crops, color modes, JPEG/PNG
-# re-encoding read back by Pillow, DCT-scaled decoding close to the exact
-# path, bad files skipped and counted or --strict errors, -j and archive
+# re-encoding read back by Pillow, TF's full decode by default and the
+# DCT-scaled one (--fast-decode) only on request, --pad-to-aspect-ratio, bad files skipped and counted or --strict errors, -j and archive
 # outputs byte-identical to the directory's, Keras' split, usage errors.
 . "$(dirname "$0")/lib.sh"
 cd "$T" || exit 1
@@ -107,9 +107,20 @@ for line in sys.stdin:
             img = img[y:y + ch, x:x + cw]
         r = images.resize(img, h, w, args[0], int(args[1]))
         want = np.clip(np.floor(np.asarray(r, np.float64) + 0.5), 0, 255)
+    elif kind == "pad":
+        img = np.asarray(Image.open(src).convert("RGB"))
+        y, x, ph, pw = map(int, args[2].split(","))
+        r = images.resize(img, ph, pw, args[0], int(args[1]))
+        want = np.zeros((h, w, c))
+        want[y:y + ph, x:x + pw] = np.clip(np.floor(np.asarray(r, np.float64) + 0.5), 0, 255)
     elif kind == "djpeg-resize":
         r = images.resize(images.djpeg(src, ["-dct", "fast"]), h, w, args[0], int(args[1]))
         want = np.clip(np.floor(np.asarray(r, np.float64) + 0.5), 0, 255)
+    elif kind == "djpeg-pad":
+        y, x, ph, pw = map(int, args[2].split(","))
+        r = images.resize(images.djpeg(src, ["-dct", "fast"]), ph, pw, args[0], int(args[1]))
+        want = np.zeros((h, w, c))
+        want[y:y + ph, x:x + pw] = np.clip(np.floor(np.asarray(r, np.float64) + 0.5), 0, 255)
     elif kind in ("png", "raw", "psnr"):
         want = np.frombuffer(image(src, name), np.uint8)
     want = np.asarray(want, np.float64).reshape(h, w, c)
@@ -136,6 +147,8 @@ testerr "bad size text" 'tfk-images --image-size 12xq d' 2 "--image-size: expect
 testerr "unknown interpolation" 'tfk-images --interpolation lanczos3 d' 2 "--interpolation: expected bilinear"
 testerr "unknown color mode" 'tfk-images --color-mode cmyk d' 2 "--color-mode: expected grayscale, rgb or rgba"
 testerr "JPEG has no alpha" 'tfk-images --color-mode rgba --encoding jpeg d' 2 "--encoding jpeg holds no alpha"
+testerr "crop and pad" 'tfk-images --crop-to-aspect-ratio --pad-to-aspect-ratio d' 2 "exclude each other"
+testerr "fast and exact" 'tfk-images --fast-decode --exact d' 2 "--fast-decode and --exact exclude each other"
 testerr "quality range" 'tfk-images --quality 0 d' 2 "--quality: expected 1 to 100"
 testerr "split without subset" 'tfk-images --validation-split 0.2 d' 2 "go together"
 testerr "both needs -o" 'tfk-images --validation-split 0.2 --subset both d' 2 "needs -o PREFIX"
@@ -171,8 +184,14 @@ done
 tfk-images -q d --image-size 50x70 > out/up.tfrecord
 # Keras smart_resize box for 31x47 -> 10x10: side 31, x = int((47-31)/2) = 8
 tfk-images -q d --image-size 10x10 --crop-to-aspect-ratio > out/crop.tfrecord
-tfk-images -q d --image-size 150x200 > out/fast.tfrecord
-tfk-images -q d --image-size 150x200 --exact > out/exact.tfrecord
+tfk-images -q d --image-size 150x200 --fast-decode > out/fast.tfrecord
+tfk-images -q d --image-size 150x200 > out/exact.tfrecord
+tfk-images -q d --image-size 150x200 --exact > out/exact2.tfrecord
+# tf.image.resize_with_pad of 31x47 to 20x20: ratio 47/20, 13x20 at row 3;
+# of 25x30 (d.gif) to 40x10: ratio 3, 8x10 at row floor(15.83) = 15
+tfk-images -q d --image-size 20x20 --pad-to-aspect-ratio > out/pad.tfrecord
+tfk-images -q d --image-size 40x10 --pad-to-aspect-ratio > out/pad2.tfrecord
+tfk-images -q d --image-size 20x20 --pad-to-aspect-ratio --fast-decode > out/padf.tfrecord
 tfk-images -q d --image-size 20x30 --encoding png -o out/png
 tfk-images -q d --image-size 20x30 -o out/raw
 tfk-images -q d --image-size 64x80 --exact --encoding jpeg --quality 90 > out/j90.tfrecord
@@ -189,6 +208,10 @@ crop out/crop.tfrecord cat/a.png resize d/cat/a.png 10 10 3 bilinear 0 0,8,31,31
 nocrop out/crop.tfrecord cat/a.png resize d/cat/a.png 10 10 3 bilinear 0
 fast out/fast.tfrecord dog/big.jpg raw out/exact.tfrecord 150 200 3
 exact out/exact.tfrecord dog/big.jpg djpeg-resize d/dog/big.jpg 150 200 3 bilinear 0
+pad out/pad.tfrecord cat/a.png pad d/cat/a.png 20 20 3 bilinear 0 3,0,13,20
+pad2 out/pad2.tfrecord dog/d.gif pad d/dog/d.gif 40 10 3 bilinear 0 15,0,8,10
+padbig out/pad.tfrecord dog/big.jpg djpeg-pad d/dog/big.jpg 20 20 3 bilinear 0 2,0,15,20
+padfast out/padf.tfrecord dog/big.jpg raw out/pad.tfrecord 20 20 3
 pngenc out/png-00000-of-00001.tfrecord dog/d.gif png out/raw-00000-of-00001.tfrecord 20 30 3
 jpegenc out/j90.tfrecord cat/b.JPG psnr out/n64.tfrecord 64 80 3
 EOF2
@@ -208,9 +231,14 @@ done
 testcmd "upscaling bilinear 31x47 -> 50x70" "val up | awk '{print (\$1 <= 1)}'" "1"
 testcmd "--crop-to-aspect-ratio: centered square, then resize" "val crop | awk '{print (\$1 <= 1)}'" "1"
 testcmd "  not the uncropped resize" "val nocrop | awk '{print (\$1 > 10)}'" "1"
-testcmd "600x800 -> 150x200: DCT-scaled decode close to the exact one (max < 40, mean < 2)" \
+testcmd "600x800 -> 150x200 by default: TF's resize of the full decode" "val exact | awk '{print (\$1 <= 1)}'" "1"
+check "  --exact (the default) gives the same bytes" cmp out/exact.tfrecord out/exact2.tfrecord
+testcmd "  --fast-decode: DCT-scaled, close but not equal (0 < max < 40, mean < 2)" \
 	"val fast | awk '{print (\$1 > 0 && \$1 < 40 && \$2 < 2)}'" "1"
-testcmd "  --exact: TF's resize of the exact decode" "val exact | awk '{print (\$1 <= 1)}'" "1"
+testcmd "--pad-to-aspect-ratio: 13x20 resize at row 3, zeros around" "val pad | awk '{print (\$1 <= 1)}'" "1"
+testcmd "  40x10: 8x10 at row 15" "val pad2 | awk '{print (\$1 <= 1)}'" "1"
+testcmd "  600x800 JPEG to 20x20: 15x20 at row 2, full decode" "val padbig | awk '{print (\$1 <= 1)}'" "1"
+testcmd "  with --fast-decode: the same window, pixels near" "val padfast | awk '{print (\$1 > 0 && \$1 < 60)}'" "1"
 testcmd "--encoding png: Pillow reads back the raw pixels" "val pngenc" "0"
 testcmd "--encoding jpeg: close to the raw pixels (PSNR > 30 dB)" "val jpegenc | awk '{print (\$1 > 30)}'" "1"
 testcmd "  schema says png" "$PYTHON -c 'import json; f = json.load(open(\"out/png.schema.json\"))[\"features\"][\"image\"]; print(f[\"encoding\"], f[\"content\"], f[\"shape\"])'" "png png [20, 30, 3]"
@@ -259,6 +287,10 @@ f = [\"cat/a.png\", \"cat/b.JPG\", \"cat/sub/c.bmp\", \"dog/big.jpg\", \"dog/d.g
 np.random.RandomState(123).shuffle(f)
 print(\" \".join(f[:4]), \"|\", \" \".join(f[4:]))'" \
 	"$($PYTHON dump.py out/sp-training-00000-of-00001.tfrecord | cut -d' ' -f1 | tr '\n' ' ')| $($PYTHON dump.py out/sp-validation-00000-of-00001.tfrecord | cut -d' ' -f1 | tr '\n' ' ' | sed 's/ $//')"
+tfk-images -q d --image-size 8x8 --class-names dog --label-mode categorical --no-shuffle -o out/cn
+testcmd "--class-names dog: that class only; --label-mode categorical: one-hot float" \
+	"$PYTHON dump.py out/cn-00000-of-00001.tfrecord | cut -d' ' -f1,2 | tr '\n' ' '" \
+	"dog/big.jpg 1.0 dog/d.gif 1.0 dog/e.png 1.0 "
 tfk-images -q d --image-size 8x8 --labels none --no-shuffle > out/none.tfrecord
 testcmd "--labels none: no label, hidden class directory included" \
 	"$PYTHON dump.py out/none.tfrecord | cut -d' ' -f1,2 | tr '\n' ' '" \

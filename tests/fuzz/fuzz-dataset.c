@@ -2,12 +2,13 @@
  * fuzz-dataset.c - the dataset indexer's parsers on arbitrary bytes:
  * archives (libarchive's tar/zip readers under our member-name
  * normalization, top-directory and class rules, then a full second pass
- * through tfk_ds_run), label map CSVs and class files.
+ * through tfk_ds_run), label map CSVs, class files and label lists.
  *
  * FUZZ-SEEDS: tests/fuzz/seeds/fuzz-dataset/*
  *
  * The first byte picks the mode (0: archive, 1: label map, 2: class
- * file, for the small directory tree made once under /tmp); the rest is
+ * file, or with bit 32 a label list, for the small directory tree made
+ * once under /tmp); the rest is
  * the file. Beyond "no crash, no leak":
  *  - every item path is relative, '/'-separated, UTF-8, with no "." or
  *    ".." component and no empty one;
@@ -143,6 +144,28 @@ static int emit(void *ctx, size_t k, const struct tfk_ds_item *it, int status,
 	return 0;
 }
 
+/* A label list: every label is one of the classes, which are distinct
+ * decimal values in increasing order. */
+static void check_listed(const struct tfk_dataset *ds)
+{
+	size_t i, k;
+
+	for (k = 1; k < ds->n_classes; k++)
+		if (strtol(ds->classes[k - 1], NULL, 10) >=
+		    strtol(ds->classes[k], NULL, 10))
+			abort();
+	for (i = 0; i < ds->n_items; i++) {
+		char v[24];
+
+		snprintf(v, sizeof(v), "%ld", ds->items[i].label);
+		for (k = 0; k < ds->n_classes; k++)
+			if (!strcmp(v, ds->classes[k]))
+				break;
+		if (k == ds->n_classes)
+			abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
 	struct tfk_ds_opts o;
@@ -183,6 +206,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 		o.label_map = path;
 		if (tfk_ds_open(&ds, tree, &o, &err) == 0) {
 			check_items(ds);
+			tfk_ds_close(ds);
+		}
+	} else if (data[0] & 32) {
+		o.mode = TFK_DS_LIST;
+		o.label_list = path;
+		if (tfk_ds_open(&ds, tree, &o, &err) == 0) {
+			check_items(ds);
+			check_listed(ds);
 			tfk_ds_close(ds);
 		}
 	} else {

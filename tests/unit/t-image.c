@@ -382,7 +382,7 @@ static void decode_resize(void)
 	struct tfk_img img, full;
 	struct tfk_err err;
 	struct tfk_img_opts io = TFK_IMG_OPTS_DEFAULT;
-	struct tfk_img_resize ro = { 180, 180, TFK_RESIZE_BILINEAR, 0, 1, 0 };
+	struct tfk_img_resize ro = { 180, 180, TFK_RESIZE_BILINEAR, 0, 1, 0, 0 };
 	struct tfk_crop box;
 	uint8_t *p, *a = malloc(180 * 180 * 3), *b = malloc(180 * 180 * 3);
 	size_t n, i;

@@ -94,6 +94,53 @@ static void known_values(void)
 	   "keras crop 480x640 -> 90x160: 640x360 at y=60");
 	tfk_resize_crop_aspect(10, 10, 1, 1000, &box);
 	ok(box.h == 1 && box.w == 10, "crop height never below 1");
+	/* tf.image.resize_with_pad, worked by hand in float32 */
+	ok(tfk_resize_pad_aspect(477, 720, 64, 64, &box) == 0 &&
+	   box.y == 10 && box.x == 0 && box.h == 42 && box.w == 64,
+	   "pad 477x720 -> 64x64: ratio 11.25, 42x64 at y=floor(10.8)");
+	ok(tfk_resize_pad_aspect(25, 30, 40, 10, &box) == 0 &&
+	   box.y == 15 && box.x == 0 && box.h == 8 && box.w == 10,
+	   "pad 25x30 -> 40x10: ratio 3, 8x10 at y=floor(15.83)");
+	ok(tfk_resize_pad_aspect(30, 20, 30, 20, &box) == 0 &&
+	   box.y == 0 && box.x == 0 && box.h == 30 && box.w == 20,
+	   "pad to the same aspect: the whole output");
+	ok(tfk_resize_pad_aspect(1, 1000, 17, 13, &box) == -1,
+	   "pad that keeps no row: refused");
+}
+
+/* tfk_resize_u8_to: the same pixels as tfk_resize_u8, in a window of a
+ * larger image whose other bytes stay as they were. */
+static void strided_out(void)
+{
+	static uint8_t src[23 * 31 * 3], want[9 * 11 * 3], big[20 * 30 * 3];
+	struct tfk_err err;
+	int i, y, x, m, bad = 0, kept = 1;
+
+	for (i = 0; i < (int)sizeof(src); i++)
+		src[i] = (uint8_t)rnd();
+	for (m = 0; m < 4; m++) {
+		tfk_resize_u8(src, 23, 31, 0, 3, want, 9, 11, m, m < 3, &err);
+		memset(big, 7, sizeof(big));
+		tfk_resize_u8_to(src, 23, 31, 0, 3, big + (4 * 30 + 5) * 3, 9,
+				 11, 30 * 3, m, m < 3, &err);
+		for (y = 0; y < 20; y++)
+			for (x = 0; x < 30; x++) {
+				const uint8_t *p = big + (y * 30 + x) * 3;
+				int in = y >= 4 && y < 13 && x >= 5 && x < 16;
+
+				if (in)
+					bad |= memcmp(p, want + ((y - 4) * 11 +
+							(x - 5)) * 3, 3);
+				else
+					kept &= p[0] == 7 && p[1] == 7 &&
+						p[2] == 7;
+			}
+	}
+	ok(!bad, "strided output: every method's pixels as contiguous");
+	ok(kept, "  the bytes around the window untouched");
+	is_int(tfk_resize_u8_to(src, 23, 31, 0, 3, big, 9, 11, 11 * 3 - 1,
+				0, 0, &err), TFK_EINVAL,
+	       "an output stride under a row is refused");
 }
 
 struct sz {
@@ -341,6 +388,7 @@ int main(void)
 {
 	known_values();
 	fast_vs_ref();
+	strided_out();
 	vs_numpy();
 	errors();
 	return tap_done();

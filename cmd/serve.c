@@ -25,9 +25,11 @@
  * (cmd/serve/grpc.c) and REST on --rest_api_port (cmd/serve/http.c),
  * each with --rest_api_num_threads workers.
  *
- * Differences from TF Serving: no batching; its flags are refused with
- * a usage error naming what to give instead. The REST front end is cmd/serve/http.c.
+ * --enable_batching merges requests for the same version and
+ * signature into batches (cmd/serve/batch.c) as --batching_parameters_
+ * file says. The REST front end is cmd/serve/http.c.
  */
+#include "model/batchconfig.h"
 #include "model/modelconfig.h"
 #include "model/monitoring.h"
 #include "model/servable.h"
@@ -51,10 +53,9 @@ static const char *model_name, *model_base_path, *access_log_path,
 static long rest_api_port = 8501, grpc_port = 8500, poll_wait = 1,
 	    timeout_ms = 30000, n_threads, config_poll_wait;
 static uint64_t max_body = 64ull << 20;
-static const char *monitoring_file;
+static const char *monitoring_file, *batching_file;
 static struct tfk_monitoring_config monitoring;	/* read from it */
-/* TF Serving's flags this server refuses (see the top comment) */
-static const char *batching_file;
+static struct tfk_batch_config batching;	/* read from the other */
 static int enable_batching, check_config;
 
 static const struct tfk_opt opts[] = {
@@ -86,9 +87,10 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_LONG(0, "port", &grpc_port, "PORT",
 		     "the gRPC port (0: any free one, logged)"),
 	TFK_OPT_FLAG(0, "enable_batching", &enable_batching,
-		     "refused: requests run one by one"),
+		     "run requests that arrive together as one batch"),
 	TFK_OPT_STR(0, "batching_parameters_file", &batching_file, "FILE",
-		    "refused, as --enable_batching"),
+		    "max_batch_size, batch_timeout_micros, ... (text "
+		    "format)"),
 	TFK_OPT_STR(0, "monitoring_config_file", &monitoring_file, "FILE",
 		    "serve Prometheus metrics as FILE says (prometheus_config "
 		    "{ enable: true })"),
@@ -214,12 +216,6 @@ static int load_config(struct sv_server *s, int first)
 
 /* main ------------------------------------------------------------------- */
 
-static void refuse(const char *given, const char *msg)
-{
-	if (given)
-		tfk_cli_usage_error("%s", msg);
-}
-
 int main(int argc, char **argv)
 {
 	struct sv_server srv = { 0 };
@@ -233,10 +229,9 @@ int main(int argc, char **argv)
 	int sig;
 
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
-	refuse(enable_batching ? "" : NULL, "--enable_batching: tfk-serve "
-	       "runs requests one by one so far; leave it out");
-	refuse(batching_file, "--batching_parameters_file: tfk-serve "
-	       "runs requests one by one so far; leave it out");
+	if (batching_file && !enable_batching)
+		tfk_cli_usage_error("--batching_parameters_file: give "
+				    "--enable_batching too");
 	if (argc)
 		tfk_cli_usage_error("unexpected argument '%s'", argv[0]);
 	if (model_config_file && (model_name || model_base_path))
@@ -282,6 +277,19 @@ int main(int argc, char **argv)
 		n_threads = sysconf(_SC_NPROCESSORS_ONLN);
 		if (n_threads < 1)
 			n_threads = 1;
+		/* a request waits in its thread for its batch: with batching,
+		 * enough threads to fill batches from many clients */
+		if (enable_batching && n_threads < 64)
+			n_threads = 64;
+	}
+	if (enable_batching) {
+		struct tfk_err err;
+
+		tfk_batch_config_defaults(&batching);
+		if (batching_file && tfk_batch_config_load(batching_file,
+							   &batching, &err))
+			return tfk_cli_fail(&err);
+		srv.batching = &batching;
 	}
 	if (monitoring_file) {
 		struct tfk_err err;
@@ -295,6 +303,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			ho.metrics_path = monitoring.path;
+			srv.metrics = ho.metrics;
 		}
 	}
 	/* runner slots: the REST threads', then the gRPC workers' */

@@ -125,7 +125,8 @@ static grpc_status_code fail(struct answer *a, grpc_status_code code,
 
 static grpc_status_code fail_err(struct answer *a, const struct tfk_err *e)
 {
-	grpc_status_code c = e->code == TFK_ENOMEM ?
+	grpc_status_code c = e->code == SV_EFULL ? GRPC_STATUS_UNAVAILABLE :
+		e->code == TFK_ENOMEM ?
 		GRPC_STATUS_RESOURCE_EXHAUSTED : e->code == TFK_EINVAL ||
 		e->code == TFK_ENOTFOUND ? GRPC_STATUS_INVALID_ARGUMENT :
 		GRPC_STATUS_INTERNAL;
@@ -263,13 +264,14 @@ static const struct tfk_sv_signature *signature(struct answer *a,
 
 /* Run r on in[], outputs into out[] (borrowed from r): 0 or failed. */
 static int run(struct sv_grpc *g, struct answer *a, enum method m,
-	       struct tfk_runner *r, const struct tfk_tensor *in,
-	       const struct tfk_tensor **out)
+	       struct sv_version *v, const struct tfk_sv_signature *sig,
+	       struct tfk_runner *r, struct tfk_tensor *in,
+	       const struct tfk_tensor **out, struct sv_outputs *own)
 {
 	struct tfk_err e;
 	double t0 = tfk_sv_now();
 
-	if (tfk_runner_run(r, in, out, &e)) {
+	if (sv_run(v, sig, r, in, out, own, &e)) {
 		fail_err(a, &e);
 		return -1;
 	}
@@ -295,6 +297,7 @@ static grpc_status_code predict(struct worker *w, const uint8_t *p, size_t n,
 	const struct tfk_tensor **out = NULL;
 	struct tfk_tensor_proto *tp = NULL;
 	struct arena ar = { 0 };
+	struct sv_outputs own_out = { NULL, 0 };
 	struct tfk_err e;
 	int i, j, k, own = 0, n_out = 0, n_in = 0;
 
@@ -378,7 +381,7 @@ static grpc_status_code predict(struct worker *w, const uint8_t *p, size_t n,
 			goto done;
 		}
 	}
-	if (run(g, a, M_PREDICT, r, in, out))
+	if (run(g, a, M_PREDICT, v, sig, r, in, out, &own_out))
 		goto done;
 	for (j = 0; j < n_out; j++) {
 		const char *key = tfk_runner_output(r, j)->key;
@@ -408,6 +411,7 @@ static grpc_status_code predict(struct worker *w, const uint8_t *p, size_t n,
 done:
 	for (j = 0; tp && j < n_out; j++)
 		tfk_tensor_proto_release(&tp[j]);
+	sv_outputs_release(&own_out);
 	tfk_free(tp);
 	for (j = 0; in && j < n_in; j++)
 		tfk_tensor_release(&in[j]);
@@ -581,6 +585,7 @@ static grpc_status_code classify_regress(struct worker *w, enum method m,
 	struct sv_version *v = NULL;
 	struct tfk_runner *r = NULL;
 	struct arena ar = { 0 };
+	struct sv_outputs own_out = { NULL, 0 };
 	ProtobufCMessage *res;
 	struct tfk_err e;
 	int i, own = 0, n_out;
@@ -627,7 +632,7 @@ static grpc_status_code classify_regress(struct worker *w, enum method m,
 		fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
 		goto done;
 	}
-	if (run(g, a, m, r, &ex, out))
+	if (run(g, a, m, v, sig, r, &ex, out, &own_out))
 		goto done;
 	for (i = 0; i < n_out; i++)
 		keys[i] = tfk_runner_output(r, i)->key;
@@ -653,6 +658,7 @@ static grpc_status_code classify_regress(struct worker *w, enum method m,
 	else
 		pack(a, m == M_CLASSIFY ? &cs.base : &rs.base);
 done:
+	sv_outputs_release(&own_out);
 	tfk_tensor_release(&ex);
 	tfk_free(out);
 	tfk_free(keys);

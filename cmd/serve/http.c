@@ -117,6 +117,7 @@ static unsigned http_of(int code)
 	switch (code) {
 	case TFK_EINVAL: case TFK_ENOTFOUND: return 400;
 	case TFK_ENOMEM: return 429;
+	case SV_EFULL: return 503;
 	default: return 500;
 	}
 }
@@ -161,6 +162,7 @@ static enum MHD_Result predict(struct sv_http *h, struct MHD_Connection *c,
 	int i, n_out, own = 0, rc;
 	unsigned status = 400;
 	double t0;
+	struct sv_outputs own_out = { NULL, 0 };
 
 	tfk_buf_init(&b);
 	rc = tfk_rj_parse(&jr, (const char *)rq->body.data, rq->body.len,
@@ -200,8 +202,9 @@ static enum MHD_Result predict(struct sv_http *h, struct MHD_Connection *c,
 		goto bad;
 	}
 	t0 = tfk_sv_now();
-	if ((rc = tfk_runner_run(r, in, out, &err))) {
-		tfk_err_prefix(&err, "signature %s", sig->key);
+	if ((rc = sv_run(v, sig, r, in, out, &own_out, &err))) {
+		if (rc != SV_EFULL)
+			tfk_err_prefix(&err, "signature %s", sig->key);
 		goto bad;
 	}
 	sv_metrics_runtime(h->o.metrics, rq->model, rq->api,
@@ -216,6 +219,7 @@ bad:
 	status = 0;
 done:
 	ok = reply(c, rq, status, rc, &b, &err);
+	sv_outputs_release(&own_out);
 	if (own)
 		tfk_runner_free(r);
 	for (i = 0; in && i < sig->n_inputs; i++)
@@ -246,6 +250,7 @@ static enum MHD_Result examples(struct sv_http *h, struct MHD_Connection *c,
 	int i, n_out, own = 0, rc;
 	unsigned status = 400;
 	double t0;
+	struct sv_outputs own_out = { NULL, 0 };
 
 	tfk_buf_init(&b);
 	rc = tfk_rj_parse_examples(&jr, (const char *)rq->body.data,
@@ -279,8 +284,9 @@ static enum MHD_Result examples(struct sv_http *h, struct MHD_Connection *c,
 	sv_metrics_examples(h->o.metrics, rq->model,
 			    (int)tfk_tensor_numel(&jr.examples));
 	t0 = tfk_sv_now();
-	if ((rc = tfk_runner_run(r, &jr.examples, out, &err))) {
-		tfk_err_prefix(&err, "signature %s", sig->key);
+	if ((rc = sv_run(v, sig, r, &jr.examples, out, &own_out, &err))) {
+		if (rc != SV_EFULL)
+			tfk_err_prefix(&err, "signature %s", sig->key);
 		goto bad;
 	}
 	sv_metrics_runtime(h->o.metrics, rq->model, rq->api,
@@ -296,6 +302,7 @@ bad:
 	status = 0;
 done:
 	ok = reply(c, rq, status, rc, &b, &err);
+	sv_outputs_release(&own_out);
 	if (own)
 		tfk_runner_free(r);
 	tfk_free(out);

@@ -11,6 +11,10 @@
  *   :tensorflow:serving:request_example_counts{model}
  *       histogram of examples per classify/regress request, 2^i, 0..14
  *   :tensorflow:serving:request_example_count_total{model}     counter
+ *   :tensorflow:serving:batching:processed_batch_size{model_name,signature}
+ *   :tensorflow:serving:batching:padding_size{model_name,signature}
+ *       histograms of rows per batch run (padded) and padding rows, 2^i
+ *       (after TF's batching metrics; the signature names the queue)
  *
  * status is the request's canonical code name ("OK",
  * "INVALID_ARGUMENT", ...), API the method ("Predict", "Classify",
@@ -28,7 +32,7 @@
 
 enum fam {
 	F_REQUEST_COUNT, F_REQUEST_LATENCY, F_RUNTIME_LATENCY,
-	F_EXAMPLE_COUNTS, F_EXAMPLE_TOTAL, N_FAMS
+	F_EXAMPLE_COUNTS, F_EXAMPLE_TOTAL, F_BATCH_SIZE, F_PADDING, N_FAMS
 };
 
 #define N_LATENCY 33
@@ -50,6 +54,10 @@ static const struct family {
 	  { "model", NULL, NULL }, N_EXAMPLES },
 	{ ":tensorflow:serving:request_example_count_total", "counter",
 	  { "model", NULL, NULL }, 0 },
+	{ ":tensorflow:serving:batching:processed_batch_size", "histogram",
+	  { "model_name", "signature", NULL }, N_EXAMPLES },
+	{ ":tensorflow:serving:batching:padding_size", "histogram",
+	  { "model_name", "signature", NULL }, N_EXAMPLES },
 };
 
 struct cell {
@@ -69,7 +77,8 @@ struct sv_metrics {
 
 static double bound(enum fam f, int i)
 {
-	return f == F_EXAMPLE_COUNTS ? ldexp(1.0, i) : 10.0 * pow(1.8, i);
+	return f == F_REQUEST_LATENCY || f == F_RUNTIME_LATENCY ?
+		10.0 * pow(1.8, i) : ldexp(1.0, i);
 }
 
 struct sv_metrics *sv_metrics_new(void)
@@ -171,6 +180,13 @@ void sv_metrics_runtime(struct sv_metrics *m, const char *model,
 			const char *api, double us)
 {
 	add(m, F_RUNTIME_LATENCY, model, api, "tfkit", us);
+}
+
+void sv_metrics_batch(struct sv_metrics *m, const char *model,
+		      const char *sig, int64_t rows, int64_t size)
+{
+	add(m, F_BATCH_SIZE, model, sig, NULL, (double)size);
+	add(m, F_PADDING, model, sig, NULL, (double)(size - rows));
 }
 
 void sv_metrics_examples(struct sv_metrics *m, const char *model, int n)

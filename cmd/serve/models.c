@@ -61,6 +61,8 @@ static void version_free(struct sv_version *v)
 {
 	int i;
 
+	sv_batchers_free(v);
+	pthread_mutex_destroy(&v->batch_lock);
 	for (i = 0; i < v->n_slots * v->n_sigs; i++)
 		tfk_runner_free(v->runners[i]);
 	tfk_free(v->runners);
@@ -286,6 +288,7 @@ static struct sv_version *version_load(struct sv_model *m,
 	v->model = m->name;
 	v->path = tfk_strdup(d->path);
 	atomic_init(&v->refs, 1);
+	pthread_mutex_init(&v->batch_lock, NULL);
 	if (!v->path || tfk_servable_open(&v->s, d->path, &so, err)) {
 		if (!v->path)
 			tfk_errf(err, TFK_ENOMEM, "out of memory");
@@ -296,7 +299,13 @@ static struct sv_version *version_load(struct sv_model *m,
 	v->n_slots = m->n_slots;
 	v->runners = tfk_calloc((size_t)(v->n_slots * v->n_sigs) + 1,
 				sizeof(*v->runners));
-	if (!v->runners) {
+	v->metrics = m->metrics;
+	if (m->batching) {
+		v->batching = m->batching;
+		v->batchers = tfk_calloc((size_t)v->n_sigs + 1,
+					 sizeof(*v->batchers));
+	}
+	if (!v->runners || (m->batching && !v->batchers)) {
 		tfk_errf(err, TFK_ENOMEM, "out of memory");
 		version_free(v);
 		return NULL;
@@ -554,6 +563,8 @@ static struct sv_model *model_new(struct sv_server *s, const char *name)
 	}
 	pthread_mutex_init(&m->lock, NULL);
 	m->n_slots = s->n_slots;
+	m->batching = s->batching;
+	m->metrics = s->metrics;
 	pthread_mutex_lock(&s->lock);
 	g = tfk_realloc(s->models, (size_t)(s->n_models + 1) * sizeof(*g));
 	if (g) {

@@ -8,6 +8,7 @@
 #ifndef TFK_CMD_SERVE_H
 #define TFK_CMD_SERVE_H
 
+#include "model/batchconfig.h"
 #include "model/modelconfig.h"
 #include "model/servable.h"
 #include "util/buf.h"
@@ -32,6 +33,12 @@ struct sv_version {
 	atomic_int refs;
 	int n_slots, n_sigs;
 	struct tfk_runner **runners;
+	/* --enable_batching: the parameters (NULL: off) and a batcher per
+	 * signature, made on first use under batch_lock */
+	const struct tfk_batch_config *batching;
+	pthread_mutex_t batch_lock;
+	struct sv_batcher **batchers;
+	struct sv_metrics *metrics;	/* NULL: none */
 };
 
 /*
@@ -53,6 +60,8 @@ struct sv_model {
 	int n_recs;
 	int configured;
 	int n_slots;			/* worker threads with own runners */
+	const struct tfk_batch_config *batching;	/* NULL: off */
+	struct sv_metrics *metrics;	/* NULL: none */
 	int scan_failed;
 };
 
@@ -62,7 +71,34 @@ struct sv_server {
 	struct sv_model **models;
 	int n_models;
 	int n_slots;
+	const struct tfk_batch_config *batching;	/* NULL: off */
+	struct sv_metrics *metrics;	/* NULL: none */
 };
+
+/* Batching (cmd/serve/batch.c) ------------------------------------------ */
+
+/* The batch queue is full: 503 / UNAVAILABLE (a tfk_err code of ours). */
+#define SV_EFULL (-100)
+
+/* Outputs a batched run hands a request (owned; see sv_run). */
+struct sv_outputs {
+	struct tfk_tensor *t;
+	int n;
+};
+/*
+ * Run r (for signature sig of v) on in[]: through v's batcher when
+ * batching is on and the inputs have a batch dimension, else directly.
+ * out[] then points into r (direct) or into *own (batched), which the
+ * caller releases with sv_outputs_release after using out[]. Errors: the
+ * run's, TFK_EINVAL for a request over max_batch_size, SV_EFULL.
+ */
+int sv_run(struct sv_version *v, const struct tfk_sv_signature *sig,
+	   struct tfk_runner *r, struct tfk_tensor *in,
+	   const struct tfk_tensor **out, struct sv_outputs *own,
+	   struct tfk_err *err);
+void sv_outputs_release(struct sv_outputs *o);
+/* Stop and free v's batchers (when v is freed: no request runs on it). */
+void sv_batchers_free(struct sv_version *v);
 
 /* The model named name[0..n), or NULL. */
 struct sv_model *sv_find(struct sv_server *s, const char *name, size_t n);
@@ -118,6 +154,9 @@ void sv_metrics_request(struct sv_metrics *m, const char *model,
 /* The model's run of one request took us microseconds. */
 void sv_metrics_runtime(struct sv_metrics *m, const char *model,
 			const char *api, double us);
+/* A batch of rows (padded to size) ran for signature sig. */
+void sv_metrics_batch(struct sv_metrics *m, const char *model,
+		      const char *sig, int64_t rows, int64_t size);
 /* A classify or regress request of n examples. */
 void sv_metrics_examples(struct sv_metrics *m, const char *model, int n);
 /* Append every metric in Prometheus' text format (version 0.0.4). */

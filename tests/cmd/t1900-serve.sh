@@ -279,9 +279,9 @@ testerr "--port 70000: usage error" \
 testerr "--model_config_file with --model_name: usage error" \
 	"tfk-serve --model_config_file m.cfg --model_name a --model_base_path ." \
 	2 "--model_config_file names the models: leave out --model_name"
-testerr "--enable_batching is refused" \
-	"tfk-serve --enable_batching --model_name a --model_base_path ." \
-	2 "--enable_batching"
+testerr "--batching_parameters_file without --enable_batching" \
+	"tfk-serve --batching_parameters_file b.config --model_name a --model_base_path ." \
+	2 "--batching_parameters_file: give --enable_batching too"
 testerr "--model_name is required" "tfk-serve --model_base_path ." 2 \
 	"--model_name is required"
 testerr "a missing base path: exit 1" \

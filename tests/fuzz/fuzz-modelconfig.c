@@ -1,7 +1,8 @@
 /*
  * fuzz-modelconfig.c - the text-format reader (util/textproto.h) and TF
- * Serving's model config and monitoring config on it
- * (model/modelconfig.h, model/monitoring.h), on arbitrary bytes.
+ * Serving's model, monitoring and batching configs on it
+ * (model/modelconfig.h, model/monitoring.h, model/batchconfig.h), on
+ * arbitrary bytes.
  *
  * A refused text leaves a located message ("FILE:LINE:COL: ..." or
  * "FILE: ...") and nothing allocated; an accepted one holds the
@@ -12,6 +13,7 @@
  * Every scalar of the tree goes through each typed read, so their
  * refusals are exercised on whatever the parser lets through.
  */
+#include "model/batchconfig.h"
 #include "model/modelconfig.h"
 #include "model/monitoring.h"
 #include "util/textproto.h"
@@ -91,6 +93,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (mc.path[0] != '/' || (mc.prometheus != 0 &&
 						  mc.prometheus != 1))
 				abort();
+		} else if (strncmp(err.msg, "f", 1)) {
+			abort();
+		}
+	}
+	{
+		struct tfk_batch_config bc;
+		int i;
+
+		if (tfk_batch_config_parse((const char *)data, size, "f", &bc,
+					   &err) == 0) {
+			if (bc.max_batch_size < 1 || bc.n_allowed < 0 ||
+			    bc.n_allowed > TFK_MAX_ALLOWED_BATCH_SIZES ||
+			    (bc.n_allowed && bc.allowed[bc.n_allowed - 1] !=
+			     bc.max_batch_size))
+				abort();
+			for (i = 1; i < bc.n_allowed; i++)
+				if (bc.allowed[i] <= bc.allowed[i - 1])
+					abort();
 		} else if (strncmp(err.msg, "f", 1)) {
 			abort();
 		}

@@ -1,0 +1,103 @@
+#!/bin/sh
+# tfk-serve --enable_batching: requests that arrive together run as one
+# batch (padded to allowed_batch_sizes) and each gets its own rows back;
+# a request over max_batch_size is refused (400, TF Serving's message);
+# a full queue answers 503 at once; the batching parameters file's
+# refusals are located. Expected values: half_plus_two (y = 0.5 x + 2).
+# Which requests shared a batch is read from the metrics (the padded
+# batch sizes), with a batch_timeout_micros of 2 s so that requests sent
+# together surely meet.
+. "$(dirname "$0")/lib.sh"
+
+SM=$FIX/savedmodel
+B=$T/models
+mkdir -p "$B"
+ln -s "$SM/half_plus_two_cpu_tf1/00000123" "$B/1"
+PID=
+trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$T"' EXIT
+cat >"$T/batch.config" <<'EOF'
+max_batch_size { value: 4 }
+batch_timeout_micros { value: 2000000 }
+max_enqueued_batches { value: 1 }
+num_batch_threads { value: 1 }
+allowed_batch_sizes: 2
+allowed_batch_sizes: 4
+EOF
+printf 'prometheus_config { enable: true path: "/metrics" }\n' >"$T/mon.config"
+tfk-serve --model_name half --model_base_path "$B" --rest_api_port 0 \
+	--port 0 --rest_api_num_threads 8 --enable_batching \
+	--batching_parameters_file "$T/batch.config" \
+	--monitoring_config_file "$T/mon.config" 2>"$T/serve.log" &
+PID=$!
+
+wait_for() {	# retry CMD (quietly) for up to 20 s
+	_i=0
+	while [ $_i -lt 100 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+		_i=$((_i + 1))
+	done
+	return 1
+}
+check "the server logs its port" wait_for grep -q "REST API listening on port" \
+	"$T/serve.log"
+PORT=$(sed -n 's/.*REST API listening on port \([0-9]*\).*/\1/p' "$T/serve.log")
+U=http://127.0.0.1:$PORT/v1/models/half:predict
+post() {	# BODY OUT: the answer and status into OUT
+	curl -s -d "$1" -w ' %{http_code}' "$U" >"$2"
+}
+
+# three one-row requests at once: one batch of 3 rows padded to 4
+post '{"instances":[1.0]}' "$T/r1" &
+p1=$!
+post '{"instances":[2.0]}' "$T/r2" &
+p2=$!
+post '{"instances":[3.0]}' "$T/r3" &
+p3=$!
+wait $p1 $p2 $p3
+testcmd "each request of a batch gets its own rows" \
+	"cat $T/r1; echo; cat $T/r2; echo; cat $T/r3" \
+	'{"predictions":[2.5]} 200\n{"predictions":[3.0]} 200\n{"predictions":[3.5]} 200'
+curl -s "http://127.0.0.1:$PORT/metrics" >"$T/m1.txt"
+bs=':tensorflow:serving:batching:processed_batch_size'
+testcmd "the three ran as one batch of 4 (3 rows, 1 padding row)" \
+	"grep -E '^$bs(_count|_sum)\\{|^:tensorflow:serving:batching:padding_size_sum\\{' $T/m1.txt | sed 's/{.*}//'" \
+	':tensorflow:serving:batching:processed_batch_size_sum 4\n:tensorflow:serving:batching:processed_batch_size_count 1\n:tensorflow:serving:batching:padding_size_sum 1'
+
+# a request larger than max_batch_size
+post '{"instances":[1.0,2.0,3.0,4.0,5.0]}' "$T/r4"
+testcmd "5 rows with max_batch_size 4: 400" \
+	"sed 's/\"error\": *//' $T/r4" \
+	'{"signature serving_default: Task size 5 is larger than maximum batch size 4"} 400'
+
+# a full queue: 3 rows wait (2 s), 2 more would pass 1 batch of 4
+post '{"instances":[1.0,2.0,3.0]}' "$T/r5" &
+p5=$!
+sleep 0.5
+post '{"instances":[1.0,2.0]}' "$T/r6"
+testcmd "a full batch queue answers 503 at once" "cat $T/r6" \
+	'{"error":"The batch scheduling queue to which this task was submitted is full"} 503'
+wait $p5
+testcmd "... and the waiting request is answered" "cat $T/r5" \
+	'{"predictions":[2.5,3.0,3.5]} 200'
+
+kill -TERM "$PID"
+wait "$PID"
+rc=$?
+PID=
+check "SIGTERM: exit 0" test "$rc" -eq 0
+
+printf 'max_batch_size { value: 4 }\nallowed_batch_sizes: 2\nallowed_batch_sizes: 8\n' >"$T/bad1.config"
+testerr "the last allowed batch size must be max_batch_size" \
+	"tfk-serve --model_name half --model_base_path $B --port 0 --rest_api_port 0 --enable_batching --batching_parameters_file bad1.config" \
+	1 "bad1.config:3:1: the last of allowed_batch_sizes (8) must equal max_batch_size (4)"
+printf 'max_batch_size: 4\n' >"$T/bad2.config"
+testerr "a wrapped value written bare" \
+	"tfk-serve --model_name half --model_base_path $B --port 0 --rest_api_port 0 --enable_batching --batching_parameters_file bad2.config" \
+	1 "bad2.config:1:1: field 'max_batch_size': expected a message { ... }"
+printf 'max_batch_size { value: 4 }\nfoo: 1\n' >"$T/bad3.config"
+testerr "an unknown field" \
+	"tfk-serve --model_name half --model_base_path $B --port 0 --rest_api_port 0 --enable_batching --batching_parameters_file bad3.config" \
+	1 "bad3.config:2:1: unknown field 'foo' in BatchingParameters"
+
+done_testing

@@ -225,6 +225,11 @@ void tfk_int8_max_pool_ref(const struct tfk_pool2d *p, int32_t act_min,
 			   int32_t act_max, const int8_t *x, int8_t *y);
 void tfk_int8_avg_pool_ref(const struct tfk_pool2d *p, int32_t act_min,
 			   int32_t act_max, const int8_t *x, int8_t *y);
+/* AVERAGE_POOL_2D of uint8 values held as int8 (v - 128; act_min,
+ * act_max likewise moved): reference_ops::AveragePool's uint8 rounding,
+ * (sum + count / 2) / count of the uint8 values, moved back. */
+void tfk_int8_avg_pool_u8_ref(const struct tfk_pool2d *p, int32_t act_min,
+			      int32_t act_max, const int8_t *x, int8_t *y);
 
 /* MEAN (reduce.c) -------------------------------------------------------- */
 
@@ -352,7 +357,9 @@ int tfk_int8_softmax_init(struct tfk_int8_softmax *s, float beta,
 			  const struct tfk_int8_qp *in,
 			  const struct tfk_int8_qp *out, int is_uint8,
 			  struct tfk_err *err);
-/* rows x depth, along the last axis; x and y as int8 or uint8 bytes. */
+/* rows x depth, along the last axis; x and y as int8 or uint8 bytes;
+ * they may be the same buffer (each value is read before it is
+ * written). */
 void tfk_int8_softmax_ref(const struct tfk_int8_softmax *s, int64_t rows,
 			  int64_t depth, const void *x, void *y);
 

@@ -80,9 +80,23 @@ for q, x in ((-96, 0.77), (-63, 1.57), (-34, 2.3), (0, 3.14)):
     y = np.load(\"q%d/dense_2.npy\" % q)
     print(y.dtype == np.int8 and abs(0.008290956728160381 * (int(y[0, 0]) - 5) - math.sin(x)) < 0.05)"' \
 	"True\nTrue\nTrue\nTrue"
-testerr "uint8 model refused" \
-	'tfk-lite run "$TD/add_quantized.bin" --input_exprs "input=[1, 3]"' 1 \
-	"tensor 1 'input' is UINT8: quantized models are not supported by run yet"
+testcmd "add_quantized.bin (uint8): raw {1, 3} -> {3, 9}" \
+	'tfk-lite run "$TD/add_quantized.bin" --input_exprs "input=[1, 3]"' \
+	"Result for output key output:\n[3 9]"
+testerr "uint8 input: a value outside [0, 255] is refused" \
+	'tfk-lite run "$TD/add_quantized.bin" --input_exprs "input=[1, 256]"' 1 \
+	"add_quantized.bin: input 'input': value 256 out of range for uint8"
+mkdir "$T/u8"
+check "python3-flatbuffers writes the refused uint8 models" $FB uint8 u8
+testerr "uint8 per-channel weights refused, naming the operator and tensor" \
+	'tfk-lite run u8/u8-per-channel.tflite --input_exprs "x=[[[[1],[2]],[[3],[4]]]]"' 1 \
+	"tfk-lite: u8/u8-per-channel.tflite: operator 0 (CONV_2D): uint8 weights are quantized per tensor (per-channel weights are int8): w"
+testerr "ADD of UINT8 and INT8 refused" \
+	'tfk-lite run u8/u8-mixed.tflite --input_exprs "x=[[1, 2, 3, 4]]"' 1 \
+	"tfk-lite: u8/u8-mixed.tflite: operator 0 (ADD): inputs must have the output's type INT8"
+testerr "uint8 CONCATENATION of differing scales refused" \
+	'tfk-lite run u8/u8-concat-scales.tflite --input_exprs "x=[[1, 2]]"' 1 \
+	"tfk-lite: u8/u8-concat-scales.tflite: operator 0 (CONCATENATION): inputs must share the output's quantization"
 testerr "custom op named" \
 	'tfk-lite run ops/custom.tflite --input_exprs "x=[1.0]"' 1 \
 	"custom.tflite: subgraph 0: operator 0 (MyCustomOp): custom op 'MyCustomOp' is not supported by run"

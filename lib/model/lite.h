@@ -51,7 +51,8 @@ struct tfk_graph;
  * gives the shape each input is fed with, as TFLite's
  * ResizeInputTensor would set it; in NULL: the shape_signature (or
  * shape) the file declares. Constant tensors become Const nodes
- * (FLOAT16 and dequantized INT8 constants as float32).
+ * (FLOAT16 and dequantized INT8 constants as float32; STRING ones from
+ * their string buffer, which the loader checked).
  *
  * Operators map onto TensorFlow ops with TFLite's semantics: ADD, SUB,
  * MUL, DIV (AddV2, Sub, Mul, RealDiv), FULLY_CONNECTED (Reshape to
@@ -67,7 +68,8 @@ struct tfk_graph;
  * RELU, RELU6, RELU_N1_TO_1, LOGISTIC, TANH, ELU, LEAKY_RELU, EXP, LOG,
  * SQRT, RSQRT, SQUARE, NEG, ABS, FLOOR, MAXIMUM, MINIMUM,
  * SQUARED_DIFFERENCE, POW, SHAPE (out_type), STRIDED_SLICE (the five
- * masks; offset with constant begin and end), PACK, RESHAPE to a shape
+ * masks; offset with constant begin and end), PACK, GATHER (GatherV2:
+ * any element type, STRING inputs and constants included), RESHAPE to a shape
  * computed at run time (folded by the executor while planning),
  * DEQUANTIZE of constants; fused activations
  * (RELU, RELU6, RELU_N1_TO_1, TANH) as separate nodes.

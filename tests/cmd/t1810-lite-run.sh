@@ -191,9 +191,9 @@ hostile "int8: an input on a constant buffer, fed 1M floats, refused before any 
 hostile "float: an input on a constant buffer refused the same way" \
 	'tfk-lite run input-on-constant-float.tflite --inputs x=1m.npy' \
 	"tfk-lite: input-on-constant-float.tflite: subgraph 0: input 0: tensor 0 'x' has constant data (buffer 1, 16 bytes): an input cannot be fed"
-hostile "int8: a STRING constant of 4 bytes read as 64 int8 values refused (was a read past its buffer)" \
+hostile "int8: a STRING constant of 4 bytes for 64 strings refused by the loader's string buffer check (was a read past its buffer as 64 int8 values)" \
 	'tfk-lite run unsized-constant.tflite --inputs x=1x64.npy' \
-	"tfk-lite: unsized-constant.tflite: operator 0 (ADD): tensor 1 'c': STRING [1, 64] needs 64 bytes, but its buffer 1 holds 4"
+	"tfk-lite: unsized-constant.tflite: subgraphs[0]: tensors[1]: buffer 1: string buffer: 0 strings, but the tensor has 64 elements"
 # A constant keeps its file shape whatever its shape_signature says, as
 # in TFLite, so this model is valid: [2, 4] + [1, 4] broadcasts (row 2
 # was the 4 bytes after the constant's buffer; a [4000000, 4] feed was

@@ -14,7 +14,8 @@
  * Operators: QUANTIZE (float -> int8, int8 -> int8), DEQUANTIZE,
  * FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,
  * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,
- * RELU, RELU6, CONCATENATION (inputs sharing the output's parameters,
+ * RELU, RELU6, CONCATENATION (int8 inputs sharing the output's parameters,
+ * uint8 ones rescaled where they differ,
  * as TF's converter writes them), PAD, MEAN (constant axes, either
  * keep_dims), and SHAPE, STRIDED_SLICE, PACK over int32 shape vectors
  * (evaluated by the planning pass, so that a RESHAPE to a shape computed
@@ -1163,7 +1164,7 @@ static int run_op(struct i8run *r, int plan)
 		return 0;
 	}
 	case TFK_TFL_CONCATENATION: {
-		int axis = opt_i32(op, 0, 0, r->err), k, d;
+		int axis = opt_i32(op, 0, 0, r->err), k, d, same;
 		int64_t outer = 1, inner_y = 1, off = 0, o;
 
 		if (axis < 0)
@@ -1190,12 +1191,23 @@ static int run_op(struct i8run *r, int plan)
 			if ((rc = qp_of(r, t, &qa, zpa, 1)) ||
 			    (rc = qp_of(r, out, &qc, zpc, 1)))
 				return rc;
-			if (qa.scale[0] != qc.scale[0] || zpa[0] != zpc[0])
+			same = qa.scale[0] == qc.scale[0] && zpa[0] == zpc[0];
+			/* TFLite rescales uint8 inputs whose parameters
+			 * differ (ConcatenationWithScaling); int8 ones must
+			 * share the output's */
+			if (!same && r->type[out] != TFK_TFL_UINT8)
 				return op_err(r, "inputs must share the "
 					      "output's quantization", NULL);
 			for (o = 0; o < outer; o++)
-				memcpy((int8_t *)y + o * inner_y + off,
-				       src + o * inner, (size_t)inner);
+				if (same)
+					memcpy((int8_t *)y + o * inner_y + off,
+					       src + o * inner, (size_t)inner);
+				else
+					tfk_int8_rescale_u8_ref(
+						qa.scale[0], zpa[0] + 128,
+						qc.scale[0], zpc[0] + 128,
+						inner, src + o * inner,
+						(int8_t *)y + o * inner_y + off);
 			off += inner;
 		}
 		return 0;
@@ -1212,7 +1224,11 @@ static int run_op(struct i8run *r, int plan)
 		    (rc = tfk_int8_mean_init(&mn, &qa, &qc, ra, sa,
 					     data_of(r, at), (int)(r->m->buffers[
 					     r->s->tensors[at].buffer].size / 4),
-					     opt_u8(op, 0, r->err), r->err)))
+					     opt_u8(op, 0, r->err), r->err)) ||
+		    (r->type[in0] == TFK_TFL_UINT8 &&
+		     (rc = tfk_int8_mean_u8(&mn, qa.scale[0], zpa[0] + 128,
+					    qc.scale[0], zpc[0] + 128,
+					    r->err))))
 			return rc;
 		if (tfk_int8_mean_outputs(&mn) != numel_of(r, out))
 			return op_err(r, "output size differs from the "

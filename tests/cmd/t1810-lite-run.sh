@@ -94,9 +94,11 @@ testerr "uint8 per-channel weights refused, naming the operator and tensor" \
 testerr "ADD of UINT8 and INT8 refused" \
 	'tfk-lite run u8/u8-mixed.tflite --input_exprs "x=[[1, 2, 3, 4]]"' 1 \
 	"tfk-lite: u8/u8-mixed.tflite: operator 0 (ADD): inputs must have the output's type INT8"
-testerr "uint8 CONCATENATION of differing scales refused" \
-	'tfk-lite run u8/u8-concat-scales.tflite --input_exprs "x=[[1, 2]]"' 1 \
-	"tfk-lite: u8/u8-concat-scales.tflite: operator 0 (CONCATENATION): inputs must share the output's quantization"
+# c = [1, 2] at scale 0.25, zero point 128, into the output's 0.5, 128:
+# round(v * 0.5 - 64) + 128 in float, -63.5 rounding away to -64
+testcmd "uint8 CONCATENATION rescales an input of another scale (ConcatenationWithScaling)" \
+	'tfk-lite run u8/u8-concat-scales.tflite --input_exprs "x=[[1, 2]]"' \
+	"Result for output key y:\n[[ 1  2 64 65]]"
 testerr "custom op named" \
 	'tfk-lite run ops/custom.tflite --input_exprs "x=[1.0]"' 1 \
 	"custom.tflite: subgraph 0: operator 0 (MyCustomOp): custom op 'MyCustomOp' is not supported by run"

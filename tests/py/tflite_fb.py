@@ -30,7 +30,7 @@ field in its table's declaration).
   tflite_fb.py strings DIR
       write models with good and broken STRING buffers (see strings())
   tflite_fb.py uint8 DIR
-      write the uint8 models run refuses (see uint8() below)
+      write small uint8 models (see uint8() below)
   tflite_fb.py check GOT.npy WANT.npy
       "ok" when the arrays have the same shape and agree within 1e-5
       (relative) + 1e-6 (absolute)
@@ -660,11 +660,12 @@ def hostile(outdir):
 
 
 def uint8(outdir):
-    """uint8 models the int8 interpreter refuses, as TFLite's kernels:
+    """uint8 models: two the int8 interpreter refuses, as TFLite's
+    kernels do, and one it rescales:
       u8-per-channel: a uint8 CONV_2D whose weights have two scales
       u8-mixed: an ADD of a UINT8 and an INT8 tensor
-      u8-concat-scales: a uint8 CONCATENATION of inputs whose scales
-          differ from the output's"""
+      u8-concat-scales: a uint8 CONCATENATION of an input whose scale
+          differs from the output's"""
     import numpy as np
     u = {"quant": ([0.5], [128])}
     write_model("%s/u8-per-channel.tflite" % outdir,
@@ -684,7 +685,7 @@ def uint8(outdir):
                 [("x", 3, [1, 2], None, u),
                  ("c", 3, [1, 2], bytes([1, 2]), {"quant": ([0.25], [128])}),
                  ("y", 3, [1, 4], None, u)],
-                [(0, [0, 1], [2], 0, [])], [0], [2], [(2, None)])
+                [(0, [0, 1], [2], 10, [(0, "i", 1)])], [0], [2], [(2, None)])
     return 0
 
 

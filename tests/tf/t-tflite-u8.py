@@ -9,7 +9,11 @@
    give LiteRT's reference kernels' bytes (BUILTIN_REF) and its
    optimized kernels' within one quantum (ops that differ: a diag).
    The same graph with float inputs/outputs (QUANTIZE float -> uint8,
-   DEQUANTIZE) gives LiteRT's floats.
+   DEQUANTIZE) gives LiteRT's floats. A second graph of two inputs:
+   TANH, MUL, SUB, PAD, MEAN (over H and W with keep_dims: TFLite's own
+   uint8 formula; over channels), RELU and a CONCATENATION of inputs
+   whose scales differ from its output's (rescaled, as TFLite does for
+   uint8).
 2. A Keras int8 model converted with inference_input_type /
    inference_output_type tf.uint8: QUANTIZE uint8 -> int8 and back.
 3. The TF-written fixture add_quantized.bin (uint8 ADD).
@@ -181,6 +185,37 @@ t.ok("DEQUANTIZE" in ops and "QUANTIZE" in ops,
      "float inputs/outputs add QUANTIZE and DEQUANTIZE: %s" % ops)
 xf = rng.uniform(-1, 1, (2, 8, 8, 3)).astype(np.float32)
 compare(uf, {"x": xf}, "TF1 uint8, float I/O", floats=True)
+
+g = tf.Graph()
+with g.as_default():
+    x = tf1.placeholder(tf.float32, [2, 6, 6, 3], name="x")
+    y = tf1.placeholder(tf.float32, [2, 6, 6, 3], name="y")
+    h, k = fq(x, -1.0, 1.0), fq(y, -2.0, 2.0)
+    th = fq(tf1.tanh(h), -1.0, 1.0, name="tanh")
+    mu = fq(th * k, -2.0, 2.0, name="mul")
+    su = fq(mu - h, -3.0, 3.0, name="sub")
+    pd = fq(tf1.pad(su, [[0, 0], [1, 1], [1, 1], [0, 0]]), -3.0, 3.0,
+            name="pad")
+    outs = [th, mu, su, pd,
+            fq(tf1.reduce_mean(pd, [1, 2], keepdims=True), -1.0, 1.0,
+               name="mean_hw"),
+            fq(tf1.reduce_mean(su, [3]), -1.5, 1.5, name="mean_c"),
+            fq(tf1.nn.relu(su), 0.0, 3.0, name="relu"),
+            fq(tf1.concat([h, k], axis=3), -2.0, 2.0, name="cat")]
+    with tf1.Session(graph=g) as s:
+        cv = tf1.lite.TFLiteConverter.from_session(s, [x, y], outs)
+        cv.inference_type = tf.uint8
+        cv.quantized_input_stats = {"x": (127.5, 127.5), "y": (127.5, 63.75)}
+        u8b = t.path("tf1-uint8-b.tflite")
+        open(u8b, "wb").write(cv.convert())
+ops = sorted({o["op_name"] for o in Interpreter(model_path=u8b)
+              ._get_ops_details()})
+t.ok({"TANH", "MUL", "SUB", "PAD", "MEAN", "RELU", "CONCATENATION"} <=
+     set(ops), "TF1 converter wrote a second uint8 model of %s" %
+     ", ".join(ops))
+compare(u8b, {"x": rng.integers(0, 256, (2, 6, 6, 3)).astype(np.uint8),
+              "y": rng.integers(0, 256, (2, 6, 6, 3)).astype(np.uint8)},
+        "TF1 uint8, second graph")
 
 # --- 2. an int8 model with uint8 inputs and outputs -----------------------
 m = keras.Sequential([

@@ -827,6 +827,17 @@ static void hand_cases(void)
 	       "(held -128)");
 	tfk_int8_avg_pool_u8_ref(&p, -100, 127, px, &py);
 	is_int(py, -100, "... clamped to the moved activation minimum");
+	{
+		/* uint8 1, 2, 255 (held -127, -126, 127) from scale 0.25,
+		 * zp 128 into 0.5, 128: round(v * 0.5 - 64) + 128 */
+		int8_t rx[3] = { -127, -126, 127 }, ry[3];
+
+		tfk_int8_rescale_u8_ref(0.25f, 128, 0.5f, 128, 3, rx, ry);
+		is_int(ry[0] + 128, 64, "concat rescale: -63.5 rounds away "
+		       "to -64, + 128");
+		is_int(ry[1] + 128, 65, "... -63 + 128");
+		is_int(ry[2] + 128, 192, "... 63.5 rounds to 64, + 128");
+	}
 }
 
 /* Float semantics ------------------------------------------------------- */

@@ -571,7 +571,8 @@ int tfk_tfl_strings_check(const uint8_t *p, uint64_t n, int64_t numel,
 	head = 4 * ((uint64_t)count + 2);
 	if (head > n)
 		return tfk_errf(err, TFK_ECORRUPT, "string buffer: %lld "
-				"offsets need %llu bytes, the buffer holds %llu",
+				"offsets need %llu bytes, the buffer holds "
+				"%llu",
 				(long long)count + 1, (unsigned long long)head,
 				(unsigned long long)n);
 	prev = rd_u32(p + 4);

@@ -106,9 +106,10 @@ static int32_t rd_i32(const uint8_t *p)
 }
 
 /* Const node named "t<t>" from constant tensor t: FLOAT32, INT32,
- * INT64, BOOL and STRING (its string buffer) as they are; FLOAT16 widened; INT8/UINT8 dequantized
- * (real = scale * (q - zero_point), per tensor or per channel) only
- * when dequant is set (a DEQUANTIZE reads it). */
+ * INT64, BOOL and STRING (its string buffer) as they are; FLOAT16
+ * widened; INT8/UINT8 dequantized (real = scale * (q - zero_point), per
+ * tensor or per channel) only when dequant is set (a DEQUANTIZE reads
+ * it). */
 static int make_const(struct ctx *c, int t, int dequant, struct tfk_port *out)
 {
 	const struct tfk_tfl_tensor *x = &c->s->tensors[t];

@@ -882,8 +882,8 @@ static int run_op(struct i8run *r, int plan)
 						     numel_of(r, in0), x, y,
 						     r->err);
 		if (!is8(r->type[in0]))
-			return op_err(r, "input must be FLOAT32, INT8 or UINT8, "
-				      "not ", tfk_tfl_type_name(
+			return op_err(r, "input must be FLOAT32, INT8 or "
+				      "UINT8, not ", tfk_tfl_type_name(
 					      r->type[in0]));
 		if ((rc = qp_of(r, in0, &qa, zpa, MAXCH)))
 			return rc;
@@ -1095,7 +1095,7 @@ static int run_op(struct i8run *r, int plan)
 		    ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
 		     (rc = qp_of(r, out, &qc, zpc, 1))))
 			return rc;
-		if (!pp->ready && u8) {	/* the uint8 kernel on uint8 bytes */
+		if (!pp->ready && u8) {	/* uint8's kernel, uint8 bytes */
 			zpa[0] += 128;
 			zpc[0] += 128;
 		}
@@ -1207,7 +1207,8 @@ static int run_op(struct i8run *r, int plan)
 						qa.scale[0], zpa[0] + 128,
 						qc.scale[0], zpc[0] + 128,
 						inner, src + o * inner,
-						(int8_t *)y + o * inner_y + off);
+						(int8_t *)y + o * inner_y +
+						off);
 			off += inner;
 		}
 		return 0;
@@ -1613,7 +1614,8 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 
 			for (i = 0; i < n; i++) {
 				v = int_at(&feeds[k], i);
-				if (v < (u8 ? 0 : -128) || v > (u8 ? 255 : 127)) {
+				if (v < (u8 ? 0 : -128) ||
+				    v > (u8 ? 255 : 127)) {
 					rc = tfk_errf(err, TFK_EINVAL, "input "
 						      "%d '%s': value %lld is "
 						      "outside %s", k,

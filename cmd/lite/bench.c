@@ -91,7 +91,7 @@ struct input {
  * The value of input t (a signature input over tensor t->tensor of s):
  * shape with the batch (see the top comment), random or zero values of
  * the tensor's type (INT8 of an int8 model: given to tflint8.c as int32
- * quantized values).
+ * quantized values; UINT8 of a uint8 model as uint8 ones).
  */
 static int make_input(const struct tfk_tfl_subgraph *s,
 		      const struct tfk_sv_tensor *t, struct input *in,
@@ -106,10 +106,11 @@ static int make_input(const struct tfk_tfl_subgraph *s,
 	if (is_int8 && x->type == TFK_TFL_INT8)
 		dt = TFK_DT_INT32;
 	if (dt != TFK_DT_FLOAT && dt != TFK_DT_INT32 && dt != TFK_DT_INT64 &&
-	    dt != TFK_DT_BOOL)
+	    dt != TFK_DT_BOOL && !(is_int8 && dt == TFK_DT_UINT8))
 		return tfk_errf(err, TFK_EINVAL, "input '%s' is %s: bench "
-				"makes float32, int32, int64, bool and (int8 "
-				"models) int8 inputs", in->key,
+				"makes float32, int32, int64, bool and "
+				"(quantized models) int8 and uint8 inputs",
+				in->key,
 				tfk_tfl_type_name(x->type));
 	for (d = 0; d < x->rank; d++)
 		shape[d] = x->shape[d];

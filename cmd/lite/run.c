@@ -4,7 +4,7 @@
  * API (model/servable.h): a float subgraph becomes a tfk_graph
  * (lib/model/tflgraph.c) built for the shapes actually fed (TFLite's
  * ResizeInputTensor, implicitly), run once by the executor; quantized
- * (int8) models go through lib/model/tflint8.c's interpreter over the
+ * (int8, uint8) models go through lib/model/tflint8.c's interpreter over the
  * lib/kernels/int8 kernels. Inputs are read by model/given.h.
  */
 #include "sub.h"
@@ -40,7 +40,7 @@ static const struct tfk_cmd run_cmd = {
 	"tfk-lite",
 	"run [--signature KEY] [--input_exprs K=LITERAL;...] "
 	"[--inputs K=FILE;...] [--outdir DIR] MODEL.tflite",
-	"run a float or int8 .tflite model on the given inputs",
+	"run a float, int8 or uint8 .tflite model on the given inputs",
 	"tfk-lite run hello_world_float.tflite --input_exprs 'dense_input=[[1.0]]'",
 };
 
@@ -244,6 +244,6 @@ static int lite_run_main(int argc, char **argv)
 }
 
 const struct tfk_subcmd lite_run_sub = {
-	"run", "run a float or int8 model on inputs given as "
+	"run", "run a float, int8 or uint8 model on inputs given as "
 	"literals or .npy files", lite_run_main
 };

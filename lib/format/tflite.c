@@ -536,8 +536,76 @@ static int load_tensor(struct tfk_tflite *m, struct tfk_tfl_tensor *x,
 					"bytes is too small for a string "
 					"tensor", x->buffer,
 					(unsigned long long)have);
+		if (have && x->type == TFK_TFL_STRING && !x->is_sparse) {
+			if ((rc = tfk_tfl_strings_check(
+				     m->buffers[x->buffer].data, have, numel,
+				     err)))
+				return tfk_err_prefix(err, "buffer %u",
+						      x->buffer);
+		}
 	}
 	return 0;
+}
+
+static uint32_t rd_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+		(uint32_t)p[3] << 24;
+}
+
+int tfk_tfl_strings_check(const uint8_t *p, uint64_t n, int64_t numel,
+			  struct tfk_err *err)
+{
+	int64_t count, i;
+	uint64_t head, prev, off;
+
+	if (n < 4)
+		return tfk_errf(err, TFK_ECORRUPT, "string buffer: %llu "
+				"bytes, too small for the count",
+				(unsigned long long)n);
+	count = (int32_t)rd_u32(p);
+	if (count < 0 || count != numel)
+		return tfk_errf(err, TFK_ECORRUPT, "string buffer: %lld "
+				"strings, but the tensor has %lld elements",
+				(long long)count, (long long)numel);
+	head = 4 * ((uint64_t)count + 2);
+	if (head > n)
+		return tfk_errf(err, TFK_ECORRUPT, "string buffer: %lld "
+				"offsets need %llu bytes, the buffer holds "
+				"%llu",
+				(long long)count + 1, (unsigned long long)head,
+				(unsigned long long)n);
+	prev = rd_u32(p + 4);
+	if (prev != head)
+		return tfk_errf(err, TFK_ECORRUPT, "string buffer: offset 0 "
+				"(%llu) is not the header's size %llu",
+				(unsigned long long)prev,
+				(unsigned long long)head);
+	for (i = 1; i <= count; i++, prev = off) {
+		off = rd_u32(p + 4 + 4 * i);
+		if (off < prev)
+			return tfk_errf(err, TFK_ECORRUPT, "string buffer: "
+					"offset %lld (%llu) is before offset "
+					"%lld (%llu)", (long long)i,
+					(unsigned long long)off,
+					(long long)i - 1,
+					(unsigned long long)prev);
+	}
+	if (prev != n)
+		return tfk_errf(err, TFK_ECORRUPT, "string buffer: offset %lld "
+				"(%llu) is not the buffer's size %llu",
+				(long long)count, (unsigned long long)prev,
+				(unsigned long long)n);
+	return 0;
+}
+
+void tfk_tfl_string_at(const uint8_t *p, int64_t i, const uint8_t **s,
+		       size_t *len)
+{
+	uint32_t a = rd_u32(p + 4 + 4 * i), b = rd_u32(p + 8 + 4 * i);
+
+	*s = p + a;
+	*len = b - a;
 }
 
 static int in_range(const int32_t *v, int n, int32_t lo, int32_t hi,

@@ -52,7 +52,8 @@
  *  - shapes: rank <= TFK_MAX_RANK, dims >= 0 (shape_signature: >= -1),
  *    the byte size of the tensor representable;
  *  - a tensor with a non-empty buffer has exactly the bytes its type and
- *    shape need (STRING: at least the 4-byte count), and buffers stored
+ *    shape need (STRING: a string buffer, below, of as many strings as
+ *    its shape has elements), and buffers stored
  *    after the FlatBuffer (offset > 1, models over 2 GiB) lie inside
  *    the file;
  *  - quantization: as many zero points as scales, scales finite and
@@ -96,6 +97,7 @@ enum {
 	TFK_TFL_MAX_POOL_2D = 17, TFK_TFL_MUL = 18, TFK_TFL_RELU = 19,
 	TFK_TFL_RELU6 = 21, TFK_TFL_RESHAPE = 22, TFK_TFL_SOFTMAX = 25,
 	TFK_TFL_TANH = 28, TFK_TFL_CUSTOM = 32, TFK_TFL_PAD = 34,
+	TFK_TFL_GATHER = 36,
 	TFK_TFL_MEAN = 40, TFK_TFL_SUB = 41, TFK_TFL_DIV = 42,
 	TFK_TFL_SQUEEZE = 43, TFK_TFL_STRIDED_SLICE = 45, TFK_TFL_SHAPE = 77,
 	TFK_TFL_PACK = 83, TFK_TFL_QUANTIZE = 114
@@ -232,6 +234,24 @@ enum tfk_dtype tfk_tfl_dtype(int type);
 /* Bytes per element (0 for STRING, RESOURCE, VARIANT, INT4 and unknown
  * types). */
 size_t tfk_tfl_type_size(int type);
+/*
+ * A STRING tensor's buffer (TFLite's string_util.h DynamicBuffer), all
+ * int32 little-endian:
+ *
+ *   count N | offset[0] ... offset[N] | the strings' bytes
+ *
+ * string i is bytes [offset[i], offset[i + 1]) of the buffer; offset[0]
+ * is the header's size, 4 * (N + 2), and offset[N] the buffer's size.
+ * tfk_tfl_strings_check: 0 when p[0..n) is such a buffer holding numel
+ * strings (offsets within it, never decreasing), as TFLite's verifier
+ * (VerifyStringTensorBuffer) requires; else TFK_ECORRUPT "string
+ * buffer: offset 2 (9) is before offset 1 (12)". tfk_tfl_string_at:
+ * string i of a checked buffer (borrowing p).
+ */
+int tfk_tfl_strings_check(const uint8_t *p, uint64_t n, int64_t numel,
+			  struct tfk_err *err);
+void tfk_tfl_string_at(const uint8_t *p, int64_t i, const uint8_t **s,
+		       size_t *len);
 /* Name of a BuiltinOptions union member ("FullyConnectedOptions"),
  * NULL for 0 and unknown numbers. */
 const char *tfk_tfl_options_name(int type);

@@ -225,6 +225,11 @@ void tfk_int8_max_pool_ref(const struct tfk_pool2d *p, int32_t act_min,
 			   int32_t act_max, const int8_t *x, int8_t *y);
 void tfk_int8_avg_pool_ref(const struct tfk_pool2d *p, int32_t act_min,
 			   int32_t act_max, const int8_t *x, int8_t *y);
+/* AVERAGE_POOL_2D of uint8 values held as int8 (v - 128; act_min,
+ * act_max likewise moved): reference_ops::AveragePool's uint8 rounding,
+ * (sum + count / 2) / count of the uint8 values, moved back. */
+void tfk_int8_avg_pool_u8_ref(const struct tfk_pool2d *p, int32_t act_min,
+			      int32_t act_max, const int8_t *x, int8_t *y);
 
 /* MEAN (reduce.c) -------------------------------------------------------- */
 
@@ -248,11 +253,25 @@ struct tfk_int8_mean {
 	int32_t mult;
 	int shift;
 	int32_t in_zp, out_zp;
+	int u8;			/* tfk_int8_mean_u8 */
+	int32_t u8_bias;
 };
 int tfk_int8_mean_init(struct tfk_int8_mean *m, const struct tfk_int8_qp *in,
 		       const struct tfk_int8_qp *out, int rank,
 		       const int64_t *shape, const int32_t *axes, int n_axes,
 		       int keep_dims, struct tfk_err *err);
+/*
+ * m (made by tfk_int8_mean_init from the moved parameters of uint8
+ * values held as int8, v - 128) for TFLite's uint8 MEAN: in the "hw"
+ * case its own formula, reference_ops::Mean for uint8 (acc = sum of
+ * the uint8 values; y = clamp(mbqm(acc, QuantizeMultiplier(in_scale /
+ * (count * out_scale))) + out_zp - (int)(in_zp * in_scale / out_scale
+ * +- 0.5f), 0, 255), in_zp and out_zp the uint8 ones); otherwise
+ * QuantizedMeanOrSum, which reads only v - zp, unchanged. 0 or
+ * TFK_EINVAL.
+ */
+int tfk_int8_mean_u8(struct tfk_int8_mean *m, float in_scale, int32_t in_zp,
+		     float out_scale, int32_t out_zp, struct tfk_err *err);
 /* Output elements (the kept dimensions' product; the layout is the
  * same with or without keep_dims). */
 int64_t tfk_int8_mean_outputs(const struct tfk_int8_mean *m);
@@ -352,7 +371,9 @@ int tfk_int8_softmax_init(struct tfk_int8_softmax *s, float beta,
 			  const struct tfk_int8_qp *in,
 			  const struct tfk_int8_qp *out, int is_uint8,
 			  struct tfk_err *err);
-/* rows x depth, along the last axis; x and y as int8 or uint8 bytes. */
+/* rows x depth, along the last axis; x and y as int8 or uint8 bytes;
+ * they may be the same buffer (each value is read before it is
+ * written). */
 void tfk_int8_softmax_ref(const struct tfk_int8_softmax *s, int64_t rows,
 			  int64_t depth, const void *x, void *y);
 
@@ -384,5 +405,16 @@ int tfk_int8_requantize_ref(const struct tfk_int8_qp *in, enum tfk_dtype in_dt,
 			    const struct tfk_int8_qp *out,
 			    enum tfk_dtype out_dt, int64_t n, const void *x,
 			    void *y, struct tfk_err *err);
+
+/*
+ * CONCATENATION's rescaling of a uint8 input whose parameters differ
+ * from its output's (reference_ops::ConcatenationWithScaling), on uint8
+ * values held as int8 (v - 128) with the uint8 zero points: y =
+ * clamp((int)round(v * s + b) + out_zp, 0, 255) in float, s = in_scale
+ * * (1 / out_scale), b = -in_zp * s.
+ */
+void tfk_int8_rescale_u8_ref(float in_scale, int32_t in_zp, float out_scale,
+			     int32_t out_zp, int64_t n, const int8_t *x,
+			     int8_t *y);
 
 #endif

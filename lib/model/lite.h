@@ -51,7 +51,8 @@ struct tfk_graph;
  * gives the shape each input is fed with, as TFLite's
  * ResizeInputTensor would set it; in NULL: the shape_signature (or
  * shape) the file declares. Constant tensors become Const nodes
- * (FLOAT16 and dequantized INT8 constants as float32).
+ * (FLOAT16 and dequantized INT8 constants as float32; STRING ones from
+ * their string buffer, which the loader checked).
  *
  * Operators map onto TensorFlow ops with TFLite's semantics: ADD, SUB,
  * MUL, DIV (AddV2, Sub, Mul, RealDiv), FULLY_CONNECTED (Reshape to
@@ -67,7 +68,8 @@ struct tfk_graph;
  * RELU, RELU6, RELU_N1_TO_1, LOGISTIC, TANH, ELU, LEAKY_RELU, EXP, LOG,
  * SQRT, RSQRT, SQUARE, NEG, ABS, FLOOR, MAXIMUM, MINIMUM,
  * SQUARED_DIFFERENCE, POW, SHAPE (out_type), STRIDED_SLICE (the five
- * masks; offset with constant begin and end), PACK, RESHAPE to a shape
+ * masks; offset with constant begin and end), PACK, GATHER (GatherV2:
+ * any element type, STRING inputs and constants included), RESHAPE to a shape
  * computed at run time (folded by the executor while planning),
  * DEQUANTIZE of constants; fused activations
  * (RELU, RELU6, RELU_N1_TO_1, TANH) as separate nodes.
@@ -134,9 +136,12 @@ int tfk_lite_convert(const struct tfk_import *imp,
  * tfk_tflite_run_int8: run sg once with the lib/kernels/int8 kernels
  * (TFLite's reference integer arithmetic) on feeds[k] for subgraph
  * input k (float32, float16 or float64: quantized with the input's
- * parameters when the input is INT8; for an INT8 input, int8, uint8,
- * int16, int32 or int64 values are the quantized values themselves,
- * each checked to lie in [-128, 127]), batch = dimension 0 of feeds[0]; outs[j] gets a heap
+ * parameters when the input is INT8 or UINT8; for such an input, int8,
+ * uint8, int16, int32 or int64 values are the quantized values
+ * themselves, each checked to lie in [-128, 127] or [0, 255]). UINT8
+ * tensors are the legacy asymmetric uint8 models' (per-tensor, zero
+ * points, uint8 weights) and run with TFLite's uint8 arithmetic; batch
+ * = dimension 0 of feeds[0]; outs[j] gets a heap
  * copy of tensor out_tensors[j] (caller releases). Operators: QUANTIZE,
  * DEQUANTIZE, FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,
  * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,
@@ -153,8 +158,8 @@ int tfk_tflite_run_int8(const struct tfk_tflite *m, int sg,
 			struct tfk_err *err);
 /*
  * The same interpreter prepared once and run many times (what
- * tfk_tflite_run_int8 does once): _new checks the tensor types (UINT8
- * and INT16 models are refused) and the operators' order (each reads
+ * tfk_tflite_run_int8 does once): _new checks the tensor types (INT16
+ * models are refused) and the operators' order (each reads
  * constants, inputs and tensors an earlier operator wrote; each output
  * is one of those) and borrows m, which must outlive it;
  * _run is tfk_tflite_run_int8 on it (n_out may be 0: nothing copied

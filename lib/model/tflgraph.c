@@ -106,9 +106,10 @@ static int32_t rd_i32(const uint8_t *p)
 }
 
 /* Const node named "t<t>" from constant tensor t: FLOAT32, INT32,
- * INT64 and BOOL as they are; FLOAT16 widened; INT8/UINT8 dequantized
- * (real = scale * (q - zero_point), per tensor or per channel) only
- * when dequant is set (a DEQUANTIZE reads it). */
+ * INT64, BOOL and STRING (its string buffer) as they are; FLOAT16
+ * widened; INT8/UINT8 dequantized (real = scale * (q - zero_point), per
+ * tensor or per channel) only when dequant is set (a DEQUANTIZE reads
+ * it). */
 static int make_const(struct ctx *c, int t, int dequant, struct tfk_port *out)
 {
 	const struct tfk_tfl_tensor *x = &c->s->tensors[t];
@@ -135,7 +136,7 @@ static int make_const(struct ctx *c, int t, int dequant, struct tfk_port *out)
 			      "weights read directly (a hybrid, dynamic-range "
 			      "operator): not supported by run yet", x->name);
 	if (dt != TFK_DT_FLOAT && dt != TFK_DT_INT32 && dt != TFK_DT_INT64 &&
-	    dt != TFK_DT_BOOL)
+	    dt != TFK_DT_BOOL && dt != TFK_DT_STRING)
 		return op_err(c, TFK_EINVAL, "constant tensor '%s' of type %s "
 			      "is not supported", x->name,
 			      tfk_tfl_type_name(x->type));
@@ -171,6 +172,18 @@ static int make_const(struct ctx *c, int t, int dequant, struct tfk_port *out)
 			int64_t zp = q->n_zero_point ? q->zero_point[k] : 0;
 
 			((float *)v.data)[i] = q->scale[k] * (float)(qv - zp);
+		}
+	} else if (dt == TFK_DT_STRING) {
+		/* the loader checked the string buffer: n strings */
+		for (i = 0; i < n; i++) {
+			const uint8_t *sp;
+			size_t len;
+
+			tfk_tfl_string_at(p, i, &sp, &len);
+			if ((rc = tfk_tensor_set_str(&v, i, sp, len, c->err))) {
+				tfk_tensor_release(&v);
+				return rc;
+			}
 		}
 	} else if (v.nbytes) {
 		memcpy(v.data, p, v.nbytes);	/* little-endian host */
@@ -910,6 +923,26 @@ static int strided_slice(struct ctx *c)
 }
 
 /* PACK: TF's Pack (values_count is the number of inputs). */
+/* GATHER: GatherV2 with the options' axis as a Const and batch_dims
+ * (TFLite's gather.cc is TF's GatherV2: any params type, strings
+ * included, int32 or int64 indices, out-of-range ones an error). */
+static int gather(struct ctx *c)
+{
+	static const char *T = "GatherOptions";
+	struct tfk_port in[3], y;
+	struct tfk_attr at[1];
+	int64_t axis = opt_i32(c, T, 0, 0);
+	int rc;
+
+	if ((rc = in_port(c, 0, &in[0])) || (rc = in_port(c, 1, &in[1])) ||
+	    (rc = const_ints_port(c, TFK_DT_INT32, &axis, 1, 1, &in[2])))
+		return rc;
+	at[0] = TFK_A_INT("batch_dims", opt_i32(c, T, 1, 0));
+	if ((rc = node(c, "GatherV2", in, 3, at, 1, &y)))
+		return rc;
+	return set_out(c, 0, y);
+}
+
 static int pack(struct ctx *c)
 {
 	static const char *T = "PackOptions";
@@ -1135,6 +1168,7 @@ static int convert_op(struct ctx *c)
 	case TFK_TFL_SHAPE: return shape_op(c);
 	case TFK_TFL_STRIDED_SLICE: return strided_slice(c);
 	case TFK_TFL_PACK: return pack(c);
+	case TFK_TFL_GATHER: return gather(c);
 	case TFK_TFL_SOFTMAX: return softmax(c);
 	case 50: return unary(c, "LogSoftmax");		/* LOG_SOFTMAX */
 	case TFK_TFL_CONCATENATION: return concat(c);
@@ -1313,8 +1347,7 @@ static int build(struct ctx *c, const struct tfk_tdesc *in)
 		const struct tfk_tfl_tensor *x = &c->s->tensors[t];
 		enum tfk_dtype dt = tfk_tfl_dtype(x->type);
 
-		if (dt == TFK_DT_INVALID || dt == TFK_DT_STRING ||
-		    dt == TFK_DT_HALF)
+		if (dt == TFK_DT_INVALID || dt == TFK_DT_HALF)
 			return tfk_errf(c->err, TFK_EINVAL, "input tensor %d "
 					"'%s' of type %s is not supported by "
 					"run", t, x->name,

@@ -14,7 +14,8 @@
  * Operators: QUANTIZE (float -> int8, int8 -> int8), DEQUANTIZE,
  * FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, MAX_POOL_2D,
  * AVERAGE_POOL_2D, RESHAPE, SOFTMAX, ADD, SUB, MUL, LOGISTIC, TANH,
- * RELU, RELU6, CONCATENATION (inputs sharing the output's parameters,
+ * RELU, RELU6, CONCATENATION (int8 inputs sharing the output's parameters,
+ * uint8 ones rescaled where they differ,
  * as TF's converter writes them), PAD, MEAN (constant axes, either
  * keep_dims), and SHAPE, STRIDED_SLICE, PACK over int32 shape vectors
  * (evaluated by the planning pass, so that a RESHAPE to a shape computed
@@ -28,6 +29,20 @@
  * are each operator's Prepare results (multipliers, shifts, lookup
  * tables: functions of constant quantization parameters). A later run
  * is then the kernels and shape checks, what `tfk-lite bench` times.
+ *
+ * UINT8 tensors (TF1-era asymmetric uint8 models, and the uint8 inputs
+ * and outputs of an int8 model converted with inference_input_type
+ * tf.uint8) run through the same int8 kernels: a uint8 tensor is held
+ * as int8 bytes v - 128 with its zero point moved by -128 (qp_of), its
+ * constants copied so once (tfk_tflite_int8_new), its feeds and outputs
+ * moved at the edges. TFLite's uint8 kernels compute on v - zp, which
+ * the move keeps, and clamp to [0, 255], which it maps onto [-128, 127],
+ * so every operator gives the same bytes (moved by 128) except the two
+ * whose uint8 rounding is not that of the moved int8 values: the
+ * average pool (uint8 rounds (sum + count / 2) / count on the uint8
+ * sum; tfk_int8_avg_pool_u8_ref) and SOFTMAX (its uint8 output
+ * rounding; run on the uint8 bytes themselves). Rejected: a uint8 copy
+ * of every kernel (twice the code for the one arithmetic).
  */
 #include "model/lite.h"
 #include "model/lite-impl.h"
@@ -85,6 +100,8 @@ struct i8run {
 	int threads;		/* of the fast FC/CONV_2D */
 	int64_t work, max_work;	/* this run's so far; its limit, 0 none */
 	struct ivec *iv;	/* per tensor: int32 shape values planned */
+	int8_t **moved;		/* per UINT8 constant: its bytes - 128 */
+	int *type;		/* per tensor: its type in this run */
 };
 
 struct tfk_tfl_int8 {
@@ -94,6 +111,12 @@ struct tfk_tfl_int8 {
 /* Largest buffer one tensor may take: a corrupt file's absurd shapes
  * are refused rather than allocated. */
 #define MAX_TENSOR_BYTES ((int64_t)1 << 30)
+
+/* The types the int8 kernels read and write (UINT8 moved by 128). */
+static int is8(int type)
+{
+	return type == TFK_TFL_INT8 || type == TFK_TFL_UINT8;
+}
 
 static int is_q(int type)
 {
@@ -193,6 +216,8 @@ static void *data_of(struct i8run *r, int t)
 	const struct tfk_tfl_buffer *b =
 		&r->m->buffers[r->s->tensors[t].buffer];
 
+	if (b->size && r->moved[t])
+		return r->moved[t];
 	if (b->size)
 		return (void *)(b->offset > 1 ? r->m->p + b->offset : b->data);
 	if (!r->data[t])
@@ -292,8 +317,9 @@ static int qp_of(struct i8run *r, int t, struct tfk_int8_qp *qp,
 		return op_err(r, "zero points and scales differ in number: ",
 			      x->name);
 	for (k = 0; k < x->quant.n_scale; k++)	/* none given: 0 */
-		zp32[k] = x->quant.n_zero_point ?
-			  (int32_t)x->quant.zero_point[k] : 0;
+		zp32[k] = (x->quant.n_zero_point ?
+			   (int32_t)x->quant.zero_point[k] : 0) -
+			(r->type[t] == TFK_TFL_UINT8 ? 128 : 0);
 	qp->scale = x->quant.scale;
 	qp->zp = zp32;
 	qp->n = x->quant.n_scale;
@@ -369,9 +395,9 @@ static int shape_values(struct i8run *r, const struct tfk_tfl_op *op,
 	struct ivec *o = &r->iv[out], a, b, e, st;
 	int64_t sy[1] = { 0 };
 
-	if (r->s->tensors[out].type != TFK_TFL_INT32)
+	if (r->type[out] != TFK_TFL_INT32)
 		return op_err(r, "int32 shape arithmetic only: output is ",
-			      tfk_tfl_type_name(r->s->tensors[out].type));
+			      tfk_tfl_type_name(r->type[out]));
 	memset(o, 0, sizeof(*o));
 	if (code == TFK_TFL_SHAPE) {
 		int ty = op->has_options ? opt_u8(op, 0, r->err) :
@@ -556,7 +582,7 @@ static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
 		for (k = 0; k < ra; k++)
 			n *= sa[k];
 		if (op->n_inputs > 1 && op->inputs[1] >= 0 &&
-		    r->s->tensors[op->inputs[1]].type == TFK_TFL_INT32 &&
+		    r->type[op->inputs[1]] == TFK_TFL_INT32 &&
 		    r->m->buffers[r->s->tensors[op->inputs[1]].buffer].size) {
 			const int32_t *v = data_of(r, op->inputs[1]);
 
@@ -617,7 +643,7 @@ static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
 		int64_t n_ax, j;
 
 		at = op->n_inputs > 1 ? op->inputs[1] : -1;
-		if (at < 0 || r->s->tensors[at].type != TFK_TFL_INT32 ||
+		if (at < 0 || r->type[at] != TFK_TFL_INT32 ||
 		    !r->m->buffers[r->s->tensors[at].buffer].size ||
 		    !(ax = data_of(r, at)))
 			return op_err(r, "the axes must be a constant INT32 "
@@ -649,7 +675,7 @@ static int out_shape(struct i8run *r, const struct tfk_tfl_op *op,
 
 		if (op->n_inputs < 2 || op->inputs[1] < 0 ||
 		    !is_const(r, op->inputs[1]) ||
-		    r->s->tensors[op->inputs[1]].type != TFK_TFL_INT32 ||
+		    r->type[op->inputs[1]] != TFK_TFL_INT32 ||
 		    numel_of(r, op->inputs[1]) != 2 * ra ||
 		    !(pads = data_of(r, op->inputs[1])))
 			return op_err(r, "paddings must be a constant INT32 "
@@ -715,13 +741,13 @@ static int64_t op_work(const struct i8run *r, const struct tfk_tfl_op *op,
 	return n > INT64_MAX - in ? INT64_MAX : n + in;
 }
 
-/* QUANTIZE writes int8 values, DEQUANTIZE float32 ones: their output
+/* QUANTIZE writes int8 (or uint8) values, DEQUANTIZE float32 ones: their output
  * tensors must have that type. (The other operators write int8 into
  * their output whatever its type, as TFLite's kernels, which set an
  * ADD's output type to its input's; no buffer is smaller than that.) */
 static int check_out_type(struct i8run *r, int t, int type)
 {
-	int is = r->s->tensors[t].type;
+	int is = r->type[t];
 
 	if (is == type)
 		return 0;
@@ -729,6 +755,45 @@ static int check_out_type(struct i8run *r, int t, int type)
 			"%d '%s' is %s, expected %s", r->op_i, op_name(r), t,
 			r->s->tensors[t].name, tfk_tfl_type_name(is),
 			tfk_tfl_type_name(type));
+}
+
+/* Operators on quantized values: where the output or an input is
+ * UINT8, all of them are (TFLite's Prepare requires one type; a uint8
+ * value read as int8 would be off by 128). The weighted ones check
+ * their own (run_op). Other types keep the int8 kernels' rule: they
+ * write int8 bytes whatever the output's type (check_out_type). 0 or
+ * TFK_EINVAL. */
+static int check_q_types(struct i8run *r, const struct tfk_tfl_op *op,
+			 int32_t code)
+{
+	int n = code == TFK_TFL_ADD || code == TFK_TFL_SUB ||
+		code == TFK_TFL_MUL || code == TFK_TFL_CONCATENATION ?
+		op->n_inputs : 1, k, t;
+	int ty = r->type[op->outputs[0]], u8 = ty == TFK_TFL_UINT8;
+
+	switch (code) {
+	case TFK_TFL_MAX_POOL_2D: case TFK_TFL_AVERAGE_POOL_2D:
+	case TFK_TFL_SOFTMAX: case TFK_TFL_ADD: case TFK_TFL_SUB:
+	case TFK_TFL_MUL: case TFK_TFL_LOGISTIC: case TFK_TFL_TANH:
+	case TFK_TFL_RELU: case TFK_TFL_RELU6: case TFK_TFL_CONCATENATION:
+	case TFK_TFL_MEAN: case TFK_TFL_PAD:
+		break;
+	default:
+		return 0;
+	}
+	for (k = 0; k < n; k++)
+		if (op->inputs[k] >= 0 &&
+		    r->type[op->inputs[k]] == TFK_TFL_UINT8)
+			u8 = 1;
+	if (!u8)
+		return 0;
+	for (k = 0; k < n; k++) {
+		t = op->inputs[k];
+		if (t >= 0 && r->type[t] != ty)
+			return op_err(r, "inputs must have the output's type ",
+				      tfk_tfl_type_name(ty));
+	}
+	return 0;
 }
 
 static int supported(int32_t code)
@@ -774,11 +839,22 @@ static int run_op(struct i8run *r, int plan)
 		/* the two kernels whose output type is not int8: the
 		 * extent of their output is of the type they write */
 		if ((code == TFK_TFL_QUANTIZE &&
-		     (rc = check_out_type(r, out, TFK_TFL_INT8))) ||
+		     (rc = check_out_type(r, out, r->type[out] ==
+					  TFK_TFL_UINT8 ? TFK_TFL_UINT8 :
+					  TFK_TFL_INT8))) ||
 		    (code == TFK_TFL_DEQUANTIZE &&
 		     (rc = check_out_type(r, out, TFK_TFL_FLOAT32))))
 			return rc;
-		if ((rc = out_shape(r, op, code, sa, ra)))
+		/* ADD, SUB and MUL make their output of their second
+		 * input's type, whatever the file says (TFLite's Prepare:
+		 * output->type = input2->type; add_quantized.bin declares
+		 * FLOAT32 for a uint8 sum) */
+		if ((code == TFK_TFL_ADD || code == TFK_TFL_SUB ||
+		     code == TFK_TFL_MUL) && op->n_inputs > 1 &&
+		    op->inputs[1] >= 0)
+			r->type[out] = r->type[op->inputs[1]];
+		if ((rc = check_q_types(r, op, code)) ||
+		    (rc = out_shape(r, op, code, sa, ra)))
 			return rc;
 		if (r->max_work) {
 			int64_t w = op_work(r, op, code);
@@ -801,10 +877,14 @@ static int run_op(struct i8run *r, int plan)
 	case TFK_TFL_QUANTIZE:
 		if ((rc = qp_of(r, out, &qc, zpc, MAXCH)))
 			return rc;
-		if (r->s->tensors[in0].type == TFK_TFL_FLOAT32)
+		if (r->type[in0] == TFK_TFL_FLOAT32)
 			return tfk_int8_quantize_ref(&qc, TFK_DT_INT8,
 						     numel_of(r, in0), x, y,
 						     r->err);
+		if (!is8(r->type[in0]))
+			return op_err(r, "input must be FLOAT32, INT8 or "
+				      "UINT8, not ", tfk_tfl_type_name(
+					      r->type[in0]));
 		if ((rc = qp_of(r, in0, &qa, zpa, MAXCH)))
 			return rc;
 		return tfk_int8_requantize_ref(&qa, TFK_DT_INT8, &qc,
@@ -815,7 +895,9 @@ static int run_op(struct i8run *r, int plan)
 
 		if ((rc = qp_of(r, in0, &qa, zpa, MAXCH)))
 			return rc;
-		return tfk_int8_dequantize_ref(&qa, tfk_tfl_dtype(t->type), ra,
+		return tfk_int8_dequantize_ref(&qa, r->type[in0] ==
+					       TFK_TFL_UINT8 ? TFK_DT_INT8 :
+					       tfk_tfl_dtype(r->type[in0]), ra,
 					       sa, t->quant.quantized_dimension,
 					       x, y, r->err);
 	}
@@ -832,12 +914,20 @@ static int run_op(struct i8run *r, int plan)
 		const int32_t *bias = NULL;
 		int64_t ch;
 
-		if (wt < 0 || r->s->tensors[wt].type != TFK_TFL_INT8 ||
-		    r->s->tensors[in0].type != TFK_TFL_INT8 ||
-		    r->s->tensors[out].type != TFK_TFL_INT8)
-			return op_err(r, "only int8 input, weights and output "
-				      "are supported", NULL);
-		if (bt >= 0 && r->s->tensors[bt].type != TFK_TFL_INT32)
+		/* TFLite's conv, depthwise and FC take int8 or uint8
+		 * (legacy, asymmetric weights), one type for all three */
+		if (wt < 0 || !is8(r->type[in0]) ||
+		    r->type[wt] != r->type[in0] ||
+		    r->type[out] != r->type[in0])
+			return op_err(r, "only int8 or uint8 input, weights "
+				      "and output of one type are supported",
+				      NULL);
+		if (r->type[wt] == TFK_TFL_UINT8 &&
+		    r->s->tensors[wt].quant.n_scale > 1)
+			return op_err(r, "uint8 weights are quantized per "
+				      "tensor (per-channel weights are int8): ",
+				      r->s->tensors[wt].name);
+		if (bt >= 0 && r->type[bt] != TFK_TFL_INT32)
 			return op_err(r, "the bias must be INT32", NULL);
 		w = data_of(r, wt);
 		bias = bt >= 0 ? data_of(r, bt) : NULL;
@@ -971,6 +1061,8 @@ static int run_op(struct i8run *r, int plan)
 				      NULL);
 		if (code == TFK_TFL_MAX_POOL_2D)
 			tfk_int8_max_pool_ref(&p, lo, hi, x, y);
+		else if (r->type[in0] == TFK_TFL_UINT8)
+			tfk_int8_avg_pool_u8_ref(&p, lo, hi, x, y);
 		else
 			tfk_int8_avg_pool_ref(&p, lo, hi, x, y);
 		return 0;
@@ -985,13 +1077,15 @@ static int run_op(struct i8run *r, int plan)
 	case TFK_TFL_RESHAPE:
 		if (numel_of(r, in0) != numel_of(r, out))
 			return op_err(r, "element counts differ", NULL);
-		if (r->s->tensors[in0].type != r->s->tensors[out].type)
+		if (r->type[in0] != r->type[out])
 			return op_err(r, "input and output types differ", NULL);
 		memcpy(y, x, (size_t)numel_of(r, in0) *
-		       tfk_tfl_type_size(r->s->tensors[in0].type));
+		       tfk_tfl_type_size(r->type[in0]));
 		return 0;
 	case TFK_TFL_SOFTMAX: {
 		struct prep *pp = &r->prep[r->op_i];
+		int u8 = r->type[in0] == TFK_TFL_UINT8;
+		int64_t i, n = numel_of(r, in0);
 		float beta = 1;
 
 		if (!pp->ready && op->has_options &&
@@ -999,15 +1093,33 @@ static int run_op(struct i8run *r, int plan)
 			return TFK_ECORRUPT;
 		if (!pp->ready &&
 		    ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
-		     (rc = qp_of(r, out, &qc, zpc, 1)) ||
-		     (rc = tfk_int8_softmax_init(&pp->u.sm, beta, &qa, &qc, 0,
-						 r->err))))
+		     (rc = qp_of(r, out, &qc, zpc, 1))))
+			return rc;
+		if (!pp->ready && u8) {	/* uint8's kernel, uint8 bytes */
+			zpa[0] += 128;
+			zpc[0] += 128;
+		}
+		if (!pp->ready &&
+		    (rc = tfk_int8_softmax_init(&pp->u.sm, beta, &qa, &qc, u8,
+						r->err)))
 			return rc;
 		pp->ready = 1;
-		if (ra < 1 || sa[ra - 1] < 1)
-			return op_err(r, "input must have rank >= 1", NULL);
-		tfk_int8_softmax_ref(&pp->u.sm, numel_of(r, in0) / sa[ra - 1],
-				     sa[ra - 1], x, y);
+		if (ra < 1 || sa[ra - 1] < 1 || n != numel_of(r, out))
+			return op_err(r, "input must have rank >= 1 and the "
+				      "output's size", NULL);
+		if (!u8) {
+			tfk_int8_softmax_ref(&pp->u.sm, n / sa[ra - 1],
+					     sa[ra - 1], x, y);
+			return 0;
+		}
+		/* its uint8 rounding is not the moved int8 one: the
+		 * uint8 bytes in y, the kernel in place, moved back */
+		for (i = 0; i < n; i++)
+			((uint8_t *)y)[i] = ((const uint8_t *)x)[i] ^ 0x80;
+		tfk_int8_softmax_ref(&pp->u.sm, n / sa[ra - 1], sa[ra - 1], y,
+				     y);
+		for (i = 0; i < n; i++)
+			((uint8_t *)y)[i] ^= 0x80;
 		return 0;
 	}
 	case TFK_TFL_ADD: case TFK_TFL_SUB: case TFK_TFL_MUL: {
@@ -1052,7 +1164,7 @@ static int run_op(struct i8run *r, int plan)
 		return 0;
 	}
 	case TFK_TFL_CONCATENATION: {
-		int axis = opt_i32(op, 0, 0, r->err), k, d;
+		int axis = opt_i32(op, 0, 0, r->err), k, d, same;
 		int64_t outer = 1, inner_y = 1, off = 0, o;
 
 		if (axis < 0)
@@ -1065,7 +1177,6 @@ static int run_op(struct i8run *r, int plan)
 			inner_y *= sy[d];
 		for (k = 0; k < op->n_inputs; k++) {
 			int t = op->inputs[k];
-			const struct tfk_tfl_tensor *tx = &r->s->tensors[t];
 			int64_t inner = numel_of(r, t) / (outer ? outer : 1);
 			const int8_t *src = data_of(r, t);
 
@@ -1074,17 +1185,30 @@ static int run_op(struct i8run *r, int plan)
 						  r->shape[t][d] != sy[d]))
 					return op_err(r, "input shapes differ "
 						      "outside the axis", NULL);
-			if (!src || tx->type != TFK_TFL_INT8)
-				return op_err(r, "inputs must be INT8", NULL);
+			if (!src || !is8(r->type[t]))
+				return op_err(r, "inputs must be INT8 or UINT8",
+					      NULL);
 			if ((rc = qp_of(r, t, &qa, zpa, 1)) ||
 			    (rc = qp_of(r, out, &qc, zpc, 1)))
 				return rc;
-			if (qa.scale[0] != qc.scale[0] || zpa[0] != zpc[0])
+			same = qa.scale[0] == qc.scale[0] && zpa[0] == zpc[0];
+			/* TFLite rescales uint8 inputs whose parameters
+			 * differ (ConcatenationWithScaling); int8 ones must
+			 * share the output's */
+			if (!same && r->type[out] != TFK_TFL_UINT8)
 				return op_err(r, "inputs must share the "
 					      "output's quantization", NULL);
 			for (o = 0; o < outer; o++)
-				memcpy((int8_t *)y + o * inner_y + off,
-				       src + o * inner, (size_t)inner);
+				if (same)
+					memcpy((int8_t *)y + o * inner_y + off,
+					       src + o * inner, (size_t)inner);
+				else
+					tfk_int8_rescale_u8_ref(
+						qa.scale[0], zpa[0] + 128,
+						qc.scale[0], zpc[0] + 128,
+						inner, src + o * inner,
+						(int8_t *)y + o * inner_y +
+						off);
 			off += inner;
 		}
 		return 0;
@@ -1093,16 +1217,19 @@ static int run_op(struct i8run *r, int plan)
 		struct tfk_int8_mean mn;
 		int at = op->inputs[1];	/* out_shape checked it */
 
-		if (r->s->tensors[in0].type != TFK_TFL_INT8 ||
-		    r->s->tensors[out].type != TFK_TFL_INT8)
-			return op_err(r, "only int8 input and output are "
-				      "supported", NULL);
+		if (!is8(r->type[in0]) || !is8(r->type[out]))
+			return op_err(r, "only int8 or uint8 input and output "
+				      "are supported", NULL);
 		if ((rc = qp_of(r, in0, &qa, zpa, 1)) ||
 		    (rc = qp_of(r, out, &qc, zpc, 1)) ||
 		    (rc = tfk_int8_mean_init(&mn, &qa, &qc, ra, sa,
 					     data_of(r, at), (int)(r->m->buffers[
 					     r->s->tensors[at].buffer].size / 4),
-					     opt_u8(op, 0, r->err), r->err)))
+					     opt_u8(op, 0, r->err), r->err)) ||
+		    (r->type[in0] == TFK_TFL_UINT8 &&
+		     (rc = tfk_int8_mean_u8(&mn, qa.scale[0], zpa[0] + 128,
+					    qc.scale[0], zpc[0] + 128,
+					    r->err))))
 			return rc;
 		if (tfk_int8_mean_outputs(&mn) != numel_of(r, out))
 			return op_err(r, "output size differs from the "
@@ -1117,11 +1244,11 @@ static int run_op(struct i8run *r, int plan)
 		int d;
 
 		if (pt < 0 || !(pads = data_of(r, pt)) ||
-		    r->s->tensors[pt].type != TFK_TFL_INT32 ||
-		    r->s->tensors[in0].type != TFK_TFL_INT8 ||
+		    r->type[pt] != TFK_TFL_INT32 ||
+		    !is8(r->type[in0]) ||
 		    (rc = qp_of(r, out, &qc, zpc, 1)))
-			return rc ? rc : op_err(r, "int8 input and INT32 "
-						"paddings only", NULL);
+			return rc ? rc : op_err(r, "int8 or uint8 input and "
+						"INT32 paddings only", NULL);
 		memset(y, (int8_t)qc.zp[0], (size_t)numel_of(r, out));
 		for (i = 0; i < n; i++) {	/* element i of x to y */
 			int64_t rem = i, yi = 0, stride = 1;
@@ -1156,6 +1283,10 @@ void tfk_tflite_int8_free(struct tfk_tfl_int8 *p)
 		tfk_int8_packed_release(&r->pk[k]);
 	for (k = 0; r->prep && k < r->s->n_ops; k++)
 		tfk_int8_rq_release(&r->prep[k].rq);
+	for (k = 0; r->moved && k < r->s->n_tensors; k++)
+		tfk_free(r->moved[k]);
+	tfk_free(r->moved);
+	tfk_free(r->type);
 	tfk_free(r->prep);
 	tfk_free(r->iv);
 	tfk_free(r->data);
@@ -1280,6 +1411,31 @@ static int check_consts(struct i8run *r, struct tfk_err *err)
 	return 0;
 }
 
+/* Each UINT8 constant as the kernels read it (its bytes - 128, the
+ * file's left as they are): all of its buffer, whose extent
+ * check_consts has checked for those a run reads. 0 or TFK_ENOMEM. */
+static int move_u8_consts(struct i8run *r, struct tfk_err *err)
+{
+	const struct tfk_tfl_subgraph *s = r->s;
+	int t;
+	uint64_t i;
+
+	for (t = 0; t < s->n_tensors; t++) {
+		const struct tfk_tfl_buffer *b =
+			&r->m->buffers[s->tensors[t].buffer];
+		const uint8_t *v;
+
+		if (s->tensors[t].type != TFK_TFL_UINT8 || !b->size)
+			continue;
+		v = b->offset > 1 ? r->m->p + b->offset : b->data;
+		if (!(r->moved[t] = tfk_malloc((size_t)b->size)))
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		for (i = 0; i < b->size; i++)
+			r->moved[t][i] = (int8_t)(v[i] ^ 0x80);
+	}
+	return 0;
+}
+
 int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 			int sg, struct tfk_err *err)
 {
@@ -1306,25 +1462,28 @@ int tfk_tflite_int8_new(struct tfk_tfl_int8 **out, const struct tfk_tflite *m,
 	r->packed = tfk_calloc(no, sizeof(*r->packed));
 	r->prep = tfk_calloc(no, sizeof(*r->prep));
 	r->iv = tfk_calloc(nt, sizeof(*r->iv));
+	r->moved = tfk_calloc(nt, sizeof(*r->moved));
+	r->type = tfk_calloc(nt, sizeof(*r->type));
 	if (!r->data || !r->owned || !r->cap || !r->rank || !r->iv ||
-	    !r->shape || !r->pk || !r->packed || !r->prep) {
+	    !r->shape || !r->pk || !r->packed || !r->prep || !r->moved ||
+	    !r->type) {
 		tfk_tflite_int8_free(p);
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	}
 	for (k = 0; k < s->n_tensors; k++)
-		if (s->tensors[k].type == TFK_TFL_UINT8 ||
-		    s->tensors[k].type == TFK_TFL_INT16) {
+		if (s->tensors[k].type == TFK_TFL_INT16) {
 			tfk_errf(err, TFK_EINVAL, "subgraph %d: tensor %d "
-				 "'%s' is %s: quantized models are not "
-				 "supported by run yet (int8 ones are)", sg, k,
-				 s->tensors[k].name,
+				 "'%s' is %s: 16-bit quantized models are not "
+				 "supported by run (int8 and uint8 ones are)",
+				 sg, k, s->tensors[k].name,
 				 tfk_tfl_type_name(s->tensors[k].type));
 			tfk_tflite_int8_free(p);
 			return TFK_EINVAL;
 		}
 	if ((k = tfk_tflite_check_inputs(m, sg, err)))
 		k = tfk_err_prefix(err, "subgraph %d", sg);
-	if (k || (k = check_order(r, err)) || (k = check_consts(r, err))) {
+	if (k || (k = check_order(r, err)) || (k = check_consts(r, err)) ||
+	    (k = move_u8_consts(r, err))) {
 		tfk_tflite_int8_free(p);
 		return k;
 	}
@@ -1376,6 +1535,7 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 	r->batch = s->n_inputs && feeds[0].rank ? feeds[0].shape[0] : 1;
 	for (k = 0; k < s->n_tensors; k++) {
 		r->rank[k] = file_shape(r, k, r->shape[k]);
+		r->type[k] = s->tensors[k].type;
 		r->iv[k].known = 0;
 	}
 	for (k = 0; k < s->n_inputs; k++)
@@ -1411,10 +1571,10 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 			rc = r->data_rc;
 			goto out;
 		}
-		if (x->type == TFK_TFL_FLOAT32 &&
+		if (r->type[t] == TFK_TFL_FLOAT32 &&
 		    feeds[k].dtype == TFK_DT_FLOAT) {
 			memcpy(d, feeds[k].data, (size_t)n * 4);
-		} else if (x->type == TFK_TFL_INT8 &&
+		} else if (is8(r->type[t]) &&
 			   (feeds[k].dtype == TFK_DT_FLOAT ||
 			    feeds[k].dtype == TFK_DT_DOUBLE ||
 			    feeds[k].dtype == TFK_DT_HALF)) {
@@ -1445,28 +1605,32 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 			tfk_free(tmp);
 			if (rc)
 				goto out;
-		} else if (x->type == TFK_TFL_INT8 && is_int_dtype(feeds[k].dtype)) {
+		} else if (is8(r->type[t]) && is_int_dtype(feeds[k].dtype)) {
 			/* integers are the quantized values themselves, as
-			 * an integer numpy array fed to TFLite */
+			 * an integer numpy array fed to TFLite (a uint8
+			 * one held moved by 128) */
+			int u8 = r->type[t] == TFK_TFL_UINT8;
 			int64_t i, v;
 
 			for (i = 0; i < n; i++) {
 				v = int_at(&feeds[k], i);
-				if (v < -128 || v > 127) {
+				if (v < (u8 ? 0 : -128) ||
+				    v > (u8 ? 255 : 127)) {
 					rc = tfk_errf(err, TFK_EINVAL, "input "
 						      "%d '%s': value %lld is "
-						      "outside int8", k,
-						      x->name, (long long)v);
+						      "outside %s", k,
+						      x->name, (long long)v,
+						      u8 ? "uint8" : "int8");
 					goto out;
 				}
-				((int8_t *)d)[i] = (int8_t)v;
+				((int8_t *)d)[i] = (int8_t)(v - (u8 ? 128 : 0));
 			}
 		} else {
 			rc = tfk_errf(err, TFK_EINVAL, "input %d '%s': %s "
 				      "values for a %s tensor are not "
 				      "supported", k, x->name,
 				      tfk_dtype_name(feeds[k].dtype),
-				      tfk_tfl_type_name(x->type));
+				      tfk_tfl_type_name(r->type[t]));
 			goto out;
 		}
 	}
@@ -1482,10 +1646,9 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 	}
 	for (k = 0; k < n_out; k++) {
 		int t = out_tensors[k];
-		const struct tfk_tfl_tensor *x = &s->tensors[t];
 		int64_t sh[TFK_MAX_RANK];
 		int rank = shape_of(r, t, sh);
-		enum tfk_dtype dt = tfk_tfl_dtype(x->type);
+		enum tfk_dtype dt = tfk_tfl_dtype(r->type[t]);
 		void *d = data_of(r, t);
 
 		if (!d) {
@@ -1495,6 +1658,12 @@ int tfk_tflite_int8_run(struct tfk_tfl_int8 *p, const struct tfk_tensor *feeds,
 		if ((rc = tfk_tensor_init(&outs[k], dt, rank, sh, err)))
 			goto out;
 		memcpy(outs[k].data, d, outs[k].nbytes);
+		if (r->type[t] == TFK_TFL_UINT8) {	/* held moved */
+			size_t i;
+
+			for (i = 0; i < outs[k].nbytes; i++)
+				((uint8_t *)outs[k].data)[i] ^= 0x80;
+		}
 	}
 out:
 	if (rc)

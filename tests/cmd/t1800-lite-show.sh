@@ -118,6 +118,26 @@ testcmd "truncations: none loads, each refusal names the file" '
 			grep -vc "^tfk-lite: t.bin: " err || :
 		done
 	done | sort -u' "0"
+# STRING buffers (count, offsets, bytes) are untrusted: each rule
+mkdir "$T/str"
+check "python3-flatbuffers writes the STRING buffer models" \
+	$PYTHON "$TESTS/py/tflite_fb.py" strings "$T/str"
+testcmd "a STRING constant: shown, and run gathers from it" '
+	tfk-lite show str/str-good.tflite | grep STRING
+	tfk-lite run str/str-good.tflite --input_exprs "x=[2, 0]"' \
+	"    1 'table' STRING [3] buffer 1 (25 bytes)\n    2 'y' STRING [2]\nResult for output key y:\n[b'xyz' b'ab']"
+testerr "string buffer: an offset before the one before it" \
+	'tfk-lite show str/str-backwards.tflite' 1 \
+	"tfk-lite: str/str-backwards.tflite: subgraphs[0]: tensors[1]: buffer 1: string buffer: offset 2 (17) is before offset 1 (22)"
+testerr "string buffer: the last offset past its end" \
+	'tfk-lite run str/str-past-end.tflite --input_exprs "x=[0, 0]"' 1 \
+	"tfk-lite: str/str-past-end.tflite: subgraphs[0]: tensors[1]: buffer 1: string buffer: offset 3 (99) is not the buffer's size 25"
+testerr "string buffer: fewer strings than the tensor's elements" \
+	'tfk-lite show str/str-count.tflite' 1 \
+	"string buffer: 2 strings, but the tensor has 3 elements"
+testerr "string buffer: offsets longer than the buffer" \
+	'tfk-lite show str/str-header.tflite' 1 \
+	"string buffer: 3001 offsets need 12008 bytes, the buffer holds 25"
 testcmd "model from standard input (-)" \
 	'tfk-lite show - <"$TD/add.bin" | head -n 1' \
 	"<stdin>: TFLite schema version 3"

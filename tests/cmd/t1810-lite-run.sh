@@ -80,9 +80,25 @@ for q, x in ((-96, 0.77), (-63, 1.57), (-34, 2.3), (0, 3.14)):
     y = np.load(\"q%d/dense_2.npy\" % q)
     print(y.dtype == np.int8 and abs(0.008290956728160381 * (int(y[0, 0]) - 5) - math.sin(x)) < 0.05)"' \
 	"True\nTrue\nTrue\nTrue"
-testerr "uint8 model refused" \
-	'tfk-lite run "$TD/add_quantized.bin" --input_exprs "input=[1, 3]"' 1 \
-	"tensor 1 'input' is UINT8: quantized models are not supported by run yet"
+testcmd "add_quantized.bin (uint8): raw {1, 3} -> {3, 9}" \
+	'tfk-lite run "$TD/add_quantized.bin" --input_exprs "input=[1, 3]"' \
+	"Result for output key output:\n[3 9]"
+testerr "uint8 input: a value outside [0, 255] is refused" \
+	'tfk-lite run "$TD/add_quantized.bin" --input_exprs "input=[1, 256]"' 1 \
+	"add_quantized.bin: input 'input': value 256 out of range for uint8"
+mkdir "$T/u8"
+check "python3-flatbuffers writes the refused uint8 models" $FB uint8 u8
+testerr "uint8 per-channel weights refused, naming the operator and tensor" \
+	'tfk-lite run u8/u8-per-channel.tflite --input_exprs "x=[[[[1],[2]],[[3],[4]]]]"' 1 \
+	"tfk-lite: u8/u8-per-channel.tflite: operator 0 (CONV_2D): uint8 weights are quantized per tensor (per-channel weights are int8): w"
+testerr "ADD of UINT8 and INT8 refused" \
+	'tfk-lite run u8/u8-mixed.tflite --input_exprs "x=[[1, 2, 3, 4]]"' 1 \
+	"tfk-lite: u8/u8-mixed.tflite: operator 0 (ADD): inputs must have the output's type INT8"
+# c = [1, 2] at scale 0.25, zero point 128, into the output's 0.5, 128:
+# round(v * 0.5 - 64) + 128 in float, -63.5 rounding away to -64
+testcmd "uint8 CONCATENATION rescales an input of another scale (ConcatenationWithScaling)" \
+	'tfk-lite run u8/u8-concat-scales.tflite --input_exprs "x=[[1, 2]]"' \
+	"Result for output key y:\n[[ 1  2 64 65]]"
 testerr "custom op named" \
 	'tfk-lite run ops/custom.tflite --input_exprs "x=[1.0]"' 1 \
 	"custom.tflite: subgraph 0: operator 0 (MyCustomOp): custom op 'MyCustomOp' is not supported by run"
@@ -177,9 +193,9 @@ hostile "int8: an input on a constant buffer, fed 1M floats, refused before any 
 hostile "float: an input on a constant buffer refused the same way" \
 	'tfk-lite run input-on-constant-float.tflite --inputs x=1m.npy' \
 	"tfk-lite: input-on-constant-float.tflite: subgraph 0: input 0: tensor 0 'x' has constant data (buffer 1, 16 bytes): an input cannot be fed"
-hostile "int8: a STRING constant of 4 bytes read as 64 int8 values refused (was a read past its buffer)" \
+hostile "int8: a STRING constant of 4 bytes for 64 strings refused by the loader's string buffer check (was a read past its buffer as 64 int8 values)" \
 	'tfk-lite run unsized-constant.tflite --inputs x=1x64.npy' \
-	"tfk-lite: unsized-constant.tflite: operator 0 (ADD): tensor 1 'c': STRING [1, 64] needs 64 bytes, but its buffer 1 holds 4"
+	"tfk-lite: unsized-constant.tflite: subgraphs[0]: tensors[1]: buffer 1: string buffer: 0 strings, but the tensor has 64 elements"
 # A constant keeps its file shape whatever its shape_signature says, as
 # in TFLite, so this model is valid: [2, 4] + [1, 4] broadcasts (row 2
 # was the 4 bytes after the constant's buffer; a [4000000, 4] feed was

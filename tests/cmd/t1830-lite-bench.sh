@@ -54,6 +54,9 @@ runs: 20 timed after 20 warm-up, 4 examples per run, 1 thread"
 testcmd "add.bin: no shape_signature, the batch replaces its shape's 1" \
 	'tfk-lite bench "$LT/add.bin" -b 3 -n 10 | sed -n "2p;4p"' \
 	"input a: float32 [3, 8, 8, 3], random\nruns: 10 timed after 20 warm-up, 3 examples per run, 1 thread"
+testcmd "add_quantized.bin: a uint8 model, uint8 inputs" \
+	'tfk-lite bench "$LT/add_quantized.bin" -n 3 | sed -n "2p"' \
+	"input input: uint8 [1, 8, 8, 3], random"
 testcmd "add_quantized_int8.bin: int8 kind, --zeros" \
 	'tfk-lite bench "$LT/add_quantized_int8.bin" --zeros -n 10 | sed -n "1,2p"' \
 	"model: $LT/add_quantized_int8.bin (signature serving_default, subgraph 0, int8)\ninput a: int8 [1, 8, 8, 3], zeros"

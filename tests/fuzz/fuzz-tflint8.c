@@ -4,8 +4,10 @@
  *
  * FUZZ-SEEDS: fixtures/tflite/hello_world/hello_world_int8.tflite
  * FUZZ-SEEDS: fixtures/tflite/lite_testdata/add_quantized_int8.bin
+ * FUZZ-SEEDS: fixtures/tflite/lite_testdata/add_quantized.bin
  * (and tests/fuzz/seeds/fuzz-tflint8/ when it exists: int8 files of
- * `tfk-lite convert --quantize int8`)
+ * `tfk-lite convert --quantize int8`, and tf1-uint8.tflite, a uint8
+ * model of TF's TF1 converter, as tests/tf/t-tflite-u8.py makes it)
  *
  * A model that loads and that tfk_tflite_is_int8 calls int8 is run on
  * subgraph 0 with float zeros of its inputs' shapes (at most 64 Ki

@@ -8,7 +8,9 @@
  * (and tests/fuzz/seeds/fuzz-tflite/: the op models of
  * `tests/py/tflite_fb.py ops DIR`, so the graph builder's CONV_2D,
  * DEPTHWISE, pool, FC, RESHAPE, CONCATENATION, MEAN, PAD and float16
- * paths are reached)
+ * paths are reached, and strings.tflite, `tflite_fb.py strings`'s
+ * str-good: a STRING constant's buffer, count, offsets and bytes, the
+ * loader checks, gathered from)
  *
  * The input is copied to an exact-size allocation (so ASan sees any
  * read past it) and loaded. A failed load must have a message; a loaded

@@ -27,6 +27,10 @@ field in its table's declaration).
   tflite_fb.py hostile DIR
       write the crafted models of the "hostile model files" issue (see
       hostile() below) as DIR/NAME.tflite
+  tflite_fb.py strings DIR
+      write models with good and broken STRING buffers (see strings())
+  tflite_fb.py uint8 DIR
+      write small uint8 models (see uint8() below)
   tflite_fb.py check GOT.npy WANT.npy
       "ok" when the arrays have the same shape and agree within 1e-5
       (relative) + 1e-6 (absolute)
@@ -655,6 +659,72 @@ def hostile(outdir):
     return 0
 
 
+def uint8(outdir):
+    """uint8 models: two the int8 interpreter refuses, as TFLite's
+    kernels do, and one it rescales:
+      u8-per-channel: a uint8 CONV_2D whose weights have two scales
+      u8-mixed: an ADD of a UINT8 and an INT8 tensor
+      u8-concat-scales: a uint8 CONCATENATION of an input whose scale
+          differs from the output's"""
+    import numpy as np
+    u = {"quant": ([0.5], [128])}
+    write_model("%s/u8-per-channel.tflite" % outdir,
+                [("x", 3, [1, 2, 2, 1], None, u),
+                 ("w", 3, [2, 1, 1, 1], bytes([130, 126]),
+                  {"quant": ([0.5, 0.25], [128, 128])}),
+                 ("b", 2, [2], np.zeros(2, np.int32).tobytes(),
+                  {"quant": ([0.25, 0.125], [0, 0])}),
+                 ("y", 3, [1, 2, 2, 2], None, u)],
+                [(0, [0, 1, 2], [3], 1, [])], [0], [3], [(3, None)])
+    write_model("%s/u8-mixed.tflite" % outdir,
+                [("x", 3, [1, 4], None, u),
+                 ("c", 9, [1, 4], bytes([1, 2, 3, 4]), {"quant": ([0.5], [0])}),
+                 ("y", 3, [1, 4], None, u)],
+                [(0, [0, 1], [2], 0, [])], [0], [2], [(0, None)])
+    write_model("%s/u8-concat-scales.tflite" % outdir,
+                [("x", 3, [1, 2], None, u),
+                 ("c", 3, [1, 2], bytes([1, 2]), {"quant": ([0.25], [128])}),
+                 ("y", 3, [1, 4], None, u)],
+                [(0, [0, 1], [2], 10, [(0, "i", 1)])], [0], [2], [(2, None)])
+    return 0
+
+
+def strings(outdir):
+    """STRING constants (count, offsets, bytes; int32 little-endian)
+    feeding a GATHER by an int32 input x: str-good holds ["ab", "",
+    "xyz"]; each other file breaks one rule of the string buffer:
+    str-backwards (offset 2 below offset 1), str-past-end (the last
+    offset beyond the buffer), str-count (2 strings for a [3] tensor),
+    str-header (a [3000] tensor whose 3000 offsets would need more
+    than the buffer)."""
+    import struct as st
+
+    def sbuf(strs, count=None, offs=None):
+        n = len(strs)
+        head = 4 * (n + 2)
+        o = [head]
+        for x in strs:
+            o.append(o[-1] + len(x))
+        if offs:
+            for k, v in offs.items():
+                o[k] = v
+        return (st.pack("<i", n if count is None else count) +
+                st.pack("<%di" % (n + 1), *o) + b"".join(strs))
+    good = [b"ab", b"", b"xyz"]
+    for name, data in (("str-good", sbuf(good)),
+                       ("str-backwards", sbuf(good, offs={2: 17})),
+                       ("str-past-end", sbuf(good, offs={3: 99})),
+                       ("str-count", sbuf(good[:2] + [b"xyz"], count=2)),
+                       ("str-header", sbuf(good, count=3000))):
+        write_model("%s/%s.tflite" % (outdir, name),
+                    [("x", 2, [2], None),
+                     ("table", 5, [3000 if name == "str-header" else 3],
+                      data),
+                     ("y", 5, [2], None)],
+                    [(0, [1, 0], [2], 0, [])], [0], [2], [(36, None)])
+    return 0
+
+
 def check(got, want):
     import numpy as np
     g, w = np.load(got), np.load(want)
@@ -678,6 +748,10 @@ if __name__ == "__main__":
         sys.exit(read(sys.argv[2]))
     if cmd == "ops" and len(sys.argv) == 3:
         sys.exit(ops(sys.argv[2]))
+    if cmd == "strings" and len(sys.argv) == 3:
+        sys.exit(strings(sys.argv[2]))
+    if cmd == "uint8" and len(sys.argv) == 3:
+        sys.exit(uint8(sys.argv[2]))
     if cmd == "hostile" and len(sys.argv) == 3:
         sys.exit(hostile(sys.argv[2]))
     if cmd == "check" and len(sys.argv) == 4:

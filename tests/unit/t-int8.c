@@ -811,6 +811,33 @@ static void hand_cases(void)
 	px[0] = 3, px[1] = 3, px[2] = 0, px[3] = 0;
 	tfk_int8_avg_pool_ref(&p, -128, 127, px, &py);
 	is_int(py, 2, "avg pool of 3 3 0 0: (6 + 2) / 4 = 2 (1.5 rounds up)");
+	/* uint8 127 127 128 128 held moved: -1 -1 0 0; the uint8 sum 510
+	 * rounds (510 + 2) / 4 = 128, held 0, where the int8 rounding of
+	 * the moved sum -2 gives (-2 - 2) / 4 = -1 (127) */
+	px[0] = -1, px[1] = -1, px[2] = 0, px[3] = 0;
+	tfk_int8_avg_pool_u8_ref(&p, -128, 127, px, &py);
+	is_int(py, 0, "uint8 avg pool of 127 127 128 128: 510 / 4 = 127.5 "
+	       "rounds up to 128 (held 0)");
+	tfk_int8_avg_pool_ref(&p, -128, 127, px, &py);
+	is_int(py, -1, "... the int8 rounding of the moved values is "
+	       "away from zero (-1)");
+	px[0] = -128, px[1] = -128, px[2] = -128, px[3] = -127;
+	tfk_int8_avg_pool_u8_ref(&p, -128, 127, px, &py);
+	is_int(py, -128, "uint8 avg pool of 0 0 0 1: (1 + 2) / 4 = 0 "
+	       "(held -128)");
+	tfk_int8_avg_pool_u8_ref(&p, -100, 127, px, &py);
+	is_int(py, -100, "... clamped to the moved activation minimum");
+	{
+		/* uint8 1, 2, 255 (held -127, -126, 127) from scale 0.25,
+		 * zp 128 into 0.5, 128: round(v * 0.5 - 64) + 128 */
+		int8_t rx[3] = { -127, -126, 127 }, ry[3];
+
+		tfk_int8_rescale_u8_ref(0.25f, 128, 0.5f, 128, 3, rx, ry);
+		is_int(ry[0] + 128, 64, "concat rescale: -63.5 rounds away "
+		       "to -64, + 128");
+		is_int(ry[1] + 128, 65, "... -63 + 128");
+		is_int(ry[2] + 128, 192, "... 63.5 rounds to 64, + 128");
+	}
 }
 
 /* Float semantics ------------------------------------------------------- */

@@ -9,6 +9,13 @@
  * (TFLite requires it), so no requantization happens. A window without
  * in-bounds taps, which TFLite's geometry never makes, gives the clamp
  * of -128 (max) or 0 (average) rather than TFLite's error.
+ *
+ * uint8 (the legacy models; values held as int8 v - 128, as
+ * model/tflint8.c holds them): reference_ops::AveragePool on uint8
+ * rounds (sum + count / 2) / count on the uint8 sum, which is never
+ * negative, so a window whose moved sum is negative rounds its halves
+ * up there, not away from zero: the u8 variant adds the 128 back to
+ * each tap before it rounds. Max is the same either way.
  */
 #include "kernels/int8.h"
 
@@ -17,9 +24,12 @@ static int32_t clamp(int32_t v, int32_t lo, int32_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* avg: 0 max, 1 average of int8, 2 average of moved uint8 */
 static void pool(const struct tfk_pool2d *p, int32_t act_min,
 		 int32_t act_max, const int8_t *x, int8_t *y, int avg)
 {
+	int32_t off = avg == 2 ? 128 : 0;
+
 	int64_t b, oy, ox, ch, ky, kx;
 
 	for (b = 0; b < p->n; b++)
@@ -43,15 +53,16 @@ static void pool(const struct tfk_pool2d *p, int32_t act_min,
 							       p->w + ix) * p->c +
 							      ch];
 							if (avg)
-								acc += v;
+								acc += v + off;
 							else if (v > acc)
 								acc = v;
 							cnt++;
 						}
 					if (avg && cnt)
-						acc = acc > 0 ?
-						      (acc + cnt / 2) / cnt :
-						      (acc - cnt / 2) / cnt;
+						acc = (acc > 0 ?
+						       (acc + cnt / 2) / cnt :
+						       (acc - cnt / 2) / cnt) -
+						      off;
 					y[((b * p->oh + oy) * p->ow + ox) * p->c +
 					  ch] = (int8_t)clamp(acc, act_min,
 							      act_max);
@@ -68,4 +79,10 @@ void tfk_int8_avg_pool_ref(const struct tfk_pool2d *p, int32_t act_min,
 			   int32_t act_max, const int8_t *x, int8_t *y)
 {
 	pool(p, act_min, act_max, x, y, 1);
+}
+
+void tfk_int8_avg_pool_u8_ref(const struct tfk_pool2d *p, int32_t act_min,
+			      int32_t act_max, const int8_t *x, int8_t *y)
+{
+	pool(p, act_min, act_max, x, y, 2);
 }

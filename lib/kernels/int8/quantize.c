@@ -169,3 +169,28 @@ int tfk_int8_requantize_ref(const struct tfk_int8_qp *in, enum tfk_dtype in_dt,
 	}
 	return 0;
 }
+
+void tfk_int8_rescale_u8_ref(float in_scale, int32_t in_zp, float out_scale,
+			     int32_t out_zp, int64_t n, const int8_t *x,
+			     int8_t *y)
+{
+	/* ConcatenationWithScaling: in float, as TFLite computes it */
+	float inv = 1.f / out_scale;
+	float scale = in_scale * inv;
+	float bias = (float)-in_zp * scale;
+	int64_t i;
+
+	for (i = 0; i < n; i++) {
+		float f = roundf((float)((uint8_t)x[i] ^ 0x80) * scale + bias);
+		int32_t v;
+
+		/* saturate before the conversion (a tiny output scale) */
+		if (!(f <= 1024.0f))
+			f = 1024.0f;
+		else if (f < -1024.0f)
+			f = -1024.0f;
+		v = (int32_t)f + out_zp;
+		v = v < 0 ? 0 : v > 255 ? 255 : v;
+		y[i] = (int8_t)(v - 128);
+	}
+}

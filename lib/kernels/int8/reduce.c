@@ -27,6 +27,7 @@
 #include "kernels/int8.h"
 
 #include <math.h>
+#include <string.h>
 
 int tfk_int8_mean_init(struct tfk_int8_mean *m, const struct tfk_int8_qp *in,
 		       const struct tfk_int8_qp *out, int rank,
@@ -37,6 +38,7 @@ int tfk_int8_mean_init(struct tfk_int8_mean *m, const struct tfk_int8_qp *in,
 	int32_t mult;
 	int64_t count = 1;
 
+	memset(m, 0, sizeof(*m));
 	if (rank < 0 || rank > TFK_MAX_RANK)
 		return tfk_errf(err, TFK_EINVAL, "mean: rank %d", rank);
 	if (in->n != 1 || out->n != 1)
@@ -101,6 +103,29 @@ int tfk_int8_mean_init(struct tfk_int8_mean *m, const struct tfk_int8_qp *in,
 	return 0;
 }
 
+int tfk_int8_mean_u8(struct tfk_int8_mean *m, float in_scale, int32_t in_zp,
+		     float out_scale, int32_t out_zp, struct tfk_err *err)
+{
+	float temp;
+	int shift;
+
+	if (!m->hw)
+		return 0;
+	/* reference_ops::Mean (uint8): the zero point's share in float,
+	 * the 1/count in the multiplier */
+	temp = (float)in_zp * in_scale / out_scale;
+	temp = temp > 0 ? temp + 0.5f : temp - 0.5f;
+	m->u8_bias = out_zp - (int32_t)temp;
+	if (tfk_int8_quantize_multiplier((double)(in_scale /
+						  ((float)m->count *
+						   out_scale)), &m->mult,
+					 &shift, err))
+		return TFK_EINVAL;
+	m->shift = shift;
+	m->u8 = 1;
+	return 0;
+}
+
 int64_t tfk_int8_mean_outputs(const struct tfk_int8_mean *m)
 {
 	int64_t n = 1;
@@ -144,6 +169,14 @@ void tfk_int8_mean_ref(const struct tfk_int8_mean *m, const int8_t *x,
 				q /= m->shape[red[k]];
 			}
 			sum += x[off];
+		}
+		if (m->u8) {	/* the uint8 values: x + 128 */
+			acc = (int32_t)(sum + (int64_t)128 * m->count);
+			acc = tfk_int8_mbqm(acc, m->mult, m->shift) +
+				m->u8_bias;
+			acc = acc < 0 ? 0 : acc > 255 ? 255 : acc;
+			y[o] = (int8_t)(acc - 128);
+			continue;
 		}
 		if (m->hw) {
 			int32_t c = (int32_t)m->count;

@@ -31,11 +31,14 @@
  *
  * The layers' "seed" is accepted and unused: randomness comes from
  * tfk-train --seed only. The random ops have no gradient: the layers
- * go where Keras users put them, before any trainable weight.
+ * go where Keras users put them, before any trainable weight, and one
+ * after a weight is refused by name (RandomBrightness, made of ops with
+ * gradients, works anywhere).
  */
 #include "nn/keras-impl.h"
 #include "prep/augment.h"
 #include "graph/graph.h"
+#include "util/alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -365,6 +368,39 @@ static int center_crop(struct kctx *c, struct klayer *l,
 	}
 }
 
+/* 1 when x depends on a variable (a trainable layer before this one):
+ * the random ops have no gradient. -1: out of memory. */
+static int after_weights(struct kctx *c, struct tfk_port x)
+{
+	int n = tfk_graph_n_nodes(c->g), top = 0, found = 0, k;
+	int *stack = tfk_calloc((size_t)n + 1, sizeof(*stack));
+	char *seen = tfk_calloc((size_t)n + 1, 1);
+
+	if (!stack || !seen) {
+		tfk_free(stack);
+		tfk_free(seen);
+		return -1;
+	}
+	stack[top++] = x.node;
+	seen[x.node] = 1;
+	while (top && !found) {
+		const struct tfk_node *nd = tfk_graph_node(c->g, stack[--top]);
+
+		found = nd->variable >= 0;
+		for (k = 0; k < nd->n_inputs; k++) {
+			int id = nd->inputs[k].node;
+
+			if (id >= 0 && id < n && !seen[id]) {
+				seen[id] = 1;
+				stack[top++] = id;
+			}
+		}
+	}
+	tfk_free(stack);
+	tfk_free(seen);
+	return found;
+}
+
 int tfk_keras_aug_apply(struct kctx *c, struct klayer *l,
 			const struct tfk_port *in, int n_in,
 			struct kout *out)
@@ -403,6 +439,17 @@ int tfk_keras_aug_apply(struct kctx *c, struct klayer *l,
 		}
 		out->p = x;
 		return 0;
+	}
+	if (a.kind != A_BRIGHT && (rc = after_weights(c, x))) {
+		char what[200];
+
+		if (rc < 0)
+			return tfk_errf(c->err, TFK_ENOMEM, "out of memory");
+		snprintf(what, sizeof(what), "%s after a layer with weights "
+			 "is not supported yet (its random transform has no "
+			 "gradient); put it before them, as Keras' examples "
+			 "do", l->k->cls);
+		return kcfg_bad(c, l, NULL, what);
 	}
 	if (d->dtype != TFK_DT_FLOAT && d->dtype != TFK_DT_UINT8 &&
 	    (rc = to_float(c, &x)))

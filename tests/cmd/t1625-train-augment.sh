@@ -86,4 +86,9 @@ sed 's/\[null, 28, 28, 1\]/[null, 28, 28]/' "$T/rank.json" >"$T/rank3.json"
 testerr "an input without channels is not a batch of images" \
 	'tfk-train rank3.json tr.tfrecord --out b' 1 \
 	"model.config.layers[1]: RandomFlip takes a batch of images [batch, height, width, channels] of numbers, got rank 3"
+sed 's/"name": "image", "optional": false}},/&\
+  {"class_name": "Dense", "config": {"name": "d0", "units": 1}},/' "$T/rank.json" >"$T/after.json"
+testerr "after a layer with weights: refused by name (no gradient)" \
+	'tfk-train after.json tr.tfrecord --out b' 1 \
+	"tfk-train: after.json: model.config.layers[2]: RandomFlip after a layer with weights is not supported yet (its random transform has no gradient); put it before them, as Keras' examples do"
 done_testing

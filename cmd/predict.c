@@ -266,9 +266,12 @@ static int setup_names(struct run *R, struct tfk_err *err)
 		tfk_buf_init(&in->tmp);
 		snprintf(where, sizeof(where), "%s/assets.extra/"
 			 "tfkit_spec.json: inputs.%s", dir, in->ti->key);
-		if (tfk_feed_how_parse(train_spec ? json_object_get(train_spec,
-				       in->ti->key) : NULL, where, &in->how,
-				       err))
+		/* serving_raw's keys are features, not the spec's inputs */
+		if (tfk_feed_how_parse(train_spec && strcmp(sig->key,
+				       "serving_raw") ?
+				       json_object_get(train_spec,
+						       in->ti->key) : NULL,
+				       where, &in->how, err))
 			return err->code;
 	}
 	for (i = 0; i < map_arg.n; i++) {

@@ -9,24 +9,31 @@
  * once more for a short last batch.
  *
  * Feeding. Each signature input is fed from the Example feature of the
- * same name (--map INPUT=FEATURE overrides), the values of one record
- * making one row of the batch, reshaped to the input's shape without
- * its batch dimension (one unknown dimension is inferred from the count;
- * an input of unknown rank gets [batch, count]). Only conversions that
- * lose nothing and guess nothing are made: float_list -> float32,
- * int64_list -> int64 or int32 (range-checked), bytes_list -> string,
- * one bytes value -> uint8 (raw bytes, e.g. an image). Anything else is
- * an error naming the record, the feature and what the signature wants
- * (for a model tfk-train wrote, plus how its training spec fed that
- * input); scaling raw image bytes to floats is the job of tfk-map,
- * upstream, or of the serving_raw signature tfk-train also exports.
- * A signature whose one input is a string, with no feature of that name
- * in the first record, takes the serialized records themselves: TF
- * Serving's regress/classify signatures and TFX serving functions,
- * whose graph starts with ParseExample. Which inputs are fed is decided
- * by the first record: an input without a feature there (and without
- * --map) is left to its default, and the run fails if the outputs
- * need it.
+ * same name (--map INPUT=FEATURE overrides; for a model tfk-train wrote,
+ * the feature its spec fed the input from, when the records have it),
+ * the values of one record making one row of the batch, reshaped to the
+ * input's shape without its batch dimension (one unknown dimension is
+ * inferred from the count; an input of unknown rank gets [batch,
+ * count]). A model tfk-train wrote takes the records it was trained on:
+ * the feature training read feeds a float input converted as training
+ * converted it (its spec in assets.extra/tfkit_spec.json: raw uint8,
+ * int8 or float32 bytes, int64 or float lists, times scale plus offset;
+ * nn/feed.h's tfk_feed_feat_floats, the one definition), except on
+ * serving_raw, which does that in its graph. Otherwise only
+ * conversions that lose nothing and guess nothing are made: float_list
+ * -> float32, int64_list -> float32 (a cast, as TF Serving's JSON and
+ * training make it), int64 or int32 (range-checked), bytes_list ->
+ * string, one bytes value -> uint8 (raw bytes, e.g. an image). Anything
+ * else is an error naming the record, the feature and what the
+ * signature wants (for a model tfk-train wrote, plus how its training
+ * spec fed that input and that serving_raw takes the records as they
+ * are). A signature whose one input is a string, with no feature of
+ * that name in the first record, takes the serialized records
+ * themselves: TF Serving's regress/classify signatures and TFX serving
+ * functions, whose graph starts with ParseExample. Which inputs are fed
+ * is decided by the first record: an input without a feature there (and
+ * without --map) is left to its default, and the run fails if the
+ * outputs need it.
  *
  * Output. Per record: one feature per output key (in key order) with
  * the record's row of that output flattened (float types as a
@@ -37,7 +44,8 @@
  * KEY_0, KEY_1, ...; the same for kept features).
  *
  * Rejected: converting dtypes beyond the above (uint8 image bytes to a
- * float input would need a scale only the user knows); threads over
+ * float input of a model without a training spec would need a scale
+ * only the user knows); threads over
  * batches (-j gives the kernels threads; batches run in order, so the
  * output order is the input order and -j never changes it).
  */
@@ -47,6 +55,7 @@
 #include "io/record.h"
 #include "kernels/cpu.h"
 #include "model/servable.h"
+#include "nn/feed.h"
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"
@@ -82,7 +91,7 @@ static const struct tfk_opt opts[] = {
 		     "copy these input features next to the predictions"),
 	TFK_OPT_LIST(0, "map", &map_arg, "INPUT=FEATURE",
 		     "feed signature input INPUT from FEATURE (default: the "
-		     "feature named INPUT)"),
+		     "feature named INPUT, or the one tfk-train fed it from)"),
 	TFK_OPT_FLAG(0, "json", &json_out,
 		     "write JSON lines (tfk-cat --json's form), not records"),
 	TFK_OPT_FLAG(0, "csv", &csv_out,
@@ -116,6 +125,11 @@ struct input {
 	int slot;		/* its runner input */
 	const char *feature;
 	int mapped;		/* --map named the feature */
+	/* how tfk-train fed this input (its spec in the export), and
+	 * whether the feature fed is the one training read, so its values
+	 * are converted as training converted them (nn/feed.h) */
+	struct tfk_feed_how how;
+	int convert;
 	int fed;
 	int whole;		/* fed the serialized records */
 	int rank;		/* of one row; -1: unknown ([count]) */
@@ -243,10 +257,22 @@ static int setup_names(struct run *R, struct tfk_err *err)
 	if (!R->in)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	for (j = 0; j < sig->n_inputs; j++) {
-		R->in[j].ti = &sig->inputs[j];
-		R->in[j].feature = sig->inputs[j].key;
-		tfk_buf_init(&R->in[j].vals);
-		tfk_buf_init(&R->in[j].tmp);
+		struct input *in = &R->in[j];
+		char where[200];
+
+		in->ti = &sig->inputs[j];
+		in->feature = sig->inputs[j].key;
+		tfk_buf_init(&in->vals);
+		tfk_buf_init(&in->tmp);
+		snprintf(where, sizeof(where), "%s/assets.extra/"
+			 "tfkit_spec.json: inputs.%s", dir, in->ti->key);
+		/* serving_raw's keys are features, not the spec's inputs */
+		if (tfk_feed_how_parse(train_spec && strcmp(sig->key,
+				       "serving_raw") ?
+				       json_object_get(train_spec,
+						       in->ti->key) : NULL,
+				       where, &in->how, err))
+			return err->code;
 	}
 	for (i = 0; i < map_arg.n; i++) {
 		const char *m = map_arg.v[i], *eq = strchr(m, '=');
@@ -346,8 +372,19 @@ static int setup_model(struct run *R, const struct brec *r0,
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	for (i = 0; i < R->n_in; i++) {
 		struct input *in = &R->in[i];
-		int present = !rc && tfk_example_findn(&R->ex, in->feature,
-						       strlen(in->feature));
+		const char *trained = in->how.feature ? in->how.feature :
+				      in->ti->key;
+		int present;
+
+		/* the feature training read, when the records have it */
+		if (!in->mapped && !rc && tfk_example_findn(&R->ex, trained,
+							    strlen(trained)))
+			in->feature = trained;
+		present = !rc && tfk_example_findn(&R->ex, in->feature,
+						   strlen(in->feature));
+		in->convert = train_spec && in->ti->dtype == TFK_DT_FLOAT &&
+			      strcmp(R->sig->key, "serving_raw") &&
+			      !strcmp(in->feature, trained);
 
 		if (R->n_in == 1 && in->ti->dtype == TFK_DT_STRING &&
 		    !in->mapped && !present)
@@ -480,6 +517,8 @@ static int add_row(struct input *in, const struct tfk_example *ex,
 		   const struct brec *r, const uint8_t *base,
 		   struct tfk_err *err)
 {
+	static const struct tfk_feed_how cast = { NULL, TFK_DT_UINT8, 1, 0 };
+	const struct tfk_feed_how *how = NULL;
 	const struct tfk_feat *f;
 	enum tfk_dtype dt = in->fd->dtype;
 	int want_kind;
@@ -502,7 +541,22 @@ static int add_row(struct input *in, const struct tfk_example *ex,
 	want_kind = dt == TFK_DT_FLOAT ? TFK_FEAT_FLOAT :
 		dt == TFK_DT_STRING || dt == TFK_DT_UINT8 ? TFK_FEAT_BYTES :
 		TFK_FEAT_INT64;
-	if (f->kind != want_kind) {
+	/* a float input takes what training fed it, converted as training
+	 * converts (nn/feed.h); int64 values are cast, as training and TF
+	 * Serving's JSON do */
+	if (dt == TFK_DT_FLOAT && (in->convert || f->kind == TFK_FEAT_INT64))
+		how = in->convert ? &in->how : &cast;
+	if (how) {
+		count = tfk_feed_feat_count(how, f);
+		if (count < 0)
+			return tfk_errf(err, TFK_EINVAL, "feature '%s': %zu "
+					"bytes values, input '%s' (%s) takes "
+					"one value of whole %s elements, as "
+					"training read it", in->feature, f->n,
+					in->ti->key, shape_of(in, sbuf,
+							      sizeof(sbuf)),
+					tfk_dtype_name(how->bytes_dtype));
+	} else if (f->kind != want_kind) {
 		tfk_errf(err, TFK_EINVAL, "feature '%s': %s values, input '%s' "
 			 "wants %s (%s list)", in->feature,
 			 tfk_feat_kind_name(f->kind), in->ti->key,
@@ -510,7 +564,8 @@ static int add_row(struct input *in, const struct tfk_example *ex,
 			 tfk_feat_kind_name(want_kind));
 		return spec_hint(err, in->ti->key);
 	}
-	count = (int64_t)f->n;
+	if (!how)
+		count = (int64_t)f->n;
 	if (dt == TFK_DT_UINT8) {
 		size_t it = 0, len;
 		const uint8_t *p;
@@ -576,8 +631,13 @@ static int add_row(struct input *in, const struct tfk_example *ex,
 
 		if (tfk_buf_reserve(&in->vals, (size_t)count * 4))
 			return tfk_errf(err, TFK_ENOMEM, "out of memory");
-		tfk_feat_floats(f, (float *)(in->vals.data + at),
-				(size_t)count);
+		if (!how)
+			tfk_feat_floats(f, (float *)(in->vals.data + at),
+					(size_t)count);
+		else if (tfk_feed_feat_floats(how, f, (float *)
+					      (in->vals.data + at),
+					      (size_t)count, err))
+			return err->code;
 		in->vals.len += (size_t)count * 4;
 		break;
 	}

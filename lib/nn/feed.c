@@ -333,6 +333,47 @@ u8_div(const uint8_t *restrict s, float *restrict d, size_t n, float a,
  * x.float() / 255 computes), while v * float(1/255) differs in 126 of
  * the 256 values.
  */
+/* The conversion training makes for a float input: (float)(v * scale +
+ * offset) in double, for n stored values of st at src (tfk_feed_feat_
+ * floats and every path of convert_row give these bits). */
+static void to_float(enum store st, const void *src, size_t n,
+		     double scale, double offset, float *dst)
+{
+	size_t j;
+
+	switch (st) {
+	case ST_U8:
+		for (j = 0; j < n; j++)
+			dst[j] = (float)((double)((const uint8_t *)src)[j] *
+					 scale + offset);
+		break;
+	case ST_I8:
+		for (j = 0; j < n; j++)
+			dst[j] = (float)((double)((const int8_t *)src)[j] *
+					 scale + offset);
+		break;
+	case ST_F32: case ST_F32_RAW:
+		if (scale == 1 && offset == 0) {
+			memmove(dst, src, n * 4);
+			break;
+		}
+		for (j = 0; j < n; j++) {
+			float v;
+
+			memcpy(&v, (const uint8_t *)src + 4 * j, 4);
+			dst[j] = (float)(v * scale + offset);
+		}
+		break;
+	case ST_I64:
+		for (j = 0; j < n; j++)
+			dst[j] = (float)((double)((const int64_t *)src)[j] *
+					 scale + offset);
+		break;
+	default:
+		break;
+	}
+}
+
 static void make_lut(struct col *c)
 {
 	uint8_t all[256];
@@ -340,11 +381,9 @@ static void make_lut(struct col *c)
 	double k;
 	int v;
 
-	for (v = 0; v < 256; v++) {
+	for (v = 0; v < 256; v++)
 		all[v] = (uint8_t)v;
-		c->lut[v] = (float)((c->st == ST_I8 ? (double)(int8_t)v :
-				     (double)v) * c->scale + c->offset);
-	}
+	to_float(c->st, all, 256, c->scale, c->offset, c->lut);
 	c->u8conv = U8_LUT;
 	if (c->st != ST_U8)
 		return;
@@ -1363,7 +1402,6 @@ static void prefetch_row(const uint8_t *p, size_t n)
 static void convert_row(const struct col *c, const uint8_t *src, void *dst)
 {
 	size_t n = (size_t)c->numel, j;
-	int plain = c->scale == 1 && c->offset == 0;
 
 	switch (c->out) {
 	case TFK_DT_FLOAT: {
@@ -1379,25 +1417,9 @@ static void convert_row(const struct col *c, const uint8_t *src, void *dst)
 				for (j = 0; j < n; j++)
 					d[j] = c->lut[src[j]];
 			break;
-		case ST_F32: case ST_F32_RAW:
-			if (plain) {
-				memcpy(d, src, n * 4);
-			} else {
-				const float *s = (const float *)src;
-
-				for (j = 0; j < n; j++)
-					d[j] = (float)(s[j] * c->scale +
-						       c->offset);
-			}
+		case ST_F32: case ST_F32_RAW: case ST_I64:
+			to_float(c->st, src, n, c->scale, c->offset, d);
 			break;
-		case ST_I64: {
-			const int64_t *s = (const int64_t *)src;
-
-			for (j = 0; j < n; j++)
-				d[j] = (float)((double)s[j] * c->scale +
-					       c->offset);
-			break;
-		}
 		default:
 			break;
 		}
@@ -1554,6 +1576,89 @@ int tfk_feed_batch(struct tfk_feed *f, const uint32_t *perm, size_t start,
 				return rc;
 			b->has_weight = 1;
 		}
+	}
+	return 0;
+}
+
+/* One input's values, converted as training converts them ----------- */
+
+int tfk_feed_how_parse(const json_t *entry, const char *where,
+		       struct tfk_feed_how *h, struct tfk_err *err)
+{
+	static const char *const keys[] = { "feature", "dtype", "shape",
+					    "scale", "offset", NULL };
+	enum store st = ST_NONE;
+	const char *s = NULL;
+	int rc;
+
+	h->feature = NULL;
+	h->bytes_dtype = TFK_DT_UINT8;
+	h->scale = 1;
+	h->offset = 0;
+	if (!entry || json_is_null(entry))
+		return 0;
+	if (!json_is_object(entry))
+		return tfk_errf(err, TFK_EINVAL, "%s: expected an object",
+				where);
+	if ((rc = tfk_spec_check_keys(entry, where, keys, err)) < 0 ||
+	    (rc = tfk_spec_num(entry, "scale", where, 1, -HUGE_VAL, HUGE_VAL,
+			       0, &h->scale, err)) < 0 ||
+	    (rc = tfk_spec_num(entry, "offset", where, 0, -HUGE_VAL, HUGE_VAL,
+			       0, &h->offset, err)) < 0 ||
+	    (rc = tfk_spec_str(entry, "feature", where, NULL, &h->feature,
+			       err)) < 0 ||
+	    (rc = tfk_spec_str(entry, "dtype", where, NULL, &s, err)) < 0)
+		return rc;
+	if (s && (parse_store(s, &st) || st == ST_STR))
+		return tfk_errf(err, TFK_EINVAL, "%s.dtype: expected uint8, "
+				"int8, float32 or int64", where);
+	h->bytes_dtype = st == ST_I8 ? TFK_DT_INT8 :
+			 st == ST_F32 ? TFK_DT_FLOAT : TFK_DT_UINT8;
+	return 0;
+}
+
+int64_t tfk_feed_feat_count(const struct tfk_feed_how *h,
+			    const struct tfk_feat *ft)
+{
+	size_t it = 0, len, size = h->bytes_dtype == TFK_DT_FLOAT ? 4 : 1;
+	const uint8_t *p;
+
+	if (ft->kind != TFK_FEAT_BYTES)
+		return (int64_t)ft->n;
+	if (ft->n != 1 || !tfk_feat_bytes_next(ft, &it, &p, &len) ||
+	    len % size)
+		return -1;
+	return (int64_t)(len / size);
+}
+
+int tfk_feed_feat_floats(const struct tfk_feed_how *h,
+			 const struct tfk_feat *ft, float *dst, size_t n,
+			 struct tfk_err *err)
+{
+	size_t it = 0, len;
+	const uint8_t *p;
+	int64_t small[256], *v = small;
+
+	switch (ft->kind) {
+	case TFK_FEAT_FLOAT:
+		tfk_feat_floats(ft, dst, n);
+		to_float(ST_F32, dst, n, h->scale, h->offset, dst);
+		break;
+	case TFK_FEAT_INT64:
+		if (n > 256 && !(v = tfk_malloc(n * sizeof(*v))))
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		tfk_feat_int64s(ft, v, n);
+		to_float(ST_I64, v, n, h->scale, h->offset, dst);
+		if (v != small)
+			tfk_free(v);
+		break;
+	case TFK_FEAT_BYTES:
+		if (!tfk_feat_bytes_next(ft, &it, &p, &len))
+			break;
+		to_float(h->bytes_dtype == TFK_DT_INT8 ? ST_I8 :
+			 h->bytes_dtype == TFK_DT_FLOAT ? ST_F32_RAW : ST_U8,
+			 p, n, h->scale, h->offset, dst);
+		break;
 	}
 	return 0;
 }

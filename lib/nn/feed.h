@@ -74,6 +74,8 @@
 #include "nn/spec.h"
 #include "util/err.h"
 
+#include <jansson.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -193,5 +195,46 @@ struct tfk_feed_batch {
  */
 int tfk_feed_batch(struct tfk_feed *f, const uint32_t *perm, size_t start,
 		   size_t n, struct tfk_feed_batch *b, struct tfk_err *err);
+
+/* One input's values, converted as training converts them ----------- */
+
+/*
+ * How a spec's "inputs" entry (tfk-spec(5); the one tfk-train saves in
+ * its export's assets.extra/tfkit_spec.json) says records feed a float
+ * input, for tools that feed the export with the records the model was
+ * trained on (tfk-predict, a server): the feature named (NULL: none),
+ * the element type of a single bytes value (TFK_DT_UINT8, the default
+ * as in training, TFK_DT_INT8 or TFK_DT_FLOAT: little-endian float32s),
+ * scale and offset (1 and 0 when absent). entry NULL: all defaults.
+ * Errors (TFK_EINVAL, "WHERE.dtype: ..."): the key checks of
+ * tfk_feed_new. h->feature is borrowed from entry.
+ */
+struct tfk_feed_how {
+	const char *feature;
+	enum tfk_dtype bytes_dtype;
+	double scale, offset;
+};
+int tfk_feed_how_parse(const json_t *entry, const char *where,
+		       struct tfk_feed_how *h, struct tfk_err *err);
+
+struct tfk_feat;
+/*
+ * The number of values feature ft gives a float input read as h says
+ * (a float or int64 list: its length; one bytes value: its bytes /
+ * element size), or -1 when it cannot feed one: several bytes values,
+ * a length that is not a whole number of elements.
+ */
+int64_t tfk_feed_feat_count(const struct tfk_feed_how *h,
+			    const struct tfk_feat *ft);
+/*
+ * Those values as training feeds them to a float32 input: each stored
+ * value v becomes (float)(v * scale + offset), computed in double (the
+ * one definition of the conversion; tfk_feed_batch's faster paths give
+ * the same bits). n must be tfk_feed_feat_count's count. 0 or
+ * TFK_ENOMEM (a long int64 list needs a copy).
+ */
+int tfk_feed_feat_floats(const struct tfk_feed_how *h,
+			 const struct tfk_feat *ft, float *dst, size_t n,
+			 struct tfk_err *err);
 
 #endif

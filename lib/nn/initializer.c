@@ -321,11 +321,16 @@ int tfk_keras_init_parse(struct kctx *c, const struct klayer *l,
 	}
 	if (!cfg || json_is_null(cfg))
 		return 0;
-	json_object_foreach((json_t *)cfg, k, x)
+	json_object_foreach((json_t *)cfg, k, x) {
+		/* Keras 3.15's fan axes: null is the default fan */
+		if ((!strcmp(k, "input_axes") || !strcmp(k, "output_axes")) &&
+		    json_is_null(x))
+			continue;
 		if (!has_key(inits[i].keys, k))
 			return tfk_errf(c->err, TFK_EINVAL, "%s.config.%s."
 					"config.%s: unknown key", l->path, key,
 					k);
+	}
 	x = json_object_get(cfg, "seed");
 	if (x && !json_is_null(x)) {
 		if (!json_is_integer(x))

@@ -175,6 +175,16 @@ int tfk_keras_prep_apply(struct kctx *c, struct klayer *l,
 			 const struct tfk_port *in, int n_in,
 			 struct kout *out);
 
+/* auglayers.c: RandomFlip, RandomRotation, RandomZoom,
+ * RandomTranslation, RandomContrast, RandomBrightness and RandomCrop
+ * (parse and apply as struct klayer_class): random in the training
+ * branch, the identity at inference (RandomCrop: Keras' centred
+ * crop-and-resize to its size). */
+int tfk_keras_aug_parse(struct kctx *c, struct klayer *l);
+int tfk_keras_aug_apply(struct kctx *c, struct klayer *l,
+			const struct tfk_port *in, int n_in,
+			struct kout *out);
+
 /* initializer.c */
 /* Parse an initializer value (name string or {"class_name", "config"})
  * at l's config key; absent or null: def (a Keras name). */

@@ -482,7 +482,8 @@ static int parse_input(struct kctx *c, struct klayer *l)
 		return kcfg_bad(c, l, NULL, "InputLayer needs "
 				"batch_input_shape (or batch_shape)");
 	if ((rc = shape_list(c, l, key, j, 1)) ||
-	    (rc = c_false(c, l, "sparse")) || (rc = c_false(c, l, "ragged")))
+	    (rc = c_false(c, l, "sparse")) || (rc = c_false(c, l, "ragged")) ||
+	    (rc = c_false(c, l, "optional")))	/* Keras 3.15 writes it */
 		return rc;
 	l->dtype = TFK_DT_FLOAT;
 	d = cget(l, "dtype");
@@ -1353,9 +1354,12 @@ static int parse_none(struct kctx *c, struct klayer *l)
 	"recurrent_regularizer bias_regularizer dropout recurrent_dropout " \
 	"return_sequences return_state go_backwards stateful unroll " \
 	"time_major zero_output_for_mask seed "
+#define AUG_KEYS " data_format seed "
+#define WARP_KEYS "fill_mode interpolation fill_value "
 
 static const struct klayer_class classes[] = {
-	{ "InputLayer", " batch_input_shape batch_shape sparse ragged ",
+	{ "InputLayer", " batch_input_shape batch_shape sparse ragged "
+	  "optional ",
 	  parse_input, NULL, NULL, KL_INPUT },
 	{ "Dense", " units activation use_bias kernel_initializer "
 	  "bias_initializer kernel_regularizer bias_regularizer ",
@@ -1425,6 +1429,21 @@ static const struct klayer_class classes[] = {
 	/* their keys are checked by preprocess.c */
 	{ "Rescaling", NULL, parse_none, NULL, apply_prep, KL_SHARED },
 	{ "Normalization", NULL, parse_none, NULL, apply_prep, KL_SHARED },
+	/* auglayers.c */
+	{ "RandomFlip", AUG_KEYS "mode ", tfk_keras_aug_parse, NULL,
+	  tfk_keras_aug_apply, 0 },
+	{ "RandomRotation", AUG_KEYS WARP_KEYS "factor ", tfk_keras_aug_parse,
+	  NULL, tfk_keras_aug_apply, 0 },
+	{ "RandomZoom", AUG_KEYS WARP_KEYS "height_factor width_factor ",
+	  tfk_keras_aug_parse, NULL, tfk_keras_aug_apply, 0 },
+	{ "RandomTranslation", AUG_KEYS WARP_KEYS "height_factor "
+	  "width_factor ", tfk_keras_aug_parse, NULL, tfk_keras_aug_apply, 0 },
+	{ "RandomContrast", AUG_KEYS "factor value_range ",
+	  tfk_keras_aug_parse, NULL, tfk_keras_aug_apply, 0 },
+	{ "RandomBrightness", AUG_KEYS "factor value_range ",
+	  tfk_keras_aug_parse, NULL, tfk_keras_aug_apply, 0 },
+	{ "RandomCrop", AUG_KEYS "height width ", tfk_keras_aug_parse, NULL,
+	  tfk_keras_aug_apply, 0 },
 	/* preplayers.c (keys checked by preprocess.c) */
 	{ "StringLookup", NULL, parse_none, NULL, tfk_keras_prep_apply,
 	  KL_SHARED },
@@ -1475,7 +1494,8 @@ int tfk_keras_parse_layer(struct kctx *c, struct klayer *l)
 			/* constraints and activity regularizers: null only */
 			if (ends_with(key, "_constraint") ||
 			    !strcmp(key, "activity_regularizer") ||
-			    !strcmp(key, "lora_rank")) {
+			    !strcmp(key, "lora_rank") ||
+			    !strcmp(key, "quantization_config")) {
 				if (json_is_null(v))
 					continue;
 				return kcfg_bad(c, l, key, "only null is "

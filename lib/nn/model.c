@@ -83,7 +83,12 @@ static int parse_layer(struct kctx *c, struct klayer *l, const json_t *obj,
 	l->k = tfk_keras_class(json_string_value(cls));
 	if (!l->k)
 		return tfk_errf(c->err, TFK_EINVAL, "%s.class_name: unknown "
-				"layer '%s'", l->path, json_string_value(cls));
+				"layer '%s'%s", l->path, json_string_value(cls),
+				strncmp(json_string_value(cls), "Random", 6) ?
+				"" : " (the image augmentation layers here: "
+				"RandomFlip, RandomRotation, RandomZoom, "
+				"RandomTranslation, RandomContrast, "
+				"RandomBrightness, RandomCrop)");
 	l->obj = obj;
 	l->cfg = json_object_get(obj, "config");
 	if (!json_is_object(l->cfg))

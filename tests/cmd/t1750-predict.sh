@@ -122,12 +122,21 @@ a, b = load('a.tfrecord'), load('b.tfrecord')
 print(len(a), [r['label'] for r in a] == [r['label'] for r in b],
       max(abs(x - y) for r, s in zip(a, b) for x, y in zip(r['dense_1'][1], s['dense_1'][1])) < 1e-6)\"" \
 	"300 True True"
-testerr "trained MLP on raw records: no feature input_1; the training spec's mapping as a hint" \
-	"tfk-predict --dir run te.tfrecord" \
-	1 "te.tfrecord: record 0 at byte 0: no feature 'input_1' for input 'input_1' (float32 [?, 28, 28]), which signature serving_default needs; in training it was fed from feature 'image' (uint8, scale 0.00392156863): convert that feature first, e.g. with tfk-map, then --map input_1=NEW_FEATURE, or use --signature_def serving_raw, which takes the records as they are"
-testerr "--map input_1=image: uint8 bytes are not converted to float" \
-	"tfk-predict --dir run --map input_1=image te.tfrecord" \
-	1 "te.tfrecord: record 0 at byte 0: feature 'image': bytes values, input 'input_1' wants float32 [?, 28, 28] (float list); in training it was fed from feature 'image' (uint8, scale 0.00392156863)"
+testcmd "trained MLP on the raw records it was trained on: converted as training did, the predictions of tfk-map's float records (1e-6)" \
+	"tfk-predict --dir run --csv te.tfrecord -o raw.csv && tfk-predict --dir run --csv te-f.tfrecord -o f.csv &&
+	 $PYTHON -c \"
+import numpy as np
+a = np.loadtxt('raw.csv', delimiter=',', skiprows=1)
+b = np.loadtxt('f.csv', delimiter=',', skiprows=1)
+print(a.shape, abs(a - b).max() < 1e-6)\"" \
+	"(300, 10) True"
+tfk-cat --json "$T/te.tfrecord" | sed 's/"image"/"pix"/' | tfk-json >"$T/te-pix.tfrecord"
+testerr "records without the feature training read: the training spec's mapping as a hint" \
+	"tfk-predict --dir run te-pix.tfrecord" \
+	1 "te-pix.tfrecord: record 0 at byte 0: no feature 'input_1' for input 'input_1' (float32 [?, 28, 28]), which signature serving_default needs; in training it was fed from feature 'image' (uint8, scale 0.00392156863): convert that feature first, e.g. with tfk-map, then --map input_1=NEW_FEATURE, or use --signature_def serving_raw, which takes the records as they are"
+testerr "--map input_1=pix: bytes of a feature training did not read are not converted" \
+	"tfk-predict --dir run --map input_1=pix te-pix.tfrecord" \
+	1 "te-pix.tfrecord: record 0 at byte 0: feature 'pix': bytes values, input 'input_1' wants float32 [?, 28, 28] (float list); in training it was fed from feature 'image' (uint8, scale 0.00392156863)"
 
 # Integer inputs: a small Embedding model, int32 and int64 tokens -----------
 $PYTHON -c '
@@ -293,9 +302,9 @@ print(len(outs), outs == [[r] for r in ins])\"" \
 	"3 True"
 
 # Errors --------------------------------------------------------------------
-testerr "int64 feature for a float input" \
-	"tfk-predict --dir $TF1 xi.tfrecord" \
-	1 "xi.tfrecord: record 0 at byte 0: feature 'x': int64 values, input 'x' wants float32 [?, 1] (float list)"
+testcmd "int64 feature for a float input: cast, as TF Serving's JSON and training do" \
+	"tfk-predict --dir $TF1 --csv xi.tfrecord" \
+	"y\n3.0"
 testerr "two values for [?, 1]" \
 	"tfk-predict --dir $TF1 x2v.tfrecord" \
 	1 "x2v.tfrecord: record 1 at byte 33: feature 'x': 2 values, input 'x' wants float32 [?, 1]"

@@ -31,7 +31,8 @@ static uint64_t mono0, wall0, wall1;
 static size_t max_ev;
 static atomic_size_t n_ev_all;
 static atomic_uint_fast64_t dropped;
-static int64_t in_use, peak, step_now = -1;
+static int64_t in_use, peak;
+static _Thread_local int64_t step_now = -1;
 static char peak_op[256];
 
 static _Thread_local struct tfk_prof_thread *self;
@@ -81,11 +82,10 @@ int tfk_prof_start(size_t max_events, struct tfk_err *err)
 {
 	tfk_prof_free();
 	pthread_mutex_lock(&lock);
-	max_ev = max_events ? max_events : (size_t)4 << 20;
+	max_ev = max_events ? max_events : (size_t)1 << 20;
 	atomic_store(&n_ev_all, 0);
 	atomic_store(&dropped, 0);
 	in_use = peak = 0;
-	step_now = -1;
 	peak_op[0] = 0;
 	mono0 = clock_ns(CLOCK_MONOTONIC);
 	wall0 = clock_ns(CLOCK_REALTIME);

@@ -67,8 +67,8 @@ static inline int tfk_prof_on(void)
 
 /*
  * Arm the recorder (forgetting an earlier profile) with room for at
- * most max_events events in all (0: 4 million); events beyond it are
- * counted in tfk_prof_dropped, not kept. Recording starts with
+ * most max_events events in all (0: 2^20, about 100 MB of buffers);
+ * events beyond it are counted in tfk_prof_dropped, not kept. Recording starts with
  * tfk_prof_record(1). 0 or TFK_ENOMEM.
  */
 int tfk_prof_start(size_t max_events, struct tfk_err *err);
@@ -93,7 +93,8 @@ void tfk_prof_thread_name(const char *name);
  * (TensorFlow's op event naming), with step number step (-1: none). */
 void tfk_prof_span(const char *name, const char *type, uint64_t t0,
 		   uint64_t t1, int64_t step);
-/* The step memory events belong to (-1 at the start: none). */
+/* The step the calling thread's memory events belong to (-1 at
+ * first: none). */
 void tfk_prof_set_step(int64_t step);
 /*
  * A tensor of bytes bytes allocated (alloc 1) or freed (0) now by op

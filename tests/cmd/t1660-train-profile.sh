@@ -5,7 +5,8 @@
 # producer through a pipe is flagged input-bound, a normal run is not;
 # the peak memory and its op), bad --profile-steps, an unwritable
 # --profile or --trace failing before any training, and --trace on
-# tfk-model run/bench and tfk-lite run. TensorBoard's own reading of
+# tfk-model run/bench, tfk-lite run, tfk-eval, tfk-predict and tfk-map
+# (threaded). TensorBoard's own reading of
 # --profile is tests/tf/t-profile.py.
 . "$(dirname "$0")/lib.sh"
 
@@ -89,6 +90,23 @@ testcmd "tfk-model run --trace: one step" \
 testcmd "tfk-lite run --trace: the float graph's ops" \
 	'tfk-lite run $FIX/tflite/hello_world/hello_world_float.tflite --input_exprs "dense_input=[[0.5]]" --trace l.json >/dev/null 2>&1 &&
 	 $PYTHON trace_check.py l.json MatMul | sed -n 2,3p' "[1] True True\nMatMul ['MatMul'] 1"
+testcmd "tfk-eval --trace: a test step per batch, the inference ops" \
+	'tfk-eval run r.tfrecord -q --trace e.json >/dev/null &&
+	 $PYTHON trace_check.py e.json dense/MatMul loss/Mean | sed -n 2,4p' \
+	"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] True True\ndense/MatMul ['MatMul'] 10\nloss/Mean ['Mean'] 10"
+testcmd "tfk-predict --trace: a predict step per batch of 64" \
+	'tfk-predict --dir run --signature_def serving_raw -b 64 r.tfrecord -o p.tfrecord --trace p.json 2>/dev/null &&
+	 $PYTHON trace_check.py p.json dense_1/Softmax IteratorGetNext | sed -n 2,4p' \
+	"[1, 2, 3, 4, 5] True True\ndense_1/Softmax ['Softmax'] 5\nIteratorGetNext ['IteratorGetNext'] 5"
+testcmd "tfk-map -j 2 --trace: a map step per record, read and write stages" \
+	'tfk-map $TESTS/../examples/rescale.map.json r.tfrecord -o m.tfrecord -j 2 --trace m.json 2>/dev/null &&
+	 $PYTHON -c "
+import json, sys
+ev = json.load(open(\"m.json\"))[\"traceEvents\"]
+steps = sorted(e[\"args\"][\"step\"] for e in ev if e.get(\"cat\") == \"Step\")
+print(steps == list(range(1, 321)), sum(e[\"name\"] == \"read\" for e in ev) >= 320,
+      sum(e[\"name\"] == \"write\" for e in ev), sorted({e[\"args\"][\"type\"] for e in ev if e.get(\"cat\") == \"Op\"}))"' \
+	"True True 320 ['AddV2', 'Cast', 'Mul']"
 testerr "tfk-model bench --profile under a file: fails before loading" \
 	'tfk-model bench --dir run -n 5 --profile afile/x' 1 "--profile afile/x"
 

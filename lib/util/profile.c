@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-volatile int tfk_prof_recording;
+atomic_int tfk_prof_recording;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tfk_prof_thread **threads;
@@ -64,7 +64,7 @@ uint64_t tfk_prof_wall_stop(void)
 void tfk_prof_free(void)
 {
 	pthread_mutex_lock(&lock);
-	tfk_prof_recording = 0;
+	atomic_store(&tfk_prof_recording, 0);
 	armed = 0;
 	for (int i = 0; i < n_threads; i++) {
 		tfk_free(threads[i]->ev);
@@ -98,12 +98,12 @@ int tfk_prof_start(size_t max_events, struct tfk_err *err)
 
 void tfk_prof_record(int on)
 {
-	tfk_prof_recording = on && armed;
+	atomic_store(&tfk_prof_recording, on && armed);
 }
 
 void tfk_prof_stop(void)
 {
-	tfk_prof_recording = 0;
+	atomic_store(&tfk_prof_recording, 0);
 	if (armed && !wall1)
 		wall1 = clock_ns(CLOCK_REALTIME);
 }
@@ -215,7 +215,7 @@ void tfk_prof_span(const char *name, const char *type, uint64_t t0,
 	struct tfk_prof_event *e;
 	int ok = 1;
 
-	if (!tfk_prof_recording || !(e = new_event(&t)))
+	if (!tfk_prof_on() || !(e = new_event(&t)))
 		return;
 	e->kind = TFK_PROF_SPAN;
 	e->start = t0;
@@ -243,7 +243,7 @@ void tfk_prof_mem(int alloc, int64_t bytes, const char *op, int dtype,
 	int64_t now_in_use, now_peak;
 	int ok = 1;
 
-	if (!tfk_prof_recording)
+	if (!tfk_prof_on())
 		return;
 	/* the total counts even when the event is dropped */
 	pthread_mutex_lock(&lock);

@@ -25,6 +25,7 @@
 
 #include "util/err.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,11 +59,11 @@ struct tfk_prof_thread {
 };
 
 /* Recording now (read by every hook; use tfk_prof_on()). */
-extern volatile int tfk_prof_recording;
+extern atomic_int tfk_prof_recording;
 
 static inline int tfk_prof_on(void)
 {
-	return tfk_prof_recording;
+	return atomic_load_explicit(&tfk_prof_recording, memory_order_relaxed);
 }
 
 /*

@@ -5,8 +5,8 @@
 # --profile DIR --profile-steps 1:STEPS (every step recorded: the op
 # and memory events, the step summary, the XSpace written at the end)
 # against the same run without --profile, alternating, best of ROUNDS
-# (default 3) each; "ours_default" is the rate with the default
-# window (3:7), the way it is meant to be used. Whole processes are
+# (default 2) each; "ours_default" is the rate of one run with the
+# default window (3:7), the way it is meant to be used. Whole processes are
 # measured (the data loaded in memory, the model built and exported in
 # both) in CPU seconds (user + system, lib.sh's cpu_of), not wall time:
 # on a machine shared with other jobs, wall time varies by 10-20%
@@ -23,7 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 : "${TFK_BIN:=$root/bin}"
 : "${STEPS:=300}"
-: "${ROUNDS:=3}"
+: "${ROUNDS:=2}"
 PATH="$TFK_BIN:$PATH"
 . "$here/lib.sh"
 [ -x "$TFK_BIN/tfk-train" ] || { echo "bench-profile: no $TFK_BIN/tfk-train" >&2; exit 1; }
@@ -46,15 +46,15 @@ best() {	# best (smallest) of the numbers on stdin
 	sort -g | head -n 1
 }
 
-: >with; : >without; : >dflt
+: >with; : >without
 i=0
 while [ $i -lt "$ROUNDS" ]; do
 	run >>without
 	run --profile logs --profile-steps 1:$STEPS >>with
 	bytes=$(cat logs/plugins/profile/*/*.xplane.pb | wc -c)
-	run --profile logs >>dflt
 	i=$((i + 1))
 done
+run --profile logs >dflt
 awk -v w="$(best <with)" -v n="$(best <without)" -v d="$(best <dflt)" \
     -v e=$((STEPS * 32)) -v b="$bytes" 'BEGIN {
 	printf "{\"bench\":\"profile\",\"ours\":%.1f,\"peer\":%.1f,\"unit\":\"examples/cpu-s\",\"ratio\":%.3f,\"target\":0.95,\"ours_default\":%.1f,\"xplane_bytes\":%d}\n",

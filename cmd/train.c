@@ -816,6 +816,8 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 			tfk_feed_shift(r->feed, n);
 		if (rc == 1) {
 			r->skipped++;
+			if (prof_wanted())
+				prof_train_end(r, (int64_t)step + 1, t_step);
 			continue;
 		}
 		if (rc) {

@@ -41,7 +41,7 @@ struct tfk_prof_event {
 	uint32_t op;		/* memory: the op that allocated ("") */
 	uint32_t shape;		/* memory: "[32,10]" ("") */
 	uint8_t kind;		/* enum tfk_prof_kind */
-	uint8_t dtype;		/* memory: TensorFlow DataType, 0 unknown */
+	uint8_t dtype;		/* memory: TF DataType, 0 unknown */
 	uint8_t typed;		/* span: name is "name:type" */
 	int64_t step;		/* step number, -1 none */
 	int64_t bytes;		/* memory: bytes of the tensor */
@@ -69,8 +69,9 @@ static inline int tfk_prof_on(void)
 /*
  * Arm the recorder (forgetting an earlier profile) with room for at
  * most max_events events in all (0: 2^20, about 100 MB of buffers);
- * events beyond it are counted in tfk_prof_dropped, not kept. Recording starts with
- * tfk_prof_record(1). 0 or TFK_ENOMEM.
+ * events beyond it are counted in tfk_prof_dropped, not kept.
+ * Recording starts with tfk_prof_record(1). Returns 0 (buffers grow
+ * as events come; running out of memory drops events).
  */
 int tfk_prof_start(size_t max_events, struct tfk_err *err);
 /* Start (1) or pause (0) recording; a no-op unless armed. */

@@ -748,8 +748,9 @@ static void prof_summary(struct run *r)
 			"waiting for data\n", in);
 	if (peak > 0)
 		fprintf(stderr, "tfk-train: peak memory %.1f KiB (%lld bytes) "
-			"in steps %ld:%ld, reached by %s\n", (double)peak / 1024,
-			(long long)peak, prof_first, prof_last, op);
+			"in steps %ld:%ld, reached by %s\n",
+			(double)peak / 1024, (long long)peak, prof_first,
+			prof_last, op);
 	else
 		tfk_cli_warn("--profile-steps %ld:%ld: the run had %ld steps; "
 			     "none profiled", prof_first, prof_last,

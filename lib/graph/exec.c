@@ -81,9 +81,10 @@ struct tfk_exec {
 	struct tfk_exec_stats st;
 	int prof;			/* TFK_PROFILE set: time each node */
 	long prof_runs;
-	int *free_at;			/* n_slots + 2 starts into free_buf */
-	struct tfk_port *free_buf;	/* buffers whose last reader is
-					 * slot i (node = slot index) */
+	/* profiles: free_buf[free_at[i] .. free_at[i + 1]) are the
+	 * buffers whose last reader is slot i (node = slot index) */
+	int *free_at;
+	struct tfk_port *free_buf;
 };
 
 static int is_source(const struct slot *s)

@@ -5,7 +5,7 @@
 # producer through a pipe is flagged input-bound, a normal run is not;
 # the peak memory and its op), bad --profile-steps, an unwritable
 # --profile or --trace failing before any training, and --trace on
-# tfk-model run/bench, tfk-lite run, tfk-eval, tfk-predict and tfk-map
+# tfk-model run/bench, tfk-lite run/bench, tfk-eval, tfk-predict and tfk-map
 # (threaded). TensorBoard's own reading of
 # --profile is tests/tf/t-profile.py.
 . "$(dirname "$0")/lib.sh"
@@ -90,6 +90,10 @@ testcmd "tfk-model run --trace: one step" \
 testcmd "tfk-lite run --trace: the float graph's ops" \
 	'tfk-lite run $FIX/tflite/hello_world/hello_world_float.tflite --input_exprs "dense_input=[[0.5]]" --trace l.json >/dev/null 2>&1 &&
 	 $PYTHON trace_check.py l.json MatMul | sed -n 2,3p' "[1] True True\nMatMul ['MatMul'] 1"
+testcmd "tfk-lite bench --trace: 10 predict steps of the float graph" \
+	'tfk-lite bench $FIX/tflite/hello_world/hello_world_float.tflite -n 20 --trace lb.json >/dev/null 2>&1 &&
+	 $PYTHON trace_check.py lb.json MatMul | sed -n 2,3p' \
+	"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] True True\nMatMul ['MatMul'] 10"
 testcmd "tfk-eval --trace: a test step per batch, the inference ops" \
 	'tfk-eval run r.tfrecord -q --trace e.json >/dev/null &&
 	 $PYTHON trace_check.py e.json dense/MatMul loss/Mean | sed -n 2,4p' \

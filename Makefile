@@ -178,9 +178,9 @@ check-sanitize:
 		all check-unit check-cmd
 
 # The unit tests whose code shares state between threads (the model
-# API's servables and runners, the thread pool) under ThreadSanitizer,
-# built apart in build/tsan.
-TSAN_UNITS := t-servable t-pool
+# API's servables and runners, the thread pool, the trace recorder)
+# under ThreadSanitizer, built apart in build/tsan.
+TSAN_UNITS := t-servable t-pool t-profile
 check-tsan:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread \
 		$(TSAN_UNITS:%=build/tsan/tests/%)

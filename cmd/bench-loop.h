@@ -3,10 +3,13 @@
  * loop's options and their checks, and the report's loop lines. A
  * header of statics, included by cmd/model/bench.c and cmd/lite/bench.c
  * alone (each tool one binary); the loop itself is model/servable.h's
- * tfk_runner_bench.
+ * tfk_runner_bench. --profile/--trace (profile-opts.h) record the first
+ * PROFILE_RUNS timed runs as steps.
  */
 #ifndef TFK_CMD_BENCH_LOOP_H
 #define TFK_CMD_BENCH_LOOP_H
+
+#include "profile-opts.h"
 
 #include "kernels/cpu.h"
 #include "model/servable.h"
@@ -43,7 +46,10 @@ static int parse_seconds(const char *arg, void *value)
 	TFK_OPT_LONG(0, "warmup", &warmup, "N", "untimed runs first"), \
 	TFK_OPT_LONG('j', "threads", &threads, "N", "kernel threads " \
 		     "(0: all CPUs)"), \
-	TFK_OPT_LONG(0, "seed", &seed, "N", "seed of the random inputs")
+	TFK_OPT_LONG(0, "seed", &seed, "N", "seed of the random inputs"), \
+	PROFILE_OPTS
+
+#define PROFILE_RUNS 10		/* timed runs a profile records */
 
 /* Usage errors for the loop's options; fills in the defaults (threads
  * 0: all CPUs) and *bo. OpenBLAS stays on one thread: --threads is our
@@ -71,6 +77,7 @@ static void bench_check(struct tfk_bench_opts *bo)
 	bo->warmup = warmup;
 	bo->iterations = iterations;
 	bo->seconds = seconds;
+	bo->profile_runs = prof_wanted() ? PROFILE_RUNS : 0;
 }
 
 /* The loop's JSON keys: runs and latencies. */

@@ -14,6 +14,8 @@
  * not applied. Records are read into memory first, as tfk-train does,
  * and evaluated in batches of --batch-size (default: the spec's
  * validation_batch_size, else batch_size).
+ * --profile/--trace (profile-opts.h) record every batch as a step
+ * "test" (Keras' TraceMe name for evaluate) with its input wait.
  */
 #include "kernels/cpu.h"
 #include "nn/ckpt.h"
@@ -26,6 +28,8 @@
 #include "util/cli.h"
 #include "util/progress.h"
 #include "nn/callback.h"
+
+#include "profile-opts.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -59,6 +63,7 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "json", &json_out,
 		     "print one JSON object instead of a line"),
 	TFK_OPT_FLAG('q', "quiet", &quiet, "no progress output"),
+	PROFILE_OPTS,
 	TFK_OPT_FLAG(0, "progress", &force_progress,
 		     "progress bar even when stderr is not a terminal"),
 	TFK_OPT_END
@@ -209,7 +214,9 @@ int main(int argc, char **argv)
 	}
 	tfk_cpu_blas_threads((int)threads);
 	memset(&fit, 0, sizeof(fit));
-	rc = locate(argv[0], prefix, sizeof(prefix));
+	rc = prof_open(&err);
+	if (!rc)
+		rc = locate(argv[0], prefix, sizeof(prefix));
 	if (!rc)
 		rc = load_spec(argv[0], prefix, &spec, &mseed);
 	if (!rc && !(rc = tfk_spec_fit(spec, &fit, &err)))
@@ -267,16 +274,25 @@ int main(int argc, char **argv)
 		for (s = 0; !rc && s < steps; s++) {
 			struct tfk_feed_batch b;
 			size_t n = rows - s * bs < bs ? rows - s * bs : bs;
+			uint64_t t0 = prof_step_begin((int64_t)s + 1,
+						      prof_wanted());
 
 			rc = tfk_feed_batch(feed, NULL, s * bs, n, &b, &err);
+			tfk_prof_span("IteratorGetNext", "IteratorGetNext", t0,
+				      tfk_prof_now(), -1);
 			if (!rc)
 				rc = tfk_trainer_eval(tr, &b, &err);
+			prof_step_end("test", (int64_t)s + 1, t0);
 			if (rc)
 				tfk_err_prefix(&err, "batch %zu", s + 1);
 			tfk_progress_update(&pg, s + 1);
 		}
 		tfk_progress_release(&pg);
 	}
+	if (!rc)
+		rc = prof_close(quiet, &err);
+	else
+		prof_abandon();
 	if (!rc)
 		print(tr, rows);
 	tfk_feed_free(feed);

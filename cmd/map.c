@@ -31,6 +31,11 @@
  * vocabularies of TextVectorization, StringLookup and IntegerLookup
  * (token counts over the feature's values) and Discretization's
  * bin_boundaries (Keras' quantile summary, one record one batch).
+ *
+ * --profile/--trace (profile-opts.h) record the whole run: per record a
+ * step "map" on the thread that maps it (numbered from 1 in input
+ * order) holding the executor's op and memory events, and the pipeline
+ * stages "read" (the record copied in) and "write" (the ordered write).
  */
 #include "prep/image.h"
 #include "example/example.h"
@@ -42,6 +47,8 @@
 #include "util/alloc.h"
 #include "util/cli.h"
 #include "util/pool.h"
+
+#include "profile-opts.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -66,6 +73,7 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_STR(0, "compression", &comp_arg, "TYPE",
 		    "compress the output: none, gzip or zlib"),
 	TFK_OPT_FLAG('v', "verbose", &verbose, "report counts on stderr"),
+	PROFILE_OPTS,
 	TFK_OPT_END
 };
 
@@ -408,12 +416,18 @@ static void work(void *ctx, size_t i, void *vslot)
 {
 	struct slot *s = vslot;
 	struct worker *wk;
+	uint64_t t0 = tfk_prof_now();
 
+	if (tfk_prof_on()) {
+		tfk_prof_thread_name("map");
+		tfk_prof_set_step((int64_t)i + 1);
+	}
 	pthread_mutex_lock(&free_lock);
 	wk = free_list;
 	free_list = wk->next_free;
 	pthread_mutex_unlock(&free_lock);
 	s->rc = map_one(wk, inring[i % window].p, i, s, &outb[i % window]);
+	tfk_prof_span("map", NULL, t0, tfk_prof_now(), (int64_t)i + 1);
 	pthread_mutex_lock(&free_lock);
 	wk->next_free = free_list;
 	free_list = wk;
@@ -426,6 +440,7 @@ static int deliver(void *ctx, size_t i, void *vslot)
 	struct slot *s = vslot;
 	struct stream *st = ctx;
 	struct tfk_err *err = st->err;
+	uint64_t t0 = tfk_prof_now();
 	int rc = s->rc;
 
 	(void)i;
@@ -438,6 +453,7 @@ static int deliver(void *ctx, size_t i, void *vslot)
 		st->failed = rc != 0;
 		n_out++;
 	}
+	tfk_prof_span("write", NULL, t0, tfk_prof_now(), -1);
 	return rc;
 }
 
@@ -663,6 +679,7 @@ static int read_one(void *ctx, size_t i, void *vslot)
 	struct slot *s = vslot;
 	struct ringbuf *in = &inring[i % window];
 	struct tfk_rec rec;
+	uint64_t t0 = tfk_prof_now();
 	int rc = reader_next(st->rd, &rec, &s->it, &st->rerr);
 
 	if (rc > 0 && !graph && (rc = setup(rec.data, &s->it, -1, 0,
@@ -678,6 +695,7 @@ static int read_one(void *ctx, size_t i, void *vslot)
 	}
 	if (rc > 0)
 		memcpy(in->p, rec.data, rec.len);
+	tfk_prof_span("read", NULL, t0, tfk_prof_now(), -1);
 	return rc;
 }
 
@@ -1038,13 +1056,19 @@ int main(int argc, char **argv)
 	if (comp < 0 || comp == TFK_COMP_AUTO)
 		tfk_cli_usage_error("--compression: expected none, gzip or "
 				    "zlib, got '%s'", comp_arg);
-	if (tfk_prep_load(&prep, argv[0], &err))
+	if (prof_open(&err))
 		return tfk_cli_fail(&err);
+	tfk_prof_record(prof_wanted());
+	if (tfk_prep_load(&prep, argv[0], &err)) {
+		prof_abandon();
+		return tfk_cli_fail(&err);
+	}
 	n_chain = tfk_prep_n_inputs(prep);
 	rd.files = argc > 1 ? argv + 1 : stdin_only;
 	rd.n_files = argc > 1 ? argc - 1 : 1;
 	if (workers_init()) {
 		tfk_prep_free(prep);
+		prof_abandon();
 		tfk_cli_warn("out of memory");
 		return 1;
 	}
@@ -1094,6 +1118,10 @@ int main(int argc, char **argv)
 		tfk_cli_warn("mapped %" PRIu64 " records on %ld threads",
 			     n_out, jobs);
 done:
+	if (!rc)
+		rc = prof_close(0, &err);
+	else
+		prof_abandon();
 	reader_close(&rd);
 	teardown();
 	workers_release();

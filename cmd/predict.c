@@ -48,6 +48,11 @@
  * only the user knows); threads over
  * batches (-j gives the kernels threads; batches run in order, so the
  * output order is the input order and -j never changes it).
+ *
+ * --profile/--trace (profile-opts.h) record every batch as a step
+ * "predict": from the end of the last batch, reading and converting
+ * its records (the input wait, "IteratorGetNext"), the model's run and
+ * writing its predictions.
  */
 #include "example/example.h"
 #include "example/exjson.h"
@@ -59,6 +64,8 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"
+
+#include "profile-opts.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -99,6 +106,7 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_STR('o', "output", &out_path, "FILE",
 		    "write to FILE, atomically (-: stdout)"),
 	TFK_OPT_LONG('j', "jobs", &jobs, "N", "kernel threads"),
+	PROFILE_OPTS,
 	TFK_OPT_END
 };
 
@@ -149,6 +157,8 @@ struct keep {
 };
 
 struct run {
+	uint64_t t_step;	/* profiles: the batch's start */
+	int64_t n_steps;	/* profiles: batches run */
 	struct tfk_servable *sv;
 	const struct tfk_sv_signature *sig;
 	struct tfk_runner *r;
@@ -998,7 +1008,7 @@ static int example_line(struct run *R, int64_t i, struct tfk_err *err)
 
 /* A batch ---------------------------------------------------------------- */
 
-static int run_batch(struct run *R, struct tfk_err *err)
+static int run_batch_1(struct run *R, struct tfk_err *err)
 {
 	int64_t n = R->n_recs, i;
 	int j, k, rc;
@@ -1063,6 +1073,8 @@ static int run_batch(struct run *R, struct tfk_err *err)
 		if (rc)
 			return tfk_err_prefix(err, "input '%s'", in->ti->key);
 	}
+	tfk_prof_span("IteratorGetNext", "IteratorGetNext", R->t_step,
+		      tfk_prof_now(), -1);
 	rc = tfk_runner_run(R->r, R->feeds, R->fetched, err);
 	if (rc) {
 		/* ParseExample names the bad element: name its record */
@@ -1139,6 +1151,20 @@ static int run_batch(struct run *R, struct tfk_err *err)
 	R->n_recs = 0;
 	tfk_buf_reset(&R->store);
 	rc = R->w ? tfk_recw_flush(R->w, err) : tfk_out_flush(R->o, err);
+	return rc;
+}
+
+/* Run the batch collected, a profile's step. */
+static int run_batch(struct run *R, struct tfk_err *err)
+{
+	int rc;
+
+	if (!R->n_recs)
+		return 0;
+	tfk_prof_set_step(++R->n_steps);
+	rc = run_batch_1(R, err);
+	tfk_prof_span("predict", NULL, R->t_step, tfk_prof_now(), R->n_steps);
+	R->t_step = tfk_prof_now();
 	return rc;
 }
 
@@ -1255,6 +1281,11 @@ int main(int argc, char **argv)
 	tfk_exb_init(&R.b);
 	so.tag_set = tag_set;
 	so.kind = TFK_SERVABLE_SAVEDMODEL;
+	if (prof_open(&err)) {
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
+	tfk_prof_record(prof_wanted());
 	if (tfk_servable_open(&R.sv, dir, &so, &err)) {
 		rc = tfk_cli_fail(&err);
 		goto out;
@@ -1300,6 +1331,7 @@ int main(int argc, char **argv)
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
+	R.t_step = tfk_prof_now();
 	for (i = 0; i < argc && !rc; i++)
 		rc = predict_file(&R, files[i], &err);
 	if (!rc)
@@ -1313,8 +1345,12 @@ int main(int argc, char **argv)
 		tfk_out_discard(R.o);
 	R.w = NULL;
 	R.o = NULL;
+	if (!rc)
+		rc = prof_close(0, &err);
 	rc = rc ? tfk_cli_fail(&err) : 0;
 out:
+	if (rc)
+		prof_abandon();
 	run_release(&R);
 	json_decref(train_spec);
 	return rc;

@@ -46,6 +46,14 @@
  * Progress goes to stderr in Keras' format: a bar with ETA on a
  * terminal, one line per epoch otherwise; --json prints the History
  * on stdout.
+ * Profiling (--profile DIR, --trace FILE: profile-opts.h) records the
+ * steps of --profile-steps A:B (global steps, 1-based, inclusive, as
+ * the TensorBoard callback's profile_batch), each a "train" step span
+ * (Keras' TraceMe name) holding the input wait
+ * "IteratorGetNext:IteratorGetNext" (the op whose time the Profiler
+ * counts as waiting for input) and the executor's op and memory
+ * events; at the end it prints where the step time of the whole run
+ * went and flags an input-bound run at the overview page's 20%.
  */
 #include "kernels/cpu.h"
 #include "nn/adapt.h"
@@ -66,6 +74,8 @@
 #include "util/cli.h"
 #include "util/progress.h"
 
+#include "profile-opts.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -84,6 +94,7 @@ static long threads;
 static int resume, json_out, quiet, force_progress, histograms;
 static int reset_optimizer;
 static long adapt_records = 100000;
+static long prof_first = 3, prof_last = 7;	/* --profile-steps */
 
 static int opt_seed(const char *arg, void *value)
 {
@@ -92,6 +103,26 @@ static int opt_seed(const char *arg, void *value)
 	errno = 0;
 	*(uint64_t *)value = strtoull(arg, &end, 0);
 	return errno || end == arg || *end || *arg == '-' ? -1 : 0;
+}
+
+/* --profile-steps A:B, 1 <= A <= B. */
+static int opt_steps(const char *arg, void *value)
+{
+	char *end;
+	long a, b;
+
+	(void)value;
+	errno = 0;
+	a = strtol(arg, &end, 10);
+	if (errno || end == arg || *end != ':' || a < 1)
+		return -1;
+	arg = end + 1;
+	b = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || b < a)
+		return -1;
+	prof_first = a;
+	prof_last = b;
+	return 0;
 }
 
 static const struct tfk_opt opts[] = {
@@ -135,6 +166,9 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG('q', "quiet", &quiet, "no progress output"),
 	TFK_OPT_FLAG(0, "progress", &force_progress,
 		     "progress bar even when stderr is not a terminal"),
+	PROFILE_OPTS,
+	TFK_OPT_CALL(0, "profile-steps", NULL, "A:B",
+		     "steps profiled, 1-based inclusive (3:7)", opt_steps),
 	TFK_OPT_FLAG(0, "histograms", &histograms,
 		     "weight histograms in the TensorBoard logs each epoch"),
 	TFK_OPT_END
@@ -177,6 +211,9 @@ struct run {
 	char last_ckpt[4200];
 	int bar;		/* redrawn progress bar on stderr */
 	long skipped;
+	/* profiling: seconds of all steps, and their parts */
+	double step_s, input_s, compute_s;
+	long n_timed;
 };
 
 static struct tfk_err err;
@@ -680,6 +717,53 @@ static int validate(struct run *r, struct tfk_logs *l)
 	return 0;
 }
 
+/* Profiling ------------------------------------------------------------- */
+
+/* The batch is ready: the input wait since t_step. */
+static uint64_t prof_input_end(struct run *r, uint64_t t_step)
+{
+	uint64_t t = tfk_prof_now();
+
+	tfk_prof_span("IteratorGetNext", "IteratorGetNext", t_step, t, -1);
+	r->input_s += (double)(t - t_step) * 1e-9;
+	return t;
+}
+
+static void prof_train_end(struct run *r, int64_t step, uint64_t t_step)
+{
+	r->step_s += (double)(tfk_prof_now() - t_step) * 1e-9;
+	r->n_timed++;
+	prof_step_end("train", step, t_step);
+}
+
+/* Where step time went, as the Profiler's overview page sums it. */
+static void prof_summary(struct run *r)
+{
+	double st = r->step_s > 0 ? r->step_s : 1;
+	double in = 100 * r->input_s / st, co = 100 * r->compute_s / st;
+	const char *op;
+	int64_t peak = tfk_prof_peak(&op);
+
+	if (!r->n_timed)
+		return;
+	fprintf(stderr, "tfk-train: step time: %.3f ms/step over %ld steps: "
+		"input %.1f%%, compute %.1f%%, other %.1f%%\n",
+		1e3 * r->step_s / (double)r->n_timed, r->n_timed, in, co,
+		100 - in - co > 0 ? 100 - in - co : 0);
+	if (in >= 20)
+		fprintf(stderr, "tfk-train: input-bound: %.0f%% of step time "
+			"waiting for data\n", in);
+	if (peak > 0)
+		fprintf(stderr, "tfk-train: peak memory %.1f KiB (%lld bytes) "
+			"in steps %ld:%ld, reached by %s\n",
+			(double)peak / 1024, (long long)peak, prof_first,
+			prof_last, op);
+	else
+		tfk_cli_warn("--profile-steps %ld:%ld: the run had %ld steps; "
+			     "none profiled", prof_first, prof_last,
+			     r->n_timed);
+}
+
 static int run_epoch(struct run *r, struct tfk_logs *l)
 {
 	size_t bs = (size_t)r->fit.batch_size;
@@ -703,8 +787,13 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 	tfk_trainer_reset(r->tr);
 	for (s = 0; s < steps; s++) {
 		uint64_t step = (uint64_t)tfk_optim_iterations(r->opt);
+		uint64_t t_step = 0, t_in = 0;
 		size_t n;
 
+		if (prof_wanted())
+			t_step = prof_step_begin((int64_t)step + 1,
+						 (long)step + 1 >= prof_first &&
+						 (long)step + 1 <= prof_last);
 		if (r->stream) {
 			rc = stream_fill(r, bs, &n);
 			if (rc)
@@ -725,12 +814,18 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 			rc = tfk_feed_batch(r->feed, r->fit.shuffle ? r->perm :
 					    NULL, start, n, &b, &err);
 		}
+		if (prof_wanted())
+			t_in = prof_input_end(r, t_step);
 		if (!rc)
 			rc = tfk_trainer_step(r->tr, &b, step, &err);
+		if (prof_wanted())
+			r->compute_s += (double)(tfk_prof_now() - t_in) * 1e-9;
 		if (r->stream && rc >= 0)
 			tfk_feed_shift(r->feed, n);
 		if (rc == 1) {
 			r->skipped++;
+			if (prof_wanted())
+				prof_train_end(r, (int64_t)step + 1, t_step);
 			continue;
 		}
 		if (rc) {
@@ -761,6 +856,8 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 				draw_bar(s + 1, steps, t0, &bl, 0);
 			}
 		}
+		if (prof_wanted())
+			prof_train_end(r, (int64_t)step + 1, t_step);
 	}
 	trainer_logs(r, l, "");
 	if (r->n_val && (r->epoch + 1) % r->fit.validation_freq == 0) {
@@ -1328,9 +1425,17 @@ int main(int argc, char **argv)
 			 errno ? strerror(errno) : "not a directory");
 		return tfk_cli_fail(&err);
 	}
-	rc = setup(&r, spec);
+	rc = prof_open(&err);
+	if (!rc)
+		rc = setup(&r, spec);
 	if (!rc)
 		rc = fit(&r);
+	if (!rc && prof_wanted() && !quiet)
+		prof_summary(&r);
+	if (!rc)
+		rc = prof_close(quiet, &err);
+	else
+		prof_abandon();
 	if (!rc)
 		rc = export_model(&r);
 	if (!rc && json_out)

@@ -230,10 +230,14 @@ static int lite_bench_main(int argc, char **argv)
 	rng = (uint64_t)seed;
 	ro.threads = (int)threads;
 	ro.seed = (uint64_t)seed;
+	if (prof_open(&err))
+		return tfk_cli_fail(&err);
 
 	t0 = tfk_sv_now();
-	if (tfk_servable_open(&sv, argv[0], &so, &err))
+	if (tfk_servable_open(&sv, argv[0], &so, &err)) {
+		prof_abandon();
 		return tfk_cli_fail(&err);
+	}
 	lite_load_warnings(tfk_servable_path(sv), tfk_servable_tflite(sv));
 	r.parse_ms = (tfk_sv_now() - t0) * 1e3;
 	path = tfk_servable_path(sv);
@@ -295,6 +299,10 @@ static int lite_bench_main(int argc, char **argv)
 		goto out;
 	}
 	r.examples_per_s = r.b.runs_per_s * r.examples;
+	if (prof_close(json, &err)) {
+		rc = tfk_cli_fail(&err);
+		goto out;
+	}
 	if (json)
 		rc = report_json(path, sig_name, is_int8, &r);
 	else
@@ -304,6 +312,8 @@ out:
 		tfk_cli_warn("stdout: write error");
 		rc = 1;
 	}
+	if (rc)
+		prof_abandon();
 	tfk_runner_free(R);
 	for (j = 0; ins && j < n_in; j++)
 		tfk_tensor_release(&ins[j].value);

@@ -6,8 +6,12 @@
  * ResizeInputTensor, implicitly), run once by the executor; quantized
  * (int8, uint8) models go through lib/model/tflint8.c's interpreter over the
  * lib/kernels/int8 kernels. Inputs are read by model/given.h.
+ * --profile/--trace (profile-opts.h) record the run as step 1 (op and
+ * memory events of a float model's executor; an int8 model's
+ * interpreter records the step alone).
  */
 #include "sub.h"
+#include "../profile-opts.h"
 
 #include "format/tflite.h"
 #include "io/npy.h"
@@ -33,6 +37,7 @@ static const struct tfk_opt run_opts[] = {
 		    ".npy files or FILE.npz[NAME]"),
 	TFK_OPT_STR(0, "outdir", &outdir, "DIR", "also write each output "
 		    "as DIR/KEY.npy (an existing file is replaced)"),
+	PROFILE_OPTS,
 	TFK_OPT_END
 };
 
@@ -129,6 +134,7 @@ static int run_model(struct tfk_servable *s)
 	struct tfk_tensor *in = NULL;
 	const struct tfk_tensor **got = NULL;
 	struct tfk_err err;
+	uint64_t t0;
 	int i, j, rc = 1;
 
 	if (!sig)
@@ -180,12 +186,14 @@ static int run_model(struct tfk_servable *s)
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
-	if (tfk_runner_run(r, in, got, &err)) {
+	t0 = prof_step_begin(1, 1);
+	rc = tfk_runner_run(r, in, got, &err);
+	prof_step_end("predict", 1, t0);
+	if (rc) {
 		tfk_err_prefix(&err, "%s", path);
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
-	rc = 0;
 	for (i = 0; i < sig->n_outputs && !rc; i++) {
 		const char *key = sig->outputs[i].key;
 		struct tfk_buf b;
@@ -227,11 +235,16 @@ static int lite_run_main(int argc, char **argv)
 				    "run needs a MODEL.tflite");
 	if (!exprs_arg && !inputs_arg)
 		tfk_cli_usage_error("run needs --input_exprs or --inputs");
-	if (tfk_servable_open(&s, argv[0], &so, &err))
+	if (prof_open(&err))
 		return tfk_cli_fail(&err);
+	if (tfk_servable_open(&s, argv[0], &so, &err)) {
+		prof_abandon();
+		return tfk_cli_fail(&err);
+	}
 	lite_load_warnings(tfk_servable_path(s), tfk_servable_tflite(s));
 	if (outdir && tfk_mkdirs(outdir, &err)) {
 		tfk_servable_close(s);
+		prof_abandon();
 		return tfk_cli_fail(&err);
 	}
 	rc = run_model(s);
@@ -240,6 +253,10 @@ static int lite_run_main(int argc, char **argv)
 		tfk_cli_warn("write error on stdout");
 		rc = 1;
 	}
+	if (!rc && prof_close(0, &err))
+		rc = tfk_cli_fail(&err);
+	else if (rc)
+		prof_abandon();
 	return rc;
 }
 

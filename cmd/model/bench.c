@@ -204,6 +204,8 @@ static int model_bench_main(int argc, char **argv)
 	if (!dir)
 		tfk_cli_usage_error("bench needs --dir DIR");
 	bench_check(&bo);
+	if (prof_open(&err))
+		return fail(&err);
 	ro.threads = (int)threads;
 	ro.seed = (uint64_t)seed;
 	rng = (uint64_t)seed;
@@ -299,6 +301,10 @@ static int model_bench_main(int argc, char **argv)
 		goto out;
 	}
 	r.examples_per_s = r.b.runs_per_s * r.examples;
+	if (prof_close(json, &err)) {
+		rc = fail(&err);
+		goto out;
+	}
 	if (json)
 		rc = report_json(&r);
 	else
@@ -308,6 +314,8 @@ out:
 		tfk_cli_warn("stdout: write error");
 		rc = 1;
 	}
+	if (rc)
+		prof_abandon();
 	for (j = 0; vals && j < n_in; j++)
 		tfk_tensor_release(&vals[j]);
 	tfk_free(vals);

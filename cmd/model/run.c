@@ -31,8 +31,10 @@
  * Differences from saved_model_cli: --tag_set and --signature_def
  * default to "serve" and "serving_default"; a string output is written
  * as a fixed-width bytes array (|S) rather than a pickled object array.
+ * --profile/--trace (profile-opts.h) record the run as step 1.
  */
 #include "sub.h"
+#include "../profile-opts.h"
 
 #include "io/npy.h"
 #include "io/out.h"
@@ -78,6 +80,7 @@ static const struct tfk_opt run_opts[] = {
 		     "files in --outdir"),
 	TFK_OPT_LONG('j', "threads", &threads, "N", "kernel threads "
 		     "(0: all CPUs)"),
+	PROFILE_OPTS,
 	TFK_OPT_END
 };
 
@@ -150,6 +153,7 @@ static int model_run_main(int argc, char **argv)
 	struct tfk_tensor *in = NULL;
 	struct tfk_buf out;
 	struct tfk_err err;
+	uint64_t t0;
 	int rc = 0, n, i, j;
 
 	tfk_err_clear(&err);
@@ -175,8 +179,12 @@ static int model_run_main(int argc, char **argv)
 	ro.threads = (int)threads;
 	so.tag_set = tag_set;
 	so.kind = TFK_SERVABLE_SAVEDMODEL;
-	if (tfk_servable_open(&s, dir, &so, &err))
+	if (prof_open(&err))
 		return tfk_cli_fail(&err);
+	if (tfk_servable_open(&s, dir, &so, &err)) {
+		prof_abandon();
+		return tfk_cli_fail(&err);
+	}
 	sig = tfk_servable_find(s, signature_def, &err);
 	if (!sig) {
 		tfk_err_prefix(&err, "%s: tag-set %s", dir, tag_set);
@@ -272,7 +280,10 @@ static int model_run_main(int argc, char **argv)
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
-	if (tfk_runner_run(r, in, got, &err)) {
+	t0 = prof_step_begin(1, 1);
+	rc = tfk_runner_run(r, in, got, &err);
+	prof_step_end("predict", 1, t0);
+	if (rc) {
 		tfk_err_prefix(&err, "%s: signature %s", dir, sig->key);
 		rc = tfk_cli_fail(&err);
 		goto out;
@@ -292,6 +303,10 @@ out:
 		tfk_cli_warn("stdout: write error");
 		rc = 1;
 	}
+	if (!rc && prof_close(0, &err))
+		rc = tfk_cli_fail(&err);
+	else if (rc)
+		prof_abandon();
 	tfk_runner_free(r);
 	tfk_servable_close(s);
 	tfk_givens_release(&g);

@@ -27,9 +27,17 @@
  * nodes) was preferred to planning once for a maximum batch: it needs
  * no maximum from the caller, and the arena only grows, so a stream
  * whose last batch is short costs one plan and no allocation.
+ *
+ * Profiles (util/profile.h): while the recorder records, each kernel
+ * run is an op event "name:Type", and each planned buffer is a
+ * MemoryAllocation when its step starts and a MemoryDeallocation after
+ * its last reader (fetched ones at the end of the run): the lifetimes
+ * the plan already has, so the memory profile shows what the arena
+ * holds live, not the arena's one allocation.
  */
 #include "graph/exec.h"
 #include "util/alloc.h"
+#include "util/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +81,10 @@ struct tfk_exec {
 	struct tfk_exec_stats st;
 	int prof;			/* TFK_PROFILE set: time each node */
 	long prof_runs;
+	/* profiles: free_buf[free_at[i] .. free_at[i + 1]) are the
+	 * buffers whose last reader is slot i (node = slot index) */
+	int *free_at;
+	struct tfk_port *free_buf;
 };
 
 static int is_source(const struct slot *s)
@@ -169,6 +181,8 @@ void tfk_exec_free(struct tfk_exec *x)
 	tfk_free(x->feed_last);
 	tfk_free(x->fetch);
 	tfk_free(x->arena);
+	tfk_free(x->free_at);
+	tfk_free(x->free_buf);
 	tfk_free(x);
 }
 
@@ -554,11 +568,42 @@ static void plan_aliases(struct tfk_exec *x)
 	}
 }
 
+/* The buffers each step frees last (for profiles), from the plan. */
+static int plan_frees(struct tfk_exec *x, const struct buf *bufs, size_t nb,
+		      struct tfk_err *err)
+{
+	size_t j;
+	int i, *fill;
+
+	tfk_free(x->free_at);
+	tfk_free(x->free_buf);
+	x->free_at = tfk_calloc((size_t)x->n_slots + 2, sizeof(int));
+	x->free_buf = tfk_malloc((nb ? nb : 1) * sizeof(*x->free_buf));
+	fill = tfk_calloc((size_t)x->n_slots + 1, sizeof(int));
+	if (!x->free_at || !x->free_buf || !fill) {
+		tfk_free(fill);
+		return tfk_errf(err, TFK_ENOMEM, "out of memory for the "
+				"memory plan");
+	}
+	for (j = 0; j < nb; j++)
+		x->free_at[bufs[j].last + 1]++;
+	for (i = 0; i <= x->n_slots; i++)
+		x->free_at[i + 1] += x->free_at[i];
+	for (j = 0; j < nb; j++) {
+		int at = x->free_at[bufs[j].last] + fill[bufs[j].last]++;
+
+		x->free_buf[at].node = bufs[j].slot;
+		x->free_buf[at].index = bufs[j].out;
+	}
+	tfk_free(fill);
+	return 0;
+}
+
 static int plan(struct tfk_exec *x, struct tfk_err *err)
 {
 	struct buf *bufs;
 	size_t nb = 0, top = 0, sum = 0;
-	int i, j, k, m;
+	int i, j, k, m, rc;
 
 	for (i = 0; i < x->n_slots; i++)
 		if (!is_source(&x->slots[i]))
@@ -687,7 +732,10 @@ static int plan(struct tfk_exec *x, struct tfk_err *err)
 				     TFK_OWN_ARENA, NULL);
 		s->off[0] = (size_t)-1;
 	}
+	rc = plan_frees(x, bufs, nb, err);
 	tfk_free(bufs);
+	if (rc)
+		return rc;
 	x->st.arena_bytes = top;
 	x->st.sum_bytes = sum;
 	x->st.capacity = x->cap;
@@ -712,6 +760,45 @@ static int feed_fits(const struct tfk_tdesc *want, const struct tfk_tensor *t,
 		if (want->shape[i] >= 0 && want->shape[i] != t->shape[i])
 			return 0;
 	return 1;
+}
+
+/* A profile's memory event for output k of slot s. */
+static void prof_mem(const struct slot *s, int k, int alloc)
+{
+	const struct tfk_tdesc *d = &s->desc[k];
+	int64_t cnt = 1;
+	char b[128];
+
+	tfk_shape_numel(d->rank, d->shape, 0, &cnt, NULL);
+	tfk_prof_mem(alloc, cnt * (int64_t)tfk_dtype_size(d->dtype),
+		     s->n->name, d->dtype,
+		     tfk_shape_str(d->rank, d->shape, b, sizeof(b)));
+}
+
+/* Free the buffers whose last reader is slot i (n_slots: fetched). */
+static void prof_frees(struct tfk_exec *x, int i)
+{
+	for (int j = x->free_at[i]; j < x->free_at[i + 1]; j++)
+		prof_mem(&x->slots[x->free_buf[j].node],
+			 x->free_buf[j].index, 0);
+}
+
+/* Run slot i's kernel as an op event with its memory events. */
+static int run_traced(struct tfk_exec *x, int i, struct tfk_kernel_ctx *kc)
+{
+	struct slot *s = &x->slots[i];
+	uint64_t t0;
+	int k, rc;
+
+	/* the allocations just before the op's event, not inside it: the
+	 * Profile plugin counts events nested in an op as occurrences */
+	for (k = 0; k < s->n->n_outputs; k++)
+		prof_mem(s, k, 1);
+	t0 = tfk_prof_now();
+	rc = s->k->compute(kc);
+	tfk_prof_span(s->n->name, s->n->op->name, t0, tfk_prof_now(), -1);
+	prof_frees(x, i);
+	return rc;
 }
 
 void tfk_exec_any_shape(struct tfk_exec *x, int on)
@@ -802,7 +889,9 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 		kc.rng_key = tfk_rng_u64(key, (uint64_t)s->node);
 		kc.threads = x->opts.threads;
 		kc.err = err;
-		if (x->prof) {
+		if (tfk_prof_on()) {
+			rc = run_traced(x, i, &kc);
+		} else if (x->prof) {
 			double t0 = now_s();
 
 			rc = s->k->compute(&kc);
@@ -814,6 +903,8 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 			return tfk_err_prefix(err, "node %s", s->n->name);
 	}
 	x->prof_runs++;
+	if (tfk_prof_on())
+		prof_frees(x, x->n_slots);
 	for (j = 0; j < x->n_fetch; j++)
 		fetched[j] = &x->slots[x->fetch[j].node].out[x->fetch[j].index];
 	return 0;

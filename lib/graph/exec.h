@@ -17,6 +17,9 @@
  *
  * TFK_PROFILE=1 in the environment when the exec is made: wall time per
  * node is summed over runs and printed to stderr when it is freed.
+ * While util/profile.h's recorder records, each kernel run is an op
+ * event ("node:Op") and each planned buffer a memory allocation from
+ * its step to its last reader's (fetched ones to the end of the run).
  *
  * Feeds are borrowed for the run (a Placeholder's output is the feed
  * itself, not a copy); Const outputs are the node's value; VariableV2

@@ -28,6 +28,7 @@
 #include "model/lite.h"
 #include "util/alloc.h"
 #include "util/buf.h"
+#include "util/profile.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -1161,10 +1162,24 @@ int tfk_runner_bench(struct tfk_runner *r, const struct tfk_tensor *in,
 	t0 = tfk_sv_now();
 	for (k = 0; o->iterations > 0 ? k < o->iterations :
 	     k == 0 || tfk_sv_now() - t0 < o->seconds; k++) {
+		uint64_t p0 = 0;
+
+		if (k < o->profile_runs) {
+			tfk_prof_record(1);
+			tfk_prof_set_step(k + 1);
+			p0 = tfk_prof_now();
+		}
 		t1 = tfk_sv_now();
-		if ((rc = tfk_runner_run(r, in, NULL, err)))
+		rc = tfk_runner_run(r, in, NULL, err);
+		if (!rc)
+			tfk_latency_add(&lat, (tfk_sv_now() - t1) * 1e6);
+		if (k < o->profile_runs) {
+			tfk_prof_span("predict", NULL, p0, tfk_prof_now(),
+				      k + 1);
+			tfk_prof_record(0);
+		}
+		if (rc)
 			break;
-		tfk_latency_add(&lat, (tfk_sv_now() - t1) * 1e6);
 	}
 	if (!rc) {
 		res->wall = tfk_sv_now() - t0;

@@ -227,6 +227,9 @@ struct tfk_bench_opts {
 	long iterations;	/* timed runs; 0: as many as seconds allows */
 	double seconds;		/* with iterations 0: time the loop this
 				 * long (at least one run) */
+	long profile_runs;	/* the first this many timed runs are
+				 * recorded (util/profile.h, armed by the
+				 * caller) as steps "predict" 1, 2, ... */
 };
 
 struct tfk_bench_result {

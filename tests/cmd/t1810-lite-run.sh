@@ -212,6 +212,6 @@ testerr "corrupt model" 'head -c 300 "$TD/add.bin" >cut.bin; tfk-lite run cut.bi
 	"tfk-lite: cut.bin: "
 testcmd "run --help lists its options" \
 	'tfk-lite run --help | grep -o "^ *--[a-z_]*" | tr -d " " | sed "s/^/opt /"' \
-	"opt --signature\nopt --input_exprs\nopt --inputs\nopt --outdir\nopt --version"
+	"opt --signature\nopt --input_exprs\nopt --inputs\nopt --outdir\nopt --profile\nopt --trace\nopt --version"
 
 done_testing

@@ -60,7 +60,7 @@ static void test_run(struct tfk_servable *s)
 	const float x3[] = { 2, 3, 4 }, x1[] = { 10 };
 	const struct tfk_tensor *out[1];
 	struct tfk_runner *r = NULL;
-	struct tfk_bench_opts bo = { 2, 5, 0 };
+	struct tfk_bench_opts bo = { 2, 5, 0, 0 };
 	struct tfk_bench_result br;
 	struct tfk_tensor in;
 	struct tfk_err err;

@@ -49,9 +49,20 @@ export TF2
 testcmd "TF2: tensor scalars as float32 %.9g (1/3, 1/4, 1/5)" \
 	'tfk-events --csv --tag loss "$TF2" | cut -d, -f1,2,3,5' \
 	"run,tag,step,value\n.,loss,0,0.333333343\n.,loss,1,0.25\n.,loss,2,0.200000003"
-testcmd "TF2 --list: histograms and text are other plugins' tensors" \
+testcmd "TF2 --list: the histograms and text plugins' tensors by kind" \
 	'tfk-events --list "$TF2" | cut -f2-5' \
-	"tag\tkind\tcount\tsteps\nloss\tscalar\t3\t0:2\nlr\tscalar\t3\t0:2\nw\ttensor\t3\t0:2\nnote\ttensor\t3\t0:2"
+	"tag\tkind\tcount\tsteps\nloss\tscalar\t3\t0:2\nlr\tscalar\t3\t0:2\nw\thistogram\t3\t0:2\nnote\ttext\t3\t0:2"
+testcmd "TF2 --text: each step's string" \
+	'tfk-events --text --csv "$TF2"' \
+	"run,tag,step,text\n.,note,0,hi\n.,note,1,hi\n.,note,2,hi"
+# tf.summary.histogram([0.5, 1.5, 2], step=2): buckets from the tensor,
+# TensorBoard's compress_histogram percentiles
+testcmd "TF2 --histograms: count, min, max, the median of step 2" \
+	'tfk-events --histograms --step 2: "$TF2" | cut -f3-6,11' \
+	"step\tcount\tmin\tmax\tp50\n2\t3\t0.5\t2\t1.5249999999999999"
+testcmd "--histograms of the Estimator's logits: 10 steps of 40 values" \
+	'tfk-events --histograms --tag dnn/logits/activation "$D" | tail -n +2 | cut -f4 | sort -u' "40"
+testerr "--list with --histograms" 'tfk-events --list --histograms "$D"' 2 "exclude each other"
 
 testcmd "--list --csv: runs, tags, kinds, counts, first and last steps" \
 	'tfk-events --list --csv --run "eval*" --tag "a*" "$D"' \

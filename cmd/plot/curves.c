@@ -7,7 +7,8 @@
  * file relative to its logdir), so tfk-train's logdir gives the runs
  * "train" and "validation" and each of its epoch_* tags one panel with
  * both curves; with several LOGDIRs (a --set sweep) each run is
- * prefixed by its logdir. A run keeps its colour in every panel.
+ * prefixed by its logdir, and files in a logdir itself are the run
+ * named by the logdir. A run keeps its colour in every panel.
  * Points are sorted by step (a restarted job's steps merge in place).
  * --smoothing W is TensorBoard's slider: the debiased exponential
  * moving average s_k = (W s_{k-1} + (1 - W) y_k) / (1 - W^k) of the
@@ -181,7 +182,7 @@ static int read_arg(const char *arg, int prefix)
 	for (i = 0; i < n; i++) {
 		char name[4096];
 
-		if (!prefix)
+		if (!prefix && strcmp(f[i].run, "."))
 			snprintf(name, sizeof(name), "%s", f[i].run);
 		else if (!strcmp(f[i].run, "."))
 			snprintf(name, sizeof(name), "%s", arg);

@@ -302,8 +302,13 @@ static int draw(void)
 		ch.n = pn->n;
 		ch.s = s;
 		if (!rc && ascii) {
-			tfk_buf_addf(&b, "%s%s\n%12s  %-*.6g%.6g\n", p ? "\n" : "",
-				     title, "", nb - 6 > 1 ? nb - 6 : 1, lo, hi);
+			char his[32];
+			int pad;
+
+			snprintf(his, sizeof(his), "%.6g", hi);
+			pad = nb - (int)strlen(his);
+			tfk_buf_addf(&b, "%s%s\n%14s%-*.6g%s\n", p ? "\n" : "",
+				     title, "", pad > 1 ? pad : 1, lo, his);
 			for (i = 0; i < pn->n; i++) {
 				tfk_buf_addf(&b, "step %-7lld |", pn->h[i].step);
 				for (k = 0; k < nb; k++) {

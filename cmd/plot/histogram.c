@@ -196,7 +196,8 @@ static void rebin(const struct step_h *sh, double lo, double hi, int nb,
 		double a = i ? fmax(sh->limit[i - 1], sh->min) : sh->min;
 		double b = fmin(sh->limit[i], sh->max);
 
-		if (!(sh->count[i] > 0))
+		if (!(sh->count[i] > 0) || !isfinite(a) || !isfinite(b) ||
+		    !isfinite(sh->count[i]) || b < lo || a > hi)
 			continue;
 		if (!(b > a)) {		/* a point mass */
 			k = (int)((a - lo) / w);
@@ -267,7 +268,8 @@ static int draw(void)
 		}
 		qsort(pn->h, pn->n, sizeof(*pn->h), cmp_step);
 		for (i = 0; !rc && i < pn->n; i++) {
-			if (!pn->h[i].n)
+			if (!pn->h[i].n || !isfinite(pn->h[i].min) ||
+			    !isfinite(pn->h[i].max))
 				continue;
 			lo = fmin(lo, pn->h[i].min);
 			hi = fmax(hi, pn->h[i].max);

@@ -102,7 +102,8 @@ static const struct tfk_opt opts[] = {
 static const struct tfk_cmd cmd = {
 	"tfk-events",
 	"[options] [LOGDIR|FILE...]",
-	"print the scalars of TensorBoard event files, or list their tags",
+	"print the scalars of TensorBoard event files, list their tags, "
+	"summarise histograms, images, text and hparams sessions",
 	"tfk-events --tag epoch_loss --csv logs; tfk-events --list logs; "
 	"tfk-events --hparams logs",
 };

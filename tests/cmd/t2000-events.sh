@@ -98,6 +98,14 @@ import json; h = json.load(open(\"h.json\"))[\"history\"][\"val_accuracy\"]
 g = [json.loads(l) for l in open(\"got\")]
 print([x[\"step\"] for x in g], all(abs(x[\"value\"] - v) <= 1e-7 * abs(v) for x, v in zip(g, h)), len(g) == len(h))"' \
 	"[0, 1] True True"
+testcmd "--hparams: the --set session, its hparams and last metrics, as CSV" \
+	'tfk-events --hparams --csv logs >hp.csv && head -1 hp.csv && cut -d, -f1,2 hp.csv | tail -1 &&
+	 $PYTHON -c "
+import csv, json; h = json.load(open(\"h.json\"))[\"history\"]
+r = list(csv.DictReader(open(\"hp.csv\")))[0]
+print(abs(float(r[\"train/epoch_loss\"]) - h[\"loss\"][-1]) <= 1e-7 * h[\"loss\"][-1],
+      abs(float(r[\"validation/epoch_accuracy\"]) - h[\"val_accuracy\"][-1]) <= 1e-7)"' \
+	"session,fit.epochs,train/epoch_accuracy,train/epoch_loss,validation/epoch_accuracy,validation/epoch_loss,status\n.,2\nTrue True"
 testcmd "... --list: runs train and validation, batch and epoch scalars" \
 	'tfk-events --list logs | cut -f1-3 | grep epoch_ | sort' \
 	"train\tepoch_accuracy\tscalar\ntrain\tepoch_loss\tscalar\nvalidation\tepoch_accuracy\tscalar\nvalidation\tepoch_loss\tscalar"

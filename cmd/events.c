@@ -656,8 +656,8 @@ static int show(const char *run, const struct tfk_ev_event *e)
 			if (v->kind == TFK_EVK_HPARAMS &&
 			    note_session(run, &v->hparams))
 				return -1;
-			if (v->kind == TFK_EVK_SCALAR && match_any(&tags, v->tag)
-			    && note_last(run, v))
+			if (v->kind == TFK_EVK_SCALAR &&
+			    match_any(&tags, v->tag) && note_last(run, v))
 				return -1;
 			continue;
 		}

@@ -264,7 +264,8 @@ void plot_chart_ascii(struct tfk_buf *out, const struct plot_chart *c,
 						(x - s->x[j]) /
 						(s->x[j + 1] - s->x[j]) : 0;
 
-					y = s->y[j] + (s->y[j + 1] - s->y[j]) * t;
+					y = s->y[j] + t *
+						(s->y[j + 1] - s->y[j]);
 					break;
 				}
 			if (s->n == 1 && k == (int)lround((s->x[0] - g.xlo) /

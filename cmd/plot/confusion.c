@@ -116,8 +116,8 @@ static const struct tfk_feat *find_pred(const char *path, uint64_t idx,
 	if (pred) {
 		f = tfk_example_find(ex, pred);
 		if (!f)
-			tfk_cli_warn("%s: record %" PRIu64 ": no feature \"%s\"",
-				     path, idx, pred);
+			tfk_cli_warn("%s: record %" PRIu64 ": no feature "
+				     "\"%s\"", path, idx, pred);
 		return f;
 	}
 	for (i = 0; i < ex->n_feat; i++)
@@ -349,7 +349,8 @@ static int confusion_main(int argc, char **argv)
 		rc = 1;
 	}
 	if (!rc && (size_t)n_classes < n_names)
-		n_classes = (int)(n_names < MAX_CLASSES ? n_names : MAX_CLASSES);
+		n_classes = n_names < MAX_CLASSES ? (int)n_names
+			: MAX_CLASSES;
 	if (!rc)
 		rc = ascii ? draw_ascii() : draw_png();
 	for (k = 0; k < n_names; k++)

@@ -312,14 +312,16 @@ static int draw(void)
 			tfk_buf_addf(&b, "%s%s\n%14s%-*.6g%s\n", p ? "\n" : "",
 				     title, "", pad > 1 ? pad : 1, lo, his);
 			for (i = 0; i < pn->n; i++) {
-				tfk_buf_addf(&b, "step %-7lld |", pn->h[i].step);
-				for (k = 0; k < nb; k++) {
-					double v = y[i * (size_t)nb + (size_t)k];
-					int d = top > 0 ? (int)ceil(v / top * 9)
-						: 0;
+				const double *yi = y + i * (size_t)nb;
 
-					tfk_buf_addc(&b, ramp[d < 0 ? 0 : d > 9 ?
-							      9 : d]);
+				tfk_buf_addf(&b, "step %-7lld |",
+					     pn->h[i].step);
+				for (k = 0; k < nb; k++) {
+					int d = top > 0 ? (int)ceil(yi[k] / top
+								   * 9) : 0;
+
+					d = d < 0 ? 0 : d > 9 ? 9 : d;
+					tfk_buf_addc(&b, ramp[d]);
 				}
 				tfk_buf_adds(&b, "|\n");
 			}

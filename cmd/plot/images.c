@@ -185,9 +185,9 @@ static int take_image(const char *path, uint64_t idx,
 	}
 	if ((c->c != 1 && c->c != 3 && c->c != 4) || c->w > 4096 ||
 	    c->h > 4096 || (size_t)c->w * (size_t)c->h * (size_t)c->c != n) {
-		tfk_cli_warn("%s: record %" PRIu64 ": %s: %zu raw bytes are not "
-			     "a %dx%dx%d image (give --schema)", path, idx,
-			     feature, n, c->h, c->w, c->c);
+		tfk_cli_warn("%s: record %" PRIu64 ": %s: %zu raw bytes are "
+			     "not a %dx%dx%d image (give --schema)", path,
+			     idx, feature, n, c->h, c->w, c->c);
 		return 1;
 	}
 	if (!(c->px = malloc(n))) {
@@ -283,7 +283,8 @@ static int draw_ascii(void)
 		/* a character is about twice as tall as wide */
 		for (y = 0; y < c->h; y += 2 * step) {
 			for (x = 0; x < c->w; x += step)
-				tfk_buf_addc(&b, ramp[gray(c, x, y) * 10 / 256]);
+				tfk_buf_addc(&b, ramp[gray(c, x, y) * 10 /
+						      256]);
 			tfk_buf_addc(&b, '\n');
 		}
 	}
@@ -317,13 +318,16 @@ static int draw_png(void)
 		const struct cell *c = &cells[i];
 		int x = (i % nc) * cw, y = (i / nc) * ch;
 		int iw = c->w * s, tw = tfk_raster_text_width(c->label, 1);
+		size_t np = (size_t)c->w * (size_t)c->h, k;
 		uint8_t *rgb = NULL;
 
-		if (c->c == 4 && (rgb = malloc((size_t)c->w * (size_t)c->h * 3)))
-			for (size_t k = 0; k < (size_t)c->w * (size_t)c->h; k++)
+		/* RGBA: its colour channels, the alpha left out */
+		if (c->c == 4 && (rgb = malloc(np * 3)))
+			for (k = 0; k < np; k++)
 				memcpy(rgb + 3 * k, c->px + 4 * k, 3);
-		tfk_raster_paste(&r, x + (cw - iw) / 2, y + 8, rgb ? rgb : c->px,
-				 c->w, c->h, c->c == 4 ? 3 : c->c, s);
+		tfk_raster_paste(&r, x + (cw - iw) / 2, y + 8,
+				 rgb ? rgb : c->px, c->w, c->h,
+				 c->c == 4 ? 3 : c->c, s);
 		free(rgb);
 		tfk_raster_text(&r, x + (cw - tw) / 2, y + 8 + c->h * s + 5,
 				c->label, 0x222222, 1, 0);

@@ -111,6 +111,11 @@ int tfk_evr_open(struct tfk_evr **out, const char *path, struct tfk_err *err)
 	return 0;
 }
 
+#define hparams_free tensorboard__hparams__hparams_plugin_data__free_unpacked
+#define HP_START \
+	TENSORBOARD__HPARAMS__HPARAMS_PLUGIN_DATA__DATA_SESSION_START_INFO
+#define HP_END TENSORBOARD__HPARAMS__HPARAMS_PLUGIN_DATA__DATA_SESSION_END_INFO
+
 static void free_event(struct tfk_evr *r)
 {
 	ProtobufCAllocator a = { pb_alloc, pb_free, NULL };
@@ -120,8 +125,7 @@ static void free_event(struct tfk_evr *r)
 
 		r->scratch = sc->next;
 		if (sc->pd)
-			tensorboard__hparams__hparams_plugin_data__free_unpacked(
-				sc->pd, &a);
+			hparams_free(sc->pd, &a);
 		tfk_free(sc);
 	}
 	if (r->ev)
@@ -453,17 +457,13 @@ static int plugin_hparams(struct tfk_evr *r, const ProtobufCBinaryData *c,
 	((struct scratch *)slot - 1)->pd = pd;
 	memset(out, 0, sizeof(*out));
 	out->group = "";
-	if (pd->data_case ==
-	    TENSORBOARD__HPARAMS__HPARAMS_PLUGIN_DATA__DATA_SESSION_END_INFO &&
-	    pd->session_end_info) {
+	if (pd->data_case == HP_END && pd->session_end_info) {
 		out->what = TFK_EVH_END;
 		out->status = pd->session_end_info->status;
 		out->end_time = pd->session_end_info->end_time_secs;
 		return 1;
 	}
-	if (pd->data_case !=
-	    TENSORBOARD__HPARAMS__HPARAMS_PLUGIN_DATA__DATA_SESSION_START_INFO ||
-	    !(si = pd->session_start_info))
+	if (pd->data_case != HP_START || !(si = pd->session_start_info))
 		return 1;	/* an experiment: by kind only */
 	out->what = TFK_EVH_START;
 	out->group = si->group_name ? si->group_name : "";

@@ -109,7 +109,7 @@ struct tfk_ev_image {
 	int width, height;	/* as the summary states them */
 	size_t n;		/* images in this value (TF2: a batch) */
 	size_t nbytes;		/* of the first encoded image */
-	const char *format;	/* "png", "jpeg", "gif", "bmp" or "unknown" */
+	const char *format;	/* png, jpeg, gif, bmp or unknown */
 	const uint8_t *data;	/* the first encoded image (borrowed) */
 };
 

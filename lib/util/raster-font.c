@@ -107,6 +107,16 @@ static const uint8_t glyph[95][7] = {
 	{ 0x00, 0x00, 0x08, 0x15, 0x02, 0x00, 0x00 },	/* ~ */
 };
 
+/* Font pixel (u along the text, v down from its top) of text at (x, y). */
+static void plot(struct tfk_raster *r, int x, int y, int u, int v,
+		 uint32_t rgb, int up)
+{
+	if (up)
+		tfk_raster_blend(r, x + v, y - u, rgb, 255);
+	else
+		tfk_raster_blend(r, x + u, y + v, rgb, 255);
+}
+
 int tfk_raster_text_width(const char *s, int scale)
 {
 	size_t n = 0;
@@ -130,19 +140,10 @@ int tfk_raster_text(struct tfk_raster *r, int x, int y, const char *s,
 				if (!(g[row] >> (TFK_FONT_W - 1 - col) & 1))
 					continue;
 				for (a = 0; a < scale; a++)
-					for (b = 0; b < scale; b++) {
-						int u = pos + col * scale + b;
-						int v = row * scale + a;
-
-						if (up)
-							tfk_raster_blend(r,
-								x + v,
-								y - u, rgb, 255);
-						else
-							tfk_raster_blend(r,
-								x + u,
-								y + v, rgb, 255);
-					}
+					for (b = 0; b < scale; b++)
+						plot(r, x, y, pos + col * scale
+						     + b, row * scale + a, rgb,
+						     up);
 			}
 	}
 	return width;

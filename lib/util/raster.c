@@ -62,7 +62,8 @@ void tfk_raster_blend(struct tfk_raster *r, int x, int y, uint32_t rgb,
 	p = r->px + 3 * ((size_t)y * (size_t)r->w + (size_t)x);
 	for (c = 0; c < 3; c++) {
 		v = (int)(rgb >> (16 - 8 * c)) & 255;
-		p[c] = (uint8_t)((v * alpha + p[c] * (255 - alpha) + 127) / 255);
+		p[c] = (uint8_t)((v * alpha + p[c] * (255 - alpha) + 127) /
+				 255);
 	}
 }
 
@@ -121,7 +122,8 @@ void tfk_raster_paste(struct tfk_raster *r, int x, int y, const uint8_t *src,
 						  (size_t)j) * (size_t)channels;
 			uint32_t rgb = channels == 1 ?
 				(uint32_t)s[0] * 0x010101u :
-				(uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2];
+				(uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 |
+				s[2];
 
 			for (a = 0; a < scale; a++)
 				for (b = 0; b < scale; b++)

@@ -99,7 +99,8 @@ static void font(void)
 	tfk_raster_text(&r, 6, 0, "?", 0xff, 1, 0);
 	for (y = 0, bits = 1; y < 7; y++)
 		for (x = 0; x < 5; x++)
-			bits &= (at(&r, x, y) == 0) == (at(&r, 6 + x, y) == 0xff);
+			bits &= (at(&r, x, y) == 0) ==
+				(at(&r, 6 + x, y) == 0xff);
 	ok(bits, "a byte outside ASCII draws as '?'");
 	tfk_raster_release(&r);
 }

@@ -3,7 +3,8 @@
 # printed to read back exactly), --list's runs/tags/kinds/counts, the
 # filters, CSV and JSON lines, the event files tfk-train --logdir
 # writes (epoch_loss equal to tfk-train's own --json history), --follow
-# on a growing file, and corrupt files: truncated, a flipped data crc, a
+# on a growing file, the plugins' summaries (--images, --text, --hparams,
+# --histograms), and corrupt files: truncated, a flipped data crc, a
 # flipped length crc and a payload that is no Event, each reported with
 # file, record and byte while the readable records are still printed
 # and the exit status is 1.
@@ -62,6 +63,21 @@ testcmd "TF2 --histograms: count, min, max, the median of step 2" \
 	"step\tcount\tmin\tmax\tp50\n2\t3\t0.5\t2\t1.5249999999999999"
 testcmd "--histograms of the Estimator's logits: 10 steps of 40 values" \
 	'tfk-events --histograms --tag dnn/logits/activation "$D" | tail -n +2 | cut -f4 | sort -u' "40"
+# The plugins' summaries (tests/data/events/mk-plugins.py): images, text,
+# hparams start and end, a float32 histogram tensor
+PL=$TESTS/data/events/plugins
+export PL
+testcmd "--images: a batch of 2 and then the same tag without metadata" \
+	'tfk-events --images "$PL"' \
+	"run\ttag\tstep\timages\twidth\theight\tformat\tbytes\n.\timg\t1\t2\t7\t5\tpng\t16\n.\timg\t2\t1\t7\t5\tpng\t16"
+testcmd "--text --json" 'tfk-events --text --json "$PL"' \
+	'{"run":".","tag":"note","step":1,"text":"hello"}'
+testcmd "--hparams --json: hparams (a bool as true), group, the end's status" \
+	'tfk-events --hparams --json "$PL"' \
+	'{"session":".","group":"g","hparams":{"bn":"true","lr":0.10000000000000001,"opt":"adam"},"metrics":{},"status":"success"}'
+testcmd "--histograms of a [2, 3] float tensor: count 5, mean of midpoints 1.1" \
+	'tfk-events --histograms --csv "$PL" | cut -d, -f4-7' \
+	"count,min,max,mean\n5,0,2,1.1000000000000001"
 testerr "--list with --histograms" 'tfk-events --list --histograms "$D"' 2 "exclude each other"
 
 testcmd "--list --csv: runs, tags, kinds, counts, first and last steps" \

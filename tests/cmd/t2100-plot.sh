@@ -6,7 +6,8 @@
 # accuracy at the right), smoothing flattening a zigzag, runs of
 # several logdirs overlaid, the text form; an image grid's cell count
 # and class names from the tfk-idx sidecar; the confusion matrix of a
-# perfect prediction dark on its diagonal; a histogram per step; atomic
+# perfect prediction dark on its diagonal, and of real tfk-predict output
+# with the accuracy awk counts from its --csv; a histogram per step; atomic
 # output and the errors.
 . "$(dirname "$0")/lib.sh"
 
@@ -77,6 +78,16 @@ testcmd "confusion: a perfect prediction is 4 dark cells down the diagonal" \
 testcmd "--ascii: counts, rows true, columns predicted; a 0.5 threshold on one float" \
 	'printf "label,score\n0,0.2\n0,0.7\n1,0.9\n1,0.6\n1,0.1\n" | tfk-csv -q | tfk-plot confusion --ascii' \
 	"true\\\\pred     0     1\n0         1     1\n1         1     2\n5 records, accuracy 0.6000"
+cp "$(dirname "$0")/../../examples/mlp.spec.json" "$(dirname "$0")/../../examples/rescale.map.json" "$T/"
+testcmd "tfk-predict's output: the argmax of its softmax, accuracy as awk counts it from --csv" \
+	'tfk-cat --take 96 fm-00000-of-00001.tfrecord >r.tfrecord &&
+	 tfk-train mlp.spec.json r.tfrecord --out m -q -j1 --set fit.epochs=2 >/dev/null &&
+	 tfk-map rescale.map.json r.tfrecord | tfk-predict --dir m --keep label >pred.tfrecord &&
+	 tfk-map rescale.map.json r.tfrecord | tfk-predict --dir m --keep label --csv |
+	 awk -F, "NR > 1 { m = 1; for (i = 2; i <= 10; i++) if (\$i > \$m) m = i; n++; ok += (m - 1 == \$11) } END { printf \"%d records, accuracy %.4f\\n\", n, ok / n }" >want &&
+	 tfk-plot confusion --ascii pred.tfrecord | tail -1 | cmp - want &&
+	 tfk-plot confusion --ascii pred.tfrecord | awk "NR > 1 && NR < 12 { for (i = 2; i <= NF; i++) s += \$i } END { print s }"' \
+	"96"
 testerr "confusion without the label" \
 	'printf "pred\n1\n" | tfk-csv -q | tfk-plot confusion --ascii' 1 'record 0: no label "label"'
 

@@ -109,8 +109,9 @@ static struct tfk_buf line;
 
 /*
  * Point a record that is not what --json expected to the option that
- * reads it: --sequence for a SequenceExample, --raw for anything else
- * that is no Example (event files, text lines). Returns err->code.
+ * reads it: --sequence for a SequenceExample, tfk-events for an event
+ * file, --raw for anything else that is no Example (text lines).
+ * Returns err->code.
  */
 static int hint(struct tfk_err *err, const struct tfk_rec *rec)
 {
@@ -122,6 +123,8 @@ static int hint(struct tfk_err *err, const struct tfk_rec *rec)
 		return err->code;
 	if (!sequence && what == TFK_PAYLOAD_SEQEX)
 		h = "; give --sequence";
+	else if (what == TFK_PAYLOAD_EVENT)
+		h = "; tfk-events prints its values, --raw its payloads";
 	else if (what != TFK_PAYLOAD_SEQEX)
 		h = "; --raw writes the payloads as they are";
 	if (h && n + strlen(h) < sizeof(err->msg))

@@ -1,6 +1,7 @@
 /*
- * tfk-events: print the scalars of TensorBoard event files, or list
- * their runs and tags.
+ * tfk-events: print the scalars of TensorBoard event files, list their
+ * runs and tags, summarise histograms, list image and text summaries,
+ * or show hparams sessions as TensorBoard's HParams table does.
  *
  * TensorBoard reads a log directory as runs (each subdirectory holding
  * event files, named relative to the logdir) and shows charts; its
@@ -18,6 +19,16 @@
  * (TF1 simple_value, float tensors), %.17g for doubles. A corrupt
  * record is reported (file, record, byte) and skipped, the rest of the
  * file is still read, and the exit status is 1 at the end.
+ *
+ * --histograms prints per tag and step the count, min, max, mean and
+ * the percentiles of TensorBoard's distributions dashboard (its
+ * compress_histogram basis points; TF2 histogram tensors hold no sum,
+ * so their mean is taken from bucket midpoints). --hparams prints one
+ * row per session (a run holding a session_start_info summary): its
+ * hparams, then as metrics the last value of every scalar tag in the
+ * session's run and the runs below it, named GROUP/TAG with GROUP the
+ * run below the session's (TensorBoard's derivation of metrics when no
+ * experiment summary lists them), then the session's status.
  */
 #include "format/events.h"
 #include "util/buf.h"
@@ -27,6 +38,7 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +47,7 @@
 #include <unistd.h>
 
 static struct tfk_strlist tags, runs;
-static int csv, json, list, follow;
+static int csv, json, list, follow, histos, images, texts, hparams;
 static int64_t step_lo = INT64_MIN, step_hi = INT64_MAX;
 
 static int parse_steps(const char *arg, void *value)
@@ -73,6 +85,15 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "json", &json, "print one JSON object per line"),
 	TFK_OPT_FLAG(0, "list", &list,
 		     "list runs and tags with their kind and count instead"),
+	TFK_OPT_FLAG(0, "histograms", &histos,
+		     "summarise histograms: count, min, max, mean, "
+		     "percentiles"),
+	TFK_OPT_FLAG(0, "images", &images,
+		     "list image summaries: size, format, bytes"),
+	TFK_OPT_FLAG(0, "text", &texts, "print text summaries"),
+	TFK_OPT_FLAG(0, "hparams", &hparams,
+		     "show hparams sessions with their metrics, as "
+		     "TensorBoard's HParams table"),
 	TFK_OPT_FLAG(0, "follow", &follow,
 		     "keep reading a growing event file until interrupted"),
 	TFK_OPT_END
@@ -81,8 +102,10 @@ static const struct tfk_opt opts[] = {
 static const struct tfk_cmd cmd = {
 	"tfk-events",
 	"[options] [LOGDIR|FILE...]",
-	"print the scalars of TensorBoard event files, or list their tags",
-	"tfk-events --tag epoch_loss --csv logs; tfk-events --list logs",
+	"print the scalars of TensorBoard event files, list their tags, "
+	"summarise histograms, images, text and hparams sessions",
+	"tfk-events --tag epoch_loss --csv logs; tfk-events --list logs; "
+	"tfk-events --hparams logs",
 };
 
 /* One (run, tag, kind) for --list. */
@@ -218,6 +241,407 @@ static int print_scalar(const char *run, const struct tfk_ev_event *e,
 	return rc;
 }
 
+/* Table rows of the summary modes: TSV (tabs and newlines in strings
+ * escaped as \t and \n), CSV, or one JSON object per row. */
+static void row_str(struct tfk_buf *b, int first, const char *key,
+		    const char *s, size_t n)
+{
+	size_t i;
+
+	if (json) {
+		tfk_buf_adds(b, first ? "{\"" : ",\"");
+		tfk_buf_adds(b, key);
+		tfk_buf_adds(b, "\":");
+		tfk_buf_add_json_str(b, s, n);
+		return;
+	}
+	if (!first)
+		tfk_buf_addc(b, csv ? ',' : '\t');
+	if (csv) {
+		char *z = strndup(s, n);
+
+		if (z)
+			put_csv_str(b, z);
+		free(z);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\t')
+			tfk_buf_adds(b, "\\t");
+		else if (s[i] == '\n')
+			tfk_buf_adds(b, "\\n");
+		else if (s[i] == '\\')
+			tfk_buf_adds(b, "\\\\");
+		else
+			tfk_buf_addc(b, s[i]);
+	}
+}
+
+static void row_num(struct tfk_buf *b, int first, const char *key, double v,
+		    int f32)
+{
+	if (json)
+		tfk_buf_addf(b, "%s\"%s\":", first ? "{" : ",", key);
+	else if (!first)
+		tfk_buf_addc(b, csv ? ',' : '\t');
+	put_num(b, v, f32, json);
+}
+
+static void row_int(struct tfk_buf *b, const char *key, int64_t v)
+{
+	if (json)
+		tfk_buf_addf(b, ",\"%s\":%" PRId64, key, v);
+	else
+		tfk_buf_addf(b, "%c%" PRId64, csv ? ',' : '\t', v);
+}
+
+static void row_end(struct tfk_buf *b)
+{
+	tfk_buf_adds(b, json ? "}\n" : "\n");
+}
+
+/* The header of a table (not for JSON): names separated by spaces. */
+static void header(struct tfk_buf *b, const char *names)
+{
+	const char *p;
+
+	if (json || header_done)
+		return;
+	for (p = names; *p; p++)
+		tfk_buf_addc(b, *p == ' ' ? (csv ? ',' : '\t') : *p);
+	tfk_buf_addc(b, '\n');
+}
+
+static int flush_buf(struct tfk_buf *b)
+{
+	int rc = 0;
+
+	header_done = 1;
+	if (!tfk_buf_ok(b) || fwrite(b->data, 1, b->len, stdout) != b->len)
+		rc = -1;
+	tfk_buf_release(b);
+	return rc;
+}
+
+/* TensorBoard's distributions: the normal distribution's -1.5..1.5
+ * sigma points (compressor.py NORMAL_HISTOGRAM_BPS without 0 and
+ * 10000, which are min and max). */
+static const double pct[] = { 6.68, 15.87, 30.85, 50, 69.15, 84.13, 93.32 };
+
+static int print_histo(const char *run, const struct tfk_ev_event *e,
+		       const struct tfk_ev_value *v)
+{
+	const struct tfk_ev_histo *h = &v->histo;
+	struct tfk_buf b;
+	char key[16];
+	size_t i;
+
+	tfk_buf_init(&b);
+	header(&b, "run tag step count min max mean p6.68 p15.87 p30.85 "
+	       "p50 p69.15 p84.13 p93.32");
+	row_str(&b, 1, "run", run, strlen(run));
+	row_str(&b, 0, "tag", v->tag, strlen(v->tag));
+	row_int(&b, "step", e->step);
+	row_num(&b, 0, "count", h->num, 0);
+	row_num(&b, 0, "min", h->min, 0);
+	row_num(&b, 0, "max", h->max, 0);
+	row_num(&b, 0, "mean", h->num > 0 ? h->sum / h->num : NAN, 0);
+	for (i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
+		snprintf(key, sizeof(key), "p%g", pct[i]);
+		row_num(&b, 0, key, tfk_ev_histo_quantile(h, pct[i] / 100), 0);
+	}
+	row_end(&b);
+	return flush_buf(&b);
+}
+
+static int print_image(const char *run, const struct tfk_ev_event *e,
+		       const struct tfk_ev_value *v)
+{
+	const struct tfk_ev_image *im = &v->image;
+	struct tfk_buf b;
+
+	tfk_buf_init(&b);
+	header(&b, "run tag step images width height format bytes");
+	row_str(&b, 1, "run", run, strlen(run));
+	row_str(&b, 0, "tag", v->tag, strlen(v->tag));
+	row_int(&b, "step", e->step);
+	row_int(&b, "images", (int64_t)im->n);
+	row_int(&b, "width", im->width);
+	row_int(&b, "height", im->height);
+	row_str(&b, 0, "format", im->format, strlen(im->format));
+	row_int(&b, "bytes", (int64_t)im->nbytes);
+	row_end(&b);
+	return flush_buf(&b);
+}
+
+static int print_text(const char *run, const struct tfk_ev_event *e,
+		      const struct tfk_ev_value *v)
+{
+	struct tfk_buf b;
+
+	tfk_buf_init(&b);
+	header(&b, "run tag step text");
+	row_str(&b, 1, "run", run, strlen(run));
+	row_str(&b, 0, "tag", v->tag, strlen(v->tag));
+	row_int(&b, "step", e->step);
+	row_str(&b, 0, "text", v->text, v->text_len);
+	row_end(&b);
+	return flush_buf(&b);
+}
+
+/* --hparams: sessions and the last value of each (run, tag) scalar. */
+struct session {
+	char *run, *group;
+	size_t n;
+	struct tfk_hparam *hp;		/* owned names and strings */
+	int status;
+};
+
+struct last {
+	char *run, *tag;
+	double value;
+	int f32;
+};
+
+static struct session *sess;
+static size_t n_sess;
+static struct last *lasts;
+static size_t n_last;
+
+static int note_session(const char *run, const struct tfk_ev_hparams *h)
+{
+	struct session *s = NULL, *ns;
+	size_t i;
+
+	for (i = 0; i < n_sess; i++)
+		if (!strcmp(sess[i].run, run))
+			s = &sess[i];
+	if (!s) {
+		if (!(ns = realloc(sess, (n_sess + 1) * sizeof(*ns))))
+			return -1;
+		sess = ns;
+		s = &sess[n_sess++];
+		memset(s, 0, sizeof(*s));
+		if (!(s->run = strdup(run)))
+			return -1;
+	}
+	if (h->what == TFK_EVH_END) {
+		s->status = h->status;
+		return 0;
+	}
+	if (h->what != TFK_EVH_START)
+		return 0;
+	for (i = 0; i < s->n; i++) {
+		free((char *)s->hp[i].name);
+		free((char *)s->hp[i].str);
+	}
+	free(s->hp);
+	free(s->group);
+	s->n = 0;
+	s->group = strdup(h->group);
+	s->hp = calloc(h->n + 1, sizeof(*s->hp));
+	if (!s->group || !s->hp)
+		return -1;
+	for (i = 0; i < h->n; i++) {
+		s->hp[i].name = strdup(h->hp[i].name);
+		s->hp[i].num = h->hp[i].num;
+		s->hp[i].str = h->hp[i].str ? strdup(h->hp[i].str) : NULL;
+		s->n++;
+		if (!s->hp[i].name || (h->hp[i].str && !s->hp[i].str))
+			return -1;
+	}
+	return 0;
+}
+
+static int note_last(const char *run, const struct tfk_ev_value *v)
+{
+	struct last *nl;
+	size_t i;
+
+	for (i = 0; i < n_last; i++)
+		if (!strcmp(lasts[i].tag, v->tag) && !strcmp(lasts[i].run, run))
+			break;
+	if (i == n_last) {
+		if (!(nl = realloc(lasts, (n_last + 1) * sizeof(*nl))))
+			return -1;
+		lasts = nl;
+		lasts[i].run = strdup(run);
+		lasts[i].tag = strdup(v->tag);
+		n_last++;
+		if (!lasts[i].run || !lasts[i].tag)
+			return -1;
+	}
+	lasts[i].value = v->value;
+	lasts[i].f32 = v->f32;
+	return 0;
+}
+
+/* The metric group of run under session run sr ("" for the run
+ * itself), or NULL when run is not in the session. */
+static const char *group_of(const char *sr, const char *run)
+{
+	size_t n = strlen(sr);
+
+	if (!strcmp(sr, run))
+		return "";
+	if (!strcmp(sr, "."))
+		return run;
+	if (!strncmp(run, sr, n) && run[n] == '/')
+		return run + n + 1;
+	return NULL;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The sorted distinct strings of v[0..n) (borrowed), in *out. */
+static size_t distinct(char **v, size_t n)
+{
+	size_t i, k = 0;
+
+	qsort(v, n, sizeof(*v), cmp_str);
+	for (i = 0; i < n; i++)
+		if (!k || strcmp(v[k - 1], v[i]))
+			v[k++] = v[i];
+	return k;
+}
+
+static char *metric_name(const char *group, const char *tag)
+{
+	size_t n = strlen(group) + strlen(tag) + 2;
+	char *m = malloc(n);
+
+	if (m)
+		snprintf(m, n, "%s%s%s", group, *group ? "/" : "", tag);
+	return m;
+}
+
+static int print_hparams(void)
+{
+	static const char *const status[] = {
+		"unknown", "success", "failure", "running"
+	};
+	struct tfk_buf b;
+	char **hn = NULL, **mn = NULL, **owned = NULL;
+	size_t n_hn = 0, n_mn = 0, n_owned = 0, i, j, k;
+	int rc = -1;
+
+	for (i = 0; i < n_sess; i++)
+		n_hn += sess[i].n;
+	hn = calloc(n_hn + 1, sizeof(*hn));
+	mn = calloc(n_sess * n_last + 1, sizeof(*mn));
+	owned = calloc(n_sess * n_last + 1, sizeof(*owned));
+	if (!hn || !mn || !owned)
+		goto out;
+	for (n_hn = 0, i = 0; i < n_sess; i++)
+		for (j = 0; j < sess[i].n; j++)
+			hn[n_hn++] = (char *)sess[i].hp[j].name;
+	n_hn = distinct(hn, n_hn);
+	for (i = 0; i < n_sess; i++)
+		for (j = 0; j < n_last; j++) {
+			const char *g = group_of(sess[i].run, lasts[j].run);
+
+			if (!g)
+				continue;
+			if (!(owned[n_owned] = metric_name(g, lasts[j].tag)))
+				goto out;
+			mn[n_mn++] = owned[n_owned++];
+		}
+	n_mn = distinct(mn, n_mn);
+	tfk_buf_init(&b);
+	if (!json) {
+		tfk_buf_adds(&b, "session");
+		for (i = 0; i < n_hn; i++) {
+			tfk_buf_addc(&b, csv ? ',' : '\t');
+			csv ? put_csv_str(&b, hn[i]) : tfk_buf_adds(&b, hn[i]);
+		}
+		for (i = 0; i < n_mn; i++) {
+			tfk_buf_addc(&b, csv ? ',' : '\t');
+			csv ? put_csv_str(&b, mn[i]) : tfk_buf_adds(&b, mn[i]);
+		}
+		tfk_buf_adds(&b, csv ? ",status\n" : "\tstatus\n");
+	}
+	for (i = 0; i < n_sess; i++) {
+		const struct session *s = &sess[i];
+		const char *st = s->status >= 0 && s->status < 4 ?
+			status[s->status] : "unknown";
+
+		row_str(&b, 1, "session", s->run, strlen(s->run));
+		if (json) {
+			tfk_buf_adds(&b, ",\"group\":");
+			tfk_buf_add_json_str(&b, s->group ? s->group : "",
+					     s->group ? strlen(s->group) : 0);
+			tfk_buf_adds(&b, ",\"hparams\":{");
+		}
+		for (j = 0; j < n_hn; j++) {
+			const struct tfk_hparam *h = NULL;
+
+			for (k = 0; k < s->n; k++)
+				if (!strcmp(s->hp[k].name, hn[j]))
+					h = &s->hp[k];
+			if (json && !h)
+				continue;
+			if (json) {
+				tfk_buf_adds(&b, b.data[b.len - 1] == '{' ?
+					     "" : ",");
+				tfk_buf_add_json_str(&b, hn[j], strlen(hn[j]));
+				tfk_buf_addc(&b, ':');
+				if (h->str)
+					tfk_buf_add_json_str(&b, h->str,
+							     strlen(h->str));
+				else
+					put_num(&b, h->num, 0, 1);
+			} else if (!h) {
+				tfk_buf_addc(&b, csv ? ',' : '\t');
+			} else if (h->str) {
+				row_str(&b, 0, "", h->str, strlen(h->str));
+			} else {
+				row_num(&b, 0, "", h->num, 0);
+			}
+		}
+		if (json)
+			tfk_buf_adds(&b, "},\"metrics\":{");
+		for (j = 0; j < n_mn; j++) {
+			const struct last *l = NULL;
+
+			for (k = 0; k < n_last; k++) {
+				const char *g = group_of(s->run, lasts[k].run);
+				char *m = g ? metric_name(g, lasts[k].tag)
+					: NULL;
+
+				if (m && !strcmp(m, mn[j]))
+					l = &lasts[k];
+				free(m);
+			}
+			if (json && l) {
+				tfk_buf_adds(&b, b.data[b.len - 1] == '{' ?
+					     "" : ",");
+				tfk_buf_add_json_str(&b, mn[j], strlen(mn[j]));
+				tfk_buf_addc(&b, ':');
+				put_num(&b, l->value, l->f32, 1);
+			} else if (!json && l) {
+				row_num(&b, 0, "", l->value, l->f32);
+			} else if (!json) {
+				tfk_buf_addc(&b, csv ? ',' : '\t');
+			}
+		}
+		if (json)
+			tfk_buf_addc(&b, '}');
+		row_str(&b, 0, "status", st, strlen(st));
+		row_end(&b);
+	}
+	rc = flush_buf(&b);
+out:
+	for (i = 0; i < n_owned; i++)
+		free(owned[i]);
+	free(owned);
+	free(mn);
+	free(hn);
+	return rc;
+}
+
 /* Handle one event; -1 on out of memory or a failed write. */
 static int show(const char *run, const struct tfk_ev_event *e)
 {
@@ -228,10 +652,28 @@ static int show(const char *run, const struct tfk_ev_event *e)
 	for (i = 0; i < e->n_value; i++) {
 		const struct tfk_ev_value *v = &e->value[i];
 
+		if (hparams) {
+			if (v->kind == TFK_EVK_HPARAMS &&
+			    note_session(run, &v->hparams))
+				return -1;
+			if (v->kind == TFK_EVK_SCALAR &&
+			    match_any(&tags, v->tag) && note_last(run, v))
+				return -1;
+			continue;
+		}
 		if (!match_any(&tags, v->tag))
 			continue;
 		if (list) {
 			if (note(run, v->tag, v->kind, e->step))
+				return -1;
+		} else if (histos) {
+			if (v->kind == TFK_EVK_HISTO && print_histo(run, e, v))
+				return -1;
+		} else if (images) {
+			if (v->kind == TFK_EVK_IMAGE && print_image(run, e, v))
+				return -1;
+		} else if (texts) {
+			if (v->kind == TFK_EVK_TEXT && print_text(run, e, v))
 				return -1;
 		} else if (v->kind == TFK_EVK_SCALAR &&
 			   print_scalar(run, e, v)) {
@@ -403,6 +845,9 @@ int main(int argc, char **argv)
 		tfk_cli_usage_error("--csv and --json exclude each other");
 	if (list && json)
 		tfk_cli_usage_error("--list prints a table or --csv");
+	if (list + histos + images + texts + hparams > 1)
+		tfk_cli_usage_error("--list, --histograms, --images, --text "
+				    "and --hparams exclude each other");
 	if (step_lo > step_hi)
 		tfk_cli_usage_error("--step %" PRId64 ":%" PRId64 ": an empty "
 				    "range", step_lo, step_hi);
@@ -422,6 +867,10 @@ int main(int argc, char **argv)
 		rc = read_file(".", "-");
 	for (i = 0; i < argc; i++)
 		rc |= read_arg(argv[i]);
+	if (hparams && print_hparams()) {
+		tfk_cli_warn("<stdout>: write failed");
+		rc = 1;
+	}
 	if (list && print_list()) {
 		tfk_cli_warn("<stdout>: write failed");
 		rc = 1;
@@ -435,5 +884,20 @@ int main(int argc, char **argv)
 		free(seen[i].tag);
 	}
 	free(seen);
+	for (i = 0; (size_t)i < n_sess; i++) {
+		for (size_t j = 0; j < sess[i].n; j++) {
+			free((char *)sess[i].hp[j].name);
+			free((char *)sess[i].hp[j].str);
+		}
+		free(sess[i].hp);
+		free(sess[i].run);
+		free(sess[i].group);
+	}
+	free(sess);
+	for (i = 0; (size_t)i < n_last; i++) {
+		free(lasts[i].run);
+		free(lasts[i].tag);
+	}
+	free(lasts);
 	return rc;
 }

@@ -15,10 +15,17 @@
  *
  * Any unreadable record stops the run (exit 1, nothing printed): a
  * table over part of the data would look complete and be wrong.
+ *
+ * A TensorBoard event file (TFRecords too, of tensorflow.Event, its
+ * first record the file_version event) is described instead of refused:
+ * its events and its tags by kind, read by lib/format/events, with a
+ * pointer to tfk-events for the values. With --json, whose schema
+ * document cannot describe one, it is an error that says what it is.
  */
 #include "example/example.h"
 #include "example/schema.h"
 #include "example/seqex.h"
+#include "format/events.h"
 #include "io/record.h"
 #include "util/alloc.h"
 #include "util/buf.h"
@@ -56,8 +63,77 @@ struct state {
 	struct tfk_example ex;
 	struct tfk_seqex sx;
 	uint64_t seen;
-	long files;
+	long files, event_files;
 };
+
+/* Describe the event file path on stdout. 0, or 1 after an error. */
+static int describe_events(const char *path)
+{
+	struct tfk_evr *r;
+	struct tfk_ev_event e;
+	struct tfk_err err;
+	char **tags = NULL, *version = NULL;
+	int *kinds = NULL, rc, k, bad = 0;
+	size_t n_tags = 0, i, j, per[TFK_EVK_N] = { 0 };
+	uint64_t n_ev = 0;
+
+	if (tfk_evr_open(&r, path, &err))
+		return tfk_cli_fail(&err);
+	while ((rc = tfk_evr_next(r, &e, &err)) != 0) {
+		if (rc < 0) {
+			bad = tfk_cli_fail(&err);
+			if (rc != TFK_ECORRUPT)
+				break;
+			continue;
+		}
+		n_ev++;
+		if (e.file_version && !version)
+			version = strdup(e.file_version);
+		for (i = 0; i < e.n_value; i++) {
+			for (j = 0; j < n_tags; j++)
+				if (kinds[j] == e.value[i].kind &&
+				    !strcmp(tags[j], e.value[i].tag))
+					break;
+			if (j < n_tags)
+				continue;
+			char **nt = realloc(tags, (n_tags + 1) * sizeof(*nt));
+			int *nk = nt ? realloc(kinds, (n_tags + 1) *
+					       sizeof(*nk)) : NULL;
+
+			if (nt)
+				tags = nt;
+			if (nk)
+				kinds = nk;
+			if (!nt || !nk || !(tags[n_tags] =
+					    strdup(e.value[i].tag))) {
+				tfk_cli_warn("out of memory");
+				bad = 1;
+				goto out;
+			}
+			kinds[n_tags++] = e.value[i].kind;
+			per[e.value[i].kind]++;
+		}
+	}
+	printf("%s: TensorBoard event file (file_version \"%s\"): %" PRIu64
+	       " events, %zu tags", path, version ? version : "", n_ev, n_tags);
+	for (k = 0, j = 0; k < TFK_EVK_N; k++)
+		if (per[k])
+			printf("%s%zu %s", j++ ? ", " : " (", per[k],
+			       tfk_evk_name(k));
+	printf("%s\n  tags:", j ? ")" : "");
+	for (i = 0; i < n_tags && i < 10; i++)
+		printf(" %s", tags[i]);
+	printf("%s\n  read them with: tfk-events --list %s\n",
+	       n_tags > 10 ? " ..." : "", path);
+out:
+	for (i = 0; i < n_tags; i++)
+		free(tags[i]);
+	free(tags);
+	free(kinds);
+	free(version);
+	tfk_evr_close(r);
+	return bad;
+}
 
 /* 1 when --records is reached. */
 static int enough(const struct state *st)
@@ -106,6 +182,22 @@ static int inspect_file(struct state *st, const char *path)
 		return tfk_cli_fail(&err);
 	st->files++;
 	while (!enough(st) && (rc = tfk_rec_next(r, &rec, &err)) == 1) {
+		if (rec.index == 0 && !sequence && tfk_payload_guess(rec.data,
+		    rec.len, NULL, NULL) == TFK_PAYLOAD_EVENT) {
+			if (json || !strcmp(path, "-")) {
+				rc = tfk_errf(&err, TFK_ECORRUPT, "%s: a "
+					      "TensorBoard event file, not "
+					      "tf.Example records; tfk-events "
+					      "--list reads it%s", path, json ?
+					      " (--json describes Examples)" :
+					      "");
+				tfk_rec_close(r);
+				return tfk_cli_fail(&err);
+			}
+			tfk_rec_close(r);
+			st->event_files++;
+			return describe_events(path);
+		}
 		if (sequence) {
 			rc = observe_seqex(st, &rec, &err);
 		} else {
@@ -369,7 +461,7 @@ int main(int argc, char **argv)
 				fwrite(b.data, 1, b.len, stdout);
 			}
 			tfk_buf_release(&b);
-		} else {
+		} else if (st.seen || !st.event_files) {
 			print_human(&st);
 		}
 		if (fflush(stdout)) {

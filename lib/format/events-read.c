@@ -14,31 +14,49 @@
  * ending inside a record ends the file. Each is returned as an error so
  * the caller reports every one and still shows the readable rest.
  *
- * TF2's tf.summary.scalar writes the "scalars" plugin metadata with a
- * tag's first value only; the reader keeps the names of such tags so
- * later values of the same tag count as scalars too (EventAccumulator
- * does the same). A linear list: files hold tens of tags, not millions.
+ * TF2's tf.summary writes a tag's plugin metadata with its first value
+ * only; the reader keeps each such tag with the kind its plugin gave it
+ * so later values of the same tag are read alike (EventAccumulator does
+ * the same). A linear list: files hold tens of tags, not millions.
+ * What a value needs beyond the unpacked Event (a TF2 histogram's
+ * edges, an unpacked hparams proto) is allocated per event and freed
+ * with it.
  */
 #include "format/events.h"
 
 #include "formats/event.pb-c.h"
+#include "formats/hparams_plugin_data.pb-c.h"
 #include "io/record.h"
 #include "util/alloc.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+struct tag_kind {
+	char *tag;
+	int kind;
+};
+
+/* One allocation of the current event: plain memory, or an unpacked
+ * HParamsPluginData. */
+struct scratch {
+	struct scratch *next;
+	Tensorboard__Hparams__HParamsPluginData *pd;
+};
 
 struct tfk_evr {
 	struct tfk_rec_reader *rec;
 	Tensorflow__Event *ev;		/* the last event, freed next call */
 	struct tfk_ev_value *val;
 	size_t cap_val;
-	char **scalar_tags;		/* TF2 tags seen with "scalars" */
+	struct tag_kind *tags;		/* TF2 tags seen with a plugin */
 	size_t n_tags, cap_tags;
+	struct scratch *scratch;	/* this event's allocations */
 	char *path;
 	uint64_t end_off, end_index;	/* past the last whole record */
 	int resync;			/* the last header was bad */
@@ -63,7 +81,8 @@ static void pb_free(void *data, void *p)
 const char *tfk_evk_name(int kind)
 {
 	static const char *const names[TFK_EVK_N] = {
-		"other", "scalar", "histogram", "tensor"
+		"other", "scalar", "histogram", "tensor", "image", "text",
+		"hparams"
 	};
 
 	return kind >= 0 && kind < TFK_EVK_N ? names[kind] : "other";
@@ -92,10 +111,23 @@ int tfk_evr_open(struct tfk_evr **out, const char *path, struct tfk_err *err)
 	return 0;
 }
 
+#define hparams_free tensorboard__hparams__hparams_plugin_data__free_unpacked
+#define HP_START \
+	TENSORBOARD__HPARAMS__HPARAMS_PLUGIN_DATA__DATA_SESSION_START_INFO
+#define HP_END TENSORBOARD__HPARAMS__HPARAMS_PLUGIN_DATA__DATA_SESSION_END_INFO
+
 static void free_event(struct tfk_evr *r)
 {
 	ProtobufCAllocator a = { pb_alloc, pb_free, NULL };
 
+	while (r->scratch) {
+		struct scratch *sc = r->scratch;
+
+		r->scratch = sc->next;
+		if (sc->pd)
+			hparams_free(sc->pd, &a);
+		tfk_free(sc);
+	}
 	if (r->ev)
 		tensorflow__event__free_unpacked(r->ev, &a);
 	r->ev = NULL;
@@ -110,8 +142,8 @@ void tfk_evr_close(struct tfk_evr *r)
 	free_event(r);
 	tfk_rec_close(r->rec);
 	for (i = 0; i < r->n_tags; i++)
-		tfk_free(r->scalar_tags[i]);
-	tfk_free(r->scalar_tags);
+		tfk_free(r->tags[i].tag);
+	tfk_free(r->tags);
 	tfk_free(r->val);
 	tfk_free(r->path);
 	tfk_free(r);
@@ -142,35 +174,66 @@ int tfk_evr_reopen(struct tfk_evr *r, struct tfk_err *err)
 	return 0;
 }
 
-static int tag_known(const struct tfk_evr *r, const char *tag)
+/* The kind a tag's plugin gave it, or -1 for a tag not seen with one. */
+static int tag_kind(const struct tfk_evr *r, const char *tag)
 {
 	size_t i;
 
 	for (i = 0; i < r->n_tags; i++)
-		if (!strcmp(r->scalar_tags[i], tag))
-			return 1;
-	return 0;
+		if (!strcmp(r->tags[i].tag, tag))
+			return r->tags[i].kind;
+	return -1;
 }
 
-static int tag_add(struct tfk_evr *r, const char *tag)
+static int tag_add(struct tfk_evr *r, const char *tag, int kind)
 {
-	char **nt;
+	struct tag_kind *nt;
 
-	if (tag_known(r, tag))
+	if (tag_kind(r, tag) >= 0)
 		return 0;
 	if (r->n_tags == r->cap_tags) {
 		size_t cap = r->cap_tags ? 2 * r->cap_tags : 16;
 
-		nt = tfk_realloc(r->scalar_tags, cap * sizeof(*nt));
+		nt = tfk_realloc(r->tags, cap * sizeof(*nt));
 		if (!nt)
 			return -1;
-		r->scalar_tags = nt;
+		r->tags = nt;
 		r->cap_tags = cap;
 	}
-	if (!(r->scalar_tags[r->n_tags] = tfk_strdup(tag)))
+	if (!(r->tags[r->n_tags].tag = tfk_strdup(tag)))
 		return -1;
-	r->n_tags++;
+	r->tags[r->n_tags++].kind = kind;
 	return 0;
+}
+
+/* n bytes freed with the current event; NULL when out of memory. */
+static void *scratch_alloc(struct tfk_evr *r, size_t n)
+{
+	struct scratch *sc = tfk_calloc(1, sizeof(*sc) + n);
+
+	if (!sc)
+		return NULL;
+	sc->next = r->scratch;
+	r->scratch = sc;
+	return sc + 1;
+}
+
+static int plugin_kind(const char *plugin)
+{
+	static const struct {
+		const char *name;
+		int kind;
+	} k[] = {
+		{ "scalars", TFK_EVK_SCALAR }, { "histograms", TFK_EVK_HISTO },
+		{ "images", TFK_EVK_IMAGE }, { "text", TFK_EVK_TEXT },
+		{ "hparams", TFK_EVK_HPARAMS },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (!strcmp(plugin, k[i].name))
+			return k[i].kind;
+	return TFK_EVK_TENSOR;
 }
 
 /* The one element of a float or double scalar tensor, from its typed
@@ -218,13 +281,235 @@ static int tensor_scalar(const Tensorflow__TensorProto *t, double *v,
 	return -1;
 }
 
+/* Element i of a float or double tensor as a double; -1 when t is
+ * neither or too short. */
+static int tensor_num(const Tensorflow__TensorProto *t, size_t i, double *v)
+{
+	const uint8_t *c = t->tensor_content.data;
+	size_t n = t->tensor_content.len;
+	uint64_t u = 0;
+	int k;
+
+	if (t->dtype == TENSORFLOW__DATA_TYPE__DT_FLOAT) {
+		float f;
+
+		if (i < t->n_float_val) {
+			*v = t->float_val[i];
+			return 0;
+		}
+		if (n < 4 || i >= n / 4)
+			return -1;
+		for (k = 3; k >= 0; k--)
+			u = u << 8 | c[4 * i + (size_t)k];
+		memcpy(&f, &(uint32_t){ (uint32_t)u }, 4);
+		*v = f;
+		return 0;
+	}
+	if (t->dtype == TENSORFLOW__DATA_TYPE__DT_DOUBLE) {
+		if (i < t->n_double_val) {
+			*v = t->double_val[i];
+			return 0;
+		}
+		if (n < 8 || i >= n / 8)
+			return -1;
+		for (k = 7; k >= 0; k--)
+			u = u << 8 | c[8 * i + (size_t)k];
+		memcpy(v, &u, 8);
+		return 0;
+	}
+	return -1;
+}
+
+/* Elements by the shape; -1 for a negative or absurd dimension. */
+static int64_t tensor_elems(const Tensorflow__TensorProto *t, int *rank)
+{
+	int64_t n = 1;
+	size_t i;
+
+	*rank = t->tensor_shape ? (int)t->tensor_shape->n_dim : 0;
+	for (i = 0; i < (size_t)*rank; i++) {
+		int64_t d = t->tensor_shape->dim[i]->size;
+
+		if (d < 0 || (d && n > INT64_MAX / 4 / d))
+			return -1;
+		n *= d;
+	}
+	return n;
+}
+
+/* A TF2 "histograms" tensor: [k, 3] rows of (left, right, count).
+ * 1 done, 0 not one, -1 out of memory. */
+static int tensor_histo(struct tfk_evr *r, const Tensorflow__TensorProto *t,
+			struct tfk_ev_histo *h)
+{
+	int rank;
+	int64_t n = tensor_elems(t, &rank);
+	size_t k, i;
+	double *lim, *cnt, left, right, c;
+
+	if (rank != 2 || n < 0 || t->tensor_shape->dim[1]->size != 3)
+		return 0;
+	k = (size_t)t->tensor_shape->dim[0]->size;
+	memset(h, 0, sizeof(*h));
+	if (!k)
+		return 1;
+	if (tensor_num(t, 3 * k - 1, &c))
+		return 0;
+	if (!(lim = scratch_alloc(r, 2 * k * sizeof(double))))
+		return -1;
+	cnt = lim + k;
+	for (i = 0; i < k; i++) {
+		if (tensor_num(t, 3 * i, &left) ||
+		    tensor_num(t, 3 * i + 1, &right) ||
+		    tensor_num(t, 3 * i + 2, &c))
+			return 0;
+		if (!i)
+			h->min = left;
+		lim[i] = right;
+		cnt[i] = c;
+		h->num += c;
+		/* bucket midpoints: the sums the tensor form no longer has */
+		h->sum += c * (left + right) / 2;
+		h->sum_squares += c * (left + right) / 2 * (left + right) / 2;
+	}
+	h->max = lim[k - 1];
+	h->n_bucket = k;
+	h->limit = lim;
+	h->count = cnt;
+	return 1;
+}
+
+static const char *sniff(const uint8_t *p, size_t n)
+{
+	if (n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8))
+		return "png";
+	if (n >= 3 && !memcmp(p, "\xff\xd8\xff", 3))
+		return "jpeg";
+	if (n >= 6 && (!memcmp(p, "GIF87a", 6) || !memcmp(p, "GIF89a", 6)))
+		return "gif";
+	if (n >= 2 && !memcmp(p, "BM", 2))
+		return "bmp";
+	return "unknown";
+}
+
+/* A decimal string of at most 9 digits (an image dimension); -1 if not. */
+static int dim_str(const ProtobufCBinaryData *b)
+{
+	int v = 0;
+	size_t i;
+
+	if (!b->len || b->len > 9)
+		return -1;
+	for (i = 0; i < b->len; i++) {
+		if (b->data[i] < '0' || b->data[i] > '9')
+			return -1;
+		v = v * 10 + (b->data[i] - '0');
+	}
+	return v;
+}
+
+/* A TF2 "images" tensor: strings width, height, image... 1 or 0. */
+static int tensor_image(const Tensorflow__TensorProto *t,
+			struct tfk_ev_image *im)
+{
+	if (t->dtype != TENSORFLOW__DATA_TYPE__DT_STRING ||
+	    t->n_string_val < 2)
+		return 0;
+	im->width = dim_str(&t->string_val[0]);
+	im->height = dim_str(&t->string_val[1]);
+	if (im->width < 0 || im->height < 0)
+		return 0;
+	im->n = t->n_string_val - 2;
+	im->format = "unknown";
+	if (im->n) {
+		im->data = t->string_val[2].data;
+		im->nbytes = t->string_val[2].len;
+		im->format = sniff(im->data, im->nbytes);
+	}
+	return 1;
+}
+
+static int cmp_hparam(const void *x, const void *y)
+{
+	return strcmp(((const struct tfk_hparam *)x)->name,
+		      ((const struct tfk_hparam *)y)->name);
+}
+
+/* The hparams plugin's content. 1 done, 0 not HParamsPluginData, -1
+ * out of memory. */
+static int plugin_hparams(struct tfk_evr *r, const ProtobufCBinaryData *c,
+			  struct tfk_ev_hparams *out)
+{
+	ProtobufCAllocator a = { pb_alloc, pb_free, &r->oom };
+	Tensorboard__Hparams__HParamsPluginData *pd;
+	const Tensorboard__Hparams__SessionStartInfo *si;
+	void *slot = scratch_alloc(r, 0);	/* holds pd until freed */
+	struct tfk_hparam *hp;
+	size_t i;
+
+	if (!slot)
+		return -1;
+	r->oom = 0;
+	pd = tensorboard__hparams__hparams_plugin_data__unpack(&a, c->len,
+							       c->data);
+	if (!pd)
+		return r->oom ? -1 : 0;
+	((struct scratch *)slot - 1)->pd = pd;
+	memset(out, 0, sizeof(*out));
+	out->group = "";
+	if (pd->data_case == HP_END && pd->session_end_info) {
+		out->what = TFK_EVH_END;
+		out->status = pd->session_end_info->status;
+		out->end_time = pd->session_end_info->end_time_secs;
+		return 1;
+	}
+	if (pd->data_case != HP_START || !(si = pd->session_start_info))
+		return 1;	/* an experiment: by kind only */
+	out->what = TFK_EVH_START;
+	out->group = si->group_name ? si->group_name : "";
+	out->start_time = si->start_time_secs;
+	if (!(hp = scratch_alloc(r, (si->n_hparams + 1) * sizeof(*hp))))
+		return -1;
+	for (i = 0; i < si->n_hparams; i++) {
+		const Google__Protobuf__Value *v = si->hparams[i]->value;
+
+		hp[out->n].name = si->hparams[i]->key ? si->hparams[i]->key
+			: "";
+		hp[out->n].str = NULL;
+		hp[out->n].num = 0;
+		if (!v)
+			continue;
+		switch (v->kind_case) {
+		case GOOGLE__PROTOBUF__VALUE__KIND_NUMBER_VALUE:
+			hp[out->n].num = v->number_value;
+			break;
+		case GOOGLE__PROTOBUF__VALUE__KIND_STRING_VALUE:
+			hp[out->n].str = v->string_value ? v->string_value
+				: "";
+			break;
+		case GOOGLE__PROTOBUF__VALUE__KIND_BOOL_VALUE:
+			hp[out->n].str = v->bool_value ? "true" : "false";
+			break;
+		default:
+			continue;	/* no HParams column shows others */
+		}
+		out->n++;
+	}
+	qsort(hp, out->n, sizeof(*hp), cmp_hparam);
+	out->hp = hp;
+	return 1;
+}
+
 /* Decode one summary value into out. -1: out of memory. */
 static int decode_value(struct tfk_evr *r, const Tensorflow__Summary__Value *v,
 			struct tfk_ev_value *out)
 {
 	const Tensorflow__SummaryMetadata *md = v->metadata;
-	const char *plugin = md && md->plugin_data &&
-		md->plugin_data->plugin_name ? md->plugin_data->plugin_name : "";
+	const Tensorflow__SummaryMetadata__PluginData *pl =
+		md && md->plugin_data ? md->plugin_data : NULL;
+	const char *plugin = pl && pl->plugin_name ? pl->plugin_name : "";
+	const Tensorflow__TensorProto *t = v->tensor;
+	int kind, rc;
 
 	memset(out, 0, sizeof(*out));
 	out->tag = v->tag ? v->tag : "";
@@ -234,10 +519,10 @@ static int decode_value(struct tfk_evr *r, const Tensorflow__Summary__Value *v,
 		out->kind = TFK_EVK_SCALAR;
 		out->value = v->simple_value;
 		out->f32 = 1;
-		break;
+		return 0;
 	case TENSORFLOW__SUMMARY__VALUE__VALUE_HISTO:
 		if (!v->histo)
-			break;
+			return 0;
 		out->kind = TFK_EVK_HISTO;
 		out->histo.min = v->histo->min;
 		out->histo.max = v->histo->max;
@@ -250,24 +535,93 @@ static int decode_value(struct tfk_evr *r, const Tensorflow__Summary__Value *v,
 			out->histo.n_bucket = v->histo->n_bucket_limit;
 		out->histo.limit = v->histo->bucket_limit;
 		out->histo.count = v->histo->bucket;
-		break;
+		return 0;
+	case TENSORFLOW__SUMMARY__VALUE__VALUE_IMAGE:
+		if (!v->image)
+			return 0;
+		out->kind = TFK_EVK_IMAGE;
+		out->image.width = v->image->width;
+		out->image.height = v->image->height;
+		out->image.n = 1;
+		out->image.data = v->image->encoded_image_string.data;
+		out->image.nbytes = v->image->encoded_image_string.len;
+		out->image.format = sniff(out->image.data, out->image.nbytes);
+		return 0;
 	case TENSORFLOW__SUMMARY__VALUE__VALUE_TENSOR:
-		if (!v->tensor)
-			break;
-		out->kind = TFK_EVK_TENSOR;
-		if (!strcmp(plugin, "scalars") ||
-		    (!*plugin && tag_known(r, out->tag))) {
-			if (tensor_scalar(v->tensor, &out->value, &out->f32))
-				break;
+		break;
+	default:
+		return 0;
+	}
+	if (!t)
+		return 0;
+	out->kind = TFK_EVK_TENSOR;
+	kind = *plugin ? plugin_kind(plugin) : tag_kind(r, out->tag);
+	if (*plugin && kind != TFK_EVK_TENSOR && tag_add(r, out->tag, kind))
+		return -1;
+	switch (kind) {
+	case TFK_EVK_SCALAR:
+		if (!tensor_scalar(t, &out->value, &out->f32))
 			out->kind = TFK_EVK_SCALAR;
-			if (*plugin && tag_add(r, out->tag))
-				return -1;
+		break;
+	case TFK_EVK_HISTO:
+		if ((rc = tensor_histo(r, t, &out->histo)) < 0)
+			return -1;
+		if (rc)
+			out->kind = TFK_EVK_HISTO;
+		break;
+	case TFK_EVK_IMAGE:
+		if (tensor_image(t, &out->image))
+			out->kind = TFK_EVK_IMAGE;
+		break;
+	case TFK_EVK_TEXT:
+		if (t->dtype != TENSORFLOW__DATA_TYPE__DT_STRING)
+			break;
+		out->kind = TFK_EVK_TEXT;
+		out->n_text = t->n_string_val;
+		out->text = "";
+		if (t->n_string_val) {
+			out->text = (const char *)t->string_val[0].data;
+			out->text_len = t->string_val[0].len;
 		}
+		break;
+	case TFK_EVK_HPARAMS:
+		if (!pl)
+			break;
+		if ((rc = plugin_hparams(r, &pl->content, &out->hparams)) < 0)
+			return -1;
+		if (rc)
+			out->kind = TFK_EVK_HPARAMS;
 		break;
 	default:
 		break;
 	}
 	return 0;
+}
+
+double tfk_ev_histo_quantile(const struct tfk_ev_histo *h, double q)
+{
+	double total = 0, want, cum = 0, prev, lhs, rhs;
+	size_t i;
+
+	for (i = 0; i < h->n_bucket; i++)
+		total += h->count[i];
+	if (!(total > 0))
+		return NAN;
+	want = q * total;
+	for (i = 0; i < h->n_bucket; i++) {
+		prev = cum;
+		cum += h->count[i];
+		if (cum <= want && !(i == h->n_bucket - 1))
+			continue;
+		if (cum == prev)
+			continue;
+		lhs = !i || !prev ? h->min : fmax(h->limit[i - 1], h->min);
+		rhs = fmin(h->limit[i], h->max);
+		if (want > cum)
+			return h->max;
+		return lhs + (rhs - lhs) * (want - prev) / (cum - prev);
+	}
+	return h->max;
 }
 
 int tfk_evr_next(struct tfk_evr *r, struct tfk_ev_event *e,

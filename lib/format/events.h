@@ -62,20 +62,32 @@ int tfk_events_close(struct tfk_events *ev, struct tfk_err *err);
  * decoded. Scalars come from TF1's simple_value (float32) and from
  * TF2 tf.summary tensors: a float or double scalar TensorProto whose
  * metadata names the plugin "scalars" (TF2 writes the metadata on a
- * tag's first value only, so the reader remembers those tags, as
- * TensorBoard's EventAccumulator does). Histograms are HistogramProto
- * (histo). Other values are reported by kind only.
+ * tag's first value only, so the reader remembers each tag's plugin,
+ * as TensorBoard's EventAccumulator does). Histograms are TF1's
+ * HistogramProto (histo) or TF2's "histograms" tensor, a [k, 3] float
+ * or double tensor of (left edge, right edge, count) rows, given here
+ * in HistogramProto's form (right edges, min = the first left edge,
+ * max = the last right edge). Images are TF1's Summary.Image or TF2's
+ * "images" tensor of strings (width, height, then the encoded images);
+ * text is the "text" plugin's string tensor; hparams are the "hparams"
+ * plugin's HParamsPluginData in the metadata content
+ * (formats/hparams_plugin_data.proto). Other values are reported by
+ * kind only.
  */
 
 enum tfk_evk {
-	TFK_EVK_OTHER,		/* image, audio, other tensors, ... */
+	TFK_EVK_OTHER,		/* audio, graphs, ... */
 	TFK_EVK_SCALAR,
 	TFK_EVK_HISTO,
 	TFK_EVK_TENSOR,		/* a tensor of another plugin */
+	TFK_EVK_IMAGE,
+	TFK_EVK_TEXT,
+	TFK_EVK_HPARAMS,
 	TFK_EVK_N
 };
 
-/* "scalar", "histogram", "tensor", "other". */
+/* "scalar", "histogram", "tensor", "image", "text", "hparams",
+ * "other". */
 const char *tfk_evk_name(int kind);
 
 struct tfk_ev_histo {
@@ -84,12 +96,52 @@ struct tfk_ev_histo {
 	const double *limit, *count;	/* n_bucket each */
 };
 
+/*
+ * The value at fraction q (0..1) of a histogram's mass, interpolated
+ * linearly inside the bucket it falls in, the left edge of the first
+ * non-empty bucket taken as min and every edge clipped to [min, max]:
+ * TensorBoard's compress_histogram (the distributions dashboard's
+ * percentile bands). An empty histogram gives NaN.
+ */
+double tfk_ev_histo_quantile(const struct tfk_ev_histo *h, double q);
+
+struct tfk_ev_image {
+	int width, height;	/* as the summary states them */
+	size_t n;		/* images in this value (TF2: a batch) */
+	size_t nbytes;		/* of the first encoded image */
+	const char *format;	/* png, jpeg, gif, bmp or unknown */
+	const uint8_t *data;	/* the first encoded image (borrowed) */
+};
+
+/* The hparams plugin's data: a session's start (hparams, group), its
+ * end (status), or an experiment (reported by kind only). */
+enum tfk_evh {
+	TFK_EVH_OTHER,
+	TFK_EVH_START,
+	TFK_EVH_END,
+};
+
+struct tfk_ev_hparams {
+	int what;		/* TFK_EVH_* */
+	size_t n;		/* START: hparams, sorted by name */
+	const struct tfk_hparam *hp;	/* bools as str "true"/"false" */
+	const char *group;	/* START: group_name ("" if none) */
+	double start_time;	/* START: start_time_secs */
+	int status;		/* END: 0 unknown, 1 success, 2 failure,
+				   3 running (api.proto's Status) */
+	double end_time;	/* END: end_time_secs */
+};
+
 struct tfk_ev_value {
 	const char *tag;
 	int kind;		/* TFK_EVK_* */
 	double value;		/* TFK_EVK_SCALAR */
 	int f32;		/* 1: value came from a float32 */
 	struct tfk_ev_histo histo;	/* TFK_EVK_HISTO */
+	struct tfk_ev_image image;	/* TFK_EVK_IMAGE */
+	const char *text;	/* TFK_EVK_TEXT: the first string */
+	size_t text_len, n_text;	/* its length; strings in the value */
+	struct tfk_ev_hparams hparams;	/* TFK_EVK_HPARAMS */
 };
 
 struct tfk_ev_event {
@@ -115,7 +167,10 @@ void tfk_evr_close(struct tfk_evr *r);
  * a payload that is not a tensorflow.Event: "wire error"), TFK_ETRUNC,
  * TFK_EIO, TFK_ENOMEM. After TFK_ECORRUPT the next call goes on with
  * the next readable record (past a bad header by a resync); after a
- * truncation it returns 0.
+ * truncation it returns 0. A value whose plugin data cannot be decoded
+ * (a histogram tensor of the wrong shape, an image tensor without its
+ * sizes, hparams content that is not HParamsPluginData) is not an
+ * error: it is reported as TFK_EVK_TENSOR, as a dashboard skips it.
  */
 int tfk_evr_next(struct tfk_evr *r, struct tfk_ev_event *e,
 		 struct tfk_err *err);

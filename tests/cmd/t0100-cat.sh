@@ -223,7 +223,7 @@ EVENTS=$FIX/events/tfx_estimator_chicago_taxi/events.out.tfevents.1646034739.jiy
 export EVENTS
 testerr "--json on a TensorBoard event file says what it is" \
 	'tfk-cat --json "$EVENTS"' 1 \
-	"tfk-cat: $EVENTS: record 0 at byte 0: bad tf.Example: byte 0: a tensorflow.Event (TensorBoard event file, file_version \"brain.Event:2\"), not a tf.Example; --raw writes the payloads as they are"
+	"tfk-cat: $EVENTS: record 0 at byte 0: bad tf.Example: byte 0: a tensorflow.Event (TensorBoard event file, file_version \"brain.Event:2\"), not a tf.Example; tfk-events prints its values, --raw its payloads"
 testerr "  and so on a later event" \
 	'tfk-cat --json --skip 1 "$EVENTS"' 1 \
 	"record 1 at byte 40: bad tf.Example: byte 0: a tensorflow.Event (TensorBoard event file), not a tf.Example"

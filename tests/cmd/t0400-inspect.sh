@@ -189,6 +189,16 @@ open(sys.argv[2], "wb").write(b)
 b[100] ^= 1
 open(sys.argv[3], "wb").write(b[:5000])
 ' "$MNIST" "$T/crc.tfrecord" "$T/cut.tfrecord"
+# TensorBoard event files: described (events, tags by kind), not refused
+EVENTS=$FIX/events/tfx_estimator_chicago_taxi/eval_chicago-taxi-eval/events.out.tfevents.1646034751.jiyongjung.c.googlers.com
+export EVENTS
+testcmd "an event file: its events and tags by kind, and tfk-events for the values" \
+	'tfk-inspect "$EVENTS" | sed "s|$EVENTS|E|"' \
+	"E: TensorBoard event file (file_version \"brain.Event:2\"): 7 events, 11 tags (10 scalar, 1 tensor)\n  tags: accuracy accuracy_baseline auc auc_precision_recall average_loss label/mean loss precision prediction/mean recall ...\n  read them with: tfk-events --list E"
+testerr "--json on an event file says what it is" 'tfk-inspect --json "$EVENTS"' 1 \
+	"$EVENTS: a TensorBoard event file, not tf.Example records; tfk-events --list reads it"
+testerr "... and so does an event file on stdin" 'tfk-inspect <"$EVENTS"' 1 \
+	"tfk-inspect: -: a TensorBoard event file, not tf.Example records"
 testerr "data crc mismatch: located" 'tfk-inspect crc.tfrecord' 1 \
 	'tfk-inspect: crc.tfrecord: record 0 at byte 0: data crc mismatch'
 testcmd "  and nothing on stdout" \

@@ -3,7 +3,8 @@
 # printed to read back exactly), --list's runs/tags/kinds/counts, the
 # filters, CSV and JSON lines, the event files tfk-train --logdir
 # writes (epoch_loss equal to tfk-train's own --json history), --follow
-# on a growing file, and corrupt files: truncated, a flipped data crc, a
+# on a growing file, the plugins' summaries (--images, --text, --hparams,
+# --histograms), and corrupt files: truncated, a flipped data crc, a
 # flipped length crc and a payload that is no Event, each reported with
 # file, record and byte while the readable records are still printed
 # and the exit status is 1.
@@ -49,9 +50,35 @@ export TF2
 testcmd "TF2: tensor scalars as float32 %.9g (1/3, 1/4, 1/5)" \
 	'tfk-events --csv --tag loss "$TF2" | cut -d, -f1,2,3,5' \
 	"run,tag,step,value\n.,loss,0,0.333333343\n.,loss,1,0.25\n.,loss,2,0.200000003"
-testcmd "TF2 --list: histograms and text are other plugins' tensors" \
+testcmd "TF2 --list: the histograms and text plugins' tensors by kind" \
 	'tfk-events --list "$TF2" | cut -f2-5' \
-	"tag\tkind\tcount\tsteps\nloss\tscalar\t3\t0:2\nlr\tscalar\t3\t0:2\nw\ttensor\t3\t0:2\nnote\ttensor\t3\t0:2"
+	"tag\tkind\tcount\tsteps\nloss\tscalar\t3\t0:2\nlr\tscalar\t3\t0:2\nw\thistogram\t3\t0:2\nnote\ttext\t3\t0:2"
+testcmd "TF2 --text: each step's string" \
+	'tfk-events --text --csv "$TF2"' \
+	"run,tag,step,text\n.,note,0,hi\n.,note,1,hi\n.,note,2,hi"
+# tf.summary.histogram([0.5, 1.5, 2], step=2): buckets from the tensor,
+# TensorBoard's compress_histogram percentiles
+testcmd "TF2 --histograms: count, min, max, the median of step 2" \
+	'tfk-events --histograms --step 2: "$TF2" | cut -f3-6,11' \
+	"step\tcount\tmin\tmax\tp50\n2\t3\t0.5\t2\t1.5249999999999999"
+testcmd "--histograms of the Estimator's logits: 10 steps of 40 values" \
+	'tfk-events --histograms --tag dnn/logits/activation "$D" | tail -n +2 | cut -f4 | sort -u' "40"
+# The plugins' summaries (tests/data/events/mk-plugins.py): images, text,
+# hparams start and end, a float32 histogram tensor
+PL=$TESTS/data/events/plugins
+export PL
+testcmd "--images: a batch of 2 and then the same tag without metadata" \
+	'tfk-events --images "$PL"' \
+	"run\ttag\tstep\timages\twidth\theight\tformat\tbytes\n.\timg\t1\t2\t7\t5\tpng\t16\n.\timg\t2\t1\t7\t5\tpng\t16"
+testcmd "--text --json" 'tfk-events --text --json "$PL"' \
+	'{"run":".","tag":"note","step":1,"text":"hello"}'
+testcmd "--hparams --json: hparams (a bool as true), group, the end's status" \
+	'tfk-events --hparams --json "$PL"' \
+	'{"session":".","group":"g","hparams":{"bn":"true","lr":0.10000000000000001,"opt":"adam"},"metrics":{},"status":"success"}'
+testcmd "--histograms of a [2, 3] float tensor: count 5, mean of midpoints 1.1" \
+	'tfk-events --histograms --csv "$PL" | cut -d, -f4-7' \
+	"count,min,max,mean\n5,0,2,1.1000000000000001"
+testerr "--list with --histograms" 'tfk-events --list --histograms "$D"' 2 "exclude each other"
 
 testcmd "--list --csv: runs, tags, kinds, counts, first and last steps" \
 	'tfk-events --list --csv --run "eval*" --tag "a*" "$D"' \
@@ -87,6 +114,14 @@ import json; h = json.load(open(\"h.json\"))[\"history\"][\"val_accuracy\"]
 g = [json.loads(l) for l in open(\"got\")]
 print([x[\"step\"] for x in g], all(abs(x[\"value\"] - v) <= 1e-7 * abs(v) for x, v in zip(g, h)), len(g) == len(h))"' \
 	"[0, 1] True True"
+testcmd "--hparams: the --set session, its hparams and last metrics, as CSV" \
+	'tfk-events --hparams --csv logs >hp.csv && head -1 hp.csv && cut -d, -f1,2 hp.csv | tail -1 &&
+	 $PYTHON -c "
+import csv, json; h = json.load(open(\"h.json\"))[\"history\"]
+r = list(csv.DictReader(open(\"hp.csv\")))[0]
+print(abs(float(r[\"train/epoch_loss\"]) - h[\"loss\"][-1]) <= 1e-7 * h[\"loss\"][-1],
+      abs(float(r[\"validation/epoch_accuracy\"]) - h[\"val_accuracy\"][-1]) <= 1e-7)"' \
+	"session,fit.epochs,train/epoch_accuracy,train/epoch_loss,validation/epoch_accuracy,validation/epoch_loss,status\n.,2\nTrue True"
 testcmd "... --list: runs train and validation, batch and epoch scalars" \
 	'tfk-events --list logs | cut -f1-3 | grep epoch_ | sort' \
 	"train\tepoch_accuracy\tscalar\ntrain\tepoch_loss\tscalar\nvalidation\tepoch_accuracy\tscalar\nvalidation\tepoch_loss\tscalar"

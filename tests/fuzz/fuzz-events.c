@@ -2,7 +2,7 @@
  * fuzz-events.c - the TensorBoard event reader (tfk_evr_*) on arbitrary
  * bytes.
  *
- * FUZZ-SEEDS: fixtures/events/tfx_estimator_chicago_taxi/eval_chicago-taxi-eval/*
+ * FUZZ-SEEDS: fixtures/events/tfx_estimator_chicago_taxi/eval_chicago-taxi-eval/* tests/data/events/tf2/*
  *
  * The input's last byte picks how the rest is read:
  *  even: as an event file, CRCs checked, going on after every error as
@@ -14,7 +14,8 @@
  *        protobuf decoder and the summary value decoding (seeds
  *        tests/fuzz/seeds/fuzz-events/payload-*). Each chunk must come
  *        back as exactly one event or one wire error, in order.
- * Every returned value is touched (tags, histogram buckets) so ASan
+ * Every returned value is touched (tags, histogram buckets and
+ * percentiles, image bytes, text, hparams names and strings) so ASan
  * sees a borrowed pointer that outlived its event, and the number of
  * calls is bounded by the input's size: a reader that stops making
  * progress is a bug. The file is a memfd (memfile.h).
@@ -47,9 +48,29 @@ static void touch(const struct tfk_ev_event *e)
 			tfk_evk_name(v->kind));
 		if (v->kind == TFK_EVK_SCALAR)
 			sink += v->value;
-		if (v->kind == TFK_EVK_HISTO)
+		if (v->kind == TFK_EVK_HISTO) {
 			for (k = 0; k < v->histo.n_bucket; k++)
 				sink += v->histo.limit[k] + v->histo.count[k];
+			sink += tfk_ev_histo_quantile(&v->histo, 0.5);
+		}
+		if (v->kind == TFK_EVK_IMAGE) {
+			sink += (double)strlen(v->image.format) +
+				v->image.width + v->image.height +
+				(double)v->image.n;
+			for (k = 0; k < v->image.nbytes; k++)
+				sink += v->image.data[k];
+		}
+		if (v->kind == TFK_EVK_TEXT)
+			for (k = 0; k < v->text_len; k++)
+				sink += (unsigned char)v->text[k];
+		if (v->kind == TFK_EVK_HPARAMS) {
+			sink += (double)strlen(v->hparams.group);
+			for (k = 0; k < v->hparams.n; k++)
+				sink += (double)strlen(v->hparams.hp[k].name) +
+					(v->hparams.hp[k].str ?
+					 (double)strlen(v->hparams.hp[k].str) :
+					 v->hparams.hp[k].num);
+		}
 	}
 }
 

@@ -10,7 +10,11 @@ those of the checkpoint tf.train reads) and the hparams session
 values as --set gave them). A TensorBoard callback with update_freq 2
 adds batch scalars every 2 steps. tfk-events --json lists the same
 scalars as EventAccumulator for those runs, the TF1 Estimator fixture
-and a TF2 tf.summary file.
+and a TF2 tf.summary file; its --images, --text, --histograms and
+--hparams agree with EventAccumulator's tensors, TensorBoard's
+compress_histogram and the hparams plugin's parser on files TF wrote
+with tf.summary.image/text/histogram and hp.hparams; tfk-plot curves
+draws TF-written runs where their values put them.
 """
 import json
 import os
@@ -219,5 +223,123 @@ for name, d, opts in (
          % (name, len(ea)))
     t.eq(tfk_scalars(d, *opts), ea,
          "%s: tfk-events lists the same scalars" % name)
+
+# --- what TensorBoard's other dashboards read ----------------------------
+# tf.summary.image/text/histogram and hp.hparams written by TF 2.21 in two
+# runs; tfk-events --images/--text/--histograms/--hparams against
+# EventAccumulator's tensors, TensorBoard's own compress_histogram (the
+# distributions dashboard) and the hparams plugin's metadata parser.
+from tensorboard.plugins.distribution import compressor  # noqa: E402
+from tensorboard.plugins.hparams import api as hp_api  # noqa: E402
+from tensorboard.plugins.hparams import metadata as hp_meta  # noqa: E402
+
+more = t.path("tf2more")
+rng = np.random.default_rng(1)
+lrs = {"lr0.1": 0.1, "lr0.01": 0.01}
+for run, lr in lrs.items():
+    w = tf.summary.create_file_writer(os.path.join(more, run))
+    with w.as_default():
+        hp_api.hparams({"lr": lr, "opt": "adam", "bn": True}, trial_id=run)
+        for s in range(3):
+            tf.summary.scalar("loss", lr / (s + 1), step=s)
+            tf.summary.histogram("w", rng.normal(size=200) * (s + 1),
+                                 step=s)
+            tf.summary.image("img", rng.integers(0, 255, (2, 5, 7, 3),
+                                                 dtype=np.uint8),
+                             step=s, max_outputs=2)
+            tf.summary.text("note", "step %d of %s" % (s, run), step=s)
+    w.close()
+
+
+def tfk_json(*args):
+    out = t.tool("tfk-events", "--json", *args).decode()
+    return [json.loads(line) for line in out.splitlines()]
+
+
+bps = compressor.NORMAL_HISTOGRAM_BPS
+for run in sorted(lrs):
+    d = os.path.join(more, run)
+    a = acc(d)
+    want = []
+    for e in a.Tensors("img"):
+        v = tf.make_ndarray(e.tensor_proto)
+        want.append([e.step, len(v) - 2, int(v[0]), int(v[1]),
+                     "png" if v[2][:4] == b"\x89PNG" else "?", len(v[2])])
+    got = [[j["step"], j["images"], j["width"], j["height"], j["format"],
+            j["bytes"]] for j in tfk_json("--images", d)]
+    t.eq(got, want, "%s: --images: step, count, width, height, format and "
+         "bytes as the images plugin's tensors hold them" % run)
+    want = [[e.step, tf.make_ndarray(e.tensor_proto).item().decode()]
+            for e in a.Tensors("note")]
+    got = [[j["step"], j["text"]] for j in tfk_json("--text", d)]
+    t.eq(got, want, "%s: --text: each step's string" % run)
+    got = tfk_json("--histograms", d)
+    hs = a.Tensors("w")
+    t.eq([j["step"] for j in got], [e.step for e in hs],
+         "%s: --histograms: one row per step" % run)
+    for j, e in zip(got, hs):
+        b = tf.make_ndarray(e.tensor_proto)
+        c = compressor.compress_histogram(b, bps)
+        t.close([j["min"], j["max"], j["count"]],
+                [c[0][1], c[-1][1], b[:, 2].sum()], 1e-12,
+                "%s step %d: min, max, count as compress_histogram" %
+                (run, e.step), rel=True)
+        t.close([j["p%g" % (bp / 100)] for bp in bps[1:-1]],
+                [x[1] for x in c[1:-1]], 1e-9,
+                "%s step %d: the 7 percentiles of TensorBoard's "
+                "distributions dashboard" % (run, e.step), rel=True)
+
+# TF1 HistogramProto: EventAccumulator's own CompressedHistograms
+a = acc(est)
+tag = "dnn/logits/activation"
+ch = a.CompressedHistograms(tag)
+got = tfk_json("--histograms", "--run", ".", "--tag", tag, est)
+t.eq([j["step"] for j in got], [e.step for e in ch],
+     "Estimator fixture %s: --histograms steps" % tag)
+t.close([[j["min"]] + [j["p%g" % (bp / 100)] for bp in bps[1:-1]] +
+         [j["max"]] for j in got],
+        [[v[1] for v in e.compressed_histogram_values] for e in ch],
+        1e-9, "Estimator fixture %s: min, percentiles, max as "
+        "EventAccumulator.CompressedHistograms" % tag, rel=True)
+
+# hparams: the table's rows against the plugin's parser and the runs'
+# last scalars
+got = {j["session"]: j for j in tfk_json("--hparams", more)}
+t.eq(sorted(got), sorted(lrs), "--hparams: one session per run")
+for run in sorted(lrs):
+    a = acc(os.path.join(more, run))
+    content = a.PluginTagToContent("hparams")
+    si = hp_meta.parse_session_start_info_plugin_data(
+        content["_hparams_/session_start_info"])
+    want = {}
+    for k, v in si.hparams.items():
+        want[k] = getattr(v, v.WhichOneof("kind"))
+    j = got.get(run, {})
+    h = j.get("hparams", {})
+    t.eq(sorted(h), sorted(want), "%s: --hparams names" % run)
+    t.eq([h.get(k) if not isinstance(want[k], bool) else h.get(k) == "true"
+          for k in sorted(want)], [want[k] for k in sorted(want)],
+         "%s: --hparams values as parse_session_start_info_plugin_data "
+         "reads them (bools as true/false)" % run)
+    last = tf.make_ndarray(a.Tensors("loss")[-1].tensor_proto).item()
+    t.close(j.get("metrics", {}).get("loss", np.nan), last, 1e-7,
+            "%s: the loss metric is the run's last loss" % run, rel=True)
+
+# tfk-plot on the TF-written runs: Pillow decodes it, both falling loss
+# curves are highest at the left
+from PIL import Image  # noqa: E402
+
+png = t.path("loss.png")
+t.run("tfk-plot", "curves", "--tag", "loss", more, "-o", png)
+im = Image.open(png).convert("RGB")
+t.eq(im.size, (640, 400), "tfk-plot curves: a 640x400 PNG")
+px = im.load()
+for col, run in ((0xff7043, "lr0.01"), (0x0077bb, "lr0.1")):
+    rgb = (col >> 16, col >> 8 & 255, col & 255)
+    pts = [(x, y) for y in range(330) for x in range(640) if px[x, y] == rgb]
+    top = min(pts, key=lambda p: (p[1], p[0])) if pts else (0, 0)
+    xs = [x for x, _ in pts] or [0]
+    t.ok(pts and top[0] - min(xs) < 0.1 * (max(xs) - min(xs)),
+         "tfk-plot curves: %s's falling loss is highest at the left" % run)
 
 t.done()

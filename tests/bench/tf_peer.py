@@ -238,7 +238,7 @@ def images(a):
     tensorflow(a.threads)
     import keras
     h, w = (int(v) for v in a.image_size.split("x"))
-    best = None
+    cpu_best = wall_best = float("inf")
     for _ in range(2):
         c0, t0 = os.times(), time.perf_counter()
         with contextlib.redirect_stdout(sys.stderr):    # "Found N files"
@@ -251,12 +251,9 @@ def images(a):
         wall = time.perf_counter() - t0
         c1 = os.times()
         cpu = (c1.user - c0.user) + (c1.system - c0.system)
-        if best is None or cpu < best[0]:
-            best = (cpu, wall if best is None else min(wall, best[1]))
-        else:
-            best = (best[0], min(wall, best[1]))
-    emit({"images": n, "cpu_seconds": round(best[0], 3),
-          "wall_seconds": round(best[1], 3)})
+        cpu_best, wall_best = min(cpu, cpu_best), min(wall, wall_best)
+    emit({"images": n, "cpu_seconds": round(cpu_best, 3),
+          "wall_seconds": round(wall_best, 3)})
 
 
 def main():

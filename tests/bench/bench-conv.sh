@@ -3,8 +3,10 @@
 # channels, SAME, stride 1, on a [32, 24, 24, 32] float32 batch; one
 # step is the forward pass plus both gradients (input and filter), as a
 # training step runs them. Ours: tfk_cpu_conv2d + _bp_input + _bp_filter
-# with 2 threads (tests/bench/conv.c). Peer: PyTorch 1.13 CPU,
-# torch.set_num_threads(2), F.conv2d(x, w, padding=2) then
+# with threads = cores (tests/bench/conv.c). Peer: PyTorch 1.13 CPU,
+# tuned as its best users run it (torch.set_num_threads = cores,
+# OPENBLAS_NUM_THREADS=1, OMP_WAIT_POLICY=PASSIVE: lib.sh's torch_tuned),
+# F.conv2d(x, w, padding=2) then
 # torch.autograd.grad for x and w with a given out_backprop. Three
 # alternating rounds of ~4 s each, best round of each side (the machine
 # is shared: the best round is the least disturbed). Prints one JSON
@@ -15,12 +17,15 @@ set -e
 root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${TFK_BENCH_BIN:=$root/build/bench}"
 : "${PYTHON:=/usr/bin/python3}"
+. "$root/tests/bench/lib.sh"
+torch_tuned
+cores=$(nproc)
 
 torch_round() {
 	"$PYTHON" -c '
 import time, torch
 import torch.nn.functional as F
-torch.set_num_threads(2)
+torch.set_num_threads('$cores')
 torch.manual_seed(0)
 x = torch.randn(32, 32, 24, 24, requires_grad=True)
 w = torch.randn(32, 32, 5, 5, requires_grad=True)
@@ -39,7 +44,7 @@ print("%.3f" % (n / (time.perf_counter() - t0)))
 }
 
 ours_round() {
-	"$TFK_BENCH_BIN/conv" -t 2 -s 4 32 24 24 32 5 5 32 SAME | cut -d' ' -f1
+	"$TFK_BENCH_BIN/conv" -t "$cores" -s 4 32 24 24 32 5 5 32 SAME | cut -d' ' -f1
 }
 
 best_o=0
@@ -50,7 +55,7 @@ for r in 1 2 3; do
 	best_o=$(awk -v a="$best_o" -v b="$o" 'BEGIN { print (b > a) ? b : a }')
 	best_p=$(awk -v a="$best_p" -v b="$p" 'BEGIN { print (b > a) ? b : a }')
 done
-isa=$("$TFK_BENCH_BIN/conv" -t 2 -s 0.2 32 24 24 32 5 5 32 SAME | cut -d' ' -f5)
+isa=$("$TFK_BENCH_BIN/conv" -t "$cores" -s 0.2 32 24 24 32 5 5 32 SAME | cut -d' ' -f5)
 awk -v o="$best_o" -v p="$best_p" -v i="$isa" 'BEGIN {
 	printf "{\"bench\":\"conv\",\"ours\":%.2f,\"peer\":%.2f,\"unit\":\"steps/s\",\"ratio\":%.3f,\"target\":1.0,\"isa\":\"%s\"}\n",
 	       o, p, o / p, i

@@ -3,8 +3,14 @@
 # TFRecord file in the page cache. Both read every byte; tfk-count also
 # frames and CRC-checks every record, so the ratio of throughputs says
 # how close record verification comes to the memory copy. Target 0.5.
+# A second line, "count-tf", has TensorFlow 2.21's count of the same
+# file: tf.data.TFRecordDataset (8 MiB buffer; it checks both CRCs of
+# every record too) counted in batches of 4096 by Dataset.reduce, best
+# of 3 after a warm-up (tests/bench/tf_peer.py count), target 1; when
+# the TF tier's environment is missing (scripts/tfenv --check) the line
+# says so.
 #
-#   sh tests/bench/bench-count.sh          one JSON line on stdout
+#   sh tests/bench/bench-count.sh          two JSON lines on stdout
 #   sh tests/bench/bench-count.sh --data   make (or reuse) the file, print its path
 #
 # The file, /tmp/tfk-bench/records-1g.tfrecord, is made once and kept:
@@ -68,3 +74,17 @@ awk -v b="$bytes" -v o="$ours" -v p="$peer" 'BEGIN {
 	printf "{\"bench\":\"count\",\"ours\":%.1f,\"peer\":%.1f,\"unit\":\"MB/s\",\"ratio\":%.3f,\"target\":0.5}\n",
 	       b / o / 1e6, b / p / 1e6, p / o
 }'
+if tf_env count-tf; then
+	if j=$(tf_peer count-tf count "$data"); then
+		"$PYTHON" -c 'import json, sys
+b, o, tf = int(sys.argv[1]), float(sys.argv[2]), json.loads(sys.argv[3])
+ours = b / o / 1e6
+print(json.dumps({"bench": "count-tf", "ours": round(ours, 1),
+                  "peer": tf["mb_per_s"], "unit": "MB/s",
+                  "ratio": round(ours / tf["mb_per_s"], 3), "target": 1.0,
+                  "records": tf["records"]}, separators=(",", ":")))' \
+			"$bytes" "$ours" "$j"
+	else
+		echo "$j"
+	fi
+fi

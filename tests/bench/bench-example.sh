@@ -7,13 +7,20 @@
 # run in records/s. The peer is python3-protobuf with its C++ backend
 # (ParseFromString, then the two map lookups and values): the fastest
 # way Python reads a tf.Example outside TensorFlow's own kernels.
+# A second line, "example-decode-tf", has TensorFlow 2.21's own kernels
+# on the same file (tests/bench/tf_peer.py decode): TFRecordDataset into
+# an in-memory cache(), batches of 256 through tf.io.parse_example in a
+# parallel map (threads = cores; ours is one thread), both values
+# consumed, best of 3 passes; target 1. Without the TF tier's
+# environment (scripts/tfenv --check) that line says the peer is missing.
 #
 # Environment: TFK_BENCH_BIN (bench programs, default build/bench),
-# PYTHON (default /usr/bin/python3). Prints one JSON line.
+# PYTHON (default /usr/bin/python3). Prints two JSON lines.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 : "${TFK_BENCH_BIN:=$here/../../build/bench}"
 : "${PYTHON:=/usr/bin/python3}"
+. "$here/lib.sh"
 tmp=$(mktemp -d /tmp/tfk-bench-example-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -44,3 +51,16 @@ PY
 ratio=$(awk -v a="$ours" -v b="$peer" 'BEGIN { printf "%.1f", a / b }')
 printf '{"bench":"example-decode","ours":%s,"peer":%s,"unit":"records/s","ratio":%s,"target":20}\n' \
 	"$ours" "$peer" "$ratio"
+if tf_env example-decode-tf; then
+	if j=$(tf_peer example-decode-tf decode "$tmp/fm.tfrecord"); then
+		"$PYTHON" -c 'import json, sys
+o, tf = float(sys.argv[1]), json.loads(sys.argv[2])
+p = tf["records_per_s"]
+print(json.dumps({"bench": "example-decode-tf", "ours": o, "peer": p,
+                  "unit": "records/s", "ratio": round(o / p, 2),
+                  "target": 1.0, "records": tf["records"]},
+                 separators=(",", ":")))' "$ours" "$j"
+	else
+		echo "$j"
+	fi
+fi

@@ -17,12 +17,21 @@
 # time: best of 3 wall runs with -j 1 over best of 3 with -j 2; it is
 # only meaningful when the machine is otherwise idle.
 #
+# A second line, "images-tf", has Keras' image_dataset_from_directory
+# on the same corpus (tests/bench/tf_peer.py images: image_size
+# 180x180, bilinear, batch 32, no shuffle, prefetching; TensorFlow 2.21
+# with intra/inter-op threads = cores and oneDNN on), best of 2: its
+# "ratio" per CPU second as above (all its threads counted), and
+# "ratio_wall" of ours -j 2 against its wall time; target 1. Without
+# the TF tier's environment (scripts/tfenv --check) that line says the
+# peer is missing.
+#
 # The corpus is made once by tests/py/images.py and kept in
 # /tmp/tfk-bench/images-1000 (about 80 MB, 15 s of CPU to make).
 # Without tfk-images the library alone is timed by bench-resize
 # (TFK_BENCH_BIN), and "tool" says so.
 #
-# Environment: TFK_BIN, TFK_BENCH_BIN, PYTHON. Prints one JSON line;
+# Environment: TFK_BIN, TFK_BENCH_BIN, PYTHON. Prints two JSON lines;
 # targets: ratio >= 2 (ours -j 1 vs Pillow), j2_scaling >= 1.7.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,7 +50,7 @@ else
 	cmd="$TFK_BENCH_BIN/bench-resize -j @J $corpus 180"
 fi
 
-exec "$PYTHON" - "$corpus" "$here/../py" "$tool" "$cmd" <<'PY'
+line=$("$PYTHON" - "$corpus" "$here/../py" "$tool" "$cmd" <<'PY'
 import json, os, resource, subprocess, sys, time
 corpus, pydir, tool, cmd = sys.argv[1:5]
 sys.path.insert(0, pydir)
@@ -84,3 +93,24 @@ print(json.dumps({
     "j2_scaling": round(scaling, 2), "j2_target": 1.7,
     "basis": "cpu seconds; scaling from wall seconds"}))
 PY
+)
+echo "$line"
+. "$here/lib.sh"
+if tf_env images-tf; then
+	if j=$(tf_peer images-tf images "$corpus" --image-size 180x180); then
+		"$PYTHON" -c 'import json, sys
+o, tf = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+cpu = tf["images"] / tf["cpu_seconds"]
+wall = tf["images"] / tf["wall_seconds"]
+print(json.dumps({"bench": "images-tf", "ours": o["ours"],
+                  "peer": round(cpu, 1), "unit": "images/s",
+                  "ratio": round(o["ours"] / cpu, 2), "target": 1.0,
+                  "ours_wall": o["ours_j2_wall"], "peer_wall": round(wall, 1),
+                  "ratio_wall": round(o["ours_j2_wall"] / wall, 2),
+                  "files": tf["images"],
+                  "basis": "cpu seconds; ratio_wall: ours -j 2 wall"},
+                 separators=(",", ":")))' "$line" "$j"
+	else
+		echo "$j"
+	fi
+fi

@@ -8,7 +8,10 @@
 #
 # Ours: tests/bench/bench-optim.c, tfk_optim_apply with Keras' Adam
 # defaults (one fused AVX loop per variable). Peer: opt.step() with
-# fixed gradients, torch.set_num_threads(2). Best of 5 passes of 2000
+# fixed gradients, torch tuned by lib.sh's torch_tuned
+# (OPENBLAS_NUM_THREADS=1, OMP_WAIT_POLICY=PASSIVE) and
+# torch.set_num_threads = cores, ours with as many threads.
+# Best of 5 passes of 2000
 # steps (ours) and of 3 passes of 300 steps (peer, ~100x slower here),
 # each after a warm-up pass. Prints one JSON line.
 #
@@ -18,11 +21,14 @@ set -e
 root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${TFK_BENCH_BIN:=$root/build/bench}"
 : "${PYTHON:=/usr/bin/python3}"
+. "$root/tests/bench/lib.sh"
+torch_tuned
+cores=$(nproc)
 
-ours=$("$TFK_BENCH_BIN/bench-optim" --threads 2 --steps 2000 '"adam"')
+ours=$("$TFK_BENCH_BIN/bench-optim" --threads "$cores" --steps 2000 '"adam"')
 peer=$("$PYTHON" -c '
 import time, torch
-torch.set_num_threads(2)
+torch.set_num_threads('$cores')
 torch.manual_seed(1)
 ps = [torch.rand(s) - 0.5 for s in ((784, 128), (128,), (128, 10), (10,))]
 for p in ps:

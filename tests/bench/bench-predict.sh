@@ -11,7 +11,10 @@
 #       (Flatten, Linear, ReLU, Linear, Softmax) in batches of 256, an
 #       Example per record built by protobuf and framed into a file;
 #       CRCs by python3-crc32c (hardware CRC-32C), checked and written.
-# Both on one thread; best of 3 (ours) and 2 (peer) after a warm-up run
+# Ours on one thread (-j1); the peer as its best users run it:
+# torch.set_num_threads = cores, OPENBLAS_NUM_THREADS=1 and
+# OMP_WAIT_POLICY=PASSIVE (lib.sh's torch_tuned); best of 3 (ours) and 2
+# (peer) after a warm-up run
 # (the machine is shared). Whole processes are timed, since that is what
 # a batch job pays; the peer's time after its imports (torch alone takes
 # seconds to load) is reported too.
@@ -23,12 +26,12 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 : "${TFK_BIN:=$root/bin}"
 : "${PYTHON:=/usr/bin/python3}"
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 F=/usr/share/datasets/fashion-mnist
 T=$(mktemp -d /tmp/tfk-bench-XXXXXX)
 TFK_BENCH_DIR=$T
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/lib.sh"
+torch_tuned
 
 "$TFK_BIN/tfk-idx" -q --images $F/t10k-images-idx3-ubyte.gz \
 	--labels $F/t10k-labels-idx1-ubyte.gz | "$TFK_BIN/tfk-cat" --take 5000 >"$T/te.tfrecord"
@@ -43,13 +46,13 @@ J
 n=$("$TFK_BIN/tfk-count" "$T/tef.tfrecord" | awk '{ print $1 }')
 
 cat >"$T/peer.py" <<'PY'
-import struct, sys
+import os, struct, sys
 sys.path.insert(0, sys.argv[1])
 import time
 import crc32c, numpy as np, torch, torch.nn as nn
 import tfexample as tfe
 t0 = time.perf_counter()
-torch.set_num_threads(1)
+torch.set_num_threads(os.cpu_count())
 def masked(c):
     return (((c >> 15) | (c << 17)) + 0xa282ead8) & 0xffffffff
 def records(path):

@@ -5,8 +5,8 @@
 # a full queue answers 503 at once; the batching parameters file's
 # refusals are located. Expected values: half_plus_two (y = 0.5 x + 2).
 # Which requests shared a batch is read from the metrics (the padded
-# batch sizes), with a batch_timeout_micros of 2 s so that requests sent
-# together surely meet.
+# batch sizes): requests sent together fill a batch (which then runs at
+# once), and a lone request waits for batch_timeout_micros (3 s).
 . "$(dirname "$0")/lib.sh"
 
 SM=$FIX/savedmodel
@@ -17,7 +17,7 @@ PID=
 trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$T"' EXIT
 cat >"$T/batch.config" <<'EOF'
 max_batch_size { value: 4 }
-batch_timeout_micros { value: 2000000 }
+batch_timeout_micros { value: 3000000 }
 max_enqueued_batches { value: 1 }
 num_batch_threads { value: 1 }
 allowed_batch_sizes: 2
@@ -47,22 +47,27 @@ post() {	# BODY OUT: the answer and status into OUT
 	curl -s -d "$1" -w ' %{http_code}' "$U" >"$2"
 }
 
-# three one-row requests at once: one batch of 3 rows padded to 4
-post '{"instances":[1.0]}' "$T/r1" &
+# 2 + 1 + 1 rows at once fill max_batch_size: one batch, at once, no
+# padding, whatever the machine's speed (the timeout only bounds it)
+post '{"instances":[1.0,2.0]}' "$T/r1" &
 p1=$!
-post '{"instances":[2.0]}' "$T/r2" &
+post '{"instances":[3.0]}' "$T/r2" &
 p2=$!
-post '{"instances":[3.0]}' "$T/r3" &
+post '{"instances":[4.0]}' "$T/r3" &
 p3=$!
 wait $p1 $p2 $p3
 testcmd "each request of a batch gets its own rows" \
 	"cat $T/r1; echo; cat $T/r2; echo; cat $T/r3" \
-	'{"predictions":[2.5]} 200\n{"predictions":[3.0]} 200\n{"predictions":[3.5]} 200'
-curl -s "http://127.0.0.1:$PORT/metrics" >"$T/m1.txt"
+	'{"predictions":[2.5,3.0]} 200\n{"predictions":[3.5]} 200\n{"predictions":[4.0]} 200'
 bs=':tensorflow:serving:batching:processed_batch_size'
-testcmd "the three ran as one batch of 4 (3 rows, 1 padding row)" \
-	"grep -E '^$bs(_count|_sum)\\{|^:tensorflow:serving:batching:padding_size_sum\\{' $T/m1.txt | sed 's/{.*}//'" \
-	':tensorflow:serving:batching:processed_batch_size_sum 4\n:tensorflow:serving:batching:processed_batch_size_count 1\n:tensorflow:serving:batching:padding_size_sum 1'
+pad=':tensorflow:serving:batching:padding_size'
+# $T/batches: the batch metrics (sum and count of sizes, padding sum)
+cat >"$T/batches" <<EOF
+curl -s "http://127.0.0.1:$PORT/metrics" |
+	grep -E "^$bs(_count|_sum)\\{|^${pad}_sum\\{" | sed 's/{.*} / /'
+EOF
+testcmd "the three ran as one batch of 4 rows, no padding" "sh $T/batches" \
+	"${bs}_sum 4\n${bs}_count 1\n${pad}_sum 0"
 
 # a request larger than max_batch_size
 post '{"instances":[1.0,2.0,3.0,4.0,5.0]}' "$T/r4"
@@ -70,7 +75,7 @@ testcmd "5 rows with max_batch_size 4: 400" \
 	"sed 's/\"error\": *//' $T/r4" \
 	'{"signature serving_default: Task size 5 is larger than maximum batch size 4"} 400'
 
-# a full queue: 3 rows wait (2 s), 2 more would pass 1 batch of 4
+# 3 rows wait for the timeout; 2 more would pass 1 batch of 4: refused
 post '{"instances":[1.0,2.0,3.0]}' "$T/r5" &
 p5=$!
 sleep 0.5
@@ -78,8 +83,10 @@ post '{"instances":[1.0,2.0]}' "$T/r6"
 testcmd "a full batch queue answers 503 at once" "cat $T/r6" \
 	'{"error":"The batch scheduling queue to which this task was submitted is full"} 503'
 wait $p5
-testcmd "... and the waiting request is answered" "cat $T/r5" \
-	'{"predictions":[2.5,3.0,3.5]} 200'
+testcmd "... and the waiting request, after the timeout, gets its rows" \
+	"cat $T/r5" '{"predictions":[2.5,3.0,3.5]} 200'
+testcmd "... from a batch padded to 4 (allowed_batch_sizes)" "sh $T/batches" \
+	"${bs}_sum 8\n${bs}_count 2\n${pad}_sum 1"
 
 kill -TERM "$PID"
 wait "$PID"

@@ -51,6 +51,7 @@
 #include "nn/callback.h"
 #include "nn/ckpt.h"
 #include "nn/feed.h"
+#include "nn/kerasfile.h"
 #include "nn/metric.h"
 #include "nn/model.h"
 #include "nn/optim.h"
@@ -80,7 +81,9 @@ static const char *out_dir, *logdir, *nan_policy = "stop", *init_from;
 static uint64_t seed;
 static long threads;
 static int resume, json_out, quiet, force_progress, histograms;
-static int reset_optimizer;
+static int reset_optimizer, export_only;
+/* --init-from a Keras file (.keras or tf_keras .h5): read in main */
+static struct tfk_kerasfile *kfile;
 
 static int opt_seed(const char *arg, void *value)
 {
@@ -111,10 +114,14 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "resume", &resume,
 		     "continue from the latest checkpoint in --out (or the "
 		     "SavedModel there)"),
-	TFK_OPT_STR(0, "init-from", &init_from, "DIR",
+	TFK_OPT_STR(0, "init-from", &init_from, "DIR|FILE",
 		    "fine-tune: start from the weights (and optimizer state) "
-		    "of a SavedModel tfk-train wrote; SPEC defaults to its "
-		    "assets.extra/tfkit_spec.json"),
+		    "of a SavedModel tfk-train wrote (SPEC defaults to its "
+		    "assets.extra/tfkit_spec.json), or of a Keras .keras or "
+		    ".h5 file (SPEC defaults to the file's config)"),
+	TFK_OPT_FLAG(0, "export-only", &export_only,
+		     "with --init-from: write the SavedModel in --out from "
+		     "those weights, no training"),
 	TFK_OPT_FLAG(0, "reset-optimizer", &reset_optimizer,
 		     "with --init-from: a fresh optimizer, not the saved "
 		     "one"),
@@ -556,6 +563,14 @@ static int init_weights(struct run *r)
 	json_t *st = NULL;
 	int rc;
 
+	if (kfile) {
+		/* Keras keeps its optimizer's variables by position only,
+		 * so a Keras file gives the weights and a fresh optimizer */
+		rc = tfk_kerasfile_apply(kfile, init_from, r->m, &err);
+		if (rc)
+			tfk_err_prefix(&err, "--init-from");
+		return rc;
+	}
 	snprintf(prefix, sizeof(prefix), "%s/variables/variables.index",
 		 init_from);
 	if (tfk_graph_n_variables(r->m->g) && access(prefix, F_OK))
@@ -822,6 +837,8 @@ static int fit(struct run *r)
 		if (rc)
 			return rc;
 	}
+	if (export_only)
+		return 0;
 	nk = log_keys(r, &keys);
 	if (nk < 0)
 		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
@@ -1015,7 +1032,7 @@ static int setup(struct run *r, const char *spec_path)
 	int rc, has_schema = 0;
 	const char *first;
 
-	rc = tfk_spec_load(&r->spec, spec_path, &err);
+	rc = r->spec ? 0 : tfk_spec_load(&r->spec, spec_path, &err);
 	for (size_t i = 0; !rc && i < sets.n; i++)
 		rc = tfk_spec_set(r->spec, sets.v[i], &err);
 	if (!rc)
@@ -1185,10 +1202,27 @@ static void teardown(struct run *r)
 	tfk_model_free(r->m);
 	tfk_fit_release(&r->fit);
 	tfk_spec_free(r->spec);
+	tfk_kerasfile_free(kfile);
 	tfk_free(r->perm);
 	tfk_free(r->hp);
 	json_decref(r->history);
 	json_decref(r->epochs);
+}
+
+/*
+ * --init-from FILE: a Keras file, read whole before set-up; without a
+ * SPEC (has_spec 0) the spec is the file's own config.
+ */
+static int keras_init(struct run *r, int has_spec)
+{
+	int rc = tfk_kerasfile_read(&kfile, init_from, &err);
+
+	if (rc) {
+		tfk_err_prefix(&err, "--init-from");
+		return rc;
+	}
+	return has_spec ? 0 : tfk_kerasfile_spec(kfile, init_from, &r->spec,
+						 &err);
 }
 
 /* Is s a name ending in ".json" (a spec, not records)? */
@@ -1210,7 +1244,13 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
 	spec = argc ? argv[0] : NULL;
-	if (init_from && !has_json_suffix(spec)) {
+	if (init_from && !stat(init_from, &st) && S_ISREG(st.st_mode)) {
+		rc = keras_init(&r, has_json_suffix(spec));
+		if (rc)
+			return tfk_cli_fail(&err);
+		if (!has_json_suffix(spec))
+			first = 0;
+	} else if (init_from && !has_json_suffix(spec)) {
 		/* SPEC omitted: the one the SavedModel was trained with */
 		snprintf(saved_spec, sizeof(saved_spec),
 			 "%s/assets.extra/tfkit_spec.json", init_from);
@@ -1219,8 +1259,12 @@ int main(int argc, char **argv)
 	}
 	if (!spec)
 		tfk_cli_usage_error("no SPEC given");
+	if (r.spec)
+		spec = tfk_spec_name(r.spec);
 	if (reset_optimizer && !init_from)
 		tfk_cli_usage_error("--reset-optimizer needs --init-from");
+	if (export_only && !init_from)
+		tfk_cli_usage_error("--export-only needs --init-from");
 	if (!out_dir)
 		tfk_cli_usage_error("--out DIR is required");
 	if (strcmp(nan_policy, "stop") && strcmp(nan_policy, "skip"))
@@ -1246,7 +1290,8 @@ int main(int argc, char **argv)
 	}
 	tfk_cpu_blas_threads((int)threads);
 	errno = 0;
-	if (init_from && (stat(init_from, &st) || !S_ISDIR(st.st_mode))) {
+	if (init_from && !kfile &&
+	    (stat(init_from, &st) || !S_ISDIR(st.st_mode))) {
 		tfk_errf(&err, TFK_EIO, "--init-from %s: %s", init_from,
 			 errno ? strerror(errno) : "not a directory");
 		return tfk_cli_fail(&err);

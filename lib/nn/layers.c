@@ -482,7 +482,8 @@ static int parse_input(struct kctx *c, struct klayer *l)
 		return kcfg_bad(c, l, NULL, "InputLayer needs "
 				"batch_input_shape (or batch_shape)");
 	if ((rc = shape_list(c, l, key, j, 1)) ||
-	    (rc = c_false(c, l, "sparse")) || (rc = c_false(c, l, "ragged")))
+	    (rc = c_false(c, l, "sparse")) || (rc = c_false(c, l, "ragged")) ||
+	    (rc = c_false(c, l, "optional")))
 		return rc;
 	l->dtype = TFK_DT_FLOAT;
 	d = cget(l, "dtype");
@@ -1355,7 +1356,8 @@ static int parse_none(struct kctx *c, struct klayer *l)
 	"time_major zero_output_for_mask seed "
 
 static const struct klayer_class classes[] = {
-	{ "InputLayer", " batch_input_shape batch_shape sparse ragged ",
+	{ "InputLayer", " batch_input_shape batch_shape sparse ragged "
+	  "optional ",
 	  parse_input, NULL, NULL, KL_INPUT },
 	{ "Dense", " units activation use_bias kernel_initializer "
 	  "bias_initializer kernel_regularizer bias_regularizer ",
@@ -1475,7 +1477,8 @@ int tfk_keras_parse_layer(struct kctx *c, struct klayer *l)
 			/* constraints and activity regularizers: null only */
 			if (ends_with(key, "_constraint") ||
 			    !strcmp(key, "activity_regularizer") ||
-			    !strcmp(key, "lora_rank")) {
+			    !strcmp(key, "lora_rank") ||
+			    !strcmp(key, "quantization_config")) {
 				if (json_is_null(v))
 					continue;
 				return kcfg_bad(c, l, key, "only null is "

@@ -126,6 +126,14 @@ static int h5_strings(struct h5 *h, hid_t obj, const char *where,
 	a = H5Aopen(obj, attr, H5P_DEFAULT);
 	ft = a < 0 ? -1 : H5Aget_type(a);
 	sp = a < 0 ? -1 : H5Aget_space(a);
+	/* h5py writes an empty list as an empty float64 array */
+	if (a >= 0 && ft >= 0 && sp >= 0 && H5Tget_class(ft) != H5T_STRING &&
+	    H5Sget_simple_extent_ndims(sp) == 1 &&
+	    H5Sget_simple_extent_npoints(sp) == 0) {
+		v = tfk_calloc(1, sizeof(char *));
+		rc = v ? 0 : tfk_errf(h->err, TFK_ENOMEM, "out of memory");
+		goto out;
+	}
 	if (a < 0 || ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_STRING ||
 	    H5Sget_simple_extent_ndims(sp) > 1 ||
 	    (n = H5Sget_simple_extent_npoints(sp)) < 0 ||
@@ -460,6 +468,11 @@ static int k3_weights(struct h5 *h)
 			k3_collect(h, l, lg, where, "", 0);
 		if (lg >= 0)
 			H5Gclose(lg);
+		/* Flatten, Dropout, ...: a group with no variables */
+		if (!rc && !l->n_w) {
+			tfk_free(l->name);
+			h->kf->n_layers--;
+		}
 	}
 	strv_free(ns.v);
 	H5Gclose(g);

@@ -248,7 +248,8 @@ static int wrapper_keys(struct kctx *c, const struct klayer *l,
 
 	json_object_foreach((json_t *)v, k, x) {
 		if (!strcmp(k, "class_name") || !strcmp(k, "config") ||
-		    !strcmp(k, "module") || !strcmp(k, "registered_name"))
+		    !strcmp(k, "module") || !strcmp(k, "registered_name") ||
+		    !strcmp(k, "shared_object_id"))
 			continue;
 		return tfk_errf(c->err, TFK_EINVAL, "%s.config.%s.%s: unknown "
 				"key", l->path, key, k);

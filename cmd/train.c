@@ -78,6 +78,7 @@
 
 static struct tfk_strlist train_files, val_files, sets;
 static const char *out_dir, *logdir, *nan_policy = "stop", *init_from;
+static const char *save_keras;
 static uint64_t seed;
 static long threads;
 static int resume, json_out, quiet, force_progress, histograms;
@@ -122,6 +123,9 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "export-only", &export_only,
 		     "with --init-from: write the SavedModel in --out from "
 		     "those weights, no training"),
+	TFK_OPT_STR(0, "save-keras", &save_keras, "FILE",
+		    "also write the trained model as a Keras 3 .keras file "
+		    "(keras.models.load_model opens it)"),
 	TFK_OPT_FLAG(0, "reset-optimizer", &reset_optimizer,
 		     "with --init-from: a fresh optimizer, not the saved "
 		     "one"),
@@ -938,6 +942,23 @@ static int export_model(struct run *r)
 	return rc;
 }
 
+/* --save-keras FILE: the model config, compile settings and trained
+ * weights as Keras 3 saves them (format/keras.h). */
+static int write_keras(struct run *r)
+{
+	struct tfk_kerasfile *kf;
+	int rc = tfk_kerasfile_of_model(r->m, tfk_spec_get(r->spec, "model"),
+					tfk_spec_get(r->spec, "compile"), &kf,
+					&err);
+
+	if (!rc)
+		rc = tfk_kerasfile_write(kf, save_keras, &err);
+	tfk_kerasfile_free(kf);
+	if (rc)
+		tfk_err_prefix(&err, "--save-keras");
+	return rc;
+}
+
 static void print_history(struct run *r)
 {
 	struct tfk_buf b;
@@ -1301,6 +1322,8 @@ int main(int argc, char **argv)
 		rc = fit(&r);
 	if (!rc)
 		rc = export_model(&r);
+	if (!rc && save_keras)
+		rc = write_keras(&r);
 	if (!rc && json_out)
 		print_history(&r);
 	teardown(&r);

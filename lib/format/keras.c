@@ -11,6 +11,8 @@
  * attribute strings; it is a second library for two calls.
  */
 #include "format/keras.h"
+#include "io/in.h"
+#include "io/out.h"
 #include "util/alloc.h"
 
 #include <archive.h>
@@ -829,5 +831,252 @@ int tfk_kerasfile_read(struct tfk_kerasfile **kf, const char *path,
 	fclose(f);
 	rc = tfk_kerasfile_parse(kf, path, data, n, err);
 	tfk_free(data);
+	return rc;
+}
+
+/* Writing ---------------------------------------------------------------- */
+
+/* The group at rel (a '/'-separated path) under g, made when missing. */
+static hid_t h5_mkgroups(hid_t g, const char *rel)
+{
+	char buf[600], *p, *q;
+	hid_t cur = H5Gopen2(g, ".", H5P_DEFAULT);
+
+	snprintf(buf, sizeof(buf), "%s", rel);
+	for (p = buf; cur >= 0 && p && *p; p = q) {
+		hid_t next;
+
+		q = strchr(p, '/');
+		if (q)
+			*q++ = '\0';
+		next = H5Lexists(cur, p, H5P_DEFAULT) > 0 ?
+			H5Gopen2(cur, p, H5P_DEFAULT) :
+			H5Gcreate2(cur, p, H5P_DEFAULT, H5P_DEFAULT,
+				   H5P_DEFAULT);
+		H5Gclose(cur);
+		cur = next;
+	}
+	return cur;
+}
+
+static int h5_put(hid_t g, const char *name, const struct tfk_tensor *t)
+{
+	hsize_t dims[TFK_MAX_RANK];
+	hid_t sp, d;
+	int rc = -1;
+
+	for (int i = 0; i < t->rank; i++)
+		dims[i] = (hsize_t)t->shape[i];
+	sp = t->rank ? H5Screate_simple(t->rank, dims, NULL) :
+		H5Screate(H5S_SCALAR);
+	if (sp < 0)
+		return -1;
+	d = H5Dcreate2(g, name, t->dtype == TFK_DT_FLOAT ? H5T_IEEE_F32LE :
+		       H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+		       H5P_DEFAULT);
+	if (d >= 0) {
+		rc = !t->nbytes || H5Dwrite(d, t->dtype == TFK_DT_FLOAT ?
+					    H5T_NATIVE_FLOAT :
+					    H5T_NATIVE_INT64, H5S_ALL,
+					    H5S_ALL, H5P_DEFAULT,
+					    t->data) >= 0 ? 0 : -1;
+		H5Dclose(d);
+	}
+	H5Sclose(sp);
+	return rc;
+}
+
+/* A string attribute name=value on g (Keras writes each vars group's
+ * owner name so). */
+static int h5_attr_str(hid_t g, const char *name, const char *value)
+{
+	hid_t ty = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR), a = -1;
+	int rc = -1;
+
+	if (ty >= 0 && sp >= 0 && H5Tset_size(ty, H5T_VARIABLE) >= 0 &&
+	    H5Tset_cset(ty, H5T_CSET_UTF8) >= 0)
+		a = H5Acreate2(g, name, ty, sp, H5P_DEFAULT, H5P_DEFAULT);
+	if (a >= 0) {
+		rc = H5Awrite(a, ty, &value) >= 0 ? 0 : -1;
+		H5Aclose(a);
+	}
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (ty >= 0)
+		H5Tclose(ty);
+	return rc;
+}
+
+/* The weights file as an HDF5 image in memory (*data: tfk_free). */
+static int weights_image(const struct tfk_kerasfile *kf, const char *path,
+			 void **data, size_t *n, struct tfk_err *err)
+{
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f = -1, root = -1;
+	ssize_t len;
+	int rc = 0;
+
+	*data = NULL;
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0)
+		f = H5Fcreate("model.weights.h5", H5F_ACC_TRUNC, H5P_DEFAULT,
+			      fapl);
+	if (fapl >= 0)
+		H5Pclose(fapl);
+	if (f < 0)
+		return tfk_errf(err, TFK_ENOMEM, "%s: HDF5 file not made",
+				path);
+	root = h5_mkgroups(f, "layers");
+	if (root < 0)
+		rc = -1;
+	for (int i = 0; !rc && i < kf->n_layers; i++) {
+		const struct tfk_keras_layer *l = &kf->layers[i];
+
+		for (int j = 0; !rc && j < l->n_w; j++) {
+			char rel[600], *slash;
+			hid_t g;
+
+			snprintf(rel, sizeof(rel), "%s/%s", l->name,
+				 l->w[j].name);
+			slash = strrchr(rel, '/');
+			*slash = '\0';
+			if (strlen(slash + 1) > 10 || strncmp(slash - 4, "vars",
+							      4)) {
+				rc = tfk_errf(err, TFK_EINVAL, "%s: layer '%s': "
+					      "weight name %s is not .../vars/"
+					      "<i>", path, l->name,
+					      l->w[j].name);
+				break;
+			}
+			g = h5_mkgroups(root, rel);
+			if (g < 0) {
+				rc = -1;
+				break;
+			}
+			if (H5Aexists(g, "name") <= 0)
+				rc = h5_attr_str(g, "name", l->name);
+			if (!rc)
+				rc = h5_put(g, slash + 1, &l->w[j].t);
+			H5Gclose(g);
+		}
+	}
+	if (!rc) {
+		hid_t v = h5_mkgroups(f, "vars");
+
+		rc = v < 0 ? -1 : 0;
+		if (v >= 0)
+			H5Gclose(v);
+	}
+	if (root >= 0)
+		H5Gclose(root);
+	if (!rc && (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0 ||
+		    (len = H5Fget_file_image(f, NULL, 0)) <= 0))
+		rc = -1;
+	if (!rc) {
+		*data = tfk_malloc((size_t)len);
+		if (!*data)
+			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+		else if (H5Fget_file_image(f, *data, (size_t)len) != len)
+			rc = -1;
+		*n = (size_t)len;
+	}
+	H5Fclose(f);
+	if (rc == -1)
+		rc = tfk_errf(err, TFK_EIO, "%s: model.weights.h5 not written "
+			      "(HDF5 failure)", path);
+	if (rc) {
+		tfk_free(*data);
+		*data = NULL;
+	}
+	return rc;
+}
+
+struct zsink {
+	struct tfk_out *out;
+	struct tfk_err *err;
+	int failed;
+};
+
+static la_ssize_t zwrite(struct archive *a, void *ctx, const void *p,
+			 size_t n)
+{
+	struct zsink *z = ctx;
+
+	if (tfk_out_write(z->out, p, n, z->err)) {
+		z->failed = 1;
+		return -1;
+	}
+	return (la_ssize_t)n;
+}
+
+static int zip_add(struct archive *a, const char *name, const void *p,
+		   size_t n)
+{
+	struct archive_entry *e = archive_entry_new();
+	int rc = -1;
+
+	if (!e)
+		return -1;
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_size(e, (la_int64_t)n);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	if (archive_write_header(a, e) == ARCHIVE_OK &&
+	    archive_write_data(a, p, n) == (la_ssize_t)n)
+		rc = 0;
+	archive_entry_free(e);
+	return rc;
+}
+
+int tfk_kerasfile_write(const struct tfk_kerasfile *kf, const char *path,
+			struct tfk_err *err)
+{
+	json_t *cfg = json_pack("{s:s,s:O,s:O,s:n,s:O}", "module", "keras",
+				"class_name", json_object_get(kf->model,
+							      "class_name"),
+				"config", json_object_get(kf->model, "config"),
+				"registered_name", "compile_config",
+				kf->compile ? kf->compile : json_null());
+	json_t *meta = json_pack("{s:s}", "keras_version",
+				 kf->version ? kf->version : "3.0.0");
+	char *ct = cfg ? json_dumps(cfg, JSON_PRESERVE_ORDER) : NULL,
+	     *mt = meta ? json_dumps(meta, JSON_PRESERVE_ORDER) : NULL;
+	struct zsink z = { NULL, err, 0 };
+	struct archive *a = NULL;
+	void *h5 = NULL;
+	size_t h5n = 0;
+	int rc;
+
+	json_decref(cfg);
+	json_decref(meta);
+	if (!ct || !mt) {
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = weights_image(kf, path, &h5, &h5n, err);
+	if (!rc)
+		rc = tfk_out_open(&z.out, path, TFK_COMP_NONE, err);
+	if (rc)
+		goto out;
+	a = archive_write_new();
+	if (!a || archive_write_set_format_zip(a) != ARCHIVE_OK ||
+	    archive_write_open(a, &z, NULL, zwrite, NULL) != ARCHIVE_OK ||
+	    zip_add(a, "metadata.json", mt, strlen(mt)) ||
+	    zip_add(a, "config.json", ct, strlen(ct)) ||
+	    zip_add(a, "model.weights.h5", h5, h5n) ||
+	    archive_write_close(a) != ARCHIVE_OK) {
+		if (!z.failed)
+			tfk_errf(err, TFK_EIO, "%s: zip not written: %s", path,
+				 a ? archive_error_string(a) : "out of memory");
+		rc = err->code ? err->code : TFK_EIO;
+		tfk_out_discard(z.out);
+		goto out;
+	}
+	rc = tfk_out_close(z.out, err);
+out:
+	if (a)
+		archive_write_free(a);
+	tfk_free(h5);
+	free(ct);
+	free(mt);
 	return rc;
 }

@@ -76,6 +76,21 @@ int tfk_kerasfile_parse(struct tfk_kerasfile **kf, const char *name,
 			const void *data, size_t n, struct tfk_err *err);
 void tfk_kerasfile_free(struct tfk_kerasfile *kf);
 
+/*
+ * Write kf as a Keras 3 .keras archive at path, atomically (io/out.h):
+ * config.json is kf->model's "class_name" and "config" with module
+ * "keras" and compile_config kf->compile (null when NULL);
+ * metadata.json carries keras_version kf->version (default "3.0.0");
+ * model.weights.h5 holds each layer's weights under
+ * /layers/<layer>/<weight name> (the names as the reader gives them:
+ * "vars/0", "cell/vars/1"; groups made as needed), float32 and int64
+ * datasets, plus the empty /vars group of the model itself. 0, TFK_EIO
+ * ("PATH: ..."), TFK_EINVAL (a weight name that is not a path of
+ * "vars/<i>" under groups), TFK_ENOMEM.
+ */
+int tfk_kerasfile_write(const struct tfk_kerasfile *kf, const char *path,
+			struct tfk_err *err);
+
 /* 1 when the n bytes at p start a .keras (zip) or HDF5 file. */
 int tfk_kerasfile_sniff(const void *p, size_t n);
 

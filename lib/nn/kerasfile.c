@@ -223,3 +223,87 @@ int tfk_kerasfile_spec(const struct tfk_kerasfile *kf, const char *path,
 	free(text);
 	return rc;
 }
+
+int tfk_kerasfile_of_model(struct tfk_model *m, const json_t *model,
+			   const json_t *compile, struct tfk_kerasfile **out,
+			   struct tfk_err *err)
+{
+	struct tfk_kerasfile *kf = tfk_calloc(1, sizeof(*kf));
+	int nv = tfk_graph_n_variables(m->g), k;
+
+	*out = NULL;
+	if (!kf)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	kf->model = json_deep_copy(model);
+	if (compile) {
+		json_t *opt = json_object_get(compile, "optimizer");
+
+		/* compile()'s default optimizer, as the spec's */
+		opt = opt ? json_incref(opt) : json_string("rmsprop");
+		kf->compile = json_pack("{s:o,s:O,s:O,s:n,s:n,s:b,s:i,s:b}",
+					"optimizer", opt,
+					"loss", json_object_get(compile, "loss"),
+					"metrics", json_object_get(compile,
+								   "metrics") ?
+					json_object_get(compile, "metrics") :
+					json_null(), "loss_weights",
+					"weighted_metrics", "run_eagerly", 0,
+					"steps_per_execution", 1,
+					"jit_compile", 0);
+	}
+	if (!kf->model || (compile && !kf->compile))
+		goto oom;
+	for (k = 0; k < nv; k++) {
+		struct tfk_tensor *t;
+		struct tfk_keras_layer *l = NULL;
+		struct tfk_keras_weight *w;
+		const char *vn, *slash;
+		char layer[256], wn[64];
+		int i, sub, nth = 0;
+
+		t = tfk_graph_var_at(m->g, k, &vn);
+		slash = strchr(vn, '/');
+		if (!slash)
+			continue;
+		snprintf(layer, sizeof(layer), "%.*s", (int)(slash - vn), vn);
+		sub = strchr(slash + 1, '/') != NULL;
+		for (i = 0; i < kf->n_layers; i++)
+			if (!strcmp(kf->layers[i].name, layer))
+				l = &kf->layers[i];
+		if (!l) {
+			l = tfk_realloc(kf->layers, (size_t)(kf->n_layers + 1) *
+					sizeof(*l));
+			if (!l)
+				goto oom;
+			kf->layers = l;
+			l = &kf->layers[kf->n_layers];
+			memset(l, 0, sizeof(*l));
+			if (!(l->name = tfk_strdup(layer)))
+				goto oom;
+			kf->n_layers++;
+		}
+		for (i = 0; i < l->n_w; i++)
+			nth += (strncmp(l->w[i].name, "cell/", 5) == 0) == sub;
+		snprintf(wn, sizeof(wn), "%svars/%d", sub ? "cell/" : "", nth);
+		w = tfk_realloc(l->w, (size_t)(l->n_w + 1) * sizeof(*w));
+		if (!w)
+			goto oom;
+		l->w = w;
+		w = &l->w[l->n_w];
+		memset(w, 0, sizeof(*w));
+		if (!(w->name = tfk_strdup(wn)))
+			goto oom;
+		if (tfk_tensor_init(&w->t, t->dtype, t->rank, t->shape, err)) {
+			tfk_free(w->name);
+			tfk_kerasfile_free(kf);
+			return err->code;
+		}
+		memcpy(w->t.data, t->data, t->nbytes);
+		l->n_w++;
+	}
+	*out = kf;
+	return 0;
+oom:
+	tfk_kerasfile_free(kf);
+	return tfk_errf(err, TFK_ENOMEM, "out of memory");
+}

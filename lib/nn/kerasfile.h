@@ -43,4 +43,16 @@ int tfk_kerasfile_apply(const struct tfk_kerasfile *kf, const char *path,
 int tfk_kerasfile_spec(const struct tfk_kerasfile *kf, const char *path,
 		       struct tfk_spec **s, struct tfk_err *err);
 
+/*
+ * The model's weights as a Keras 3 file's layers, for
+ * tfk_kerasfile_write: each layer's variables in graph order as
+ * "vars/<i>", an RNN cell's ("lstm/lstm_cell/kernel") as "cell/vars/<i>"
+ * (the attribute Keras 3 saves a cell under); model is the Keras model
+ * object (class_name, config), compile the spec's compile section or
+ * NULL, both copied. *kf NULL on failure. 0, TFK_ENOMEM.
+ */
+int tfk_kerasfile_of_model(struct tfk_model *m, const json_t *model,
+			   const json_t *compile, struct tfk_kerasfile **kf,
+			   struct tfk_err *err);
+
 #endif

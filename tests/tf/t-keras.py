@@ -276,6 +276,8 @@ def check_model(z, form, K, ext, rng):
         km.fit(xin, y, batch_size=n1, epochs=1, shuffle=False, verbose=0)
         od = os.path.join(d, oname)
         sets = spec_file(sp, km, z.loss, sopt, n1, drops)
+        if oname == "Adam" and ext == ".keras":
+            sets += ["--save-keras", os.path.join(d, "trained.keras")]
         rc, _, err = t.run("tfk-train", sp, "--init-from", f, "--out", od,
                            "-q", "-j1", rec, *sets, check=False)
         if rc:
@@ -283,10 +285,31 @@ def check_model(z, form, K, ext, rng):
             record(z, form, "10 " + oname,
                    (t.ok(False, "%s: ten %s steps" % (tag, oname)), None))
             continue
+        if oname == "Adam" and ext == ".keras":
+            record(z, form, "save-keras", saved_keras(
+                d, od, os.path.join(d, "trained.keras"), xin, tag))
         record(z, form, "10 " + oname, same_weights(
             our_weights(os.path.join(od, "ckpt-1")), keras_weights(km),
             1e-4, "%s: ten %s steps == Keras fit (1e-4)" % (tag, oname),
             KNOWN.get((z.name, "10 " + oname))))
+
+
+def saved_keras(d, sm, path, xin, tag):
+    """--save-keras: Keras' load_model opens it and predicts what our
+    SavedModel of the same run gives."""
+    try:
+        km = keras.models.load_model(path)
+    except Exception as e:  # noqa: BLE001 - any refusal is the failure
+        t.diag("load_model: %s" % e)
+        return t.ok(False, "%s: load_model opens --save-keras" % tag), None
+    out = os.path.join(d, "out-saved")
+    t.tool("tfk-model", "run", "--dir", sm, "--signature_def",
+           "serving_default", "--inputs", "x=" + os.path.join(d, "x.npy"),
+           "--outdir", out)
+    got = [np.load(os.path.join(out, g)) for g in sorted(os.listdir(out))]
+    return scaled_close(got, [km.predict(xin, verbose=0)], 1e-5,
+                        "%s: --save-keras file: Keras load_model + predict "
+                        "== our SavedModel (1e-5)" % tag)
 
 
 def bad_files():
@@ -328,6 +351,15 @@ def bad_files():
                               keras.layers.Dense(64, activation="relu"),
                               keras.layers.Dense(10)])
     spec_file(sp, other, kzoo.SCCE, "sgd", 2, [])
+    bad = os.path.join(d, "no-such-dir", "m.keras")
+    rc, _, err = t.run("tfk-train", sp, "--init-from", good, "--out",
+                       os.path.join(d, "o2"), "-q", rec, "--save-keras",
+                       bad, "--set", "model=" + json.dumps(json.loads(
+                           m.to_json())), check=False)
+    t.ok(rc == 1 and err.startswith("tfk-train: --save-keras: " + bad) and
+         not os.path.exists(os.path.dirname(bad)),
+         "--save-keras into a missing directory: exit 1 naming it (%s)" %
+         err.strip()[:160])
     rc, _, err = t.run("tfk-train", sp, "--init-from", good, "--out",
                        os.path.join(d, "o"), "-q", rec, check=False)
     t.ok(rc == 1 and "layer 'dense'" in err and "[784, 128]" in err and

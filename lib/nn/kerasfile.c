@@ -224,6 +224,24 @@ int tfk_kerasfile_spec(const struct tfk_kerasfile *kf, const char *path,
 	return rc;
 }
 
+/* v (new reference) with the "module" Keras 3's safe deserialization
+ * needs to find a built-in class ({"class_name": "Adam", "config":
+ * ...} is refused without it); names and other values as they are. */
+static json_t *keras3_object(json_t *v, const char *module)
+{
+	json_t *c;
+
+	if (!json_is_object(v) || json_object_get(v, "module"))
+		return json_incref(v);
+	c = json_copy(v);
+	if (c && (json_object_set_new(c, "module", json_string(module)) ||
+		  json_object_set_new(c, "registered_name", json_null()))) {
+		json_decref(c);
+		return NULL;
+	}
+	return c;
+}
+
 int tfk_kerasfile_of_model(struct tfk_model *m, const json_t *model,
 			   const json_t *compile, struct tfk_kerasfile **out,
 			   struct tfk_err *err)
@@ -236,13 +254,17 @@ int tfk_kerasfile_of_model(struct tfk_model *m, const json_t *model,
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	kf->model = json_deep_copy(model);
 	if (compile) {
-		json_t *opt = json_object_get(compile, "optimizer");
+		json_t *opt = json_object_get(compile, "optimizer"), *loss;
 
 		/* compile()'s default optimizer, as the spec's */
-		opt = opt ? json_incref(opt) : json_string("rmsprop");
+		opt = opt ? keras3_object(opt, "keras.optimizers") :
+			json_string("rmsprop");
 		kf->compile = json_pack("{s:o,s:O,s:O,s:n,s:n,s:b,s:i,s:b}",
 					"optimizer", opt,
-					"loss", json_object_get(compile, "loss"),
+					"loss", loss = keras3_object(
+						json_object_get(compile,
+								"loss"),
+						"keras.losses"),
 					"metrics", json_object_get(compile,
 								   "metrics") ?
 					json_object_get(compile, "metrics") :
@@ -250,6 +272,7 @@ int tfk_kerasfile_of_model(struct tfk_model *m, const json_t *model,
 					"weighted_metrics", "run_eagerly", 0,
 					"steps_per_execution", 1,
 					"jit_compile", 0);
+		json_decref(loss);
 	}
 	if (!kf->model || (compile && !kf->compile))
 		goto oom;

@@ -1030,7 +1030,15 @@ static int zip_add(struct archive *a, const char *name, const void *p,
 int tfk_kerasfile_write(const struct tfk_kerasfile *kf, const char *path,
 			struct tfk_err *err)
 {
-	json_t *cfg = json_pack("{s:s,s:O,s:O,s:n,s:O}", "module", "keras",
+	const json_t *mod = json_object_get(kf->model, "module"),
+		     *cls = json_object_get(kf->model, "class_name");
+	/* Keras 3 finds a model class by its module: Functional's is not
+	 * the package's top level */
+	const char *module = json_is_string(mod) ? json_string_value(mod) :
+		json_is_string(cls) && !strcmp(json_string_value(cls),
+					       "Functional") ?
+		"keras.src.models.functional" : "keras";
+	json_t *cfg = json_pack("{s:s,s:O,s:O,s:n,s:O}", "module", module,
 				"class_name", json_object_get(kf->model,
 							      "class_name"),
 				"config", json_object_get(kf->model, "config"),

@@ -8,10 +8,13 @@ tf_keras and saved by Keras (.keras, and the legacy .h5):
    largest output;
  - tfk-eval FILE (the file alone: config, compile settings, weights)
    gives Keras' evaluate() loss within 1e-5 relative;
- - one SGD step of learning rate 1 on one batch: the training loss is
-   Keras' (GradientTape, training=True) and the weight change is
-   Keras' gradient, within 1e-5 of the largest gradient;
- - ten SGD steps and ten Adam steps (shuffle off, the same batches):
+ - one SGD step on one batch: the training loss is Keras'
+   (GradientTape, training=True) and the weight change over the
+   learning rate (1000, so that float32's rounding of the weights stays
+   far below the gradient) is Keras' gradient, within 1e-5 of the
+   largest gradient;
+ - ten SGD steps and ten Adam steps (shuffle off, the same batches;
+   Adam's epsilon 1e-4, see ADAM_EPS):
    every weight (moving statistics too) is where Keras' fit() puts it,
    within 1e-4 of the variable's largest value.
 Dropout is random in training, in Keras and here alike, so the
@@ -23,6 +26,7 @@ a weight of the wrong shape exit 1 with a message naming the file.
 import json
 import os
 import sys
+import zlib
 
 import numpy as np
 
@@ -37,6 +41,13 @@ import tf_keras  # noqa: E402
 
 FORMS = [("keras3", keras, ".keras"), ("tf_keras", tf_keras, ".h5")]
 N_STEPS = 10
+# Adam moves a weight whose gradient is near epsilon by about
+# lr * m / epsilon: with Keras' default 1e-7, a gradient of 7e-8 that
+# float32 summation puts 5e-9 off (1e-6 of the largest gradient, well
+# inside the gradient check) moves the weight 7% differently, 5e-4 of
+# the largest weight in the MLP, 2e-3 in the CNN (seen). 1e-4 keeps the
+# comparison about the update rule, not about that rounding.
+ADAM_EPS = 1e-4
 
 
 def write_records(path, x, y):
@@ -105,9 +116,10 @@ def scaled_close(got, want, tol, what):
 # Known departures, reported as TAP TODO (prove does not count them):
 # (model, check) -> why.
 KNOWN = {
-    ("cnn", "10 Adam"): "2e-3 of the largest dense/kernel value after ten "
-    "Adam steps (SGD agrees to 1e-6, so the gradients do; Keras with "
-    "oneDNN on and off differ by 6e-5): not yet explained",
+    ("cnn", "10 Adam"): "up to 1.2e-4 of dense/kernel's largest value "
+    "even at epsilon 1e-4 (the book CNN's 6272x10 kernel has many weights "
+    "whose gradient is near epsilon; at 1e-3 the conv biases are hit "
+    "instead): the float32 rounding of the gradients, amplified",
 }
 
 
@@ -201,6 +213,10 @@ def check_model(z, form, K, ext, rng):
     # inference: our forward pass on Keras' weights
     sp = os.path.join(d, "spec.json")
     sgd1 = {"class_name": "SGD", "config": {"learning_rate": 1.0}}
+    # the gradient step: a weight change of LR times the gradient stands
+    # well above float32's rounding of the weight
+    LR = 1000.0
+    sgd_g = {"class_name": "SGD", "config": {"learning_rate": LR}}
     spec_file(sp, m, z.loss, sgd1, n1, [])
     e = os.path.join(d, "export")
     rc, _, err = t.run("tfk-train", sp, "--init-from", f, "--export-only",
@@ -245,7 +261,7 @@ def check_model(z, form, K, ext, rng):
     grads = tape.gradient(loss, m.trainable_weights)
     before = keras_weights(m)
     g1 = os.path.join(d, "sgd1")
-    sets = spec_file(sp, m, z.loss, sgd1, n1, drops)
+    sets = spec_file(sp, m, z.loss, sgd_g, n1, drops)
     rc, o, err = t.run("tfk-train", sp, "--init-from", f, "--out", g1,
                        "--json", "-q", "-j1", rec1, *sets, check=False)
     if rc:
@@ -258,19 +274,25 @@ def check_model(z, form, K, ext, rng):
                       "training loss == Keras" % tag, rel=True)
         after = our_weights(os.path.join(g1, "ckpt-1"))
         names = keras_names(m, m.trainable_weights)
-        ours_g = [before[k] - after[k] for k in names]
+        ours_g = [(before[k].astype(np.float64) - after[k]) / LR
+                  for k in names]
+        for k, a, b in zip(names, ours_g, grads):
+            b = tf.convert_to_tensor(b).numpy()
+            t.diag("  %s: largest gradient %.3g, max error %.3g" % (
+                k, np.abs(b).max(), np.abs(a - b).max()))
         ok2, e2 = scaled_close(ours_g, [tf.convert_to_tensor(g).numpy()
                                         for g in grads], 1e-5,
-                               "%s: one SGD step's weight change == "
-                               "Keras' gradient" % tag)
+                               "%s: one SGD step's weight change / lr "
+                               "== Keras' gradient" % tag)
         record(z, form, "loss+grad", (ok1 and ok2, e2))
 
     # ten SGD and ten Adam steps against fit()
     for oname, kopt, sopt in (
             ("SGD", lambda: K.optimizers.SGD(0.1),
              {"class_name": "SGD", "config": {"learning_rate": 0.1}}),
-            ("Adam", lambda: K.optimizers.Adam(0.01),
-             {"class_name": "Adam", "config": {"learning_rate": 0.01}})):
+            ("Adam", lambda: K.optimizers.Adam(0.01, epsilon=ADAM_EPS),
+             {"class_name": "Adam", "config": {"learning_rate": 0.01,
+                                               "epsilon": ADAM_EPS}})):
         km = compiled(fresh(z, K), K, z, kopt())
         no_dropout(km, K)
         km.fit(xin, y, batch_size=n1, epochs=1, shuffle=False, verbose=0)
@@ -367,13 +389,14 @@ def bad_files():
          "the layer and both shapes named (%s)" % err.strip()[:160])
 
 
-rng = np.random.default_rng(0)
 only = os.environ.get("KZOO")
 for z in kzoo.ZOO:
     if only and z.name not in only.split(","):
         continue
     for form, K, ext in FORMS:
-        check_model(z, form, K, ext, rng)
+        # each model's data its own, whichever models run (KZOO=a,b)
+        check_model(z, form, K, ext,
+                    np.random.default_rng(zlib.crc32(z.name.encode())))
 bad_files()
 for name, why in kzoo.LEFT:
     t.diag("not covered: %s: %s" % (name, why))

@@ -111,7 +111,8 @@ static void strv_free(char **v)
 }
 
 static int h5_strings(struct h5 *h, hid_t obj, const char *where,
-		      const char *attr, char ***out, size_t *n_out)
+		      const char *attr, hssize_t max, char ***out,
+		      size_t *n_out)
 {
 	hid_t a = -1, ft = -1, mt = -1, sp = -1;
 	hssize_t n = 0;
@@ -138,8 +139,7 @@ static int h5_strings(struct h5 *h, hid_t obj, const char *where,
 	}
 	if (a < 0 || ft < 0 || sp < 0 || H5Tget_class(ft) != H5T_STRING ||
 	    H5Sget_simple_extent_ndims(sp) > 1 ||
-	    (n = H5Sget_simple_extent_npoints(sp)) < 0 ||
-	    n > MAX_LAYERS) {
+	    (n = H5Sget_simple_extent_npoints(sp)) < 0 || n > max) {
 		rc = tfk_errf(h->err, TFK_ECORRUPT, "%s: %s: %s: not a string "
 			      "or a list of strings", h->name, where, msg);
 		goto out;
@@ -488,8 +488,8 @@ static int legacy_weights(struct h5 *h, hid_t mw)
 	size_t n_l, n_w;
 	int rc;
 
-	rc = h5_strings(h, mw, "/model_weights", "layer_names", &layers,
-			&n_l);
+	rc = h5_strings(h, mw, "/model_weights", "layer_names", MAX_LAYERS,
+			&layers, &n_l);
 	for (size_t i = 0; !rc && i < n_l; i++) {
 		struct tfk_keras_layer *l;
 		hid_t lg;
@@ -504,7 +504,8 @@ static int legacy_weights(struct h5 *h, hid_t mw)
 			rc = h5_bad(h, where, "unreadable group");
 			break;
 		}
-		rc = h5_strings(h, lg, where, "weight_names", &wn, &n_w);
+		rc = h5_strings(h, lg, where, "weight_names", MAX_LAYERS, &wn,
+				&n_w);
 		if (!rc && n_w && !(l = add_layer(h, layers[i])))
 			rc = h->err->code;
 		for (size_t j = 0; !rc && j < n_w; j++) {
@@ -564,7 +565,7 @@ static int legacy_json_attr(struct h5 *h, const char *attr, int required,
 	*out = NULL;
 	if (!required && H5Aexists(h->f, attr) <= 0)
 		return 0;
-	rc = h5_strings(h, h->f, "/", attr, &v, &n);
+	rc = h5_strings(h, h->f, "/", attr, 1, &v, &n);
 	if (rc)
 		return rc;
 	snprintf(nm, sizeof(nm), "%s: attribute %s", h->name, attr);
@@ -603,7 +604,7 @@ static int read_legacy(struct h5 *h)
 		rc = legacy_json_attr(h, "training_config", 0,
 				      &h->kf->compile);
 	if (!rc && H5Aexists(h->f, "keras_version") > 0 &&
-	    !h5_strings(h, h->f, "/", "keras_version", &v, &n)) {
+	    !h5_strings(h, h->f, "/", "keras_version", 1, &v, &n)) {
 		if (n == 1) {
 			h->kf->version = v[0];
 			v[0] = NULL;

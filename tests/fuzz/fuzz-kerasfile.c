@@ -15,6 +15,11 @@
  * here too: allocations over 1 GiB return NULL instead of ending the
  * run, and the read must then fail cleanly.
  *
+ * Known, not ours: libhdf5 1.10.8 (Debian's) spins without end in
+ * H5Aread's variable-length string conversion (H5T_convert) on some
+ * mutated .h5 files within seconds of fuzzing; this target reports it as
+ * a timeout until libhdf5 is fixed or replaced.
+ *
  * FUZZ-SEEDS: tests/fuzz/seeds/fuzz-kerasfile/*
  */
 #include "format/keras.h"

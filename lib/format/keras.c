@@ -708,7 +708,9 @@ static int read_zip(struct tfk_kerasfile *kf, const char *name,
 
 	if (!a)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
-	archive_read_support_format_zip(a);
+	/* the seekable reader starts from the central directory, so an
+	 * archive cut short is refused, not read as far as it goes */
+	archive_read_support_format_zip_seekable(a);
 	if (archive_read_open_memory(a, data, n) != ARCHIVE_OK) {
 		rc = tfk_errf(err, TFK_ECORRUPT, "%s: not a zip archive: %s",
 			      name, archive_error_string(a));
@@ -1067,6 +1069,10 @@ int tfk_kerasfile_write(const struct tfk_kerasfile *kf, const char *path,
 	if (rc)
 		goto out;
 	a = archive_write_new();
+	/* no padding to libarchive's 10240-byte blocks: a zip ends with
+	 * its central directory */
+	if (a)
+		archive_write_set_bytes_in_last_block(a, 1);
 	if (!a || archive_write_set_format_zip(a) != ARCHIVE_OK ||
 	    archive_write_open(a, &z, NULL, zwrite, NULL) != ARCHIVE_OK ||
 	    zip_add(a, "metadata.json", mt, strlen(mt)) ||

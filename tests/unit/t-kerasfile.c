@@ -109,6 +109,7 @@ int main(void)
 	ok(refused == (int)((n + 96) / 97) && named == refused,
 	   "every prefix refused (%d), each message naming the file",
 	   refused);
+	tfk_kerasfile_free(back);
 	is_int(tfk_kerasfile_parse(&back, "junk", "junk", 4, &err),
 	       TFK_ECORRUPT, "foreign bytes refused");
 	free(bytes);

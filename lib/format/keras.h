@@ -59,7 +59,7 @@ struct tfk_kerasfile {
 	json_t *model;		/* {"class_name": ..., "config": ...} */
 	json_t *compile;	/* compile_config (Keras 3) or training_config
 				 * (tf_keras); NULL when saved uncompiled */
-	int n_layers;		/* layers with weights, in the file's order */
+	int n_layers;		/* layers with weights, file order */
 	struct tfk_keras_layer *layers;
 };
 

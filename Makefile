@@ -34,11 +34,14 @@ ifdef DEBUG
 OPT      := -O0 -g3
 endif
 
-CPPFLAGS += -Ilib -I$(B)/gen -D_GNU_SOURCE -DTFK_VERSION='"$(VERSION)"'
+# Debian's serial HDF5 (lib/format/keras.c) lives off the default paths.
+HDF5_DIR := /usr/lib/x86_64-linux-gnu/hdf5/serial
+CPPFLAGS += -Ilib -I$(B)/gen -I/usr/include/hdf5/serial -D_GNU_SOURCE \
+            -DTFK_VERSION='"$(VERSION)"'
 CFLAGS   += -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -MMD -MP \
             -fno-strict-aliasing
 LDLIBS   += -Wl,--as-needed -lprotobuf-c -ljansson -larchive -lpng -ljpeg -lgif -lsnappy \
-            -lz -ldl -lm -lpthread
+            -L$(HDF5_DIR) -lhdf5 -lz -ldl -lm -lpthread
 # Libraries of one tool alone: LDLIBS_TOOL for bin/tfk-TOOL.
 LDLIBS_serve := -lmicrohttpd -lgrpc -lgpr
 ifdef SANITIZE

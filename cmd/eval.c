@@ -6,8 +6,11 @@
  * checkpoint, whose state carries the spec it was trained with; with
  * no checkpoint, the state its SavedModel export keeps in
  * assets.extra/tfkit_train), a
- * checkpoint prefix (DIR/ckpt-3, or a ModelCheckpoint filepath), or a
- * spec file (weights freshly initialized from --seed: a baseline).
+ * checkpoint prefix (DIR/ckpt-3, or a ModelCheckpoint filepath), a
+ * Keras model file (.keras or tf_keras .h5, recognised by its first
+ * bytes: its config, compile settings and weights, as
+ * keras.models.load_model(FILE).evaluate), or a spec file (weights
+ * freshly initialized from --seed: a baseline).
  * Evaluation uses the inference branch (Dropout off, BatchNormalization
  * on its moving statistics) and adds the regularization losses to the
  * loss, as Keras does; class weights are a training setting and are
@@ -20,6 +23,7 @@
 #include "kernels/cpu.h"
 #include "nn/ckpt.h"
 #include "nn/feed.h"
+#include "nn/kerasfile.h"
 #include "nn/model.h"
 #include "nn/spec.h"
 #include "nn/train.h"
@@ -78,6 +82,19 @@ static const struct tfk_cmd cmd = {
 };
 
 static struct tfk_err err;
+static struct tfk_kerasfile *kfile;
+
+/* Is the file at p a Keras file (by its first bytes)? */
+static int is_keras_file(const char *p)
+{
+	unsigned char head[8];
+	FILE *f = fopen(p, "rb");
+	size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
+
+	if (f)
+		fclose(f);
+	return tfk_kerasfile_sniff(head, n);
+}
 
 static int is_dir(const char *p)
 {
@@ -126,6 +143,10 @@ static int load_spec(const char *arg, const char *prefix,
 	int rc;
 
 	*mseed = seed;
+	if (!prefix[0] && is_keras_file(arg)) {
+		rc = tfk_kerasfile_read(&kfile, arg, &err);
+		return rc ? rc : tfk_kerasfile_spec(kfile, arg, spec, &err);
+	}
 	if (!prefix[0])
 		return tfk_spec_load(spec, arg, &err);
 	rc = tfk_ckpt_read_state(prefix, &st, &err);
@@ -233,6 +254,8 @@ int main(int argc, char **argv)
 	}
 	if (!rc && prefix[0])
 		rc = tfk_ckpt_restore(prefix, m->g, NULL, 0, NULL, &err);
+	if (!rc && kfile)
+		rc = tfk_kerasfile_apply(kfile, argv[0], m, &err);
 	if (!rc) {
 		to.threads = (int)threads;
 		rc = tfk_trainer_new(&tr, m, &ls, comp.metrics,
@@ -301,5 +324,6 @@ int main(int argc, char **argv)
 	if (has_fit)
 		tfk_fit_release(&fit);
 	tfk_spec_free(spec);
+	tfk_kerasfile_free(kfile);
 	return rc ? tfk_cli_fail(&err) : 0;
 }

@@ -60,6 +60,7 @@
 #include "nn/callback.h"
 #include "nn/ckpt.h"
 #include "nn/feed.h"
+#include "nn/kerasfile.h"
 #include "nn/metric.h"
 #include "nn/model.h"
 #include "nn/optim.h"
@@ -89,12 +90,15 @@
 
 static struct tfk_strlist train_files, val_files, sets;
 static const char *out_dir, *logdir, *nan_policy = "stop", *init_from;
+static const char *save_keras;
 static uint64_t seed;
 static long threads;
 static int resume, json_out, quiet, force_progress, histograms;
-static int reset_optimizer;
+static int reset_optimizer, export_only;
 static long adapt_records = 100000;
 static long prof_first = 3, prof_last = 7;	/* --profile-steps */
+/* --init-from a Keras file (.keras or tf_keras .h5): read in main */
+static struct tfk_kerasfile *kfile;
 
 static int opt_seed(const char *arg, void *value)
 {
@@ -145,10 +149,17 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_FLAG(0, "resume", &resume,
 		     "continue from the latest checkpoint in --out (or the "
 		     "SavedModel there)"),
-	TFK_OPT_STR(0, "init-from", &init_from, "DIR",
+	TFK_OPT_STR(0, "init-from", &init_from, "DIR|FILE",
 		    "fine-tune: start from the weights (and optimizer state) "
-		    "of a SavedModel tfk-train wrote; SPEC defaults to its "
-		    "assets.extra/tfkit_spec.json"),
+		    "of a SavedModel tfk-train wrote (SPEC defaults to its "
+		    "assets.extra/tfkit_spec.json), or of a Keras .keras or "
+		    ".h5 file (SPEC defaults to the file's config)"),
+	TFK_OPT_FLAG(0, "export-only", &export_only,
+		     "with --init-from: write the SavedModel in --out from "
+		     "those weights, no training"),
+	TFK_OPT_STR(0, "save-keras", &save_keras, "FILE",
+		    "also write the trained model as a Keras 3 .keras file "
+		    "(keras.models.load_model opens it)"),
 	TFK_OPT_FLAG(0, "reset-optimizer", &reset_optimizer,
 		     "with --init-from: a fresh optimizer, not the saved "
 		     "one"),
@@ -600,6 +611,14 @@ static int init_weights(struct run *r)
 	json_t *st = NULL;
 	int rc;
 
+	if (kfile) {
+		/* Keras keeps its optimizer's variables by position only,
+		 * so a Keras file gives the weights and a fresh optimizer */
+		rc = tfk_kerasfile_apply(kfile, init_from, r->m, &err);
+		if (rc)
+			tfk_err_prefix(&err, "--init-from");
+		return rc;
+	}
 	snprintf(prefix, sizeof(prefix), "%s/variables/variables.index",
 		 init_from);
 	if (tfk_graph_n_variables(r->m->g) && access(prefix, F_OK))
@@ -926,6 +945,8 @@ static int fit(struct run *r)
 		if (rc)
 			return rc;
 	}
+	if (export_only)
+		return 0;
 	nk = log_keys(r, &keys);
 	if (nk < 0)
 		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
@@ -1022,6 +1043,23 @@ static int export_model(struct run *r)
 	}
 	if (rc)
 		tfk_err_prefix(&err, "SavedModel export");
+	return rc;
+}
+
+/* --save-keras FILE: the model config, compile settings and trained
+ * weights as Keras 3 saves them (format/keras.h). */
+static int write_keras(struct run *r)
+{
+	struct tfk_kerasfile *kf;
+	int rc = tfk_kerasfile_of_model(r->m, tfk_spec_get(r->spec, "model"),
+					tfk_spec_get(r->spec, "compile"), &kf,
+					&err);
+
+	if (!rc)
+		rc = tfk_kerasfile_write(kf, save_keras, &err);
+	tfk_kerasfile_free(kf);
+	if (rc)
+		tfk_err_prefix(&err, "--save-keras");
 	return rc;
 }
 
@@ -1187,7 +1225,7 @@ static int setup(struct run *r, const char *spec_path)
 	int rc, has_schema = 0;
 	const char *first;
 
-	rc = tfk_spec_load(&r->spec, spec_path, &err);
+	rc = r->spec ? 0 : tfk_spec_load(&r->spec, spec_path, &err);
 	for (size_t i = 0; !rc && i < sets.n; i++)
 		rc = tfk_spec_set(r->spec, sets.v[i], &err);
 	if (!rc)
@@ -1359,10 +1397,27 @@ static void teardown(struct run *r)
 	tfk_model_free(r->m);
 	tfk_fit_release(&r->fit);
 	tfk_spec_free(r->spec);
+	tfk_kerasfile_free(kfile);
 	tfk_free(r->perm);
 	tfk_free(r->hp);
 	json_decref(r->history);
 	json_decref(r->epochs);
+}
+
+/*
+ * --init-from FILE: a Keras file, read whole before set-up; without a
+ * SPEC (has_spec 0) the spec is the file's own config.
+ */
+static int keras_init(struct run *r, int has_spec)
+{
+	int rc = tfk_kerasfile_read(&kfile, init_from, &err);
+
+	if (rc) {
+		tfk_err_prefix(&err, "--init-from");
+		return rc;
+	}
+	return has_spec ? 0 : tfk_kerasfile_spec(kfile, init_from, &r->spec,
+						 &err);
 }
 
 /* Is s a name ending in ".json" (a spec, not records)? */
@@ -1384,7 +1439,13 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
 	spec = argc ? argv[0] : NULL;
-	if (init_from && !has_json_suffix(spec)) {
+	if (init_from && !stat(init_from, &st) && S_ISREG(st.st_mode)) {
+		rc = keras_init(&r, has_json_suffix(spec));
+		if (rc)
+			return tfk_cli_fail(&err);
+		if (!has_json_suffix(spec))
+			first = 0;
+	} else if (init_from && !has_json_suffix(spec)) {
 		/* SPEC omitted: the one the SavedModel was trained with */
 		snprintf(saved_spec, sizeof(saved_spec),
 			 "%s/assets.extra/tfkit_spec.json", init_from);
@@ -1393,8 +1454,12 @@ int main(int argc, char **argv)
 	}
 	if (!spec)
 		tfk_cli_usage_error("no SPEC given");
+	if (r.spec)
+		spec = tfk_spec_name(r.spec);
 	if (reset_optimizer && !init_from)
 		tfk_cli_usage_error("--reset-optimizer needs --init-from");
+	if (export_only && !init_from)
+		tfk_cli_usage_error("--export-only needs --init-from");
 	if (!out_dir)
 		tfk_cli_usage_error("--out DIR is required");
 	if (strcmp(nan_policy, "stop") && strcmp(nan_policy, "skip"))
@@ -1420,7 +1485,8 @@ int main(int argc, char **argv)
 	}
 	tfk_cpu_blas_threads((int)threads);
 	errno = 0;
-	if (init_from && (stat(init_from, &st) || !S_ISDIR(st.st_mode))) {
+	if (init_from && !kfile &&
+	    (stat(init_from, &st) || !S_ISDIR(st.st_mode))) {
 		tfk_errf(&err, TFK_EIO, "--init-from %s: %s", init_from,
 			 errno ? strerror(errno) : "not a directory");
 		return tfk_cli_fail(&err);
@@ -1438,6 +1504,8 @@ int main(int argc, char **argv)
 		prof_abandon();
 	if (!rc)
 		rc = export_model(&r);
+	if (!rc && save_keras)
+		rc = write_keras(&r);
 	if (!rc && json_out)
 		print_history(&r);
 	teardown(&r);

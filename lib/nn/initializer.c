@@ -248,7 +248,8 @@ static int wrapper_keys(struct kctx *c, const struct klayer *l,
 
 	json_object_foreach((json_t *)v, k, x) {
 		if (!strcmp(k, "class_name") || !strcmp(k, "config") ||
-		    !strcmp(k, "module") || !strcmp(k, "registered_name"))
+		    !strcmp(k, "module") || !strcmp(k, "registered_name") ||
+		    !strcmp(k, "shared_object_id"))
 			continue;
 		return tfk_errf(c->err, TFK_EINVAL, "%s.config.%s.%s: unknown "
 				"key", l->path, key, k);
@@ -322,10 +323,16 @@ int tfk_keras_init_parse(struct kctx *c, const struct klayer *l,
 	if (!cfg || json_is_null(cfg))
 		return 0;
 	json_object_foreach((json_t *)cfg, k, x) {
-		/* Keras 3.15's fan axes: null is the default fan */
-		if ((!strcmp(k, "input_axes") || !strcmp(k, "output_axes")) &&
-		    json_is_null(x))
-			continue;
+		/* Keras 3.12+: the fan axes of VarianceScaling kinds; null
+		 * is the default computation, the only one here */
+		if (ki->kind == KI_VSCALE && (!strcmp(k, "input_axes") ||
+					      !strcmp(k, "output_axes"))) {
+			if (json_is_null(x))
+				continue;
+			return tfk_errf(c->err, TFK_EINVAL, "%s.config.%s."
+					"config.%s: only null is supported",
+					l->path, key, k);
+		}
 		if (!has_key(inits[i].keys, k))
 			return tfk_errf(c->err, TFK_EINVAL, "%s.config.%s."
 					"config.%s: unknown key", l->path, key,

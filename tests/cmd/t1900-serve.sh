@@ -10,6 +10,7 @@
 # bound is read from its "REST API listening on port N" log line: no race
 # for a free port.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve-lib.sh"
 
 SM=$FIX/savedmodel
 B=$T/models
@@ -23,44 +24,7 @@ tfk-serve --model_name half --model_base_path "$B" --rest_api_port 0 --port 0 \
 	--access_log "$T/access.log" 2>"$T/serve.log" &
 PID=$!
 
-# wait_for CMD...: retry CMD (quietly) for up to 20 s
-wait_for() {
-	_i=0
-	while [ $_i -lt 100 ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-		_i=$((_i + 1))
-	done
-	return 1
-}
-check "the server logs its port" wait_for grep -q "REST API listening on port" \
-	"$T/serve.log"
-PORT=$(sed -n 's/.*REST API listening on port \([0-9]*\).*/\1/p' "$T/serve.log")
-U=http://127.0.0.1:$PORT/v1/models
-export U
-
-# q METHOD PATH [BODY]: "CODE BODY" of a request
-cat >"$T/q" <<'EOF'
-#!/bin/sh
-if [ $# -ge 3 ]; then
-	curl -s -X "$1" --data-binary "$3" -w ' %{http_code}' "$U$2"
-else
-	curl -s -X "$1" -w ' %{http_code}' "$U$2"
-fi
-EOF
-chmod +x "$T/q"
-Q=$T/q
-
-# errors: the JSON, the status code and the message
-err() {	# NAME CODE MESSAGE-PART METHOD PATH [BODY]
-	_name=$1 _code=$2 _msg=$3
-	shift 3
-	_out=$($Q "$@")
-	case $_out in
-	'{"error":'*"$_msg"*"} $_code") _result pass "$_name" ;;
-	*) _result fail "$_name"; echo "#   got: $_out" ;;
-	esac
-}
+serve_wait "$T/serve.log"
 
 testcmd "status" "$Q GET /half" \
 	'{"model_version_status":[{"version":"123","state":"AVAILABLE","status":{"error_code":"OK","error_message":""}}]} 200'

@@ -8,6 +8,7 @@
 # the versions are told apart by which fixture they hold (the .tflite
 # version has input x of [1, 1]).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve-lib.sh"
 
 SM=$FIX/savedmodel
 A=$T/a
@@ -42,39 +43,7 @@ tfk-serve --model_config_file "$T/m.config" --rest_api_port 0 --port 0 \
 	--monitoring_config_file "$T/mon.config" 2>"$T/serve.log" &
 PID=$!
 
-wait_for() {	# retry CMD (quietly) for up to 20 s
-	_i=0
-	while [ $_i -lt 100 ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-		_i=$((_i + 1))
-	done
-	return 1
-}
-check "the server logs its port" wait_for grep -q "REST API listening on port" \
-	"$T/serve.log"
-PORT=$(sed -n 's/.*REST API listening on port \([0-9]*\).*/\1/p' "$T/serve.log")
-U=http://127.0.0.1:$PORT/v1/models
-export U
-cat >"$T/q" <<'EOF'
-#!/bin/sh
-if [ $# -ge 3 ]; then
-	curl -s -X "$1" --data-binary "$3" -w ' %{http_code}' "$U$2"
-else
-	curl -s -X "$1" -w ' %{http_code}' "$U$2"
-fi
-EOF
-chmod +x "$T/q"
-Q=$T/q
-err() {	# NAME CODE MESSAGE-PART METHOD PATH [BODY]
-	_name=$1 _code=$2 _msg=$3
-	shift 3
-	_out=$($Q "$@")
-	case $_out in
-	'{"error":'*"$_msg"*"} $_code") _result pass "$_name" ;;
-	*) _result fail "$_name"; echo "#   got: $_out" ;;
-	esac
-}
+serve_wait "$T/serve.log"
 OK='"status":{"error_code":"OK","error_message":""}'
 
 testcmd "specific {1, 3}: both served, 2 never loaded" "$Q GET /a" \

@@ -8,6 +8,7 @@
 # batch sizes): requests sent together fill a batch (which then runs at
 # once), and a lone request waits for batch_timeout_micros (3 s).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/serve-lib.sh"
 
 SM=$FIX/savedmodel
 B=$T/models
@@ -30,21 +31,9 @@ tfk-serve --model_name half --model_base_path "$B" --rest_api_port 0 \
 	--monitoring_config_file "$T/mon.config" 2>"$T/serve.log" &
 PID=$!
 
-wait_for() {	# retry CMD (quietly) for up to 20 s
-	_i=0
-	while [ $_i -lt 100 ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-		_i=$((_i + 1))
-	done
-	return 1
-}
-check "the server logs its port" wait_for grep -q "REST API listening on port" \
-	"$T/serve.log"
-PORT=$(sed -n 's/.*REST API listening on port \([0-9]*\).*/\1/p' "$T/serve.log")
-U=http://127.0.0.1:$PORT/v1/models/half:predict
+serve_wait "$T/serve.log"
 post() {	# BODY OUT: the answer and status into OUT
-	curl -s -d "$1" -w ' %{http_code}' "$U" >"$2"
+	curl -s -d "$1" -w ' %{http_code}' "$U/half:predict" >"$2"
 }
 
 # 2 + 1 + 1 rows at once fill max_batch_size: one batch, at once, no

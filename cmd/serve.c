@@ -309,6 +309,7 @@ int main(int argc, char **argv)
 	/* runner slots: the REST threads', then the gRPC workers' */
 	srv.n_slots = 2 * (int)n_threads;
 	pthread_mutex_init(&srv.lock, NULL);
+	pthread_mutex_init(&srv.config_lock, NULL);
 
 	/* blocked here, so every thread made from now on has them blocked */
 	sigemptyset(&sigs);
@@ -382,6 +383,7 @@ int main(int argc, char **argv)
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
 		now = tfk_sv_now();
+		pthread_mutex_lock(&srv.config_lock);
 		if (model_config_file && (sig == SIGHUP || (config_poll_wait &&
 							   now >= next_config))) {
 			load_config(&srv, 0);
@@ -395,6 +397,7 @@ int main(int argc, char **argv)
 			sv_poll(&srv, 0);
 			next_poll = now + (double)poll_wait;
 		}
+		pthread_mutex_unlock(&srv.config_lock);
 	}
 	tfk_cli_warn("%s: stopping: finishing the requests in flight",
 		     strsignal(sig));
@@ -402,6 +405,7 @@ int main(int argc, char **argv)
 	sv_grpc_stop(g, timeout_ms);
 	sv_shutdown(&srv);
 	pthread_mutex_destroy(&srv.lock);
+	pthread_mutex_destroy(&srv.config_lock);
 	if (ho.access_log)
 		fclose(ho.access_log);
 	sv_metrics_free(ho.metrics);

@@ -1,11 +1,12 @@
 /*
  * grpc.c - tfk-serve's gRPC front end on gRPC's C core API: TF
  * Serving's PredictionService (Predict, Classify, Regress,
- * GetModelMetadata) and ModelService (GetModelStatus), with the messages
+ * GetModelMetadata) and ModelService (GetModelStatus,
+ * HandleReloadConfigRequest), with the messages
  * of formats/serving_apis.proto, so that the tensorflow-serving-api
  * client (PredictionServiceStub, ModelServiceStub) works unchanged.
  *
- * Threads: --grpc threads workers, each with its own completion queue
+ * Threads: --rest_api_num_threads workers, each with its own completion queue
  * on which it keeps one call requested per method. A worker that gets a
  * call answers it on the spot (decode, run, encode), starts the batch
  * that sends the answer and the status, and requests the next call of
@@ -14,9 +15,9 @@
  * after the REST threads'), so a request takes no lock but the one on
  * the version's reference count.
  *
- * Any other method (MultiInference, HandleReloadConfigRequest, a typo)
- * is answered UNIMPLEMENTED by a generic call slot per worker, as gRPC
- * servers answer a method they lack.
+ * Any other method (MultiInference, a typo) is answered UNIMPLEMENTED by
+ * a generic call slot per worker, as gRPC servers answer a method they
+ * lack.
  *
  * Errors are gRPC statuses with TF Serving's codes and our messages:
  * INVALID_ARGUMENT for bad requests, NOT_FOUND for an unknown model or
@@ -25,6 +26,7 @@
  */
 #include "format/tensorproto.h"
 #include "formats/serving_apis.pb-c.h"
+#include "model/modelconfig.h"
 #include "model/restjson.h"
 #include "model/servable.h"
 #include "serve.h"
@@ -47,7 +49,7 @@
 #include <string.h>
 
 enum method {
-	M_PREDICT, M_CLASSIFY, M_REGRESS, M_METADATA, M_STATUS,
+	M_PREDICT, M_CLASSIFY, M_REGRESS, M_METADATA, M_STATUS, M_RELOAD,
 	M_OTHER,	/* any other method: UNIMPLEMENTED */
 	N_METHODS
 };
@@ -62,6 +64,8 @@ static const struct {
 	  "GetModelMetadata" },
 	{ "/tensorflow.serving.ModelService/GetModelStatus",
 	  "GetModelStatus" },
+	{ "/tensorflow.serving.ModelService/HandleReloadConfigRequest",
+	  "HandleReloadConfigRequest" },
 	{ NULL, NULL },
 };
 
@@ -897,6 +901,46 @@ done:
 	return a->code;
 }
 
+/*
+ * HandleReloadConfigRequest: the config in the request replaces the one
+ * served, as a SIGHUP with a changed config file does (models added,
+ * changed, dropped), and the answer comes once the new config's
+ * versions are loaded (or have failed: their status says so), as in TF
+ * Serving. A config that is refused changes nothing.
+ */
+static grpc_status_code reload(struct worker *w, const uint8_t *p, size_t n,
+			       struct answer *a)
+{
+	Tensorflow__Serving__ReloadConfigRequest *rq;
+	Tensorflow__Serving__ReloadConfigResponse rs =
+		TENSORFLOW__SERVING__RELOAD_CONFIG_RESPONSE__INIT;
+	Tensorflow__Serving__StatusProto st =
+		TENSORFLOW__SERVING__STATUS_PROTO__INIT;
+	struct tfk_server_config c;
+	struct tfk_err e;
+	int rc;
+
+	rq = tensorflow__serving__reload_config_request__unpack(NULL, n, p);
+	if (!rq)
+		return fail(a, GRPC_STATUS_INVALID_ARGUMENT, "the request is "
+			    "not a ReloadConfigRequest (protobuf)");
+	rc = tfk_server_config_from_proto(rq->config, &c, &e);
+	tensorflow__serving__reload_config_request__free_unpacked(rq, NULL);
+	if (rc)
+		return fail(a, GRPC_STATUS_INVALID_ARGUMENT, "%s", e.msg);
+	pthread_mutex_lock(&w->g->s->config_lock);
+	rc = sv_configure(w->g->s, &c, &e);
+	if (!rc)
+		sv_poll(w->g->s, 0);
+	pthread_mutex_unlock(&w->g->s->config_lock);
+	tfk_server_config_free(&c);
+	if (rc)
+		return fail_err(a, &e);
+	tfk_cli_warn("gRPC HandleReloadConfigRequest: config reloaded");
+	rs.status = &st;
+	return pack(a, &rs.base);
+}
+
 /* Calls ------------------------------------------------------------------ */
 
 static void request(struct call *c)
@@ -957,6 +1001,7 @@ static void answer_call(struct call *c)
 			classify_regress(c->w, c->m, p, n, &a);
 			break;
 		case M_METADATA: metadata(c->w, p, n, &a); break;
+		case M_RELOAD: reload(c->w, p, n, &a); break;
 		default: status(c->w, p, n, &a); break;
 		}
 	}

@@ -65,9 +65,14 @@ struct sv_model {
 	int scan_failed;
 };
 
-/* The models: the array only grows, under lock. */
+/*
+ * The models: the array only grows, under lock. config_lock is held by
+ * whoever configures or polls (the main thread, a gRPC
+ * HandleReloadConfigRequest): one at a time.
+ */
 struct sv_server {
 	pthread_mutex_t lock;
+	pthread_mutex_t config_lock;
 	struct sv_model **models;
 	int n_models;
 	int n_slots;

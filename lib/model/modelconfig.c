@@ -4,6 +4,7 @@
  */
 #include "model/modelconfig.h"
 
+#include "formats/serving_apis.pb-c.h"
 #include "util/alloc.h"
 #include "util/textproto.h"
 
@@ -351,6 +352,164 @@ int tfk_server_config_load(const char *path, struct tfk_server_config *c,
 	if (tfk_tp_parse_file(path, &root, err))
 		return err->code;
 	return from_tree(&root, path, c, err);
+}
+
+/* The rules of model() and walk() on model i of c, for the binary form. */
+static int check_model(const struct tfk_server_config *c, int i,
+		       struct tfk_err *err)
+{
+	const struct tfk_model_config *m = &c->models[i];
+	int j, k;
+
+	if (!*m->name)
+		return tfk_errf(err, TFK_EINVAL, "config[%d]: name is required",
+				i);
+	if (strchr(m->name, '/') || strchr(m->name, ':'))
+		return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': a model "
+				"name cannot hold '/' or ':'", i, m->name);
+	if (!*m->base_path)
+		return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': base_path "
+				"is required", i, m->name);
+	for (j = 0; j < i; j++)
+		if (!strcmp(c->models[j].name, m->name))
+			return tfk_errf(err, TFK_EINVAL, "config[%d]: model "
+					"'%s' configured twice", i, m->name);
+	if (m->policy == TFK_POLICY_SPECIFIC && !m->n_versions)
+		return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': specific: "
+				"no versions given", i, m->name);
+	for (j = 0; j < m->n_labels; j++) {
+		const char *l = m->labels[j].label;
+
+		if (!*l || strchr(l, '/') || strchr(l, ':'))
+			return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': "
+					"version label '%s' is empty or holds "
+					"'/' or ':'", i, m->name, l);
+		if (m->labels[j].version < 0)
+			return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': "
+					"label '%s': a negative version", i,
+					m->name, l);
+		if (m->policy != TFK_POLICY_SPECIFIC)
+			continue;
+		for (k = 0; k < m->n_versions; k++)
+			if (m->versions[k] == m->labels[j].version)
+				break;
+		if (k == m->n_versions)
+			return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': "
+					"label '%s' names version %" PRId64
+					", which the specific policy does not "
+					"serve", i, m->name, l,
+					m->labels[j].version);
+	}
+	return 0;
+}
+
+static int from_msg(const Tensorflow__Serving__ModelConfig *mc, int i,
+		    struct tfk_model_config *m, struct tfk_err *err)
+{
+	const Tensorflow__Serving__ServableVersionPolicy *p =
+		mc->model_version_policy;
+	size_t j, k;
+
+	m->num_versions = 1;
+	if (!(m->name = tfk_strdup(mc->name ? mc->name : "")) ||
+	    !(m->base_path = tfk_strdup(mc->base_path ? mc->base_path : "")))
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	if (mc->model_type || mc->logging_config.len)
+		return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': model_type "
+				"and logging_config are not read", i, m->name);
+	if (mc->model_platform && *mc->model_platform &&
+	    strcmp(mc->model_platform, "tensorflow") &&
+	    strcmp(mc->model_platform, "tflite"))
+		return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': "
+				"model_platform '%s' is not served (tensorflow "
+				"or tflite)", i, m->name, mc->model_platform);
+	if (p && p->policy_choice_case ==
+	    TENSORFLOW__SERVING__SERVABLE_VERSION_POLICY__POLICY_CHOICE_ALL) {
+		m->policy = TFK_POLICY_ALL;
+	} else if (p && p->policy_choice_case ==
+		   TENSORFLOW__SERVING__SERVABLE_VERSION_POLICY__POLICY_CHOICE_SPECIFIC &&
+		   p->specific) {
+		m->policy = TFK_POLICY_SPECIFIC;
+		m->versions = tfk_calloc(p->specific->n_versions + 1,
+					 sizeof(*m->versions));
+		if (!m->versions)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		for (j = 0; j < p->specific->n_versions; j++) {
+			int64_t v = p->specific->versions[j];
+
+			if (v < 0)
+				return tfk_errf(err, TFK_EINVAL, "config[%d] "
+						"'%s': a negative version", i,
+						m->name);
+			for (k = 0; k < (size_t)m->n_versions; k++)
+				if (m->versions[k] == v)
+					break;
+			if (k == (size_t)m->n_versions)
+				m->versions[m->n_versions++] = v;
+		}
+	} else if (p && p->policy_choice_case ==
+		   TENSORFLOW__SERVING__SERVABLE_VERSION_POLICY__POLICY_CHOICE_LATEST &&
+		   p->latest) {
+		if (p->latest->num_versions > 1000000)
+			return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': "
+					"num_versions %u is more than 1000000",
+					i, m->name, p->latest->num_versions);
+		if (p->latest->num_versions)
+			m->num_versions = (int)p->latest->num_versions;
+	}
+	if (mc->n_version_labels > 4096)
+		return tfk_errf(err, TFK_EINVAL, "config[%d] '%s': more than "
+				"4096 version labels", i, m->name);
+	m->labels = tfk_calloc(mc->n_version_labels + 1, sizeof(*m->labels));
+	if (!m->labels)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (j = 0; j < mc->n_version_labels; j++) {
+		const char *key = mc->version_labels[j]->key;
+
+		for (k = 0; k < (size_t)m->n_labels; k++)
+			if (!strcmp(m->labels[k].label, key ? key : ""))
+				break;
+		if (k < (size_t)m->n_labels) {	/* a map: the last wins */
+			m->labels[k].version = mc->version_labels[j]->value;
+			continue;
+		}
+		if (!(m->labels[m->n_labels].label = tfk_strdup(key ? key :
+								 "")))
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		m->labels[m->n_labels++].version =
+			mc->version_labels[j]->value;
+	}
+	return 0;
+}
+
+int tfk_server_config_from_proto(
+	const struct Tensorflow__Serving__ModelServerConfig *m,
+	struct tfk_server_config *c, struct tfk_err *err)
+{
+	const Tensorflow__Serving__ModelConfigList *l;
+	int i, rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (!m || m->config_case !=
+	    TENSORFLOW__SERVING__MODEL_SERVER_CONFIG__CONFIG_MODEL_CONFIG_LIST)
+		return tfk_errf(err, TFK_EINVAL, "the config has no "
+				"model_config_list (custom_model_config is not "
+				"read)");
+	l = m->model_config_list;
+	if (l && l->n_config > 100000)
+		return tfk_errf(err, TFK_EINVAL, "more than 100000 models");
+	c->models = tfk_calloc((l ? l->n_config : 0) + 1, sizeof(*c->models));
+	if (!c->models)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (i = 0; l && i < (int)l->n_config && !rc; i++) {
+		c->n_models++;
+		rc = from_msg(l->config[i], i, &c->models[i], err);
+		if (!rc)
+			rc = check_model(c, i, err);
+	}
+	if (rc)
+		tfk_server_config_free(c);
+	return rc;
 }
 
 int tfk_model_config_wanted(const struct tfk_model_config *c,

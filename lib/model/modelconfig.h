@@ -70,6 +70,17 @@ int tfk_server_config_load(const char *path, struct tfk_server_config *c,
 			   struct tfk_err *err);
 void tfk_server_config_free(struct tfk_server_config *c);
 
+/*
+ * The same config from its binary form (TF Serving's ModelServerConfig
+ * message, as ModelService/HandleReloadConfigRequest carries it;
+ * formats/serving_apis.proto), checked by the same rules; messages
+ * name "config[i]" instead of a line. TFK_EINVAL, TFK_ENOMEM.
+ */
+struct Tensorflow__Serving__ModelServerConfig;
+int tfk_server_config_from_proto(
+	const struct Tensorflow__Serving__ModelServerConfig *m,
+	struct tfk_server_config *c, struct tfk_err *err);
+
 /* Free one model's config (leaves it zeroed); a deep copy (0 or
  * TFK_ENOMEM, *o then empty). */
 void tfk_model_config_free(struct tfk_model_config *m);

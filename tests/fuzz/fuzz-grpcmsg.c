@@ -4,8 +4,10 @@
  * through format/tensorproto.h), on arbitrary bytes.
  *
  * The first byte picks the message (Predict, Classification,
- * Regression, GetModelMetadata, GetModelStatus request); the rest is
- * its wire form. A PredictRequest's input tensors each become a tensor
+ * Regression, GetModelMetadata, GetModelStatus, ReloadConfig request);
+ * the rest is its wire form. A ReloadConfigRequest's config becomes a
+ * server config (model/modelconfig.h) holding its invariants, or a
+ * refusal with a message. A PredictRequest's input tensors each become a tensor
  * or a located refusal (TFK_EINVAL, or the size limit); an accepted one
  * written back by tfk_tensor_proto_view and read again is the same
  * tensor, bit for bit. Examples of a Classify/Regress input are packed
@@ -14,6 +16,7 @@
  */
 #include "format/tensorproto.h"
 #include "formats/serving_apis.pb-c.h"
+#include "model/modelconfig.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		predict(p, n);
 		break;
@@ -162,6 +165,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rq)
 			tensorflow__serving__get_model_metadata_request__free_unpacked(
 				rq, NULL);
+		break;
+	}
+	case 5: {
+		Tensorflow__Serving__ReloadConfigRequest *rq =
+			tensorflow__serving__reload_config_request__unpack(
+				NULL, n, p);
+		struct tfk_server_config c;
+		struct tfk_err err;
+		int i;
+
+		if (!rq)
+			break;
+		if (tfk_server_config_from_proto(rq->config, &c, &err) == 0) {
+			for (i = 0; i < c.n_models; i++)
+				if (!*c.models[i].name ||
+				    !*c.models[i].base_path ||
+				    strchr(c.models[i].name, '/') ||
+				    c.models[i].num_versions < 1)
+					abort();
+			tfk_server_config_free(&c);
+		} else if (!err.msg[0] || c.models) {
+			abort();
+		}
+		tensorflow__serving__reload_config_request__free_unpacked(rq,
+									  NULL);
 		break;
 	}
 	default: {

@@ -386,11 +386,44 @@ try:
               sig="regress_x_to_y")
     t.eq(code(ps.Regress, rr, "empty")[0], grpc.StatusCode.INVALID_ARGUMENT,
          "Regress without examples")
+    # HandleReloadConfigRequest: half becomes specific {1} with a label,
+    # lite is dropped; then a bad config changes nothing
     from tensorflow_serving.apis import model_management_pb2
-    t.eq(code(ms.HandleReloadConfigRequest,
-              model_management_pb2.ReloadConfigRequest(), "Method")[0],
-         grpc.StatusCode.UNIMPLEMENTED,
-         "HandleReloadConfigRequest: UNIMPLEMENTED, at once")
+    rc = model_management_pb2.ReloadConfigRequest()
+    c = rc.config.model_config_list.config.add()
+    c.name, c.base_path = "half", half
+    c.model_version_policy.specific.versions.append(1)
+    c.version_labels["stable"] = 1
+    rs = ms.HandleReloadConfigRequest(rc, timeout=30)
+    t.eq(rs.status.error_code, 0, "HandleReloadConfigRequest: OK")
+    st = ms.GetModelStatus(spec(get_model_status_pb2.GetModelStatusRequest(),
+                                "half"), timeout=20)
+    t.eq([(v.version, v.state) for v in st.model_version_status],
+         [(2, get_model_status_pb2.ModelVersionStatus.END),
+          (1, get_model_status_pb2.ModelVersionStatus.AVAILABLE)],
+         "after the reload: version 2 ended, 1 served")
+    rq = spec(predict_pb2.PredictRequest(), "half", label="stable")
+    rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
+    t.eq(ps.Predict(rq, timeout=20).model_spec.version.value, 1,
+         "the reloaded label 'stable' is version 1")
+    rq = spec(predict_pb2.PredictRequest(), "lite")
+    t.eq(code(ps.Predict, rq, "Latest(lite)")[0], grpc.StatusCode.NOT_FOUND,
+         "the dropped model answers NOT_FOUND")
+    bad = model_management_pb2.ReloadConfigRequest()
+    b = bad.config.model_config_list.config.add()
+    b.name = "half"
+    t.eq(code(ms.HandleReloadConfigRequest, bad, "base_path"),
+         (grpc.StatusCode.INVALID_ARGUMENT,
+          "config[0] 'half': base_path is required"),
+         "a config without base_path: INVALID_ARGUMENT")
+    rq = spec(predict_pb2.PredictRequest(), "half", label="stable")
+    rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
+    t.eq(ps.Predict(rq, timeout=20).model_spec.version.value, 1,
+         "... and the config served is kept")
+    from tensorflow_serving.apis import inference_pb2
+    t.eq(code(ps.MultiInference, inference_pb2.MultiInferenceRequest(),
+              "Method")[0], grpc.StatusCode.UNIMPLEMENTED,
+         "MultiInference: UNIMPLEMENTED, at once")
 finally:
     srv.send_signal(signal.SIGTERM)
     try:

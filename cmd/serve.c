@@ -278,7 +278,8 @@ int main(int argc, char **argv)
 		if (n_threads < 1)
 			n_threads = 1;
 		/* a request waits in its thread for its batch: with batching,
-		 * enough threads to fill batches from many clients */
+		 * enough gRPC workers to fill batches from many clients (REST
+		 * then has a thread per connection: cmd/serve/http.c) */
 		if (enable_batching && n_threads < 64)
 			n_threads = 64;
 	}
@@ -290,6 +291,7 @@ int main(int argc, char **argv)
 							   &batching, &err))
 			return tfk_cli_fail(&err);
 		srv.batching = &batching;
+		ho.thread_per_connection = 1;
 	}
 	if (monitoring_file) {
 		struct tfk_err err;

@@ -553,18 +553,36 @@ struct sv_http *sv_http_start(struct sv_server *s,
 	}
 	h->s = s;
 	h->o = *o;
-	if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
-		flags |= MHD_USE_EPOLL;
-	h->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL,
-				on_request, h,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-				MHD_OPTION_THREAD_POOL_SIZE,
-				(unsigned)o->threads,
-				MHD_OPTION_CONNECTION_TIMEOUT,
-				(unsigned)((o->timeout_ms + 999) / 1000),
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
-				MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
-				MHD_OPTION_END);
+	if (o->thread_per_connection) {
+		/* a pool thread may hold several connections: one waiting
+		 * for its batch would stall the others behind it */
+		h->d = MHD_start_daemon(flags | MHD_USE_THREAD_PER_CONNECTION,
+					(uint16_t)o->port, NULL, NULL,
+					on_request, h,
+					MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+					NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+					(unsigned)((o->timeout_ms + 999) /
+						   1000),
+					MHD_OPTION_CONNECTION_LIMIT,
+					(unsigned)1024,
+					MHD_OPTION_NOTIFY_COMPLETED, on_done,
+					h, MHD_OPTION_END);
+	} else {
+		if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+			flags |= MHD_USE_EPOLL;
+		h->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL,
+					on_request, h,
+					MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+					NULL, MHD_OPTION_THREAD_POOL_SIZE,
+					(unsigned)o->threads,
+					MHD_OPTION_CONNECTION_TIMEOUT,
+					(unsigned)((o->timeout_ms + 999) /
+						   1000),
+					MHD_OPTION_CONNECTION_LIMIT,
+					(unsigned)1024,
+					MHD_OPTION_NOTIFY_COMPLETED, on_done,
+					h, MHD_OPTION_END);
+	}
 	if (!h->d) {
 		tfk_cli_warn("port %ld: cannot serve HTTP there (in use?)",
 			     o->port);

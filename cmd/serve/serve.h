@@ -175,6 +175,7 @@ struct sv_http_opts {
 	FILE *access_log;	/* NULL: none */
 	struct sv_metrics *metrics;	/* NULL: no metrics */
 	const char *metrics_path;	/* GET here: the metrics */
+	int thread_per_connection;	/* batching: requests wait */
 };
 
 struct sv_grpc_opts {

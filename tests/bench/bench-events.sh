@@ -23,7 +23,7 @@ tf_env events || exit 0
 T=$(mktemp -d /tmp/tfk-bench-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-"$PYTHON" - "$T/events.out.tfevents.1.bench" <<'PY'
+"$PYTHON" - "$T/events.out.tfevents.1.bench" >/dev/null <<'PY'
 import struct, sys
 import crc32c
 

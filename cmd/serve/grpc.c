@@ -979,9 +979,18 @@ static void answer_call(struct call *c)
 	tfk_buf_init(&a.out);
 	a.code = GRPC_STATUS_OK;
 	if (c->m == M_OTHER) {
-		fail(&a, GRPC_STATUS_UNIMPLEMENTED, "Method not found: %.*s",
-		     (int)GRPC_SLICE_LENGTH(c->other.method),
-		     (const char *)GRPC_SLICE_START_PTR(c->other.method));
+		int n = (int)GRPC_SLICE_LENGTH(c->other.method);
+		const char *p =
+			(const char *)GRPC_SLICE_START_PTR(c->other.method);
+
+		/* refused by name: tfk-serve does not offer it */
+		fail(&a, GRPC_STATUS_UNIMPLEMENTED, "Method not found: %.*s "
+		     "(tfk-serve serves Predict, Classify, Regress, "
+		     "GetModelMetadata, GetModelStatus and "
+		     "HandleReloadConfigRequest%s)", n, p,
+		     n >= 15 && !memcmp(p + n - 15, "/MultiInference", 15) ?
+		     "; for MultiInference call Classify and Regress apart" :
+		     "");
 	} else if (atomic_load(&g->stopping)) {
 		fail(&a, GRPC_STATUS_UNAVAILABLE, "the server is stopping");
 	} else if (!c->payload || !grpc_byte_buffer_reader_init(&rd,

@@ -422,8 +422,13 @@ try:
          "... and the config served is kept")
     from tensorflow_serving.apis import inference_pb2
     t.eq(code(ps.MultiInference, inference_pb2.MultiInferenceRequest(),
-              "Method")[0], grpc.StatusCode.UNIMPLEMENTED,
-         "MultiInference: UNIMPLEMENTED, at once")
+              "call Classify and Regress apart"),
+         (grpc.StatusCode.UNIMPLEMENTED,
+          "Method not found: /tensorflow.serving.PredictionService/"
+          "MultiInference (tfk-serve serves Predict, Classify, Regress, "
+          "GetModelMetadata, GetModelStatus and HandleReloadConfigRequest; "
+          "for MultiInference call Classify and Regress apart)"),
+         "MultiInference: refused at once by name (UNIMPLEMENTED)")
 finally:
     srv.send_signal(signal.SIGTERM)
     try:

@@ -64,6 +64,7 @@
 #include "nn/metric.h"
 #include "nn/model.h"
 #include "nn/optim.h"
+#include "nn/replica.h"
 #include "nn/spec.h"
 #include "nn/train.h"
 #include "io/out.h"
@@ -73,6 +74,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"
+#include "util/mpi.h"
 #include "util/progress.h"
 
 #include "profile-opts.h"
@@ -97,6 +99,11 @@ static int resume, json_out, quiet, force_progress, histograms;
 static int reset_optimizer, export_only;
 static long adapt_records = 100000;
 static long prof_first = 3, prof_last = 7;	/* --profile-steps */
+/* data-parallel (mpirun): this rank, the world, the shard it reads */
+static int rank, ranks = 1, shard_files;
+static const char *shard_arg;
+static long shard_i, shard_n = 1;
+static long fusion_bytes = 64L << 20;
 /* --init-from a Keras file (.keras or tf_keras .h5): read in main */
 static struct tfk_kerasfile *kfile;
 
@@ -182,6 +189,14 @@ static const struct tfk_opt opts[] = {
 		     "steps profiled, 1-based inclusive (3:7)", opt_steps),
 	TFK_OPT_FLAG(0, "histograms", &histograms,
 		     "weight histograms in the TensorBoard logs each epoch"),
+	TFK_OPT_STR(0, "shard", &shard_arg, "I/N",
+		    "read records k with k % N == I of the training and "
+		    "validation files (default under mpirun: RANK/SIZE)"),
+	TFK_OPT_FLAG(0, "shard-files", &shard_files,
+		     "shard whole files instead: file k when k % N == I"),
+	TFK_OPT_LONG(0, "fusion-threshold", &fusion_bytes, "BYTES",
+		     "under mpirun: gradients summed in buckets of at most "
+		     "BYTES (default 67108864, Horovod's)"),
 	TFK_OPT_END
 };
 
@@ -213,6 +228,7 @@ struct run {
 	struct tfk_rec_reader *in;
 	int in_eof;
 	size_t n_train;		/* rows [0, n_train) train */
+	size_t max_train, max_val;	/* the largest shard's (mpirun) */
 	size_t val_start, n_val;	/* validation rows of feed or vfeed */
 	uint32_t *perm;
 	int64_t epoch;		/* the epoch running (0-based) */
@@ -323,16 +339,23 @@ static void permute(uint32_t *p, size_t n, uint64_t key)
 	}
 }
 
-/* Load every file into f; no files: stdin. */
+/* Load this rank's shard of the files into f; no files: stdin. */
 static int load_files(struct tfk_feed *f, struct tfk_strlist *files,
 		      const char *what)
 {
 	size_t n = files->n ? files->n : 1;
+	uint64_t at = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		int rc = tfk_feed_add_file(f, files->n ? files->v[i] : "-",
-					   &err);
+		int rc;
 
+		if (shard_files && i % (size_t)shard_n != (size_t)shard_i)
+			continue;
+		rc = shard_files ?
+			tfk_feed_add_file(f, files->v[i], &err) :
+			tfk_feed_add_shard(f, files->n ? files->v[i] : "-", &at,
+					   (uint64_t)shard_i,
+					   (uint64_t)shard_n, &err);
 		if (rc == TFK_ENOMEM)
 			tfk_err_prefix(&err, "%s data does not fit in memory "
 				       "(stream it from stdin with "
@@ -341,6 +364,31 @@ static int load_files(struct tfk_feed *f, struct tfk_strlist *files,
 			return rc;
 	}
 	return 0;
+}
+
+/* The largest of every rank's n (each rank's steps must match). */
+static size_t max_over_ranks(size_t n)
+{
+	double v = (double)n;
+
+	tfk_mpi_max_f64(&v, 1, &err);
+	return (size_t)v;
+}
+
+/* Rank 0's decisions (callbacks run there: EarlyStopping, the learning
+ * rate) to every rank. */
+static void sync_control(struct run *r)
+{
+	double c[3] = { r->env.stop, r->env.lr_set, r->env.lr };
+
+	if (ranks == 1)
+		return;
+	tfk_mpi_bcast(c, sizeof(c), 0, &err);
+	r->env.stop = c[0] != 0;
+	r->env.lr_set = c[1] != 0;
+	r->env.lr = c[2];
+	if (r->env.lr_set && rank)
+		tfk_optim_set_lr(r->opt, r->env.lr);
 }
 
 /* Streaming: the next batch of up to bs rows from stdin into the feed
@@ -713,10 +761,12 @@ static int validate(struct run *r, struct tfk_logs *l)
 	size_t bs = (size_t)(r->fit.validation_batch_size ?
 			     r->fit.validation_batch_size :
 			     r->fit.batch_size);
-	size_t steps = (r->n_val + bs - 1) / bs, s;
+	size_t steps, s;
 	struct tfk_feed_batch b;
 	int rc;
 
+	bs = (bs + (size_t)ranks - 1) / (size_t)ranks;	/* per rank */
+	steps = (r->max_val + bs - 1) / bs;
 	if (r->fit.validation_steps && (size_t)r->fit.validation_steps < steps)
 		steps = (size_t)r->fit.validation_steps;
 	tfk_trainer_reset(r->tr);
@@ -724,6 +774,8 @@ static int validate(struct run *r, struct tfk_logs *l)
 		size_t start = s * bs, n = r->n_val - start < bs ?
 			r->n_val - start : bs;
 
+		if (start >= r->n_val)
+			break;	/* this shard ran out: the sums tell */
 		rc = tfk_feed_batch(f, NULL, r->val_start + start, n, &b, &err);
 		if (!rc)
 			rc = tfk_trainer_eval(r->tr, &b, &err);
@@ -732,6 +784,8 @@ static int validate(struct run *r, struct tfk_logs *l)
 			return rc;
 		}
 	}
+	if (ranks > 1 && (rc = tfk_trainer_sync_means(r->tr, &err)))
+		return rc;
 	trainer_logs(r, l, "val_");
 	return 0;
 }
@@ -785,7 +839,7 @@ static void prof_summary(struct run *r)
 
 static int run_epoch(struct run *r, struct tfk_logs *l)
 {
-	size_t bs = (size_t)r->fit.batch_size;
+	size_t bs = (size_t)r->fit.batch_size / (size_t)ranks;	/* per rank */
 	long steps, s;
 	double t0 = tfk_now(), last = 0;
 	struct tfk_feed_batch b;
@@ -795,12 +849,13 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 	if (r->stream)
 		steps = r->fit.steps_per_epoch;
 	else {
-		steps = (long)((r->n_train + bs - 1) / bs);
+		steps = (long)((r->max_train + bs - 1) / bs);
 		if (r->fit.steps_per_epoch && r->fit.steps_per_epoch < steps)
 			steps = r->fit.steps_per_epoch;
 		if (r->fit.shuffle)
 			permute(r->perm, r->n_train,
-				tfk_rng_u64(seed ^ 0x73687566666c65ull,
+				tfk_rng_u64(seed ^ 0x73687566666c65ull ^
+					    (uint64_t)rank << 48,
 					    (uint64_t)r->epoch));
 	}
 	tfk_trainer_reset(r->tr);
@@ -829,14 +884,17 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 		} else {
 			size_t start = (size_t)s * bs;
 
-			n = r->n_train - start < bs ? r->n_train - start : bs;
-			rc = tfk_feed_batch(r->feed, r->fit.shuffle ? r->perm :
-					    NULL, start, n, &b, &err);
+			n = start >= r->n_train ? 0 : r->n_train - start < bs ?
+				r->n_train - start : bs;
+			rc = n ? tfk_feed_batch(r->feed, r->fit.shuffle ?
+						r->perm : NULL, start, n, &b,
+						&err) : 0;
 		}
 		if (prof_wanted())
 			t_in = prof_input_end(r, t_step);
 		if (!rc)
-			rc = tfk_trainer_step(r->tr, &b, step, &err);
+			rc = n ? tfk_trainer_step(r->tr, &b, step, &err) :
+				tfk_trainer_step_idle(r->tr, &err);
 		if (prof_wanted())
 			r->compute_s += (double)(tfk_prof_now() - t_in) * 1e-9;
 		if (r->stream && rc >= 0)
@@ -878,6 +936,8 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 		if (prof_wanted())
 			prof_train_end(r, (int64_t)step + 1, t_step);
 	}
+	if (ranks > 1 && (rc = tfk_trainer_sync_means(r->tr, &err)))
+		return rc;
 	trainer_logs(r, l, "");
 	if (r->n_val && (r->epoch + 1) % r->fit.validation_freq == 0) {
 		rc = validate(r, l);
@@ -937,16 +997,25 @@ static int fit(struct run *r)
 	int64_t start = 0;
 	int nk, rc;
 
-	rc = resume ? restore(r, &start) : 1;
+	rc = resume && !rank ? restore(r, &start) : 1;
 	if (rc < 0)
 		return rc;
-	if (rc == 1 && init_from) {
+	if (rc == 1 && init_from && !rank) {
 		rc = init_weights(r);
 		if (rc)
 			return rc;
 	}
 	if (export_only)
 		return 0;
+	if (ranks > 1) {
+		/* every rank starts from rank 0's state */
+		rc = tfk_replica_bcast(r->m->g, r->opt, r->tr, &err);
+		if (rc)
+			return rc;
+		tfk_mpi_bcast(&start, sizeof(start), 0, &err);
+		r->epochs_done = start;
+		sync_control(r);
+	}
 	nk = log_keys(r, &keys);
 	if (nk < 0)
 		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
@@ -966,6 +1035,7 @@ static int fit(struct run *r)
 				r->fit.epochs);
 		rc = tfk_callbacks_epoch_begin(r->cbs, &r->env, r->epoch,
 					       &err);
+		sync_control(r);
 		if (!rc) {
 			tfk_logs_clear(&l);
 			rc = run_epoch(r, &l);
@@ -979,13 +1049,16 @@ static int fit(struct run *r)
 		r->epochs_done = r->epoch + 1;
 		rc = tfk_callbacks_epoch_end(r->cbs, &r->env, r->epoch, &l,
 					     &err);
+		sync_control(r);
 		if (rc)
 			return rc;
 		hist_add(r, &l);
-		rc = checkpoint(r);
+		rc = rank ? 0 : checkpoint(r);
 		if (rc)
 			return rc;
 	}
+	if (ranks > 1 && (rc = tfk_replica_check(r->m->g, r->opt, &err)))
+		return rc;
 	return tfk_callbacks_train_end(r->cbs, &r->env, &err);
 }
 
@@ -1249,24 +1322,39 @@ static int setup(struct run *r, const char *spec_path)
 				   &r->opt, &err);
 	if (!rc) {
 		tfk_optim_set_threads(r->opt, (int)threads);
-		to.seed = tfk_rng_u64(seed, 0x6578656375746f72ull);
+		/* rank r > 0 draws its own Dropout masks */
+		to.seed = tfk_rng_u64(seed, 0x6578656375746f72ull) ^
+			(uint64_t)rank << 40;
 		to.threads = (int)threads;
 		to.nan_skip = !strcmp(nan_policy, "skip");
+		to.data_parallel = ranks > 1;
+		to.bucket_bytes = (size_t)fusion_bytes;
 		rc = tfk_trainer_new(&r->tr, r->m, &r->ls, r->comp.metrics,
 				     r->comp.metrics_path, r->opt, &to, &err);
 	}
 	if (!rc) {
 		snprintf(path, sizeof(path), "%s: fit.callbacks",
 			 tfk_spec_name(r->spec));
-		rc = tfk_callbacks_new(r->fit.callbacks, path, &r->cbs, &err);
+		/* under mpirun rank 0 decides and writes (sync_control) */
+		rc = tfk_callbacks_new(rank ? NULL : r->fit.callbacks, path,
+				       &r->cbs, &err);
 	}
+	if (!rc && r->fit.batch_size % ranks)
+		rc = tfk_errf(&err, TFK_EINVAL, "%s: fit.batch_size %ld is the "
+			      "global batch, split across %d ranks: it must "
+			      "divide by %d", tfk_spec_name(r->spec),
+			      r->fit.batch_size, ranks, ranks);
+	if (!rc && ranks > 1 && !train_files.n)
+		rc = tfk_errf(&err, TFK_EINVAL, "under mpirun every rank reads "
+			      "its shard of the training files, and stdin "
+			      "reaches rank 0 only: give the files");
 	if (!rc && logdir)
 		rc = tfk_callbacks_logdir(r->cbs, logdir, histograms, &err);
 	if (!rc && histograms && !logdir)
 		tfk_cli_usage_error("--histograms needs --logdir");
 	if (!rc)
 		rc = hparams(r);
-	if (!rc)
+	if (!rc && !rank)
 		rc = check_out();
 	if (rc)
 		return rc;
@@ -1315,6 +1403,12 @@ static int setup(struct run *r, const char *spec_path)
 		if (rc)
 			return rc;
 		rows = tfk_feed_rows(r->feed);
+		if (!rows && shard_n > 1)
+			return tfk_errf(&err, TFK_EINVAL, "shard %ld/%ld of the "
+					"training %s is empty: fewer %s than "
+					"shards", shard_i, shard_n,
+					shard_files ? "files" : "records",
+					shard_files ? "files" : "records");
 		if (!rows)
 			return tfk_errf(&err, TFK_EINVAL, "%s: no training "
 					"records", train_files.n == 1 ?
@@ -1355,6 +1449,8 @@ static int setup(struct run *r, const char *spec_path)
 			return tfk_errf(&err, TFK_EINVAL, "%s: no validation "
 					"records", val_files.v[0]);
 	}
+	r->max_train = ranks > 1 ? max_over_ranks(r->n_train) : r->n_train;
+	r->max_val = ranks > 1 ? max_over_ranks(r->n_val) : r->n_val;
 	/* Build the graph now: a resume restores optimizer slots before
 	 * the first step, and errors show before any work. */
 	{
@@ -1420,6 +1516,31 @@ static int keras_init(struct run *r, int has_spec)
 						 &err);
 }
 
+/*
+ * Report err and fail. Under mpirun: a failure every rank shares (a
+ * non-finite loss, known to all through the gradient sums) is reported
+ * by rank 0 and every rank exits; any other ends the job (MPI_Abort), as
+ * the other ranks would wait for this one forever, naming the rank.
+ */
+static int fail_rank(void)
+{
+	int shared = !strncmp(err.msg, "step ", 5) && strstr(err.msg,
+							     ": loss is ");
+
+	if (ranks == 1)
+		return tfk_cli_fail(&err);
+	if (shared) {
+		if (!rank)
+			tfk_cli_fail(&err);
+		tfk_mpi_finalize();
+		return 1;
+	}
+	tfk_err_prefix(&err, "rank %d of %d", rank, ranks);
+	tfk_cli_fail(&err);
+	tfk_mpi_abort(1);
+	return 1;
+}
+
 /* Is s a name ending in ".json" (a spec, not records)? */
 static int has_json_suffix(const char *s)
 {
@@ -1438,6 +1559,28 @@ int main(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
+	if (tfk_mpi_init(&err))
+		return tfk_cli_fail(&err);
+	rank = tfk_mpi_rank();
+	ranks = tfk_mpi_size();
+	if (shard_arg && tfk_cli_shard(shard_arg, &shard_i, &shard_n))
+		tfk_cli_usage_error("--shard: expected I/N with 0 <= I < N");
+	if (!shard_arg) {
+		shard_i = rank;
+		shard_n = ranks;
+	}
+	if (fusion_bytes < 4)
+		tfk_cli_usage_error("--fusion-threshold: expected at least 4 "
+				    "bytes");
+	if (rank) {
+		/* rank 0 reports and writes; the others are quiet */
+		quiet = 1;
+		json_out = 0;
+		histograms = 0;
+		logdir = NULL;
+		save_keras = NULL;
+		prof_dir = trace_path = NULL;
+	}
 	spec = argc ? argv[0] : NULL;
 	if (init_from && !stat(init_from, &st) && S_ISREG(st.st_mode)) {
 		rc = keras_init(&r, has_json_suffix(spec));
@@ -1502,7 +1645,7 @@ int main(int argc, char **argv)
 		rc = prof_close(quiet, &err);
 	else
 		prof_abandon();
-	if (!rc)
+	if (!rc && !rank)
 		rc = export_model(&r);
 	if (!rc && save_keras)
 		rc = write_keras(&r);
@@ -1510,7 +1653,8 @@ int main(int argc, char **argv)
 		print_history(&r);
 	teardown(&r);
 	if (rc)
-		return tfk_cli_fail(&err);
+		return fail_rank();
+	tfk_mpi_finalize();
 	if (r.skipped && !quiet)
 		tfk_cli_warn("%ld steps skipped in all (non-finite loss)",
 			     r.skipped);

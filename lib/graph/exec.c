@@ -75,6 +75,9 @@ struct tfk_exec {
 	int *feed_slot;
 	struct tfk_tdesc *feed_last;	/* shapes the plan was made for */
 	struct tfk_port *fetch;		/* node = slot index */
+	int *fetch_by_slot;		/* fetch indices by slot, n_fetch */
+	void (*on_fetch)(void *, int, const struct tfk_tensor *);
+	void *on_fetch_ctx;
 	int planned;
 	char *arena;
 	size_t cap;
@@ -180,6 +183,7 @@ void tfk_exec_free(struct tfk_exec *x)
 	tfk_free(x->feed_slot);
 	tfk_free(x->feed_last);
 	tfk_free(x->fetch);
+	tfk_free(x->fetch_by_slot);
 	tfk_free(x->arena);
 	tfk_free(x->free_at);
 	tfk_free(x->free_buf);
@@ -806,13 +810,28 @@ void tfk_exec_any_shape(struct tfk_exec *x, int on)
 	x->any_shape = on;
 }
 
+/* on_fetch for the fetches of slots before slot i, from position next
+ * of fetch_by_slot; the position after them. */
+static int fetches_ready(struct tfk_exec *x, int i, int next)
+{
+	for (; next < x->n_fetch; next++) {
+		int j = x->fetch_by_slot[next];
+		const struct tfk_port *f = &x->fetch[j];
+
+		if (f->node >= i)
+			break;
+		x->on_fetch(x->on_fetch_ctx, j, &x->slots[f->node].out[f->index]);
+	}
+	return next;
+}
+
 int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 		 uint64_t step, const struct tfk_tensor **fetched,
 		 struct tfk_err *err)
 {
 	struct tfk_graph *gw = (struct tfk_graph *)x->g;
 	uint64_t key = tfk_rng_u64(x->opts.seed, step);
-	int i, j, k, rc, changed = !x->planned;
+	int i, j, k, rc, next, changed = !x->planned;
 	char b1[128], b2[128];
 
 	for (j = 0; j < x->n_feed; j++) {
@@ -864,11 +883,13 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 			tfk_tensor_desc(&feeds[j], &x->feed_last[j]);
 		x->planned = 1;
 	}
-	for (i = 0; i < x->n_slots; i++) {
+	for (i = 0, next = 0; i < x->n_slots; i++) {
 		struct slot *s = &x->slots[i];
 		struct tfk_tensor *outs[64];
 		struct tfk_kernel_ctx kc;
 
+		if (x->on_fetch)
+			next = fetches_ready(x, i, next);
 		if (is_source(s))
 			continue;
 		if (s->alias) {
@@ -902,12 +923,47 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 		if (rc)
 			return tfk_err_prefix(err, "node %s", s->n->name);
 	}
+	if (x->on_fetch)
+		fetches_ready(x, x->n_slots, next);
 	x->prof_runs++;
 	if (tfk_prof_on())
 		prof_frees(x, x->n_slots);
 	for (j = 0; j < x->n_fetch; j++)
 		fetched[j] = &x->slots[x->fetch[j].node].out[x->fetch[j].index];
 	return 0;
+}
+
+/* Fetches by the slot computing them, for on_fetch's calls in order. */
+static int by_slot(const void *a, const void *b, void *ctx)
+{
+	const struct tfk_exec *x = ctx;
+	int i = x->fetch[*(const int *)a].node, j = x->fetch[*(const int *)b].node;
+
+	return (i > j) - (i < j);
+}
+
+int tfk_exec_on_fetch(struct tfk_exec *x,
+		      void (*fn)(void *ctx, int j, const struct tfk_tensor *v),
+		      void *ctx, struct tfk_err *err)
+{
+	if (!x->fetch_by_slot) {
+		x->fetch_by_slot = tfk_calloc(x->n_fetch ? x->n_fetch : 1,
+					      sizeof(int));
+		if (!x->fetch_by_slot)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		for (int j = 0; j < x->n_fetch; j++)
+			x->fetch_by_slot[j] = j;
+		qsort_r(x->fetch_by_slot, (size_t)x->n_fetch, sizeof(int),
+			by_slot, x);
+	}
+	x->on_fetch = fn;
+	x->on_fetch_ctx = ctx;
+	return 0;
+}
+
+int tfk_exec_fetch_when(const struct tfk_exec *x, int j)
+{
+	return x->fetch[j].node;
 }
 
 void tfk_exec_stats(const struct tfk_exec *x, struct tfk_exec_stats *s)

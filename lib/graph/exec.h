@@ -99,4 +99,18 @@ int tfk_exec_run(struct tfk_exec *x, const struct tfk_tensor *feeds,
 
 void tfk_exec_stats(const struct tfk_exec *x, struct tfk_exec_stats *s);
 
+/*
+ * During each later run, call fn(ctx, j, value) as soon as fetch j's
+ * value is final (its node has run), in run order, so that a caller can
+ * start work on early results (data-parallel training sends gradients
+ * while the backward pass goes on). value is what fetched[j] will hold.
+ * fn NULL: no calls. 0 or TFK_ENOMEM.
+ */
+int tfk_exec_on_fetch(struct tfk_exec *x,
+		      void (*fn)(void *ctx, int j, const struct tfk_tensor *v),
+		      void *ctx, struct tfk_err *err);
+/* When fetch j becomes final in a run: fetches with smaller values are
+ * final earlier (ties: the same node). Fixed once the exec is made. */
+int tfk_exec_fetch_when(const struct tfk_exec *x, int j);
+
 #endif

@@ -1229,9 +1229,18 @@ int tfk_feed_add(struct tfk_feed *f, const uint8_t *rec, size_t len,
 int tfk_feed_add_file(struct tfk_feed *f, const char *path,
 		      struct tfk_err *err)
 {
+	uint64_t at = 0;
+
+	return tfk_feed_add_shard(f, path, &at, 0, 1, err);
+}
+
+int tfk_feed_add_shard(struct tfk_feed *f, const char *path, uint64_t *at,
+		       uint64_t shard_i, uint64_t shard_n,
+		       struct tfk_err *err)
+{
 	struct tfk_rec_reader *r;
 	struct tfk_rec rec;
-	int rc;
+	int rc, hinted = 0;
 
 	rc = tfk_rec_open(&r, path, TFK_COMP_AUTO, 0, err);
 	if (rc < 0)
@@ -1240,6 +1249,8 @@ int tfk_feed_add_file(struct tfk_feed *f, const char *path,
 		size_t before = f->rows;
 		uint64_t size;
 
+		if ((*at)++ % shard_n != shard_i)
+			continue;
 		rc = tfk_feed_add(f, rec.data, rec.len, tfk_rec_path(r),
 				  rec.index, err);
 		if (rc < 0)
@@ -1250,10 +1261,11 @@ int tfk_feed_add_file(struct tfk_feed *f, const char *path,
 		 * twice). Only a hint: records of other sizes may follow, so
 		 * a failure here is no error (growing goes on as usual). */
 		size = tfk_in_size(tfk_rec_input(r));
-		if (rec.index == 0 && size != UINT64_MAX &&
+		if (!hinted++ && size != UINT64_MAX &&
 		    tfk_in_comp(tfk_rec_input(r)) == TFK_COMP_NONE &&
 		    f->rows > before && size / (rec.len + 16) < (1u << 30))
-			tfk_feed_reserve(f, (size_t)(size / (rec.len + 16)) *
+			tfk_feed_reserve(f, (size_t)(size / (rec.len + 16) /
+						     shard_n) *
 					 (f->rows - before) + 16, NULL);
 	}
 	tfk_rec_close(r);

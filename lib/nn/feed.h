@@ -138,6 +138,12 @@ int tfk_feed_add(struct tfk_feed *f, const uint8_t *rec, size_t len,
  * an error stay. */
 int tfk_feed_add_file(struct tfk_feed *f, const char *path,
 		      struct tfk_err *err);
+/* Shard shard_i of shard_n of records: *at counts the records seen so
+ * far (across files, from 0), and record *at is kept when *at % shard_n
+ * == shard_i (tf.data's shard, AutoShardPolicy DATA). */
+int tfk_feed_add_shard(struct tfk_feed *f, const char *path, uint64_t *at,
+		       uint64_t shard_i, uint64_t shard_n,
+		       struct tfk_err *err);
 /* Make room for rows more rows (when the count is known: one
  * allocation instead of doubling). 0 or TFK_ENOMEM. */
 int tfk_feed_reserve(struct tfk_feed *f, size_t rows, struct tfk_err *err);

@@ -443,6 +443,35 @@ void tfk_metric_reset(struct tfk_metric *m)
 	}
 }
 
+/* Keras' metric variables are all sums (aggregation SUM across
+ * replicas): total, count, the confusion counts, AUC's four arrays. */
+size_t tfk_metric_state_len(const struct tfk_metric *m)
+{
+	return 5 + (m->tp ? 4 * (size_t)m->nt : 0);
+}
+
+void tfk_metric_state(const struct tfk_metric *m, double *s)
+{
+	const float *a[4] = { m->tp, m->fp, m->tn, m->fn };
+
+	s[0] = m->total, s[1] = m->count;
+	s[2] = m->tp1, s[3] = m->fp1, s[4] = m->fn1;
+	for (int k = 0; m->tp && k < 4; k++)
+		for (int i = 0; i < m->nt; i++)
+			s[5 + k * m->nt + i] = a[k][i];
+}
+
+void tfk_metric_set_state(struct tfk_metric *m, const double *s)
+{
+	float *a[4] = { m->tp, m->fp, m->tn, m->fn };
+
+	m->total = (float)s[0], m->count = (float)s[1];
+	m->tp1 = (float)s[2], m->fp1 = (float)s[3], m->fn1 = (float)s[4];
+	for (int k = 0; m->tp && k < 4; k++)
+		for (int i = 0; i < m->nt; i++)
+			a[k][i] = (float)s[5 + k * m->nt + i];
+}
+
 /* Updating -------------------------------------------------------------- */
 
 /* Element i of a numeric tensor as a double. */

@@ -57,4 +57,11 @@ int tfk_metric_update(struct tfk_metric *m, const struct tfk_tensor *y_true,
 double tfk_metric_result(const struct tfk_metric *m);
 void tfk_metric_reset(struct tfk_metric *m);
 
+/* The accumulated state as numbers that add across data shards (Keras'
+ * metric variables, all summed across replicas): how many, a copy into
+ * s, and a replacement from s (a sum of several ranks' states). */
+size_t tfk_metric_state_len(const struct tfk_metric *m);
+void tfk_metric_state(const struct tfk_metric *m, double *s);
+void tfk_metric_set_state(struct tfk_metric *m, const double *s);
+
 #endif

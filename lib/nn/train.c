@@ -19,8 +19,10 @@
 #include "nn/train.h"
 
 #include "graph/exec.h"
+#include "nn/gradsync.h"
 #include "nn/metric.h"
 #include "util/alloc.h"
+#include "util/mpi.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +46,9 @@ struct tfk_trainer {
 	struct tfk_tensor **vars;	/* n_opt, the graph's tensors */
 	const struct tfk_tensor **grads;	/* n_opt, fetched */
 	int n_tfetch;		/* loss, n_opt grads, n_updates, output */
+
+	struct tfk_gradsync *gs;	/* data-parallel: the sums */
+	const struct tfk_tensor **synced;	/* n_opt grads, n_updates */
 
 	double loss_sum, loss_n, last_loss;
 	float *ones;		/* weights for unweighted batches */
@@ -109,6 +114,8 @@ void tfk_trainer_free(struct tfk_trainer *tr)
 	for (int i = 0; i < tr->n_metrics; i++)
 		tfk_metric_free(tr->metrics[i]);
 	tfk_free(tr->metrics);
+	tfk_gradsync_free(tr->gs);
+	tfk_free(tr->synced);
 	tfk_exec_free(tr->xt);
 	tfk_exec_free(tr->xe);
 	tfk_free(tr->feeds);
@@ -153,6 +160,36 @@ static void free_names(char **v, int n)
 	for (int i = 0; v && i < n; i++)
 		tfk_free(v[i]);
 	tfk_free(v);
+}
+
+/* Data-parallel: the gradients and moving-average values, summed. */
+static int sync_new(struct tfk_trainer *tr, struct tfk_err *err)
+{
+	struct tfk_model *m = tr->m;
+	int n = tr->n_opt + m->n_updates, i, rc;
+	int *fetch = tfk_calloc((size_t)n + 1, sizeof(int));
+	const struct tfk_tensor **like = tfk_calloc((size_t)n + 1,
+						    sizeof(*like));
+
+	tr->synced = tfk_calloc((size_t)n + 1, sizeof(*tr->synced));
+	if (!fetch || !like || !tr->synced) {
+		tfk_free(fetch);
+		tfk_free(like);
+		return nomem(err);
+	}
+	for (i = 0; i < n; i++) {
+		fetch[i] = 1 + i;
+		like[i] = i < tr->n_opt ? tr->vars[i] :
+			tfk_graph_var_at(m->g, m->updates[i - tr->n_opt].var,
+					 NULL);
+	}
+	rc = tfk_gradsync_new(&tr->gs, tr->xt, n, fetch, like, 0,
+			      tr->o.bucket_bytes, err);
+	for (i = 0; !rc && i < n; i++)
+		tr->synced[i] = tfk_gradsync_value(tr->gs, i);
+	tfk_free(fetch);
+	tfk_free(like);
+	return rc;
 }
 
 int tfk_trainer_prepare(struct tfk_trainer *tr,
@@ -278,6 +315,8 @@ int tfk_trainer_prepare(struct tfk_trainer *tr,
 		rc = tfk_exec_new(&tr->xe, g, (const char *const *)feed_names,
 				  tr->n_feed, (const char *const *)ef, 2, &eo,
 				  err);
+	if (!rc && tr->o.data_parallel)
+		rc = sync_new(tr, err);
 	if (!rc)
 		tr->built = 1;
 	goto out;
@@ -353,42 +392,122 @@ static int check_loss(double l, struct tfk_err *err)
 			isnan(l) ? "nan" : l > 0 ? "inf" : "-inf");
 }
 
-int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
-		     uint64_t step, struct tfk_err *err)
+/* The optimizer's step and the moving averages, from values[0..n_opt)
+ * (gradients) and values[n_opt..] (the batch statistics). */
+static int apply(struct tfk_trainer *tr, const struct tfk_tensor **values,
+		 struct tfk_err *err)
 {
-	const struct tfk_tensor **f;
 	struct tfk_model *m = tr->m;
-	double loss;
-	int rc, i;
+	int rc = tfk_optim_apply(tr->opt, tr->n_opt, tr->vars, values, err);
 
-	rc = tfk_trainer_prepare(tr, b, err);
-	f = tr->grads;
-	if (!rc)
-		rc = set_feeds(tr, b, 1, err);
-	if (!rc)
-		rc = tfk_exec_run(tr->xt, tr->feeds, step, f, err);
 	if (rc)
 		return rc;
-	loss = *(const float *)f[0]->data;
-	tr->last_loss = loss;
-	if (check_loss(loss, err))
-		return tr->o.nan_skip ? 1 : TFK_EINVAL;
-	rc = tfk_optim_apply(tr->opt, tr->n_opt, tr->vars, f + 1, err);
-	if (rc)
-		return rc;
-	for (i = 0; i < m->n_updates; i++) {
+	for (int i = 0; i < m->n_updates; i++) {
 		const struct tfk_model_update *u = &m->updates[i];
 		struct tfk_tensor *v = tfk_graph_var_at(m->g, u->var, NULL);
-		const float *x = f[1 + tr->n_opt + i]->data;
+		const float *x = values[tr->n_opt + i]->data;
 		float *d = v->data, mo = u->momentum;
 		int64_t j, n = tfk_tensor_numel(v);
 
 		for (j = 0; j < n; j++)
 			d[j] = d[j] * mo + x[j] * (1 - mo);
 	}
+	return 0;
+}
+
+/* Data-parallel: the sums are in; did any rank see a bad loss? */
+static int sync_end(struct tfk_trainer *tr, struct tfk_err *err)
+{
+	double w;
+	int bad, rc = tfk_gradsync_end(tr->gs, &w, &bad, err);
+
+	if (rc)
+		return rc;
+	if (!bad)
+		return 0;
+	if (!isfinite(tr->last_loss))
+		rc = check_loss(tr->last_loss, err);
+	else
+		rc = tfk_errf(err, TFK_EINVAL, "loss is not finite on %d "
+			      "other rank%s", bad, bad > 1 ? "s" : "");
+	return tr->o.nan_skip ? 1 : rc;
+}
+
+int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
+		     uint64_t step, struct tfk_err *err)
+{
+	const struct tfk_tensor **f;
+	double loss;
+	int rc;
+
+	rc = tfk_trainer_prepare(tr, b, err);
+	f = tr->grads;
+	if (!rc)
+		rc = set_feeds(tr, b, 1, err);
+	if (!rc && tr->gs)
+		tfk_gradsync_begin(tr->gs, (double)b->n);
+	if (!rc)
+		rc = tfk_exec_run(tr->xt, tr->feeds, step, f, err);
+	if (rc)
+		return rc;
+	loss = *(const float *)f[0]->data;
+	tr->last_loss = loss;
+	if (tr->gs) {
+		if ((rc = sync_end(tr, err)))
+			return rc;
+	} else if (check_loss(loss, err)) {
+		return tr->o.nan_skip ? 1 : TFK_EINVAL;
+	}
+	rc = apply(tr, tr->gs ? tr->synced : f + 1, err);
+	if (rc)
+		return rc;
 	tr->loss_sum += loss * (double)b->n;
 	tr->loss_n += (double)b->n;
 	return update_metrics(tr, b, f[tr->n_tfetch - 1], err);
+}
+
+int tfk_trainer_step_idle(struct tfk_trainer *tr, struct tfk_err *err)
+{
+	int rc;
+
+	if (!tr->gs)
+		return tfk_errf(err, TFK_EINVAL, "a step without data outside "
+				"data-parallel training");
+	tr->last_loss = 0;
+	rc = tfk_gradsync_idle(tr->gs, err);
+	if (!rc)
+		rc = sync_end(tr, err);
+	return rc ? rc : apply(tr, tr->synced, err);
+}
+
+int tfk_trainer_sync_means(struct tfk_trainer *tr, struct tfk_err *err)
+{
+	size_t n = 2, k;
+	double *s;
+	int i, rc;
+
+	for (i = 0; i < tr->n_metrics; i++)
+		n += tfk_metric_state_len(tr->metrics[i]);
+	s = tfk_calloc(n, sizeof(*s));
+	if (!s)
+		return nomem(err);
+	s[0] = tr->loss_sum;
+	s[1] = tr->loss_n;
+	for (i = 0, k = 2; i < tr->n_metrics; i++) {
+		tfk_metric_state(tr->metrics[i], s + k);
+		k += tfk_metric_state_len(tr->metrics[i]);
+	}
+	rc = tfk_mpi_sum_f64(s, n, err);
+	if (!rc) {
+		tr->loss_sum = s[0];
+		tr->loss_n = s[1];
+		for (i = 0, k = 2; i < tr->n_metrics; i++) {
+			tfk_metric_set_state(tr->metrics[i], s + k);
+			k += tfk_metric_state_len(tr->metrics[i]);
+		}
+	}
+	tfk_free(s);
+	return rc;
 }
 
 int tfk_trainer_eval(struct tfk_trainer *tr, const struct tfk_feed_batch *b,

@@ -42,6 +42,12 @@ struct tfk_train_opts {
 	uint64_t seed;		/* the executor's RNG seed */
 	int threads;		/* kernel threads (<= 0: 1) */
 	int nan_skip;		/* non-finite loss: skip the update */
+	/* Data-parallel training (util/mpi.h's world, nn/gradsync.h):
+	 * every step's gradients and batch statistics become the mean
+	 * over all ranks' rows before the update, and a non-finite loss
+	 * on any rank counts on every rank. */
+	int data_parallel;
+	size_t bucket_bytes;	/* fusion buckets (0: 64 MiB) */
 };
 
 struct tfk_trainer;
@@ -79,6 +85,22 @@ int tfk_trainer_prepare(struct tfk_trainer *tr,
  */
 int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 		     uint64_t step, struct tfk_err *err);
+
+/*
+ * Data-parallel: this rank has no batch for this step (its shard ran
+ * out first) but takes part in the step's sums with nothing, and
+ * applies the same update as the others. The trainer must have been
+ * prepared. Returns as tfk_trainer_step (1: a non-finite loss elsewhere
+ * with nan_skip); TFK_EINVAL outside data-parallel training.
+ */
+int tfk_trainer_step_idle(struct tfk_trainer *tr, struct tfk_err *err);
+/*
+ * Data-parallel: replace the running means' sums (loss, every metric's
+ * state) by their sums over all ranks, so that every rank reports the
+ * means over all shards (sums of counts, not means of means). Call at
+ * the same point on every rank.
+ */
+int tfk_trainer_sync_means(struct tfk_trainer *tr, struct tfk_err *err);
 
 /* The loss of the last step or eval batch (its own value, not a mean). */
 double tfk_trainer_last_loss(const struct tfk_trainer *tr);

@@ -1,0 +1,252 @@
+/*
+ * gradsync.c - the fusion buffer, its buckets, and the sums in flight.
+ */
+#include "nn/gradsync.h"
+
+#include "util/alloc.h"
+#include "util/mpi.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HDR 2			/* weight, non-finite loss count */
+
+struct seg {
+	int fetch;		/* the exec's fetch index; -1: the header */
+	size_t off, len;	/* floats in buf */
+	int b0, b1;		/* the buckets it touches */
+};
+
+struct tfk_gradsync {
+	struct tfk_exec *x;
+	int n;			/* tensors; segs has n + 1 (the header) */
+	struct seg *segs;	/* in the order they become final */
+	int *seg_of;		/* fetch index -> seg, -1: not ours */
+	int n_fetch_max, loss_fetch;
+	float *buf;
+	size_t n_buf, bucket;	/* floats */
+	int n_buckets;
+	int *total, *left;	/* per bucket: segments touching it; pending */
+	struct tfk_mpi_req *req;
+	int started;		/* buckets started, in order */
+	struct tfk_tensor *views;	/* per tensor k (not the header) */
+	float w;
+	int bad;
+};
+
+static int by_when(const void *a, const void *b, void *ctx)
+{
+	const struct tfk_exec *x = ctx;
+	const struct seg *p = a, *q = b;
+	int i = tfk_exec_fetch_when(x, p->fetch), j = tfk_exec_fetch_when(x, q->fetch);
+
+	return i != j ? (i > j) - (i < j) : (p->fetch > q->fetch) -
+		(p->fetch < q->fetch);
+}
+
+/* Start every bucket whose segments are all in, in order (all ranks
+ * must start the same sums in the same order); push the others on. */
+static void advance(struct tfk_gradsync *gs)
+{
+	while (gs->started < gs->n_buckets && !gs->left[gs->started]) {
+		int b = gs->started++;
+		size_t off = (size_t)b * gs->bucket;
+		size_t len = gs->n_buf - off < gs->bucket ? gs->n_buf - off :
+			gs->bucket;
+
+		tfk_mpi_sum_f32_start(gs->buf + off, len, &gs->req[b], NULL);
+	}
+	for (int b = 0; b < gs->started; b++)
+		tfk_mpi_poke(&gs->req[b]);
+}
+
+static void seg_done(struct tfk_gradsync *gs, const struct seg *s)
+{
+	for (int b = s->b0; b <= s->b1; b++)
+		gs->left[b]--;
+	advance(gs);
+}
+
+static void on_fetch(void *ctx, int j, const struct tfk_tensor *v)
+{
+	struct tfk_gradsync *gs = ctx;
+	const struct seg *s;
+
+	if (j == gs->loss_fetch) {
+		gs->bad = !isfinite(*(const float *)v->data);
+		gs->buf[gs->segs[0].off] = gs->w;
+		gs->buf[gs->segs[0].off + 1] = (float)gs->bad;
+		seg_done(gs, &gs->segs[0]);
+	}
+	if (j < 0 || j >= gs->n_fetch_max || gs->seg_of[j] < 0)
+		return;
+	s = &gs->segs[gs->seg_of[j]];
+	{
+		const float *src = v->data;
+		float *dst = gs->buf + s->off, w = gs->w;
+
+		for (size_t i = 0; i < s->len; i++)
+			dst[i] = src[i] * w;
+	}
+	seg_done(gs, s);
+}
+
+int tfk_gradsync_new(struct tfk_gradsync **gsp, struct tfk_exec *x, int n,
+		     const int *fetch, const struct tfk_tensor *const *like,
+		     int loss_fetch, size_t bucket_bytes, struct tfk_err *err)
+{
+	struct tfk_gradsync *gs;
+	size_t off = 0;
+	int i, maxf = loss_fetch, rc;
+
+	*gsp = NULL;
+	for (i = 0; i < n; i++)
+		if (fetch[i] > maxf)
+			maxf = fetch[i];
+	gs = tfk_calloc(1, sizeof(*gs));
+	if (!gs)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	gs->x = x;
+	gs->n = n;
+	gs->loss_fetch = loss_fetch;
+	gs->n_fetch_max = maxf + 1;
+	gs->segs = tfk_calloc((size_t)n + 1, sizeof(*gs->segs));
+	gs->seg_of = tfk_calloc((size_t)gs->n_fetch_max, sizeof(int));
+	gs->views = tfk_calloc((size_t)n + 1, sizeof(*gs->views));
+	if (!gs->segs || !gs->seg_of || !gs->views)
+		goto oom;
+	gs->segs[0].fetch = loss_fetch;
+	gs->segs[0].len = HDR;
+	for (i = 0; i < n; i++) {
+		gs->segs[i + 1].fetch = fetch[i];
+		gs->segs[i + 1].len = (size_t)tfk_tensor_numel(like[i]);
+	}
+	/* the header with the loss, then the tensors as they come */
+	qsort_r(gs->segs + 1, (size_t)n, sizeof(*gs->segs), by_when, x);
+	for (i = 0; i < gs->n_fetch_max; i++)
+		gs->seg_of[i] = -1;
+	for (i = 0; i <= n; i++) {
+		gs->segs[i].off = off;
+		off += gs->segs[i].len;
+		if (i)
+			gs->seg_of[gs->segs[i].fetch] = i;
+	}
+	gs->n_buf = off;
+	gs->bucket = (bucket_bytes ? bucket_bytes : TFK_GRADSYNC_BUCKET) /
+		sizeof(float);
+	if (!gs->bucket)
+		gs->bucket = 1;
+	gs->n_buckets = (int)((gs->n_buf + gs->bucket - 1) / gs->bucket);
+	gs->buf = tfk_malloc(gs->n_buf * sizeof(float));
+	gs->total = tfk_calloc((size_t)gs->n_buckets, sizeof(int));
+	gs->left = tfk_calloc((size_t)gs->n_buckets, sizeof(int));
+	gs->req = tfk_calloc((size_t)gs->n_buckets, sizeof(*gs->req));
+	if (!gs->buf || !gs->total || !gs->left || !gs->req)
+		goto oom;
+	for (i = 0; i <= n; i++) {
+		struct seg *s = &gs->segs[i];
+
+		s->b0 = (int)(s->off / gs->bucket);
+		s->b1 = s->len ? (int)((s->off + s->len - 1) / gs->bucket) :
+			s->b0 - 1;
+		for (int b = s->b0; b <= s->b1; b++)
+			gs->total[b]++;
+	}
+	for (i = 0; i < n; i++) {
+		const struct seg *s = &gs->segs[gs->seg_of[fetch[i]]];
+
+		rc = tfk_tensor_init_view(&gs->views[i], TFK_DT_FLOAT,
+					  like[i]->rank, like[i]->shape,
+					  gs->buf + s->off,
+					  s->len * sizeof(float),
+					  TFK_OWN_BORROWED, err);
+		if (rc) {
+			tfk_gradsync_free(gs);
+			return rc;
+		}
+	}
+	rc = tfk_exec_on_fetch(x, on_fetch, gs, err);
+	if (rc) {
+		tfk_gradsync_free(gs);
+		return rc;
+	}
+	*gsp = gs;
+	return 0;
+oom:
+	tfk_gradsync_free(gs);
+	return tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+void tfk_gradsync_free(struct tfk_gradsync *gs)
+{
+	if (!gs)
+		return;
+	if (gs->x)
+		tfk_exec_on_fetch(gs->x, NULL, NULL, NULL);
+	tfk_free(gs->segs);
+	tfk_free(gs->seg_of);
+	tfk_free(gs->views);
+	tfk_free(gs->buf);
+	tfk_free(gs->total);
+	tfk_free(gs->left);
+	tfk_free(gs->req);
+	tfk_free(gs);
+}
+
+void tfk_gradsync_begin(struct tfk_gradsync *gs, double w)
+{
+	memcpy(gs->left, gs->total, (size_t)gs->n_buckets * sizeof(int));
+	gs->started = 0;
+	gs->w = (float)w;
+	gs->bad = 0;
+}
+
+int tfk_gradsync_idle(struct tfk_gradsync *gs, struct tfk_err *err)
+{
+	(void)err;
+	tfk_gradsync_begin(gs, 0);
+	memset(gs->buf, 0, gs->n_buf * sizeof(float));
+	memset(gs->left, 0, (size_t)gs->n_buckets * sizeof(int));
+	advance(gs);
+	return 0;
+}
+
+int tfk_gradsync_end(struct tfk_gradsync *gs, double *w, int *bad,
+		     struct tfk_err *err)
+{
+	float scale;
+	int rc;
+
+	if (gs->started < gs->n_buckets)
+		return tfk_errf(err, TFK_EINVAL, "gradient sync: %d of %d "
+				"buckets never filled", gs->n_buckets -
+				gs->started, gs->n_buckets);
+	for (int b = 0; b < gs->n_buckets; b++)
+		if ((rc = tfk_mpi_wait(&gs->req[b], err)))
+			return rc;
+	*w = gs->buf[0];
+	*bad = (int)gs->buf[1];
+	if (*bad || !(*w > 0))
+		return 0;
+	scale = (float)(1.0 / *w);
+	for (size_t i = HDR; i < gs->n_buf; i++)
+		gs->buf[i] *= scale;
+	return 0;
+}
+
+const struct tfk_tensor *tfk_gradsync_value(const struct tfk_gradsync *gs,
+					    int k)
+{
+	return &gs->views[k];
+}
+
+int tfk_gradsync_n_buckets(const struct tfk_gradsync *gs)
+{
+	return gs->n_buckets;
+}
+
+size_t tfk_gradsync_bytes(const struct tfk_gradsync *gs)
+{
+	return gs->n_buf * sizeof(float);
+}

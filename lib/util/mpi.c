@@ -1,0 +1,244 @@
+/*
+ * mpi.c - OpenMPI through dlopen: the few calls tfkit makes, by symbol.
+ */
+#include "util/mpi.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* OpenMPI's handles are pointers to its predefined objects. */
+typedef void *mpi_handle;
+
+static struct {
+	int joined;		/* MPI_Init ran */
+	int tried;
+	int rank, size;
+	void *lib;
+	mpi_handle comm, f32, f64, byte, sum, max;
+	int (*init)(int *, char ***);
+	int (*finalize)(void);
+	int (*abort)(mpi_handle, int);
+	int (*comm_rank)(mpi_handle, int *);
+	int (*comm_size)(mpi_handle, int *);
+	int (*allreduce)(const void *, void *, int, mpi_handle, mpi_handle,
+			 mpi_handle);
+	int (*iallreduce)(const void *, void *, int, mpi_handle, mpi_handle,
+			  mpi_handle, void **);
+	int (*bcast)(void *, int, mpi_handle, int, mpi_handle);
+	int (*allgather)(const void *, int, mpi_handle, void *, int,
+			 mpi_handle, mpi_handle);
+	int (*test)(void **, int *, void *);
+	int (*wait)(void **, void *);
+} w = { .size = 1 };
+
+#define IN_PLACE ((void *)1)	/* OpenMPI's MPI_IN_PLACE */
+#define STATUS_IGNORE NULL	/* OpenMPI's MPI_STATUS_IGNORE */
+#define CHUNK ((size_t)1 << 30)	/* elements per call: counts are int */
+
+/* The launcher, when the environment names one; NULL outside MPI. */
+static const char *launch(const char **var)
+{
+	static const char *const vars[] = {
+		"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++)
+		if (getenv(vars[i])) {
+			*var = vars[i];
+			return getenv(vars[i]);
+		}
+	return NULL;
+}
+
+static int sym(void **f, const char *name, const char *lib,
+	       struct tfk_err *err)
+{
+	*f = dlsym(w.lib, name);
+	if (*f)
+		return 0;
+	return tfk_errf(err, TFK_EIO, "%s: no symbol %s: not OpenMPI 3 to 5",
+			lib, name);
+}
+
+static int load(const char *lib, struct tfk_err *err)
+{
+	static const struct {
+		size_t off;
+		const char *name;
+	} fn[] = {
+#define F(field, name) { offsetof(__typeof__(w), field), name }
+		F(init, "MPI_Init"), F(finalize, "MPI_Finalize"),
+		F(abort, "MPI_Abort"), F(comm_rank, "MPI_Comm_rank"),
+		F(comm_size, "MPI_Comm_size"), F(allreduce, "MPI_Allreduce"),
+		F(iallreduce, "MPI_Iallreduce"), F(bcast, "MPI_Bcast"),
+		F(allgather, "MPI_Allgather"), F(test, "MPI_Test"),
+		F(wait, "MPI_Wait"),
+		F(comm, "ompi_mpi_comm_world"), F(f32, "ompi_mpi_float"),
+		F(f64, "ompi_mpi_double"), F(byte, "ompi_mpi_byte"),
+		F(sum, "ompi_mpi_op_sum"), F(max, "ompi_mpi_op_max"),
+#undef F
+	};
+
+	/* GLOBAL: OpenMPI's own plugins resolve libmpi's symbols. */
+	w.lib = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
+	if (!w.lib)
+		return tfk_errf(err, TFK_EIO, "cannot load %s (%s); install "
+				"OpenMPI (Debian: libopenmpi3) or set "
+				"TFK_MPI_LIB", lib, dlerror());
+	for (size_t i = 0; i < sizeof(fn) / sizeof(*fn); i++) {
+		int rc = sym((void **)((char *)&w + fn[i].off), fn[i].name,
+			     lib, err);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int tfk_mpi_init(struct tfk_err *err)
+{
+	const char *var = NULL, *lib = getenv("TFK_MPI_LIB");
+	int rc;
+
+	if (w.tried)
+		return w.joined || w.size == 1 ? 0 :
+			tfk_errf(err, TFK_EIO, "MPI did not start");
+	w.tried = 1;
+	if (!launch(&var))
+		return 0;
+	if (!strcmp(var, "PMI_RANK") && !getenv("OMPI_COMM_WORLD_SIZE") &&
+	    !lib)
+		return tfk_errf(err, TFK_EIO, "launched by an MPI other than "
+				"OpenMPI (PMI_RANK is set): tfkit speaks "
+				"OpenMPI's ABI (set TFK_MPI_LIB to its "
+				"libmpi.so.40 if it is OpenMPI)");
+	if (!lib)
+		lib = "libmpi.so.40";
+	w.size = 0;
+	rc = load(lib, err);
+	if (!rc && w.init(NULL, NULL))
+		rc = tfk_errf(err, TFK_EIO, "MPI_Init failed");
+	if (rc) {
+		tfk_err_prefix(err, "%s is set: an MPI launch", var);
+		return rc;
+	}
+	w.joined = 1;
+	w.comm_rank(w.comm, &w.rank);
+	w.comm_size(w.comm, &w.size);
+	return 0;
+}
+
+void tfk_mpi_finalize(void)
+{
+	if (w.joined)
+		w.finalize();
+	w.joined = 0;
+}
+
+void tfk_mpi_abort(int code)
+{
+	if (w.joined)
+		w.abort(w.comm, code);
+	exit(code);
+}
+
+int tfk_mpi_rank(void)
+{
+	return w.rank;
+}
+
+int tfk_mpi_size(void)
+{
+	return w.size > 0 ? w.size : 1;
+}
+
+static int reduce(void *x, size_t n, size_t elem, mpi_handle type,
+		  mpi_handle op)
+{
+	for (size_t i = 0; i < n; i += CHUNK) {
+		size_t k = n - i < CHUNK ? n - i : CHUNK;
+
+		w.allreduce(IN_PLACE, (char *)x + i * elem, (int)k, type, op,
+			    w.comm);
+	}
+	return 0;
+}
+
+int tfk_mpi_sum_f32(float *x, size_t n, struct tfk_err *err)
+{
+	(void)err;
+	return w.joined ? reduce(x, n, sizeof(*x), w.f32, w.sum) : 0;
+}
+
+int tfk_mpi_sum_f64(double *x, size_t n, struct tfk_err *err)
+{
+	(void)err;
+	return w.joined ? reduce(x, n, sizeof(*x), w.f64, w.sum) : 0;
+}
+
+int tfk_mpi_max_f64(double *x, size_t n, struct tfk_err *err)
+{
+	(void)err;
+	return w.joined ? reduce(x, n, sizeof(*x), w.f64, w.max) : 0;
+}
+
+int tfk_mpi_bcast(void *p, size_t n, int root, struct tfk_err *err)
+{
+	(void)err;
+	if (!w.joined)
+		return 0;
+	for (size_t i = 0; i < n; i += CHUNK) {
+		size_t k = n - i < CHUNK ? n - i : CHUNK;
+
+		w.bcast((char *)p + i, (int)k, w.byte, root, w.comm);
+	}
+	return 0;
+}
+
+int tfk_mpi_allgather(const void *p, size_t n, void *all,
+		      struct tfk_err *err)
+{
+	if (!w.joined) {
+		memmove(all, p, n);
+		return 0;
+	}
+	if (n > INT_MAX)
+		return tfk_errf(err, TFK_EINVAL, "allgather of %zu bytes "
+				"per rank: at most %d", n, INT_MAX);
+	w.allgather(p, (int)n, w.byte, all, (int)n, w.byte, w.comm);
+	return 0;
+}
+
+int tfk_mpi_sum_f32_start(float *x, size_t n, struct tfk_mpi_req *r,
+			  struct tfk_err *err)
+{
+	r->req = NULL;
+	if (!w.joined)
+		return 0;
+	if (n > INT_MAX)
+		return tfk_errf(err, TFK_EINVAL, "a sum of %zu values at "
+				"once: at most %d", n, INT_MAX);
+	w.iallreduce(IN_PLACE, x, (int)n, w.f32, w.sum, w.comm, &r->req);
+	return 0;
+}
+
+void tfk_mpi_poke(struct tfk_mpi_req *r)
+{
+	int done = 0;
+
+	if (r->req)
+		w.test(&r->req, &done, STATUS_IGNORE);
+}
+
+int tfk_mpi_wait(struct tfk_mpi_req *r, struct tfk_err *err)
+{
+	(void)err;
+	if (r->req)
+		w.wait(&r->req, STATUS_IGNORE);
+	r->req = NULL;
+	return 0;
+}

@@ -1,0 +1,69 @@
+/*
+ * mpi.h - the MPI world a tool runs in, with MPI loaded at run time.
+ *
+ * tfkit links no MPI library: a process started by mpirun (OpenMPI sets
+ * OMPI_COMM_WORLD_SIZE) or by srun with PMIx (PMIX_RANK) opens OpenMPI's
+ * libmpi.so.40 (or $TFK_MPI_LIB) with dlopen, as OpenBLAS is found at
+ * load time, so a machine without OpenMPI runs every tool and only an
+ * MPI launch needs the library. Outside such a launch the world is one
+ * rank and every collective is the identity.
+ *
+ * The handles (MPI_COMM_WORLD, MPI_FLOAT, MPI_SUM, ...) are OpenMPI's
+ * exported objects (ompi_mpi_comm_world, ...): the ABI of OpenMPI 3 to
+ * 5, whose soname is libmpi.so.40. MPICH's integer handles differ; a
+ * launch it made (PMI_RANK without OpenMPI's variables) is refused with
+ * an error that says so.
+ *
+ * Errors are MPI's own: the default handler (MPI_ERRORS_ARE_FATAL)
+ * ends the job, and mpirun reports which rank failed; a rank that dies
+ * makes mpirun stop the others.
+ */
+#ifndef TFK_MPI_H
+#define TFK_MPI_H
+
+#include "util/err.h"
+
+#include <stddef.h>
+
+/*
+ * Join the MPI world if the process was launched as a rank of one (see
+ * above); otherwise a world of one. Idempotent. 0, or TFK_EIO naming the
+ * launch and what failed (no library, a missing symbol, MPI_Init).
+ */
+int tfk_mpi_init(struct tfk_err *err);
+/* Leave the world (MPI_Finalize) if init joined it. */
+void tfk_mpi_finalize(void);
+/* End every rank of the job now with exit code code (MPI_Abort); in a
+ * world of one, exit(code). */
+void tfk_mpi_abort(int code);
+
+/* This rank and the world's size (0 and 1 before init or outside MPI). */
+int tfk_mpi_rank(void);
+int tfk_mpi_size(void);
+
+/* In place, across all ranks: x[i] = the sum of every rank's x[i]. Every
+ * rank gets the same bits. 0 (MPI's errors end the job). */
+int tfk_mpi_sum_f32(float *x, size_t n, struct tfk_err *err);
+int tfk_mpi_sum_f64(double *x, size_t n, struct tfk_err *err);
+/* In place: x[i] = the largest of every rank's x[i]. */
+int tfk_mpi_max_f64(double *x, size_t n, struct tfk_err *err);
+/* Rank root's n bytes at p to every rank's p. */
+int tfk_mpi_bcast(void *p, size_t n, int root, struct tfk_err *err);
+/* Every rank's n bytes at p, in rank order, into all (size * n bytes),
+ * on every rank. */
+int tfk_mpi_allgather(const void *p, size_t n, void *all,
+		      struct tfk_err *err);
+
+/* A sum started now and finished later, so that work can run while it
+ * travels (MPI_Iallreduce). Waiting on a request that never started is
+ * a no-op. */
+struct tfk_mpi_req {
+	void *req;
+};
+int tfk_mpi_sum_f32_start(float *x, size_t n, struct tfk_mpi_req *r,
+			  struct tfk_err *err);
+/* Let started sums progress without blocking (MPI_Test). */
+void tfk_mpi_poke(struct tfk_mpi_req *r);
+int tfk_mpi_wait(struct tfk_mpi_req *r, struct tfk_err *err);
+
+#endif

@@ -104,6 +104,8 @@ static int rank, ranks = 1, shard_files;
 static const char *shard_arg;
 static long shard_i, shard_n = 1;
 static long fusion_bytes = 64L << 20;
+static double stall_secs = 5;
+static _Atomic long long cur_step, cur_epoch;	/* for the watchdog */
 /* --init-from a Keras file (.keras or tf_keras .h5): read in main */
 static struct tfk_kerasfile *kfile;
 
@@ -114,6 +116,15 @@ static int opt_seed(const char *arg, void *value)
 	errno = 0;
 	*(uint64_t *)value = strtoull(arg, &end, 0);
 	return errno || end == arg || *end || *arg == '-' ? -1 : 0;
+}
+
+static int opt_secs(const char *arg, void *value)
+{
+	char *end;
+
+	errno = 0;
+	*(double *)value = strtod(arg, &end);
+	return errno || end == arg || *end || *(double *)value < 0 ? -1 : 0;
 }
 
 /* --profile-steps A:B, 1 <= A <= B. */
@@ -197,6 +208,10 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_LONG(0, "fusion-threshold", &fusion_bytes, "BYTES",
 		     "under mpirun: gradients summed in buckets of at most "
 		     "BYTES (default 67108864, Horovod's)"),
+	TFK_OPT_CALL(0, "stall-report", &stall_secs, "S",
+		     "under mpirun: report a gradient sum that waits more "
+		     "than S seconds for the other ranks (default 5; 0: "
+		     "never)", opt_secs),
 	TFK_OPT_END
 };
 
@@ -373,6 +388,23 @@ static size_t max_over_ranks(size_t n)
 
 	tfk_mpi_max_f64(&v, 1, &err);
 	return (size_t)v;
+}
+
+/* The watchdog's report (its own thread): which step waits for whom. A
+ * sum cannot tell which rank is missing; with two ranks it is the other. */
+static void stalled(void *ctx, double waited)
+{
+	char who[64];
+
+	(void)ctx;
+	if (ranks == 2)
+		snprintf(who, sizeof(who), "rank %d", !rank);
+	else
+		snprintf(who, sizeof(who), "a rank other than %d", rank);
+	fprintf(stderr, "tfk-train: rank %d of %d: step %lld (epoch %lld): "
+		"the gradient sum has waited %.0f s for %s: is a rank or a "
+		"link down?\n", rank, ranks, (long long)cur_step + 1,
+		(long long)cur_epoch + 1, waited, who);
 }
 
 /* Rank 0's decisions (callbacks run there: EarlyStopping, the learning
@@ -859,11 +891,14 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 					    (uint64_t)r->epoch));
 	}
 	tfk_trainer_reset(r->tr);
+	tfk_mpi_watch(1);
 	for (s = 0; s < steps; s++) {
 		uint64_t step = (uint64_t)tfk_optim_iterations(r->opt);
 		uint64_t t_step = 0, t_in = 0;
 		size_t n;
 
+		cur_step = (long long)step;
+		cur_epoch = r->epoch;
 		if (prof_wanted())
 			t_step = prof_step_begin((int64_t)step + 1,
 						 (long)step + 1 >= prof_first &&
@@ -936,6 +971,7 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 		if (prof_wanted())
 			prof_train_end(r, (int64_t)step + 1, t_step);
 	}
+	tfk_mpi_watch(0);
 	if (ranks > 1 && (rc = tfk_trainer_sync_means(r->tr, &err)))
 		return rc;
 	trainer_logs(r, l, "");
@@ -1569,6 +1605,8 @@ int main(int argc, char **argv)
 		shard_i = rank;
 		shard_n = ranks;
 	}
+	if (ranks > 1 && tfk_mpi_watchdog(stall_secs, stalled, NULL, &err))
+		return tfk_cli_fail(&err);
 	if (fusion_bytes < 4)
 		tfk_cli_usage_error("--fusion-threshold: expected at least 4 "
 				    "bytes");

@@ -28,8 +28,7 @@ struct tfk_gradsync {
 	size_t n_buf, bucket;	/* floats */
 	int n_buckets;
 	int *total, *left;	/* per bucket: segments touching it; pending */
-	struct tfk_mpi_req *req;
-	int started;		/* buckets started, in order */
+	int started;		/* buckets summed, in order */
 	struct tfk_tensor *views;	/* per tensor k (not the header) */
 	float w;
 	int bad;
@@ -45,8 +44,10 @@ static int by_when(const void *a, const void *b, void *ctx)
 		(p->fetch < q->fetch);
 }
 
-/* Start every bucket whose segments are all in, in order (all ranks
- * must start the same sums in the same order); push the others on. */
+/* Sum every bucket whose segments are all in, in order (all ranks must
+ * make the same sums in the same order). Blocking sums: OpenMPI's
+ * MPI_Iallreduce (libnbc) moved 2-5x fewer bytes per second here than
+ * its MPI_Allreduce, and tests/bench/bench-gradsync.c measures this. */
 static void advance(struct tfk_gradsync *gs)
 {
 	while (gs->started < gs->n_buckets && !gs->left[gs->started]) {
@@ -55,10 +56,8 @@ static void advance(struct tfk_gradsync *gs)
 		size_t len = gs->n_buf - off < gs->bucket ? gs->n_buf - off :
 			gs->bucket;
 
-		tfk_mpi_sum_f32_start(gs->buf + off, len, &gs->req[b], NULL);
+		tfk_mpi_sum_f32(gs->buf + off, len, NULL);
 	}
-	for (int b = 0; b < gs->started; b++)
-		tfk_mpi_poke(&gs->req[b]);
 }
 
 static void seg_done(struct tfk_gradsync *gs, const struct seg *s)
@@ -141,8 +140,7 @@ int tfk_gradsync_new(struct tfk_gradsync **gsp, struct tfk_exec *x, int n,
 	gs->buf = tfk_malloc(gs->n_buf * sizeof(float));
 	gs->total = tfk_calloc((size_t)gs->n_buckets, sizeof(int));
 	gs->left = tfk_calloc((size_t)gs->n_buckets, sizeof(int));
-	gs->req = tfk_calloc((size_t)gs->n_buckets, sizeof(*gs->req));
-	if (!gs->buf || !gs->total || !gs->left || !gs->req)
+	if (!gs->buf || !gs->total || !gs->left)
 		goto oom;
 	for (i = 0; i <= n; i++) {
 		struct seg *s = &gs->segs[i];
@@ -190,7 +188,6 @@ void tfk_gradsync_free(struct tfk_gradsync *gs)
 	tfk_free(gs->buf);
 	tfk_free(gs->total);
 	tfk_free(gs->left);
-	tfk_free(gs->req);
 	tfk_free(gs);
 }
 
@@ -216,15 +213,11 @@ int tfk_gradsync_end(struct tfk_gradsync *gs, double *w, int *bad,
 		     struct tfk_err *err)
 {
 	float scale;
-	int rc;
 
 	if (gs->started < gs->n_buckets)
 		return tfk_errf(err, TFK_EINVAL, "gradient sync: %d of %d "
 				"buckets never filled", gs->n_buckets -
 				gs->started, gs->n_buckets);
-	for (int b = 0; b < gs->n_buckets; b++)
-		if ((rc = tfk_mpi_wait(&gs->req[b], err)))
-			return rc;
 	*w = gs->buf[0];
 	*bad = (int)gs->buf[1];
 	if (*bad || !(*w > 0))

@@ -9,13 +9,13 @@
  * fusion; its default threshold, 64 MiB, is TFK_GRADSYNC_BUCKET). When
  * the executor reports a fetch final (exec.h tfk_exec_on_fetch), it is
  * copied in, scaled by this rank's weight (its rows in the batch), and
- * each bucket whose tensors are all in starts its sum at once
- * (MPI_Iallreduce) and is pushed along at every later fetch. A header
+ * each bucket whose tensors are all in is summed at once (MPI_Allreduce),
+ * between the backward pass's kernels, not after all of them. A header
  * rides in the first bucket: the weight and whether this rank's loss
  * was finite, so the sum tells every rank the global batch size and
  * whether any rank saw a non-finite loss.
  *
- * After the wait every value is the weighted mean over all ranks' rows
+ * After end every value is the weighted mean over all ranks' rows
  * (sum of w_r x_r / sum of w_r): for per-batch means (gradients of a
  * mean loss, batch statistics) exactly what one rank would compute on
  * the union of the batches, up to float summation order.
@@ -52,7 +52,7 @@ void tfk_gradsync_begin(struct tfk_gradsync *gs, double w);
 int tfk_gradsync_idle(struct tfk_gradsync *gs, struct tfk_err *err);
 
 /*
- * After the run (or idle): wait for every sum and make the means. The
+ * After the run (or idle): make the means. The
  * sum of the weights to *w; the number of ranks whose loss was not
  * finite to *bad (then the values are not meaningful).
  */

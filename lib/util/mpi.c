@@ -5,10 +5,14 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* OpenMPI's handles are pointers to its predefined objects. */
 typedef void *mpi_handle;
@@ -26,17 +30,12 @@ static struct {
 	int (*comm_size)(mpi_handle, int *);
 	int (*allreduce)(const void *, void *, int, mpi_handle, mpi_handle,
 			 mpi_handle);
-	int (*iallreduce)(const void *, void *, int, mpi_handle, mpi_handle,
-			  mpi_handle, void **);
 	int (*bcast)(void *, int, mpi_handle, int, mpi_handle);
 	int (*allgather)(const void *, int, mpi_handle, void *, int,
 			 mpi_handle, mpi_handle);
-	int (*test)(void **, int *, void *);
-	int (*wait)(void **, void *);
 } w = { .size = 1 };
 
 #define IN_PLACE ((void *)1)	/* OpenMPI's MPI_IN_PLACE */
-#define STATUS_IGNORE NULL	/* OpenMPI's MPI_STATUS_IGNORE */
 #define CHUNK ((size_t)1 << 30)	/* elements per call: counts are int */
 
 /* The launcher, when the environment names one; NULL outside MPI. */
@@ -74,9 +73,8 @@ static int load(const char *lib, struct tfk_err *err)
 		F(init, "MPI_Init"), F(finalize, "MPI_Finalize"),
 		F(abort, "MPI_Abort"), F(comm_rank, "MPI_Comm_rank"),
 		F(comm_size, "MPI_Comm_size"), F(allreduce, "MPI_Allreduce"),
-		F(iallreduce, "MPI_Iallreduce"), F(bcast, "MPI_Bcast"),
-		F(allgather, "MPI_Allgather"), F(test, "MPI_Test"),
-		F(wait, "MPI_Wait"),
+		F(bcast, "MPI_Bcast"),
+		F(allgather, "MPI_Allgather"),
 		F(comm, "ompi_mpi_comm_world"), F(f32, "ompi_mpi_float"),
 		F(f64, "ompi_mpi_double"), F(byte, "ompi_mpi_byte"),
 		F(sum, "ompi_mpi_op_sum"), F(max, "ompi_mpi_op_max"),
@@ -156,15 +154,79 @@ int tfk_mpi_size(void)
 	return w.size > 0 ? w.size : 1;
 }
 
+/* The watchdog: when the watched call in flight began (ns, 0: none). */
+static struct {
+	pthread_t th;
+	int running;
+	atomic_int on;
+	atomic_llong since;
+	double secs;
+	void (*stalled)(void *, double);
+	void *ctx;
+} dog;
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *watch(void *arg)
+{
+	long long told = 0;
+
+	(void)arg;
+	for (;;) {
+		long long t = atomic_load(&dog.since);
+		double waited = t ? (double)(now_ns() - t) / 1e9 : 0;
+
+		if (t && t != told && waited > dog.secs) {
+			told = t;
+			dog.stalled(dog.ctx, waited);
+		}
+		usleep(200000);
+	}
+	return NULL;
+}
+
+int tfk_mpi_watchdog(double secs, void (*stalled)(void *ctx, double waited),
+		     void *ctx, struct tfk_err *err)
+{
+	dog.secs = secs > 0 ? secs : 1e300;
+	dog.stalled = stalled;
+	dog.ctx = ctx;
+	if (secs <= 0 || dog.running || !w.joined)
+		return 0;
+	if (pthread_create(&dog.th, NULL, watch, NULL))
+		return tfk_errf(err, TFK_ENOMEM, "no thread for the MPI "
+				"watchdog");
+	pthread_detach(dog.th);
+	dog.running = 1;
+	return 0;
+}
+
+void tfk_mpi_watch(int on)
+{
+	atomic_store(&dog.on, on);
+}
+
 static int reduce(void *x, size_t n, size_t elem, mpi_handle type,
 		  mpi_handle op)
 {
+	int watched = atomic_load(&dog.on) && dog.running;
+
+	if (watched)
+		atomic_store(&dog.since, now_ns());
 	for (size_t i = 0; i < n; i += CHUNK) {
 		size_t k = n - i < CHUNK ? n - i : CHUNK;
 
 		w.allreduce(IN_PLACE, (char *)x + i * elem, (int)k, type, op,
 			    w.comm);
 	}
+	if (watched)
+		atomic_store(&dog.since, 0);
 	return 0;
 }
 
@@ -210,35 +272,5 @@ int tfk_mpi_allgather(const void *p, size_t n, void *all,
 		return tfk_errf(err, TFK_EINVAL, "allgather of %zu bytes "
 				"per rank: at most %d", n, INT_MAX);
 	w.allgather(p, (int)n, w.byte, all, (int)n, w.byte, w.comm);
-	return 0;
-}
-
-int tfk_mpi_sum_f32_start(float *x, size_t n, struct tfk_mpi_req *r,
-			  struct tfk_err *err)
-{
-	r->req = NULL;
-	if (!w.joined)
-		return 0;
-	if (n > INT_MAX)
-		return tfk_errf(err, TFK_EINVAL, "a sum of %zu values at "
-				"once: at most %d", n, INT_MAX);
-	w.iallreduce(IN_PLACE, x, (int)n, w.f32, w.sum, w.comm, &r->req);
-	return 0;
-}
-
-void tfk_mpi_poke(struct tfk_mpi_req *r)
-{
-	int done = 0;
-
-	if (r->req)
-		w.test(&r->req, &done, STATUS_IGNORE);
-}
-
-int tfk_mpi_wait(struct tfk_mpi_req *r, struct tfk_err *err)
-{
-	(void)err;
-	if (r->req)
-		w.wait(&r->req, STATUS_IGNORE);
-	r->req = NULL;
 	return 0;
 }

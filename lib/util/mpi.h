@@ -54,16 +54,18 @@ int tfk_mpi_bcast(void *p, size_t n, int root, struct tfk_err *err);
 int tfk_mpi_allgather(const void *p, size_t n, void *all,
 		      struct tfk_err *err);
 
-/* A sum started now and finished later, so that work can run while it
- * travels (MPI_Iallreduce). Waiting on a request that never started is
- * a no-op. */
-struct tfk_mpi_req {
-	void *req;
-};
-int tfk_mpi_sum_f32_start(float *x, size_t n, struct tfk_mpi_req *r,
-			  struct tfk_err *err);
-/* Let started sums progress without blocking (MPI_Test). */
-void tfk_mpi_poke(struct tfk_mpi_req *r);
-int tfk_mpi_wait(struct tfk_mpi_req *r, struct tfk_err *err);
+/*
+ * A watchdog on the sums: while a tfk_mpi_sum_* call made after
+ * tfk_mpi_watch(1) has waited more than secs seconds, stalled(ctx,
+ * waited) is called once, from the watchdog's own thread (it may only
+ * print; the sum goes on waiting: MPI's launcher decides the job's end,
+ * e.g. on a lost daemon). Starts the thread at the first call; secs <= 0
+ * stops watching. 0 or TFK_ENOMEM.
+ */
+int tfk_mpi_watchdog(double secs, void (*stalled)(void *ctx, double waited),
+		     void *ctx, struct tfk_err *err);
+/* Watch the sums from now (on 1) or not (0): the steps, not the
+ * epoch-end waits for rank 0's checkpoints. */
+void tfk_mpi_watch(int on);
 
 #endif

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPI="timeout 120 mpirun --oversubscribe -np"
+MPI="timeout 120 mpirun --oversubscribe --mca orte_tmpdir_base $T/ompi -np"
 F=/usr/share/datasets/fashion-mnist
 tfk-idx -q --images $F/train-images-idx3-ubyte.gz \
 	--labels $F/train-labels-idx1-ubyte.gz >"$T/all.tfrecord"

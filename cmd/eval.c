@@ -30,6 +30,7 @@
 #include "util/alloc.h"
 #include "util/buf.h"
 #include "util/cli.h"
+#include "util/mpi.h"
 #include "util/progress.h"
 #include "nn/callback.h"
 
@@ -47,6 +48,16 @@
 static uint64_t seed;
 static long threads, batch_size;
 static int json_out, quiet, force_progress;
+static int rank, ranks = 1;	/* under mpirun: a shard of records each */
+
+/* The sum of every rank's n. */
+static size_t sum_over_ranks(size_t n)
+{
+	double v = (double)n;
+
+	tfk_mpi_sum_f64(&v, 1, NULL);
+	return (size_t)v;
+}
 
 static int opt_seed(const char *arg, void *value)
 {
@@ -218,9 +229,18 @@ int main(int argc, char **argv)
 	char prefix[4200], path[4400];
 	uint64_t mseed;
 	int rc, has_fit = 0, has_schema = 0;
-	size_t rows = 0, bs, s, steps;
+	size_t rows = 0, all = 0, bs, s, steps;
+	uint64_t at = 0;
 
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
+	if (tfk_mpi_init(&err))
+		return tfk_cli_fail(&err);
+	ranks = tfk_mpi_size();
+	rank = tfk_mpi_rank();
+	if (rank) {
+		quiet = 1;
+		prof_dir = trace_path = NULL;
+	}
 	if (argc < 1)
 		tfk_cli_usage_error("no SPEC or DIR given");
 	if (batch_size < 0)
@@ -277,11 +297,17 @@ int main(int argc, char **argv)
 	}
 	if (has_schema)
 		tfk_schema_release(&schema);
+	if (!rc && ranks > 1 && argc < 2)
+		rc = tfk_errf(&err, TFK_EINVAL, "under mpirun every rank reads "
+			      "its shard of the files, and stdin reaches rank "
+			      "0 only: give the files");
 	for (int i = 1; !rc && i < (argc > 1 ? argc : 2); i++)
-		rc = tfk_feed_add_file(feed, argc > 1 ? argv[i] : "-", &err);
+		rc = tfk_feed_add_shard(feed, argc > 1 ? argv[i] : "-", &at,
+					(uint64_t)rank, (uint64_t)ranks, &err);
 	if (!rc) {
 		rows = tfk_feed_rows(feed);
-		if (!rows)
+		all = ranks > 1 ? sum_over_ranks(rows) : rows;
+		if (!all)
 			rc = tfk_errf(&err, TFK_EINVAL, "%s: no records",
 				      argc == 2 ? argv[1] : argc > 2 ?
 				      "input files" : "<stdin>");
@@ -290,6 +316,7 @@ int main(int argc, char **argv)
 		bs = (size_t)(batch_size ? batch_size :
 			      fit.validation_batch_size ?
 			      fit.validation_batch_size : fit.batch_size);
+		bs = (bs + (size_t)ranks - 1) / (size_t)ranks;	/* per rank */
 		steps = (rows + bs - 1) / bs;
 		tfk_progress_init(&pg, tfk_progress_wanted(force_progress,
 							   quiet),
@@ -312,12 +339,14 @@ int main(int argc, char **argv)
 		}
 		tfk_progress_release(&pg);
 	}
+	if (!rc && ranks > 1)
+		rc = tfk_trainer_sync_means(tr, &err);
 	if (!rc)
 		rc = prof_close(quiet, &err);
 	else
 		prof_abandon();
-	if (!rc)
-		print(tr, rows);
+	if (!rc && !rank)
+		print(tr, all);
 	tfk_feed_free(feed);
 	tfk_trainer_free(tr);
 	tfk_model_free(m);
@@ -325,5 +354,12 @@ int main(int argc, char **argv)
 		tfk_fit_release(&fit);
 	tfk_spec_free(spec);
 	tfk_kerasfile_free(kfile);
+	if (rc && ranks > 1) {
+		/* the others would wait for this rank's sums forever */
+		tfk_err_prefix(&err, "rank %d of %d", rank, ranks);
+		tfk_cli_fail(&err);
+		tfk_mpi_abort(1);
+	}
+	tfk_mpi_finalize();
 	return rc ? tfk_cli_fail(&err) : 0;
 }

@@ -58,6 +58,7 @@
 #include "example/exjson.h"
 #include "io/out.h"
 #include "io/record.h"
+#include "util/mpi.h"
 #include "kernels/cpu.h"
 #include "model/servable.h"
 #include "nn/feed.h"
@@ -67,6 +68,7 @@
 
 #include "profile-opts.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
@@ -74,12 +76,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *dir, *tag_set = "serve",
 		  *signature_def = "serving_default", *out_path = "-";
 static long batch_size = 256, jobs = 1;
 static struct tfk_strlist keep_arg, map_arg;
 static int json_out, csv_out;
+/* under mpirun: this rank reads records k with k % ranks == rank */
+static int rank, ranks = 1, gather;
+static uint64_t seen;
 
 /* DIR/assets.extra/tfkit_spec.json's "inputs" (tfk-train's mapping of
  * features to inputs), when the model has one: only for hints. */
@@ -106,6 +112,10 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_STR('o', "output", &out_path, "FILE",
 		    "write to FILE, atomically (-: stdout)"),
 	TFK_OPT_LONG('j', "jobs", &jobs, "N", "kernel threads"),
+	TFK_OPT_FLAG(0, "gather", &gather,
+		     "under mpirun: rank 0 writes every rank's predictions "
+		     "in the input's order (default: each rank writes "
+		     "FILE's shard NAME-RRRRR-of-NNNNN.EXT)"),
 	PROFILE_OPTS,
 	TFK_OPT_END
 };
@@ -1183,6 +1193,8 @@ static int predict_file(struct run *R, const char *path, struct tfk_err *err)
 		if (rc <= 0)
 			break;
 		rc = 0;
+		if (seen++ % (uint64_t)ranks != (uint64_t)rank)
+			continue;	/* another rank's */
 		br = &R->recs[R->n_recs];
 		br->off = R->store.len;
 		br->len = rec.len;
@@ -1249,6 +1261,123 @@ static void run_release(struct run *R)
 	tfk_servable_close(R->sv);
 }
 
+/* Under mpirun ------------------------------------------------------------ */
+
+/* FILE's shard for this rank: NAME-RRRRR-of-NNNNN.EXT, as TF names them. */
+static char *shard_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *dot = strchr(slash ? slash + 1 : path, '.');
+	size_t stem = dot ? (size_t)(dot - path) : strlen(path);
+	char *s = tfk_malloc(strlen(path) + 32);
+
+	if (s)
+		sprintf(s, "%.*s-%05d-of-%05d%s", (int)stem, path, rank, ranks,
+			dot ? dot : "");
+	return s;
+}
+
+/* The length of the output unit (a record, or a line: a CSV line ends
+ * at a newline outside quotes) at p, of n bytes left; 0 when truncated. */
+static size_t unit_len(const uint8_t *p, size_t n)
+{
+	size_t i;
+	int quoted = 0;
+
+	if (!json_out && !csv_out) {
+		uint64_t len = 0;
+
+		if (n < 16)
+			return 0;
+		for (i = 0; i < 8; i++)
+			len |= (uint64_t)p[i] << (8 * i);
+		return len <= n - 16 ? (size_t)len + 16 : 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (p[i] == '"')
+			quoted = !quoted;
+		else if (p[i] == '\n' && !quoted)
+			return i + 1;
+	}
+	return 0;
+}
+
+/* The whole file at path into b. */
+static int slurp(struct tfk_buf *b, const char *path, struct tfk_err *err)
+{
+	char chunk[65536];
+	size_t k;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return tfk_errf(err, TFK_EIO, "%s: %s", path, strerror(errno));
+	while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		tfk_buf_add(b, chunk, k);
+	k = ferror(f);
+	fclose(f);
+	if (k)
+		return tfk_errf(err, TFK_EIO, "%s: read error", path);
+	return tfk_buf_ok(b) ? 0 : tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+/*
+ * --gather: every rank's output (its file at tmp, which is removed) to
+ * rank 0, which writes them to out_path interleaved as the input was
+ * dealt: unit i of rank r is the input's record i * ranks + r; a CSV
+ * header once, from the first rank that has one.
+ */
+static int gather_out(const char *tmp, struct tfk_err *err)
+{
+	struct tfk_buf mine;
+	size_t *sizes = tfk_calloc((size_t)ranks, sizeof(*sizes));
+	size_t *at = tfk_calloc((size_t)ranks, sizeof(*at)), off = 0;
+	uint8_t *all = NULL;
+	struct tfk_out *o = NULL;
+	int rc = sizes && at ? 0 : tfk_errf(err, TFK_ENOMEM, "out of memory");
+	int r, left, header = !csv_out;
+
+	tfk_buf_init(&mine);
+	if (!rc)
+		rc = slurp(&mine, tmp, err);
+	unlink(tmp);
+	if (!rc)
+		rc = tfk_mpi_gather(mine.data, mine.len, (void **)&all, sizes,
+				    err);
+	tfk_buf_release(&mine);
+	if (!rc && !rank)
+		rc = tfk_out_open(&o, out_path, TFK_COMP_NONE, err);
+	for (r = 0; !rc && !rank && r < ranks; r++) {
+		at[r] = off;
+		off += sizes[r];
+		sizes[r] = off;	/* now each rank's end */
+		if (csv_out) {	/* the header line */
+			size_t h = unit_len(all + at[r], sizes[r] - at[r]);
+
+			if (h && !header++)
+				rc = tfk_out_write(o, all + at[r], h, err);
+			at[r] += h;
+		}
+	}
+	for (left = 1; !rc && !rank && left;) {
+		left = 0;
+		for (r = 0; !rc && r < ranks; r++) {
+			size_t u = unit_len(all + at[r], sizes[r] - at[r]);
+
+			if (!u)
+				continue;
+			rc = tfk_out_write(o, all + at[r], u, err);
+			at[r] += u;
+			left = 1;
+		}
+	}
+	if (o)
+		rc = rc ? (tfk_out_discard(o), rc) : tfk_out_close(o, err);
+	tfk_free(all);
+	tfk_free(sizes);
+	tfk_free(at);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static char *stdin_only[] = { "-", NULL };
@@ -1256,9 +1385,37 @@ int main(int argc, char **argv)
 	struct run R;
 	struct tfk_err err;
 	char **files = argv;
+	static char gather_tmp[4200];
+	const char *final_path;
 	int i, rc = 0;
 
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
+	if (tfk_mpi_init(&err))
+		return tfk_cli_fail(&err);
+	rank = tfk_mpi_rank();
+	ranks = tfk_mpi_size();
+	final_path = out_path;
+	if (ranks > 1 && !argc)
+		tfk_cli_usage_error("under mpirun every rank reads its shard of "
+				    "the files, and stdin reaches rank 0 only: "
+				    "give the files");
+	if (ranks > 1 && !gather && !strcmp(out_path, "-"))
+		tfk_cli_usage_error("under mpirun: -o FILE (each rank writes "
+				    "its shard of it) or --gather");
+	if (gather && ranks > 1) {
+		const char *td = getenv("TMPDIR");
+
+		snprintf(gather_tmp, sizeof(gather_tmp),
+			 "%s/tfk-predict-%ld-%d", td && *td ? td : "/tmp",
+			 (long)getpid(), rank);
+		final_path = gather_tmp;
+	} else if (ranks > 1) {
+		final_path = shard_name(out_path);
+		if (!final_path) {
+			tfk_errf(&err, TFK_ENOMEM, "out of memory");
+			return tfk_cli_fail(&err);
+		}
+	}
 	if (argc == 0) {
 		files = stdin_only;
 		argc = 1;
@@ -1326,8 +1483,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (json_out || csv_out ?
-	    tfk_out_open(&R.o, out_path, TFK_COMP_NONE, &err) :
-	    tfk_recw_open(&R.w, out_path, TFK_COMP_NONE, &err)) {
+	    tfk_out_open(&R.o, final_path, TFK_COMP_NONE, &err) :
+	    tfk_recw_open(&R.w, final_path, TFK_COMP_NONE, &err)) {
 		rc = tfk_cli_fail(&err);
 		goto out;
 	}
@@ -1345,9 +1502,18 @@ int main(int argc, char **argv)
 		tfk_out_discard(R.o);
 	R.w = NULL;
 	R.o = NULL;
+	if (!rc && gather && ranks > 1)
+		rc = gather_out(gather_tmp, &err);
 	if (!rc)
 		rc = prof_close(0, &err);
+	if (rc && ranks > 1) {
+		/* the others would wait for this rank forever */
+		tfk_err_prefix(&err, "rank %d of %d", rank, ranks);
+		tfk_cli_fail(&err);
+		tfk_mpi_abort(1);
+	}
 	rc = rc ? tfk_cli_fail(&err) : 0;
+	tfk_mpi_finalize();
 out:
 	if (rc)
 		prof_abandon();

@@ -3,6 +3,8 @@
  */
 #include "util/mpi.h"
 
+#include "util/alloc.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -33,6 +35,8 @@ static struct {
 	int (*bcast)(void *, int, mpi_handle, int, mpi_handle);
 	int (*allgather)(const void *, int, mpi_handle, void *, int,
 			 mpi_handle, mpi_handle);
+	int (*gatherv)(const void *, int, mpi_handle, void *, const int *,
+		       const int *, mpi_handle, int, mpi_handle);
 } w = { .size = 1 };
 
 #define IN_PLACE ((void *)1)	/* OpenMPI's MPI_IN_PLACE */
@@ -74,7 +78,7 @@ static int load(const char *lib, struct tfk_err *err)
 		F(abort, "MPI_Abort"), F(comm_rank, "MPI_Comm_rank"),
 		F(comm_size, "MPI_Comm_size"), F(allreduce, "MPI_Allreduce"),
 		F(bcast, "MPI_Bcast"),
-		F(allgather, "MPI_Allgather"),
+		F(allgather, "MPI_Allgather"), F(gatherv, "MPI_Gatherv"),
 		F(comm, "ompi_mpi_comm_world"), F(f32, "ompi_mpi_float"),
 		F(f64, "ompi_mpi_double"), F(byte, "ompi_mpi_byte"),
 		F(sum, "ompi_mpi_op_sum"), F(max, "ompi_mpi_op_max"),
@@ -152,6 +156,49 @@ int tfk_mpi_rank(void)
 int tfk_mpi_size(void)
 {
 	return w.size > 0 ? w.size : 1;
+}
+
+int tfk_mpi_gather(const void *p, size_t n, void **all, size_t *sizes,
+		   struct tfk_err *err)
+{
+	int size = tfk_mpi_size(), *cnt = NULL, *at = NULL, rc = 0;
+	uint64_t mine = n, *ns = tfk_calloc((size_t)size, sizeof(*ns));
+	size_t total = 0;
+
+	*all = NULL;
+	if (!ns)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	rc = tfk_mpi_allgather(&mine, sizeof(mine), ns, err);
+	for (int r = 0; !rc && r < size; r++) {
+		sizes[r] = (size_t)ns[r];
+		total += (size_t)ns[r];
+	}
+	tfk_free(ns);
+	if (rc)
+		return rc;
+	if (total > INT_MAX)
+		return tfk_errf(err, TFK_EINVAL, "gathering %zu bytes on rank "
+				"0: at most %d", total, INT_MAX);
+	cnt = tfk_calloc((size_t)size, sizeof(int));
+	at = tfk_calloc((size_t)size, sizeof(int));
+	if (!cnt || !at)
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (int r = 0, off = 0; !rc && r < size; r++) {
+		cnt[r] = (int)sizes[r];
+		at[r] = off;
+		off += cnt[r];
+	}
+	if (!rc && !w.rank && !(*all = tfk_malloc(total + 1)))
+		rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
+	/* a rank that failed to allocate still sends (rank 0's failure
+	 * ends the job from its caller) */
+	if (w.joined && !(rc && !w.rank))
+		w.gatherv(p, (int)n, w.byte, *all, cnt, at, w.byte, 0, w.comm);
+	else if (*all)
+		memcpy(*all, p, n);
+	tfk_free(cnt);
+	tfk_free(at);
+	return rc;
 }
 
 /* The watchdog: when the watched call in flight began (ns, 0: none). */

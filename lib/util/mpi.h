@@ -55,6 +55,16 @@ int tfk_mpi_allgather(const void *p, size_t n, void *all,
 		      struct tfk_err *err);
 
 /*
+ * Every rank's n bytes at p (n may differ by rank) to rank 0: there
+ * *all gets them end to end (tfk_malloc'd; the caller frees) and
+ * sizes[r] rank r's count (sizes has tfk_mpi_size() entries); on the
+ * other ranks *all is NULL. At most INT_MAX bytes in all. 0,
+ * TFK_EINVAL (too many bytes), TFK_ENOMEM.
+ */
+int tfk_mpi_gather(const void *p, size_t n, void **all, size_t *sizes,
+		   struct tfk_err *err);
+
+/*
  * A watchdog on the sums: while a tfk_mpi_sum_* call made after
  * tfk_mpi_watch(1) has waited more than secs seconds, stalled(ctx,
  * waited) is called once, from the watchdog's own thread (it may only

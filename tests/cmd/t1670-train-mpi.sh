@@ -122,6 +122,29 @@ testcmd "--resume after the kill ends with the uninterrupted run's weights, bit 
 	 cmp k/ckpt-3.data-00000-of-00001 full/ckpt-3.data-00000-of-00001 && echo identical' \
 	"identical"
 
+# tfk-eval and tfk-predict -------------------------------------------------
+tfk-cat --json --take 50 "$T/te.tfrecord" | $PYTHON -c "
+import json, sys
+for i, l in enumerate(sys.stdin):
+    d = json.loads(l); d['note'] = ['line %d,\n\"quoted\"' % i]; print(json.dumps(d))" |
+	tfk-json >"$T/note.tfrecord"
+testcmd "tfk-eval on 3 ranks: the loss within 1e-6 and the same accuracy and count as on one (sums of counts)" \
+	'tfk-eval one te.tfrecord --json >e1.json && $MPI 3 tfk-eval one te.tfrecord --json -b 7 >e3.json && $PYTHON -c "
+import json; a, b = json.load(open(\"e1.json\")), json.load(open(\"e3.json\"))
+print(abs(a[\"loss\"] - b[\"loss\"]) < 1e-6, a[\"accuracy\"] == b[\"accuracy\"], a[\"examples\"], b[\"examples\"])"' \
+	"True True 10000 10000"
+testcmd "tfk-predict --gather on 3 ranks writes the one-rank output byte for byte: records, JSON, CSV with quoted newlines" \
+	'for f in "" --json --csv; do
+		tfk-predict --dir one $f --keep label,note note.tfrecord -o p1$f &&
+		$MPI 3 tfk-predict --dir one $f --keep label,note note.tfrecord --gather -o p3$f &&
+		cmp p1$f p3$f && echo "same${f:- records}"; done' \
+	"same records\nsame--json\nsame--csv"
+testcmd "tfk-predict -o FILE on 2 ranks: shard FILE-RRRRR-of-00002 per rank, records 0, 2, ... and 1, 3, ..." \
+	'$MPI 2 tfk-predict --dir one --csv --keep label note.tfrecord -o sh.csv &&
+	 ls sh-* && tfk-predict --dir one --csv --keep label note.tfrecord | sed -n "1p;2p;4p" >even &&
+	 head -3 sh-00000-of-00002.csv | cmp - even && wc -l <sh-00001-of-00002.csv' \
+	"sh-00000-of-00002.csv\nsh-00001-of-00002.csv\n26"
+
 # Errors ---------------------------------------------------------------------
 testerr "a global batch that does not divide by the ranks" \
 	'$MPI 2 tfk-train "$SPEC" tr.tfrecord --out e1 --set fit.batch_size=33 -q' 1 \
@@ -135,6 +158,9 @@ testerr "more ranks than files with --shard-files" \
 testerr "an MPI launch without OpenMPI's library" \
 	'OMPI_COMM_WORLD_SIZE=2 TFK_MPI_LIB=/nonexistent/libmpi.so.40 tfk-train "$SPEC" tr.tfrecord --out e4 -q' 1 \
 	"OMPI_COMM_WORLD_SIZE is set: an MPI launch: cannot load /nonexistent/libmpi.so.40"
+testerr "tfk-predict under mpirun without -o or --gather" \
+	'$MPI 2 tfk-predict --dir one note.tfrecord' 2 \
+	"under mpirun: -o FILE (each rank writes its shard of it) or --gather"
 testerr "--shard out of range" \
 	'tfk-train "$SPEC" tr.tfrecord --out e5 --shard 2/2 -q' 2 \
 	"--shard: expected I/N with 0 <= I < N"

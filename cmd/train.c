@@ -78,6 +78,7 @@
 #include "util/progress.h"
 
 #include "profile-opts.h"
+#include "train/inputsvc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +106,11 @@ static const char *shard_arg;
 static long shard_i, shard_n = 1;
 static long fusion_bytes = 64L << 20;
 static double stall_secs = 5;
+/* the input service (train/inputsvc.h) */
+static long input_workers;
+static const char *input_pipeline = "tfk-cat {}", *input_mode,
+		  *input_log;
+static struct svc_opts svc;
 static _Atomic long long cur_step, cur_epoch;	/* for the watchdog */
 /* --init-from a Keras file (.keras or tf_keras .h5): read in main */
 static struct tfk_kerasfile *kfile;
@@ -208,6 +214,18 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_LONG(0, "fusion-threshold", &fusion_bytes, "BYTES",
 		     "under mpirun: gradients summed in buckets of at most "
 		     "BYTES (default 67108864, Horovod's)"),
+	TFK_OPT_LONG(0, "input-workers", &input_workers, "K",
+		     "under mpirun: the last K ranks run the input pipeline "
+		     "and stream its records to the others, which train"),
+	TFK_OPT_STR(0, "input-pipeline", &input_pipeline, "CMD",
+		    "the input workers' shell pipeline, {} a training file, "
+		    "{seed} a seed (default: 'tfk-cat {}')"),
+	TFK_OPT_STR(0, "input-mode", &input_mode, "MODE",
+		    "distributed_epoch (default: each record once an epoch) "
+		    "or parallel_epochs (every worker runs every file)"),
+	TFK_OPT_STR(0, "input-log", &input_log, "PREFIX",
+		    "each trainer writes PREFIX.RANK: a line per record it "
+		    "trained on (epoch, CRC-32C)"),
 	TFK_OPT_CALL(0, "stall-report", &stall_secs, "S",
 		     "under mpirun: report a gradient sum that waits more "
 		     "than S seconds for the other ranks (default 5; 0: "
@@ -240,6 +258,8 @@ struct run {
 	struct tfk_cb_env env;
 	struct tfk_hparam *hp;
 	int stream;		/* batches straight from stdin */
+	struct svc_in *svc;	/* ... or from the input service */
+	int svc_done;		/* this pass has no more records here */
 	struct tfk_rec_reader *in;
 	int in_eof;
 	size_t n_train;		/* rows [0, n_train) train */
@@ -430,7 +450,22 @@ static int stream_fill(struct run *r, size_t bs, size_t *n)
 	struct tfk_rec rec;
 	int rc;
 
-	while (!r->in_eof && tfk_feed_rows(r->feed) < bs) {
+	while (r->svc && !r->svc_done && tfk_feed_rows(r->feed) < bs) {
+		const uint8_t *p;
+		size_t n;
+
+		rc = svc_in_next(r->svc, &p, &n, &err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			r->svc_done = 1;
+			break;
+		}
+		rc = tfk_feed_add(r->feed, p, n, "input service", 0, &err);
+		if (rc)
+			return rc;
+	}
+	while (!r->svc && !r->in_eof && tfk_feed_rows(r->feed) < bs) {
 		rc = tfk_rec_next(r->in, &rec, &err);
 		if (rc < 0)
 			return rc;
@@ -878,7 +913,9 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 	struct tfk_logs bl;
 	int rc;
 
-	if (r->stream)
+	if (r->svc)
+		steps = LONG_MAX;	/* until no trainer has rows */
+	else if (r->stream)
 		steps = r->fit.steps_per_epoch;
 	else {
 		steps = (long)((r->max_train + bs - 1) / bs);
@@ -903,7 +940,12 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 			t_step = prof_step_begin((int64_t)step + 1,
 						 (long)step + 1 >= prof_first &&
 						 (long)step + 1 <= prof_last);
-		if (r->stream) {
+		if (r->svc) {
+			rc = stream_fill(r, bs, &n);
+			if (!rc && n)
+				rc = tfk_feed_batch(r->feed, NULL, 0, n, &b,
+						    &err);
+		} else if (r->stream) {
 			rc = stream_fill(r, bs, &n);
 			if (rc)
 				return rc;
@@ -932,8 +974,10 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 				tfk_trainer_step_idle(r->tr, &err);
 		if (prof_wanted())
 			r->compute_s += (double)(tfk_prof_now() - t_in) * 1e-9;
-		if (r->stream && rc >= 0)
+		if ((r->stream || r->svc) && rc >= 0)
 			tfk_feed_shift(r->feed, n);
+		if (rc == 2)		/* the input service's pass is over */
+			break;
 		if (rc == 1) {
 			r->skipped++;
 			if (prof_wanted())
@@ -965,13 +1009,19 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 				return rc;
 			if (r->bar && tfk_now() - last >= 0.1) {
 				last = tfk_now();
-				draw_bar(s + 1, steps, t0, &bl, 0);
+				draw_bar(s + 1, r->svc ? s + 1 : steps, t0, &bl,
+					 0);
 			}
 		}
 		if (prof_wanted())
 			prof_train_end(r, (int64_t)step + 1, t_step);
 	}
 	tfk_mpi_watch(0);
+	if (r->svc) {
+		steps = s;
+		r->svc_done = 0;
+		svc_in_next_pass(r->svc);
+	}
 	if (ranks > 1 && (rc = tfk_trainer_sync_means(r->tr, &err)))
 		return rc;
 	trainer_logs(r, l, "");
@@ -1363,7 +1413,7 @@ static int setup(struct run *r, const char *spec_path)
 			(uint64_t)rank << 40;
 		to.threads = (int)threads;
 		to.nan_skip = !strcmp(nan_policy, "skip");
-		to.data_parallel = ranks > 1;
+		to.data_parallel = ranks > 1 || input_workers;
 		to.bucket_bytes = (size_t)fusion_bytes;
 		rc = tfk_trainer_new(&r->tr, r->m, &r->ls, r->comp.metrics,
 				     r->comp.metrics_path, r->opt, &to, &err);
@@ -1380,6 +1430,10 @@ static int setup(struct run *r, const char *spec_path)
 			      "global batch, split across %d ranks: it must "
 			      "divide by %d", tfk_spec_name(r->spec),
 			      r->fit.batch_size, ranks, ranks);
+	if (!rc && input_workers && r->fit.steps_per_epoch)
+		rc = tfk_errf(&err, TFK_EINVAL, "%s: fit.steps_per_epoch: with "
+			      "--input-workers an epoch is a pass over the "
+			      "files", tfk_spec_name(r->spec));
 	if (!rc && ranks > 1 && !train_files.n)
 		rc = tfk_errf(&err, TFK_EINVAL, "under mpirun every rank reads "
 			      "its shard of the training files, and stdin "
@@ -1423,7 +1477,11 @@ static int setup(struct run *r, const char *spec_path)
 		return rc;
 	r->stream = r->fit.steps_per_epoch && !strcmp(first, "-") &&
 		train_files.n <= 1;
-	if (r->stream) {
+	if (input_workers) {
+		rc = svc_in_new(&r->svc, &svc, &err);
+		if (rc)
+			return rc;
+	} else if (r->stream) {
 		if (r->fit.validation_split > 0)
 			return tfk_errf(&err, TFK_EINVAL, "%s: "
 					"fit.validation_split needs the data "
@@ -1492,13 +1550,16 @@ static int setup(struct run *r, const char *spec_path)
 	{
 		struct tfk_feed_batch b;
 
-		if (r->stream) {
+		if (r->stream || r->svc) {
 			size_t n;
 
-			rc = stream_fill(r, (size_t)r->fit.batch_size, &n);
+			rc = stream_fill(r, (size_t)r->fit.batch_size /
+					 (size_t)ranks, &n);
 			if (!rc && !n)
-				return tfk_errf(&err, TFK_EINVAL, "<stdin>: no "
-						"training records");
+				return tfk_errf(&err, TFK_EINVAL, "%s: no "
+						"training records", r->svc ?
+						"the input service" :
+						"<stdin>");
 			if (!rc)
 				rc = tfk_feed_batch(r->feed, NULL, 0, n, &b,
 						    &err);
@@ -1520,6 +1581,7 @@ static int setup(struct run *r, const char *spec_path)
 
 static void teardown(struct run *r)
 {
+	svc_in_end(r->svc, NULL);
 	tfk_rec_close(r->in);
 	tfk_feed_free(r->feed);
 	tfk_feed_free(r->vfeed);
@@ -1595,8 +1657,31 @@ int main(int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	argc = tfk_cli_parse(argc, argv, &cmd, opts);
+	if (input_workers < 0)
+		tfk_cli_usage_error("--input-workers: expected K >= 0");
+	if (input_mode && strcmp(input_mode, "distributed_epoch") &&
+	    strcmp(input_mode, "parallel_epochs"))
+		tfk_cli_usage_error("--input-mode: expected distributed_epoch "
+				    "or parallel_epochs, got '%s'", input_mode);
+	if ((input_mode || input_log) && !input_workers)
+		tfk_cli_usage_error("--input-mode and --input-log need "
+				    "--input-workers");
+	if (input_workers)
+		tfk_mpi_want_threads();	/* rank 0's dispatcher thread */
 	if (tfk_mpi_init(&err))
 		return tfk_cli_fail(&err);
+	if (input_workers) {
+		int world = tfk_mpi_world_size();
+
+		if (input_workers >= world)
+			tfk_cli_usage_error("--input-workers %ld: the job has %d "
+					    "rank%s; at least one must train",
+					    input_workers, world,
+					    world == 1 ? "" : "s");
+		svc.trainers = world - (int)input_workers;
+		if (tfk_mpi_split(tfk_mpi_world_rank() >= svc.trainers, &err))
+			return tfk_cli_fail(&err);
+	}
 	rank = tfk_mpi_rank();
 	ranks = tfk_mpi_size();
 	if (shard_arg && tfk_cli_shard(shard_arg, &shard_i, &shard_n))
@@ -1664,6 +1749,27 @@ int main(int argc, char **argv)
 		v[train_files.n++] = argv[i];
 		train_files.v = v;
 	}
+	if (input_workers) {
+		svc.pipeline = input_pipeline;
+		svc.splits = train_files.v;
+		svc.n_splits = (int)train_files.n;
+		svc.parallel = input_mode && !strcmp(input_mode,
+						     "parallel_epochs");
+		svc.seed = seed;
+		svc.log = input_log;
+		if (!svc.n_splits)
+			tfk_cli_usage_error("--input-workers: give the training "
+					    "files, the workers' splits");
+		if (tfk_mpi_world_rank() >= svc.trainers) {
+			/* an input worker: serve, nothing else */
+			if (svc_worker(&svc, &err)) {
+				tfk_cli_fail(&err);
+				tfk_mpi_abort(1);
+			}
+			tfk_mpi_finalize();
+			return 0;
+		}
+	}
 	tfk_cpu_blas_threads((int)threads);
 	errno = 0;
 	if (init_from && !kfile &&
@@ -1677,6 +1783,10 @@ int main(int argc, char **argv)
 		rc = setup(&r, spec);
 	if (!rc)
 		rc = fit(&r);
+	if (!rc && r.svc) {
+		rc = svc_in_end(r.svc, &err);	/* rank 0 stops the workers */
+		r.svc = NULL;
+	}
 	if (!rc && prof_wanted() && !quiet)
 		prof_summary(&r);
 	if (!rc)

@@ -415,11 +415,11 @@ static int apply(struct tfk_trainer *tr, const struct tfk_tensor **values,
 	return 0;
 }
 
-/* Data-parallel: the sums are in; did any rank see a bad loss? */
-static int sync_end(struct tfk_trainer *tr, struct tfk_err *err)
+/* Data-parallel: the sums are in; did any rank see a bad loss? The
+ * rows of the step over all ranks to *w. */
+static int sync_end(struct tfk_trainer *tr, double *w, struct tfk_err *err)
 {
-	double w;
-	int bad, rc = tfk_gradsync_end(tr->gs, &w, &bad, err);
+	int bad, rc = tfk_gradsync_end(tr->gs, w, &bad, err);
 
 	if (rc)
 		return rc;
@@ -453,7 +453,9 @@ int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 	loss = *(const float *)f[0]->data;
 	tr->last_loss = loss;
 	if (tr->gs) {
-		if ((rc = sync_end(tr, err)))
+		double w;
+
+		if ((rc = sync_end(tr, &w, err)))
 			return rc;
 	} else if (check_loss(loss, err)) {
 		return tr->o.nan_skip ? 1 : TFK_EINVAL;
@@ -468,6 +470,7 @@ int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 
 int tfk_trainer_step_idle(struct tfk_trainer *tr, struct tfk_err *err)
 {
+	double w = 0;
 	int rc;
 
 	if (!tr->gs)
@@ -476,7 +479,9 @@ int tfk_trainer_step_idle(struct tfk_trainer *tr, struct tfk_err *err)
 	tr->last_loss = 0;
 	rc = tfk_gradsync_idle(tr->gs, err);
 	if (!rc)
-		rc = sync_end(tr, err);
+		rc = sync_end(tr, &w, err);
+	if (!rc && !(w > 0))
+		return 2;	/* no rank had rows: no step */
 	return rc ? rc : apply(tr, tr->synced, err);
 }
 

@@ -91,7 +91,8 @@ int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
  * out first) but takes part in the step's sums with nothing, and
  * applies the same update as the others. The trainer must have been
  * prepared. Returns as tfk_trainer_step (1: a non-finite loss elsewhere
- * with nan_skip); TFK_EINVAL outside data-parallel training.
+ * with nan_skip), or 2 when no rank had rows (no update: the ranks'
+ * data all ran out); TFK_EINVAL outside data-parallel training.
  */
 int tfk_trainer_step_idle(struct tfk_trainer *tr, struct tfk_err *err);
 /*

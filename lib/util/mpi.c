@@ -19,13 +19,23 @@
 /* OpenMPI's handles are pointers to its predefined objects. */
 typedef void *mpi_handle;
 
+/* OpenMPI 3-5's MPI_Status */
+struct status {
+	int source, tag, error, cancelled;
+	size_t ucount;
+};
+
 static struct {
 	int joined;		/* MPI_Init ran */
 	int tried;
-	int rank, size;
+	int rank, size;		/* in comm */
+	int wrank, wsize;	/* in the world */
+	mpi_handle world;
 	void *lib;
 	mpi_handle comm, f32, f64, byte, sum, max;
 	int (*init)(int *, char ***);
+	int (*init_thread)(int *, char ***, int, int *);
+	int multiple;		/* tfk_mpi_want_threads */
 	int (*finalize)(void);
 	int (*abort)(mpi_handle, int);
 	int (*comm_rank)(mpi_handle, int *);
@@ -37,6 +47,13 @@ static struct {
 			 mpi_handle, mpi_handle);
 	int (*gatherv)(const void *, int, mpi_handle, void *, const int *,
 		       const int *, mpi_handle, int, mpi_handle);
+	int (*split)(mpi_handle, int, int, mpi_handle *);
+	int (*send)(const void *, int, mpi_handle, int, int, mpi_handle);
+	int (*recv)(void *, int, mpi_handle, int, int, mpi_handle,
+		    struct status *);
+	int (*probe)(int, int, mpi_handle, struct status *);
+	int (*iprobe)(int, int, mpi_handle, int *, struct status *);
+	int (*get_count)(const struct status *, mpi_handle, int *);
 } w = { .size = 1 };
 
 #define IN_PLACE ((void *)1)	/* OpenMPI's MPI_IN_PLACE */
@@ -74,11 +91,15 @@ static int load(const char *lib, struct tfk_err *err)
 		const char *name;
 	} fn[] = {
 #define F(field, name) { offsetof(__typeof__(w), field), name }
-		F(init, "MPI_Init"), F(finalize, "MPI_Finalize"),
+		F(init, "MPI_Init"), F(init_thread, "MPI_Init_thread"),
+		F(finalize, "MPI_Finalize"),
 		F(abort, "MPI_Abort"), F(comm_rank, "MPI_Comm_rank"),
 		F(comm_size, "MPI_Comm_size"), F(allreduce, "MPI_Allreduce"),
 		F(bcast, "MPI_Bcast"),
 		F(allgather, "MPI_Allgather"), F(gatherv, "MPI_Gatherv"),
+		F(split, "MPI_Comm_split"), F(send, "MPI_Send"),
+		F(recv, "MPI_Recv"), F(probe, "MPI_Probe"),
+		F(iprobe, "MPI_Iprobe"), F(get_count, "MPI_Get_count"),
 		F(comm, "ompi_mpi_comm_world"), F(f32, "ompi_mpi_float"),
 		F(f64, "ompi_mpi_double"), F(byte, "ompi_mpi_byte"),
 		F(sum, "ompi_mpi_op_sum"), F(max, "ompi_mpi_op_max"),
@@ -122,16 +143,34 @@ int tfk_mpi_init(struct tfk_err *err)
 		lib = "libmpi.so.40";
 	w.size = 0;
 	rc = load(lib, err);
-	if (!rc && w.init(NULL, NULL))
+	if (!rc && !w.multiple && w.init(NULL, NULL))
 		rc = tfk_errf(err, TFK_EIO, "MPI_Init failed");
+	if (!rc && w.multiple) {
+		int got = 0;
+
+		/* MPI_THREAD_MULTIPLE is 3 in OpenMPI */
+		if (w.init_thread(NULL, NULL, 3, &got))
+			rc = tfk_errf(err, TFK_EIO, "MPI_Init_thread failed");
+		else if (got < 3)
+			rc = tfk_errf(err, TFK_EIO, "this MPI gives no "
+				      "MPI_THREAD_MULTIPLE (level %d)", got);
+	}
 	if (rc) {
 		tfk_err_prefix(err, "%s is set: an MPI launch", var);
 		return rc;
 	}
 	w.joined = 1;
+	w.world = w.comm;
 	w.comm_rank(w.comm, &w.rank);
 	w.comm_size(w.comm, &w.size);
+	w.wrank = w.rank;
+	w.wsize = w.size;
 	return 0;
+}
+
+void tfk_mpi_want_threads(void)
+{
+	w.multiple = 1;
 }
 
 void tfk_mpi_finalize(void)
@@ -144,7 +183,7 @@ void tfk_mpi_finalize(void)
 void tfk_mpi_abort(int code)
 {
 	if (w.joined)
-		w.abort(w.comm, code);
+		w.abort(w.world, code);
 	exit(code);
 }
 
@@ -274,6 +313,73 @@ static int reduce(void *x, size_t n, size_t elem, mpi_handle type,
 	}
 	if (watched)
 		atomic_store(&dog.since, 0);
+	return 0;
+}
+
+int tfk_mpi_split(int color, struct tfk_err *err)
+{
+	mpi_handle c;
+
+	if (!w.joined)
+		return 0;
+	if (w.split(w.world, color, w.wrank, &c))
+		return tfk_errf(err, TFK_EIO, "MPI_Comm_split failed");
+	w.comm = c;
+	w.comm_rank(w.comm, &w.rank);
+	w.comm_size(w.comm, &w.size);
+	return 0;
+}
+
+int tfk_mpi_world_rank(void)
+{
+	return w.joined ? w.wrank : 0;
+}
+
+int tfk_mpi_world_size(void)
+{
+	return w.joined ? w.wsize : 1;
+}
+
+int tfk_mpi_send(const void *p, size_t n, int to, int tag,
+		 struct tfk_err *err)
+{
+	if (!w.joined)
+		return tfk_errf(err, TFK_EINVAL, "a message outside MPI");
+	if (n > INT_MAX)
+		return tfk_errf(err, TFK_EINVAL, "a message of %zu bytes: at "
+				"most %d", n, INT_MAX);
+	w.send(p, (int)n, w.byte, to, tag, w.world);
+	return 0;
+}
+
+int tfk_mpi_peek(int from, int tag, int wait, int *src, int *got_tag,
+		 size_t *n)
+{
+	struct status st;
+	int flag = 1, cnt = 0;
+
+	if (!w.joined)
+		return 0;
+	if (wait)
+		w.probe(from, tag, w.world, &st);
+	else
+		w.iprobe(from, tag, w.world, &flag, &st);
+	if (!flag)
+		return 0;
+	w.get_count(&st, w.byte, &cnt);
+	*src = st.source;
+	*got_tag = st.tag;
+	*n = (size_t)cnt;
+	return 1;
+}
+
+int tfk_mpi_recv(void *p, size_t n, int from, int tag, struct tfk_err *err)
+{
+	struct status st;
+
+	if (!w.joined)
+		return tfk_errf(err, TFK_EINVAL, "a message outside MPI");
+	w.recv(p, (int)n, w.byte, from, tag, w.world, &st);
 	return 0;
 }
 

@@ -31,6 +31,8 @@
  * launch and what failed (no library, a missing symbol, MPI_Init).
  */
 int tfk_mpi_init(struct tfk_err *err);
+/* Before init: threads will make MPI calls at once (MPI_THREAD_MULTIPLE). */
+void tfk_mpi_want_threads(void);
 /* Leave the world (MPI_Finalize) if init joined it. */
 void tfk_mpi_finalize(void);
 /* End every rank of the job now with exit code code (MPI_Abort); in a
@@ -63,6 +65,33 @@ int tfk_mpi_allgather(const void *p, size_t n, void *all,
  */
 int tfk_mpi_gather(const void *p, size_t n, void **all, size_t *sizes,
 		   struct tfk_err *err);
+
+/*
+ * Split the world: the ranks passing the same color form a group, and
+ * from then on tfk_mpi_rank, tfk_mpi_size and every collective above
+ * (sums, broadcasts, gathers) are the group's; the messages below still
+ * address ranks of the whole world. Call once, on every rank.
+ */
+int tfk_mpi_split(int color, struct tfk_err *err);
+/* This rank and the size of the whole world, whatever the split. */
+int tfk_mpi_world_rank(void);
+int tfk_mpi_world_size(void);
+
+/* Messages between world ranks, matched by tag (>= 0). */
+#define TFK_MPI_ANY (-1)	/* any source (receive) */
+/* Send n bytes to world rank to (MPI_Send: small messages return at
+ * once, large ones when the receiver takes them). */
+int tfk_mpi_send(const void *p, size_t n, int to, int tag,
+		 struct tfk_err *err);
+/*
+ * Is a message from world rank from (or TFK_MPI_ANY) with tag (or
+ * TFK_MPI_ANY) waiting? wait 1: block until one is. 1 with its source,
+ * tag and size, or 0 (wait 0, none yet).
+ */
+int tfk_mpi_peek(int from, int tag, int wait, int *src, int *got_tag,
+		 size_t *n);
+/* Receive that message: exactly n bytes into p. */
+int tfk_mpi_recv(void *p, size_t n, int from, int tag, struct tfk_err *err);
 
 /*
  * A watchdog on the sums: while a tfk_mpi_sum_* call made after

@@ -1,0 +1,433 @@
+/*
+ * inputsvc.c - the input service's workers, dispatcher and trainer end.
+ */
+#include "inputsvc.h"
+
+#include "io/crc32c.h"
+#include "io/record.h"
+#include "util/alloc.h"
+#include "util/buf.h"
+#include "util/mpi.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+enum { TAG_WANT = 11, TAG_REPLY, TAG_REQ, TAG_SPLIT, TAG_STOP };
+enum { KIND_DATA = 1, KIND_END = 2 };
+
+#define CHUNK_BYTES ((size_t)256 << 10)
+
+static void put32(struct tfk_buf *b, uint32_t v)
+{
+	tfk_buf_add(b, &v, sizeof(v));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Workers ------------------------------------------------------------------ */
+
+struct worker {
+	const struct svc_opts *o;
+	int me, wid;
+	int pass, pass_done, next;	/* next: parallel mode's split */
+	FILE *pipe;
+	struct tfk_rec_reader *rd;
+	int split;			/* the split the pipe reads */
+	char *cmd;
+};
+
+/* The pipeline's command line for split s: "{}" the file, shell-quoted,
+ * "{seed}" its seed; no "{}": the file on its standard input. */
+static char *command(const struct worker *wk, int s)
+{
+	const char *t = wk->o->pipeline, *f = wk->o->splits[s];
+	uint64_t sd = mix(mix(wk->o->seed, (uint64_t)wk->pass),
+			  wk->o->parallel ? (uint64_t)wk->wid : (uint64_t)s);
+	struct tfk_buf b, q;
+
+	tfk_buf_init(&b);
+	tfk_buf_init(&q);
+	/* the pipeline's tools are not ranks: no sharding from these */
+	tfk_buf_adds(&b, "unset OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE "
+		     "PMIX_RANK PMI_RANK; ");
+	if (!strstr(t, "{}"))
+		tfk_buf_adds(&b, "{ ");
+	tfk_buf_addc(&q, '\'');
+	for (; *f; f++)
+		if (*f == '\'')
+			tfk_buf_adds(&q, "'\\''");
+		else
+			tfk_buf_addc(&q, *f);
+	tfk_buf_addc(&q, '\'');
+	while (*t) {
+		if (!strncmp(t, "{}", 2)) {
+			tfk_buf_add(&b, q.data, q.len);
+			t += 2;
+		} else if (!strncmp(t, "{seed}", 6)) {
+			tfk_buf_addf(&b, "%" PRIu64, sd % 2147483647u);
+			t += 6;
+		} else {
+			tfk_buf_addc(&b, *t++);
+		}
+	}
+	if (!strstr(wk->o->pipeline, "{}")) {
+		tfk_buf_adds(&b, "\n} < ");
+		tfk_buf_add(&b, q.data, q.len);
+	}
+	tfk_buf_addc(&b, '\0');
+	tfk_buf_release(&q);
+	if (!tfk_buf_ok(&b)) {
+		tfk_buf_release(&b);
+		return NULL;
+	}
+	return (char *)b.data;
+}
+
+/* The next split of this pass, or -1. */
+static int next_split(struct worker *wk, struct tfk_err *err)
+{
+	int32_t q = wk->pass, s;
+
+	if (wk->o->parallel)
+		return wk->next < wk->o->n_splits ? wk->next++ : -1;
+	if (tfk_mpi_send(&q, sizeof(q), 0, TAG_REQ, err) ||
+	    tfk_mpi_recv(&s, sizeof(s), 0, TAG_SPLIT, err))
+		return -2;
+	return s;
+}
+
+static int open_split(struct worker *wk, int s, struct tfk_err *err)
+{
+	char path[64];
+	int rc;
+
+	tfk_free(wk->cmd);
+	wk->cmd = command(wk, s);
+	if (!wk->cmd)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	fflush(NULL);
+	wk->pipe = popen(wk->cmd, "r");
+	if (!wk->pipe)
+		return tfk_errf(err, TFK_EIO, "input pipeline '%s': %s",
+				wk->cmd, strerror(errno));
+	snprintf(path, sizeof(path), "/dev/fd/%d", fileno(wk->pipe));
+	rc = tfk_rec_open(&wk->rd, path, TFK_COMP_AUTO, 0, err);
+	if (rc)
+		tfk_err_prefix(err, "input pipeline '%s'", wk->cmd);
+	wk->split = s;
+	return rc;
+}
+
+static int close_split(struct worker *wk, struct tfk_err *err)
+{
+	int st;
+
+	tfk_rec_close(wk->rd);
+	wk->rd = NULL;
+	st = pclose(wk->pipe);
+	wk->pipe = NULL;
+	if (st == 0)
+		return 0;
+	return tfk_errf(err, TFK_EIO, "input pipeline '%s' (split %s) %s %d",
+			wk->cmd, wk->o->splits[wk->split],
+			WIFEXITED(st) ? "exited with status" :
+			"was killed by signal",
+			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+/* A chunk of this pass's records into b (after its header), up to
+ * CHUNK_BYTES; fewer (or none) when the pass's splits run out. */
+static int fill_chunk(struct worker *wk, struct tfk_buf *b,
+		      struct tfk_err *err)
+{
+	struct tfk_rec rec;
+	int rc, s;
+
+	while (b->len < CHUNK_BYTES) {
+		if (!wk->rd) {
+			if (wk->pass_done)
+				return 0;
+			s = next_split(wk, err);
+			if (s == -2)
+				return TFK_EIO;
+			if (s < 0) {
+				wk->pass_done = 1;
+				return 0;
+			}
+			if ((rc = open_split(wk, s, err)))
+				return rc;
+		}
+		rc = tfk_rec_next(wk->rd, &rec, err);
+		if (rc < 0) {
+			tfk_err_prefix(err, "input pipeline '%s'", wk->cmd);
+			return rc;
+		}
+		if (rc == 0) {
+			if ((rc = close_split(wk, err)))
+				return rc;
+			continue;
+		}
+		if (rec.len > UINT32_MAX - 16)
+			return tfk_errf(err, TFK_EINVAL, "input pipeline '%s': "
+					"a record of %zu bytes", wk->cmd,
+					rec.len);
+		put32(b, (uint32_t)rec.len);
+		tfk_buf_add(b, rec.data, rec.len);
+	}
+	return tfk_buf_ok(b) ? 0 : tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+int svc_worker(const struct svc_opts *o, struct tfk_err *err)
+{
+	struct worker wk = { o, tfk_mpi_world_rank(), 0, 0, 0, 0, NULL,
+			     NULL, -1, NULL };
+	struct tfk_buf b;
+	int rc = 0, ready = 0;	/* b holds the next reply */
+
+	wk.wid = wk.me - o->trainers;
+	tfk_buf_init(&b);
+	while (!rc) {
+		int src, tag;
+		size_t n;
+		int32_t msg[2] = { 0, 0 };
+
+		tfk_mpi_peek(TFK_MPI_ANY, TFK_MPI_ANY, 1, &src, &tag, &n);
+		if (n > sizeof(msg) || (tag != TAG_WANT && tag != TAG_STOP)) {
+			rc = tfk_errf(err, TFK_EINVAL, "unexpected message %d "
+				      "from rank %d", tag, src);
+			break;
+		}
+		tfk_mpi_recv(msg, n, src, tag, err);
+		if (tag == TAG_STOP)
+			break;
+		if (msg[0] > wk.pass) {		/* the trainers moved on */
+			wk.pass = msg[0];
+			wk.pass_done = 0;
+			wk.next = 0;
+			ready = 0;
+		}
+		/* the reply, then the next one made ahead while the
+		 * trainers train (the one asking waits for this reply) */
+		for (int k = 0; !rc && k < 2; k++) {
+			if (!ready) {
+				b.len = 0;
+				put32(&b, KIND_DATA);
+				put32(&b, (uint32_t)wk.pass);
+				rc = fill_chunk(&wk, &b, err);
+				if (!rc && b.len == 8)	/* the pass is over */
+					memcpy(b.data, &(uint32_t){ KIND_END },
+					       4);
+				ready = !rc;
+			}
+			if (!rc && !k) {
+				rc = tfk_mpi_send(b.data, b.len, src,
+						  TAG_REPLY, err);
+				ready = 0;
+			}
+		}
+	}
+	if (wk.rd)
+		tfk_rec_close(wk.rd);
+	if (wk.pipe)
+		pclose(wk.pipe);
+	tfk_free(wk.cmd);
+	tfk_buf_release(&b);
+	if (rc)
+		tfk_err_prefix(err, "input worker (rank %d)", wk.me);
+	return rc;
+}
+
+/* Trainers ----------------------------------------------------------------- */
+
+struct svc_in {
+	const struct svc_opts *o;
+	int k;			/* workers: world ranks trainers .. + k */
+	int pass;
+	unsigned char *ended;
+	int last;		/* the worker asked last */
+	uint8_t *chunk;
+	size_t len, pos;
+	FILE *log;
+	pthread_t disp;
+	int dispatching;
+};
+
+/* The dispatcher (rank 0, its own thread): the splits of each pass, in
+ * order, one per request, then -1; a request for pass -1 ends it. */
+static void *dispatch(void *arg)
+{
+	struct svc_in *in = arg;
+	int32_t cur = 0, next = 0;
+	struct tfk_err e;
+
+	for (;;) {
+		int32_t q, s;
+		int src, tag;
+		size_t n;
+
+		tfk_mpi_peek(TFK_MPI_ANY, TAG_REQ, 1, &src, &tag, &n);
+		tfk_mpi_recv(&q, sizeof(q), src, TAG_REQ, &e);
+		if (q < 0)
+			break;
+		if (q > cur) {
+			cur = q;
+			next = 0;
+		}
+		s = q < cur || next >= in->o->n_splits ? -1 : next++;
+		tfk_mpi_send(&s, sizeof(s), src, TAG_SPLIT, &e);
+	}
+	return NULL;
+}
+
+int svc_in_new(struct svc_in **inp, const struct svc_opts *o,
+	       struct tfk_err *err)
+{
+	struct svc_in *in = tfk_calloc(1, sizeof(*in));
+
+	*inp = NULL;
+	if (!in)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	in->o = o;
+	in->k = tfk_mpi_world_size() - o->trainers;
+	in->ended = tfk_calloc((size_t)in->k, 1);
+	in->last = tfk_mpi_rank() % in->k - 1;	/* trainers start apart */
+	if (!in->ended) {
+		svc_in_end(in, NULL);
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	}
+	if (o->log) {
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s.%d", o->log,
+			 tfk_mpi_world_rank());
+		in->log = fopen(path, "w");
+		if (!in->log) {
+			svc_in_end(in, NULL);
+			return tfk_errf(err, TFK_EIO, "--input-log %s: %s",
+					path, strerror(errno));
+		}
+	}
+	if (!tfk_mpi_world_rank() && !o->parallel) {
+		if (pthread_create(&in->disp, NULL, dispatch, in)) {
+			svc_in_end(in, NULL);
+			return tfk_errf(err, TFK_ENOMEM, "no thread for the "
+					"dispatcher");
+		}
+		in->dispatching = 1;
+	}
+	*inp = in;
+	return 0;
+}
+
+int svc_in_next(struct svc_in *in, const uint8_t **p, size_t *n,
+		struct tfk_err *err)
+{
+	for (;;) {
+		int src, tag, w, done = 1;
+		size_t len;
+		uint8_t *msg;
+
+		if (in->pos + 4 <= in->len) {
+			uint32_t k = get32(in->chunk + in->pos);
+
+			if (k > in->len - in->pos - 4)
+				return tfk_errf(err, TFK_ECORRUPT, "input "
+						"service: a chunk cut short");
+			*p = in->chunk + in->pos + 4;
+			*n = k;
+			in->pos += 4 + (size_t)k;
+			if (in->log)
+				fprintf(in->log, "%d\t%08" PRIx32 "\n",
+					in->pass, tfk_crc32c(*p, k));
+			return 1;
+		}
+		/* ask one worker, the next after the last asked that still
+		 * has records, and wait for it: a worker only ever sends
+		 * to a trainer that is receiving (no deadlock with the
+		 * trainers' gradient sums) */
+		for (int i = 1; i <= in->k; i++) {
+			int32_t q = in->pass;
+
+			w = (in->last + i) % in->k;
+			if (in->ended[w])
+				continue;
+			done = 0;
+			if (tfk_mpi_send(&q, sizeof(q), in->o->trainers + w,
+					 TAG_WANT, err))
+				return TFK_EIO;
+			in->last = w;
+			break;
+		}
+		if (done)
+			return 0;
+		tfk_mpi_peek(in->o->trainers + w, TAG_REPLY, 1, &src, &tag,
+			     &len);
+		if (w < 0 || w >= in->k || len < 8)
+			return tfk_errf(err, TFK_EINVAL, "input service: a "
+					"bad reply from rank %d", src);
+		msg = tfk_malloc(len);
+		if (!msg)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		tfk_mpi_recv(msg, len, src, TAG_REPLY, err);
+		if (get32(msg) == KIND_END || (int)get32(msg + 4) != in->pass) {
+			in->ended[w] = get32(msg) == KIND_END;
+			tfk_free(msg);
+			continue;
+		}
+		tfk_free(in->chunk);
+		in->chunk = msg;
+		in->len = len;
+		in->pos = 8;
+	}
+}
+
+void svc_in_next_pass(struct svc_in *in)
+{
+	in->pass++;
+	memset(in->ended, 0, (size_t)in->k);
+	in->pos = in->len = 0;
+}
+
+int svc_in_end(struct svc_in *in, struct tfk_err *err)
+{
+	int rc = 0;
+
+	if (!in)
+		return 0;
+	if (!tfk_mpi_world_rank() && err) {
+		int32_t stop = -1;
+
+		for (int w = 0; !rc && w < in->k; w++)
+			rc = tfk_mpi_send(&stop, sizeof(stop),
+					  in->o->trainers + w, TAG_STOP, err);
+		if (in->dispatching) {
+			tfk_mpi_send(&stop, sizeof(stop), 0, TAG_REQ, err);
+			pthread_join(in->disp, NULL);
+		}
+	}
+	if (in->log && fclose(in->log) && !rc && err)
+		rc = tfk_errf(err, TFK_EIO, "--input-log: %s", strerror(errno));
+	tfk_free(in->ended);
+	tfk_free(in->chunk);
+	tfk_free(in);
+	return rc;
+}

@@ -19,7 +19,10 @@
 enum { TAG_WANT = 11, TAG_REPLY, TAG_REQ, TAG_SPLIT, TAG_STOP };
 enum { KIND_DATA = 1, KIND_END = 2 };
 
-#define CHUNK_BYTES ((size_t)256 << 10)
+#define CHUNK_BYTES ((size_t)4 << 20)
+/* the pipeline's tools are not ranks: no sharding from MPI's variables */
+#define UNSET "unset OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMIX_RANK " \
+	"PMI_RANK; "
 
 static void put32(struct tfk_buf *b, uint32_t v)
 {
@@ -53,6 +56,7 @@ struct worker {
 	struct tfk_rec_reader *rd;
 	int split;			/* the split the pipe reads */
 	char *cmd;
+	const char *shown;		/* cmd as the user wrote it */
 };
 
 /* The pipeline's command line for split s: "{}" the file, shell-quoted,
@@ -66,9 +70,7 @@ static char *command(const struct worker *wk, int s)
 
 	tfk_buf_init(&b);
 	tfk_buf_init(&q);
-	/* the pipeline's tools are not ranks: no sharding from these */
-	tfk_buf_adds(&b, "unset OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE "
-		     "PMIX_RANK PMI_RANK; ");
+	tfk_buf_adds(&b, UNSET);
 	if (!strstr(t, "{}"))
 		tfk_buf_adds(&b, "{ ");
 	tfk_buf_addc(&q, '\'');
@@ -124,15 +126,16 @@ static int open_split(struct worker *wk, int s, struct tfk_err *err)
 	wk->cmd = command(wk, s);
 	if (!wk->cmd)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	wk->shown = wk->cmd + strlen(UNSET);
 	fflush(NULL);
 	wk->pipe = popen(wk->cmd, "r");
 	if (!wk->pipe)
 		return tfk_errf(err, TFK_EIO, "input pipeline '%s': %s",
-				wk->cmd, strerror(errno));
+				wk->shown, strerror(errno));
 	snprintf(path, sizeof(path), "/dev/fd/%d", fileno(wk->pipe));
 	rc = tfk_rec_open(&wk->rd, path, TFK_COMP_AUTO, 0, err);
 	if (rc)
-		tfk_err_prefix(err, "input pipeline '%s'", wk->cmd);
+		tfk_err_prefix(err, "input pipeline '%s'", wk->shown);
 	wk->split = s;
 	return rc;
 }
@@ -148,7 +151,7 @@ static int close_split(struct worker *wk, struct tfk_err *err)
 	if (st == 0)
 		return 0;
 	return tfk_errf(err, TFK_EIO, "input pipeline '%s' (split %s) %s %d",
-			wk->cmd, wk->o->splits[wk->split],
+			wk->shown, wk->o->splits[wk->split],
 			WIFEXITED(st) ? "exited with status" :
 			"was killed by signal",
 			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
@@ -178,7 +181,7 @@ static int fill_chunk(struct worker *wk, struct tfk_buf *b,
 		}
 		rc = tfk_rec_next(wk->rd, &rec, err);
 		if (rc < 0) {
-			tfk_err_prefix(err, "input pipeline '%s'", wk->cmd);
+			tfk_err_prefix(err, "input pipeline '%s'", wk->shown);
 			return rc;
 		}
 		if (rc == 0) {
@@ -188,7 +191,7 @@ static int fill_chunk(struct worker *wk, struct tfk_buf *b,
 		}
 		if (rec.len > UINT32_MAX - 16)
 			return tfk_errf(err, TFK_EINVAL, "input pipeline '%s': "
-					"a record of %zu bytes", wk->cmd,
+					"a record of %zu bytes", wk->shown,
 					rec.len);
 		put32(b, (uint32_t)rec.len);
 		tfk_buf_add(b, rec.data, rec.len);
@@ -199,7 +202,7 @@ static int fill_chunk(struct worker *wk, struct tfk_buf *b,
 int svc_worker(const struct svc_opts *o, struct tfk_err *err)
 {
 	struct worker wk = { o, tfk_mpi_world_rank(), 0, 0, 0, 0, NULL,
-			     NULL, -1, NULL };
+			     NULL, -1, NULL, NULL };
 	struct tfk_buf b;
 	int rc = 0, ready = 0;	/* b holds the next reply */
 

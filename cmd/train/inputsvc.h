@@ -14,7 +14,7 @@
  * "{seed}" in the pipeline is a seed per (--seed, pass, split) in
  * distributed_epoch and per (--seed, pass, worker) in parallel_epochs.
  *
- * Flow control: a trainer asks one worker for a chunk (256 KiB of
+ * Flow control: a trainer asks one worker for a chunk (4 MiB of
  * records) when its batch needs rows and waits for it, so a worker only
  * sends to a trainer that is receiving (never blocked by one that is in
  * a gradient sum), and a trainer holds at most one chunk beyond its

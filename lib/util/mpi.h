@@ -86,7 +86,8 @@ int tfk_mpi_send(const void *p, size_t n, int to, int tag,
 /*
  * Is a message from world rank from (or TFK_MPI_ANY) with tag (or
  * TFK_MPI_ANY) waiting? wait 1: block until one is. 1 with its source,
- * tag and size, or 0 (wait 0, none yet).
+ * tag and size, or 0 (wait 0, none yet). Waiting sleeps between polls
+ * (up to 1 ms), leaving the cores to others.
  */
 int tfk_mpi_peek(int from, int tag, int wait, int *src, int *got_tag,
 		 size_t *n);

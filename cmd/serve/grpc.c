@@ -1,7 +1,7 @@
 /*
  * grpc.c - tfk-serve's gRPC front end on gRPC's C core API: TF
  * Serving's PredictionService (Predict, Classify, Regress,
- * GetModelMetadata) and ModelService (GetModelStatus,
+ * MultiInference, GetModelMetadata) and ModelService (GetModelStatus,
  * HandleReloadConfigRequest), with the messages
  * of formats/serving_apis.proto, so that the tensorflow-serving-api
  * client (PredictionServiceStub, ModelServiceStub) works unchanged.
@@ -15,7 +15,7 @@
  * after the REST threads'), so a request takes no lock but the one on
  * the version's reference count.
  *
- * Any other method (MultiInference, a typo) is answered UNIMPLEMENTED by
+ * Any other method (a typo, a newer API) is answered UNIMPLEMENTED by
  * a generic call slot per worker, as gRPC servers answer a method they
  * lack.
  *
@@ -49,7 +49,8 @@
 #include <string.h>
 
 enum method {
-	M_PREDICT, M_CLASSIFY, M_REGRESS, M_METADATA, M_STATUS, M_RELOAD,
+	M_PREDICT, M_CLASSIFY, M_REGRESS, M_MULTI, M_METADATA, M_STATUS,
+	M_RELOAD,
 	M_OTHER,	/* any other method: UNIMPLEMENTED */
 	N_METHODS
 };
@@ -60,6 +61,8 @@ static const struct {
 	{ "/tensorflow.serving.PredictionService/Predict", "Predict" },
 	{ "/tensorflow.serving.PredictionService/Classify", "Classify" },
 	{ "/tensorflow.serving.PredictionService/Regress", "Regress" },
+	{ "/tensorflow.serving.PredictionService/MultiInference",
+	  "MultiInference" },
 	{ "/tensorflow.serving.PredictionService/GetModelMetadata",
 	  "GetModelMetadata" },
 	{ "/tensorflow.serving.ModelService/GetModelStatus",
@@ -567,57 +570,30 @@ static int result_msg(struct arena *ar, enum method m,
 	return 0;
 }
 
-static grpc_status_code classify_regress(struct worker *w, enum method m,
-					 const uint8_t *p, size_t n,
-					 struct answer *a)
+/*
+ * Run signature sig of v (checked for method m: Classify or Regress) on
+ * the examples of input: the result message, in ar, into *res.
+ */
+static grpc_status_code infer(struct worker *w, enum method m,
+			      struct sv_version *v,
+			      const struct tfk_sv_signature *sig,
+			      const Tensorflow__Serving__Input *input,
+			      struct arena *ar, ProtobufCMessage **res,
+			      struct answer *a)
 {
-	struct sv_grpc *g = w->g;
-	Tensorflow__Serving__ClassificationRequest *cq = NULL;
-	Tensorflow__Serving__RegressionRequest *rq = NULL;
-	Tensorflow__Serving__ClassificationResponse cs =
-		TENSORFLOW__SERVING__CLASSIFICATION_RESPONSE__INIT;
-	Tensorflow__Serving__RegressionResponse rs =
-		TENSORFLOW__SERVING__REGRESSION_RESPONSE__INIT;
-	const Tensorflow__Serving__ModelSpec *ms;
-	const Tensorflow__Serving__Input *input;
-	const struct tfk_sv_signature *sig;
 	const struct tfk_tensor **out = NULL, *x, *y;
 	const char **keys = NULL;
 	struct tfk_tensor ex = { 0 };
 	struct tfk_sv_tensor want;
-	struct sv_model *mo;
-	struct sv_version *v = NULL;
 	struct tfk_runner *r = NULL;
-	struct arena ar = { 0 };
 	struct sv_outputs own_out = { NULL, 0 };
-	ProtobufCMessage *res;
 	struct tfk_err e;
 	int i, own = 0, n_out;
 
-	if (m == M_CLASSIFY)
-		cq = tensorflow__serving__classification_request__unpack(
-			NULL, n, p);
-	else
-		rq = tensorflow__serving__regression_request__unpack(NULL, n,
-								     p);
-	if (!cq && !rq)
-		return fail(a, GRPC_STATUS_INVALID_ARGUMENT, "the request is "
-			    "not a %sRequest (protobuf)", m == M_CLASSIFY ?
-			    "Classification" : "Regression");
-	ms = cq ? cq->model_spec : rq->model_spec;
-	input = cq ? cq->input : rq->input;
-	if (resolve(g, ms, a, &mo, &v))
-		goto done;
-	if (!(sig = signature(a, v, ms->signature_name)))
-		goto done;
-	if (tfk_rj_check_signature(sig, m == M_CLASSIFY ? TFK_RJ_CLASSIFY :
-				   TFK_RJ_REGRESS, &e)) {
-		fail_err(a, &e);
-		goto done;
-	}
+	a->code = GRPC_STATUS_OK;
 	if (examples_tensor(input, &ex, a))
 		goto done;
-	sv_metrics_examples(g->o.metrics, a->model,
+	sv_metrics_examples(w->g->o.metrics, a->model,
 			    (int)tfk_tensor_numel(&ex));
 	if (!(r = sv_runner(v, sig, w->tid, &own, &e))) {
 		fail_err(a, &e);
@@ -636,7 +612,7 @@ static grpc_status_code classify_regress(struct worker *w, enum method m,
 		fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
 		goto done;
 	}
-	if (run(g, a, m, v, sig, r, &ex, out, &own_out))
+	if (run(w->g, a, m, v, sig, r, &ex, out, &own_out))
 		goto done;
 	for (i = 0; i < n_out; i++)
 		keys[i] = tfk_runner_output(r, i)->key;
@@ -646,10 +622,58 @@ static grpc_status_code classify_regress(struct worker *w, enum method m,
 		fail_err(a, &e);
 		goto done;
 	}
-	if (result_msg(&ar, m, x, y, ex.shape[0], &res)) {
+	if (result_msg(ar, m, x, y, ex.shape[0], res))
 		fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+done:
+	sv_outputs_release(&own_out);
+	tfk_tensor_release(&ex);
+	tfk_free(out);
+	tfk_free(keys);
+	if (own)
+		tfk_runner_free(r);
+	return a->code;
+}
+
+static grpc_status_code classify_regress(struct worker *w, enum method m,
+					 const uint8_t *p, size_t n,
+					 struct answer *a)
+{
+	Tensorflow__Serving__ClassificationRequest *cq = NULL;
+	Tensorflow__Serving__RegressionRequest *rq = NULL;
+	Tensorflow__Serving__ClassificationResponse cs =
+		TENSORFLOW__SERVING__CLASSIFICATION_RESPONSE__INIT;
+	Tensorflow__Serving__RegressionResponse rs =
+		TENSORFLOW__SERVING__REGRESSION_RESPONSE__INIT;
+	const Tensorflow__Serving__ModelSpec *ms;
+	const struct tfk_sv_signature *sig;
+	struct sv_model *mo;
+	struct sv_version *v = NULL;
+	struct arena ar = { 0 };
+	ProtobufCMessage *res;
+	struct tfk_err e;
+
+	if (m == M_CLASSIFY)
+		cq = tensorflow__serving__classification_request__unpack(
+			NULL, n, p);
+	else
+		rq = tensorflow__serving__regression_request__unpack(NULL, n,
+								     p);
+	if (!cq && !rq)
+		return fail(a, GRPC_STATUS_INVALID_ARGUMENT, "the request is "
+			    "not a %sRequest (protobuf)", m == M_CLASSIFY ?
+			    "Classification" : "Regression");
+	ms = cq ? cq->model_spec : rq->model_spec;
+	if (resolve(w->g, ms, a, &mo, &v))
+		goto done;
+	if (!(sig = signature(a, v, ms->signature_name)))
+		goto done;
+	if (tfk_rj_check_signature(sig, m == M_CLASSIFY ? TFK_RJ_CLASSIFY :
+				   TFK_RJ_REGRESS, &e)) {
+		fail_err(a, &e);
 		goto done;
 	}
+	if (infer(w, m, v, sig, cq ? cq->input : rq->input, &ar, &res, a))
+		goto done;
 	if (m == M_CLASSIFY) {
 		cs.result = (Tensorflow__Serving__ClassificationResult *)res;
 		cs.model_spec = spec_out(&ar, v, sig->key);
@@ -662,12 +686,6 @@ static grpc_status_code classify_regress(struct worker *w, enum method m,
 	else
 		pack(a, m == M_CLASSIFY ? &cs.base : &rs.base);
 done:
-	sv_outputs_release(&own_out);
-	tfk_tensor_release(&ex);
-	tfk_free(out);
-	tfk_free(keys);
-	if (own)
-		tfk_runner_free(r);
 	arena_free(&ar);
 	sv_release(v);
 	if (cq)
@@ -676,6 +694,147 @@ done:
 	if (rq)
 		tensorflow__serving__regression_request__free_unpacked(rq,
 								       NULL);
+	return a->code;
+}
+
+/*
+ * MultiInference, as TF Serving's TensorFlowMultiInferenceRunner: every
+ * task names the same model (the first task's version choice picks
+ * the version), each a different signature, with method_name
+ * tensorflow/serving/classify or .../regress, all signatures reading
+ * the same input tensor; each task then runs Classify's or Regress's
+ * path on the request's one Input, and the results come in task order.
+ * A request that breaks a rule gets TF Serving's message before
+ * anything runs.
+ */
+#define IR_CLASSIFICATION \
+	TENSORFLOW__SERVING__INFERENCE_RESULT__RESULT_CLASSIFICATION_RESULT
+#define IR_REGRESSION \
+	TENSORFLOW__SERVING__INFERENCE_RESULT__RESULT_REGRESSION_RESULT
+
+static grpc_status_code multi_inference(struct worker *w, const uint8_t *p,
+					size_t n, struct answer *a)
+{
+	static const char classify[] = "tensorflow/serving/classify",
+		regress[] = "tensorflow/serving/regress";
+	Tensorflow__Serving__MultiInferenceRequest *rq;
+	Tensorflow__Serving__MultiInferenceResponse rs =
+		TENSORFLOW__SERVING__MULTI_INFERENCE_RESPONSE__INIT;
+	const struct tfk_sv_signature **sigs = NULL;
+	enum method *ms = NULL;
+	struct sv_model *mo;
+	struct sv_version *v = NULL;
+	struct arena ar = { 0 };
+	struct tfk_err e;
+	size_t i, k;
+
+	rq = tensorflow__serving__multi_inference_request__unpack(NULL, n, p);
+	if (!rq)
+		return fail(a, GRPC_STATUS_INVALID_ARGUMENT, "the request is "
+			    "not a MultiInferenceRequest (protobuf)");
+	if (!rq->n_tasks) {
+		fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Expected at least one "
+		     "task");
+		goto done;
+	}
+	for (i = 0; i < rq->n_tasks; i++) {
+		const Tensorflow__Serving__ModelSpec *s =
+			rq->tasks[i]->model_spec;
+
+		if (!s || !s->name || !*s->name) {
+			fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Found ModelSpec "
+			     "with an empty model name.");
+			goto done;
+		}
+		if (strcmp(s->name, rq->tasks[0]->model_spec->name)) {
+			fail(a, GRPC_STATUS_INVALID_ARGUMENT, "All ModelSpecs in "
+			     "a MultiInferenceRequest must access the same "
+			     "model name.");
+			goto done;
+		}
+	}
+	if (resolve(w->g, rq->tasks[0]->model_spec, a, &mo, &v))
+		goto done;
+	sigs = tfk_calloc(rq->n_tasks, sizeof(*sigs));
+	ms = tfk_calloc(rq->n_tasks, sizeof(*ms));
+	rs.results = az(&ar, rq->n_tasks * sizeof(*rs.results));
+	if (!sigs || !ms || !rs.results) {
+		fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+		goto done;
+	}
+	for (i = 0; i < rq->n_tasks; i++) {
+		const char *name = rq->tasks[i]->model_spec->signature_name,
+			*method = rq->tasks[i]->method_name;
+
+		if (!(sigs[i] = tfk_servable_find(v->s, name && *name ? name :
+						  NULL, &e))) {
+			fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Requested "
+			     "signature not found in model graph: %s",
+			     name && *name ? name : "serving_default");
+			goto done;
+		}
+		for (k = 0; k < i; k++)
+			if (sigs[k] == sigs[i]) {
+				fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Duplicate "
+				     "evaluation of signature: %s",
+				     sigs[i]->key);
+				goto done;
+			}
+		if (!strcmp(method, classify)) {
+			ms[i] = M_CLASSIFY;
+		} else if (!strcmp(method, regress)) {
+			ms[i] = M_REGRESS;
+		} else {
+			fail(a, GRPC_STATUS_UNIMPLEMENTED, "Unsupported "
+			     "signature method_name: %s", method);
+			goto done;
+		}
+		if (tfk_rj_check_signature(sigs[i], ms[i] == M_CLASSIFY ?
+					   TFK_RJ_CLASSIFY : TFK_RJ_REGRESS,
+					   &e)) {
+			fail_err(a, &e);
+			goto done;
+		}
+		if (sigs[i]->n_inputs < 1 || strcmp(sigs[i]->inputs[0].name,
+						    sigs[0]->inputs[0].name)) {
+			fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Input tensor "
+			     "must be the same for all Signatures.");
+			goto done;
+		}
+	}
+	for (i = 0; i < rq->n_tasks; i++) {
+		Tensorflow__Serving__InferenceResult *ir = az(&ar, sizeof(*ir));
+		ProtobufCMessage *res;
+
+		if (!ir) {
+			fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+			goto done;
+		}
+		if (infer(w, ms[i], v, sigs[i], rq->input, &ar, &res, a))
+			goto done;
+		tensorflow__serving__inference_result__init(ir);
+		ir->model_spec = spec_out(&ar, v, sigs[i]->key);
+		if (ms[i] == M_CLASSIFY) {
+			ir->result_case = IR_CLASSIFICATION;
+			ir->classification_result =
+				(Tensorflow__Serving__ClassificationResult *)res;
+		} else {
+			ir->result_case = IR_REGRESSION;
+			ir->regression_result =
+				(Tensorflow__Serving__RegressionResult *)res;
+		}
+		rs.results[rs.n_results++] = ir;
+	}
+	if (ar.failed)
+		fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+	else
+		pack(a, &rs.base);
+done:
+	tfk_free(sigs);
+	tfk_free(ms);
+	arena_free(&ar);
+	sv_release(v);
+	tensorflow__serving__multi_inference_request__free_unpacked(rq, NULL);
 	return a->code;
 }
 
@@ -986,11 +1145,8 @@ static void answer_call(struct call *c)
 		/* refused by name: tfk-serve does not offer it */
 		fail(&a, GRPC_STATUS_UNIMPLEMENTED, "Method not found: %.*s "
 		     "(tfk-serve serves Predict, Classify, Regress, "
-		     "GetModelMetadata, GetModelStatus and "
-		     "HandleReloadConfigRequest%s)", n, p,
-		     n >= 15 && !memcmp(p + n - 15, "/MultiInference", 15) ?
-		     "; for MultiInference call Classify and Regress apart" :
-		     "");
+		     "MultiInference, GetModelMetadata, GetModelStatus and "
+		     "HandleReloadConfigRequest)", n, p);
 	} else if (atomic_load(&g->stopping)) {
 		fail(&a, GRPC_STATUS_UNAVAILABLE, "the server is stopping");
 	} else if (!c->payload || !grpc_byte_buffer_reader_init(&rd,
@@ -1009,6 +1165,7 @@ static void answer_call(struct call *c)
 		case M_CLASSIFY: case M_REGRESS:
 			classify_regress(c->w, c->m, p, n, &a);
 			break;
+		case M_MULTI: multi_inference(c->w, p, n, &a); break;
 		case M_METADATA: metadata(c->w, p, n, &a); break;
 		case M_RELOAD: reload(c->w, p, n, &a); break;
 		default: status(c->w, p, n, &a); break;

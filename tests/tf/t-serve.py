@@ -8,7 +8,8 @@ as another): Predict outputs equal the SavedModel's own signature
 called in TensorFlow (tf.saved_model.load) and the REST answer;
 output_filter; Classify and Regress on tf.Examples (with a context) equal
 the TF1 classify/regress signatures called on the same serialized
-Examples; GetModelMetadata's SignatureDefMap equals the signature_def of
+Examples, and so do MultiInference's tasks (TF Serving's refusals of
+a bad task list); GetModelMetadata's SignatureDefMap equals the signature_def of
 the saved_model.pb as TensorFlow's own protos read it; GetModelStatus;
 and the errors: unknown model (NOT_FOUND), version, label, signature,
 input, and a wrong dtype (INVALID_ARGUMENT).
@@ -314,6 +315,99 @@ try:
     t.eq([[c.label for c in k.classes] for k in res.result.classifications],
          [["0"], ["0"]], "Classify labels without a classes output: '0'")
 
+    def code(call, msg, part):
+        try:
+            call(msg, timeout=20)
+            return None, ""
+        except grpc.RpcError as e:
+            return e.code(), e.details() if part in e.details() else \
+                "(%s)" % e.details()
+
+    # MultiInference: a classify and a regress task on one Input (with a
+    # context), each equal to TF's own signature on the same Examples
+    from tensorflow_serving.apis import inference_pb2
+
+    def multi(tasks, name="half", version=1):
+        rq = inference_pb2.MultiInferenceRequest()
+        for sig, method in tasks:
+            task = rq.tasks.add()
+            task.model_spec.name = name
+            if version is not None:
+                task.model_spec.version.value = version
+            if sig is not None:
+                task.model_spec.signature_name = sig
+            task.method_name = "tensorflow/serving/" + method
+        lst = rq.input.example_list_with_context
+        lst.context.features.feature["x"].float_list.value.append(9.0)
+        for v in (2.0, 4.0, None):
+            e = lst.examples.add()
+            if v is not None:
+                e.features.feature["x"].float_list.value.append(v)
+        return rq
+
+    res = ps.MultiInference(multi([("classify_x_to_y", "classify"),
+                                   ("regress_x_to_y", "regress")]),
+                            timeout=20)
+    inputs = serialized([2.0, 4.0, None], 9.0)
+    t.eq([(r.model_spec.name, r.model_spec.version.value,
+           r.model_spec.signature_name, r.WhichOneof("result"))
+          for r in res.results],
+         [("half", 1, "classify_x_to_y", "classification_result"),
+          ("half", 1, "regress_x_to_y", "regression_result")],
+         "MultiInference: a result per task, in order, with its model_spec")
+    t.close([[c.score for c in k.classes] for k in
+             res.results[0].classification_result.classifications],
+            tf1.signatures["classify_x_to_y"](inputs=inputs)["scores"]
+            .numpy(), 1e-6,
+            "MultiInference classify equals TF's classify_x_to_y")
+    t.close([r.value for r in
+             res.results[1].regression_result.regressions],
+            tf1.signatures["regress_x_to_y"](inputs=inputs)["outputs"]
+            .numpy().reshape(-1), 1e-6,
+            "MultiInference regress equals TF's regress_x_to_y")
+    cr = spec(classification_pb2.ClassificationRequest(), "half", version=1,
+              sig="classify_x_to_y")
+    cr.input.CopyFrom(multi([]).input)
+    t.eq(res.results[0].classification_result,
+         ps.Classify(cr, timeout=20).result,
+         "MultiInference classify: the same result as Classify")
+    bad_multi = inference_pb2.MultiInferenceRequest()
+    bad_multi.tasks.add().model_spec.name = "half"
+    bad_multi.tasks[0].method_name = "tensorflow/serving/regress"
+    bad_multi.tasks.add().model_spec.name = "lite"
+    bad_multi.tasks[1].method_name = "tensorflow/serving/regress"
+    for rq, want, what in (
+            (inference_pb2.MultiInferenceRequest(),
+             (grpc.StatusCode.INVALID_ARGUMENT,
+              "Expected at least one task"), "no tasks"),
+            (bad_multi,
+             (grpc.StatusCode.INVALID_ARGUMENT,
+              "All ModelSpecs in a MultiInferenceRequest must access the "
+              "same model name."), "two models"),
+            (multi([("regress_x_to_y", "regress"),
+                    ("regress_x_to_y", "regress")]),
+             (grpc.StatusCode.INVALID_ARGUMENT,
+              "Duplicate evaluation of signature: regress_x_to_y"),
+             "one signature twice"),
+            (multi([("regress_x_to_y", "predict")]),
+             (grpc.StatusCode.UNIMPLEMENTED,
+              "Unsupported signature method_name: tensorflow/serving/"
+              "predict"), "method_name predict"),
+            (multi([("nope", "regress")]),
+             (grpc.StatusCode.INVALID_ARGUMENT,
+              "Requested signature not found in model graph: nope"),
+             "an unknown signature"),
+            (multi([("regress_x_to_y", "regress")], version=7),
+             (grpc.StatusCode.NOT_FOUND,
+              "Servable not found for request: Specific(half, 7)"),
+             "an unknown version")):
+        t.eq(code(ps.MultiInference, rq, want[1]), want,
+             "MultiInference refuses %s as TF Serving does" % what)
+    rq = multi([("regress_x_to_y", "classify")])
+    t.eq(code(ps.MultiInference, rq, "classify")[0],
+         grpc.StatusCode.INVALID_ARGUMENT,
+         "MultiInference: a regress signature as a classify task")
+
     # metadata against the saved_model.pb as TF's protos read it
     mr = spec(get_model_metadata_pb2.GetModelMetadataRequest(), "half",
               version=1)
@@ -349,14 +443,6 @@ try:
          [(2, get_model_status_pb2.ModelVersionStatus.AVAILABLE, 0),
           (1, get_model_status_pb2.ModelVersionStatus.AVAILABLE, 0)],
          "GetModelStatus: both versions AVAILABLE, OK")
-
-    def code(call, msg, part):
-        try:
-            call(msg, timeout=20)
-            return None, ""
-        except grpc.RpcError as e:
-            return e.code(), e.details() if part in e.details() else \
-                "(%s)" % e.details()
 
     bad = spec(predict_pb2.PredictRequest(), "nope")
     bad.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
@@ -420,15 +506,15 @@ try:
     rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
     t.eq(ps.Predict(rq, timeout=20).model_spec.version.value, 1,
          "... and the config served is kept")
-    from tensorflow_serving.apis import inference_pb2
-    t.eq(code(ps.MultiInference, inference_pb2.MultiInferenceRequest(),
-              "call Classify and Regress apart"),
+    nope = ch.unary_unary("/tensorflow.serving.PredictionService/Nope",
+                          request_serializer=lambda m: m,
+                          response_deserializer=lambda b: b)
+    t.eq(code(nope, b"", "Method not found"),
          (grpc.StatusCode.UNIMPLEMENTED,
-          "Method not found: /tensorflow.serving.PredictionService/"
-          "MultiInference (tfk-serve serves Predict, Classify, Regress, "
-          "GetModelMetadata, GetModelStatus and HandleReloadConfigRequest; "
-          "for MultiInference call Classify and Regress apart)"),
-         "MultiInference: refused at once by name (UNIMPLEMENTED)")
+          "Method not found: /tensorflow.serving.PredictionService/Nope "
+          "(tfk-serve serves Predict, Classify, Regress, MultiInference, "
+          "GetModelMetadata, GetModelStatus and HandleReloadConfigRequest)"),
+         "a method it lacks: refused at once by name (UNIMPLEMENTED)")
 finally:
     srv.send_signal(signal.SIGTERM)
     try:

@@ -15,6 +15,11 @@
  * after the REST threads'), so a request takes no lock but the one on
  * the version's reference count.
  *
+ * Connections come through cmd/serve/accept.c (a connection limit, one
+ * per client address, a deadline for HTTP/2's preface), then are
+ * gRPC's; an idle one closes after grpc.max_connection_idle_ms (5
+ * minutes unless --grpc_channel_arguments says otherwise).
+ *
  * Any other method (a typo, a newer API) is answered UNIMPLEMENTED by
  * a generic call slot per worker, as gRPC servers answer a method they
  * lack.
@@ -36,9 +41,11 @@
 
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -100,6 +107,8 @@ struct sv_grpc {
 	struct sv_server *s;
 	struct sv_grpc_opts o;
 	grpc_server *srv;
+	grpc_server_credentials *cred;
+	struct sv_acceptor *door;
 	grpc_completion_queue *shutdown_cq;
 	void *reg[N_METHODS];
 	struct worker *w;
@@ -1261,30 +1270,87 @@ static void grpc_log_quiet(gpr_log_func_args *args)
 		tfk_cli_warn("gRPC: %s", args->message);
 }
 
+/* A connection the door let in: gRPC's from now on. */
+static void hand(void *arg, int fd)
+{
+	struct sv_grpc *g = arg;
+
+	grpc_server_add_channel_from_fd(g->srv, fd, g->cred);
+}
+
+/*
+ * The server's channel arguments: the message size limit, an idle
+ * connection closed after 5 minutes (grpc.max_connection_idle_ms), then
+ * --grpc_channel_arguments "k=v,k=v" (an integer value as an integer,
+ * else a string, as TF Serving reads them), which override those. Into
+ * a[0..max), strings in buf; how many.
+ */
+static int channel_args(const struct sv_grpc_opts *o, grpc_arg *a, int max,
+			char *buf)
+{
+	char *p, *save = NULL, *kv;
+	int n = 0, i;
+
+	a[n].type = GRPC_ARG_INTEGER;
+	a[n].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+	a[n++].value.integer = o->max_body > INT_MAX ? INT_MAX :
+		(int)o->max_body;
+	a[n].type = GRPC_ARG_INTEGER;
+	a[n].key = GRPC_ARG_MAX_CONNECTION_IDLE_MS;
+	a[n++].value.integer = 300000;
+	if (!buf)
+		return n;
+	for (p = buf; (kv = strtok_r(p, ",", &save)); p = NULL) {
+		char *v = strchr(kv, '='), *end;
+		long x;
+
+		if (!v)
+			continue;	/* checked by cmd/serve.c */
+		*v++ = 0;
+		for (i = 0; i < n && strcmp(a[i].key, kv); i++)
+			;
+		if (i == max)
+			break;
+		if (i == n)
+			n++;
+		a[i].key = kv;
+		errno = 0;
+		x = strtol(v, &end, 10);
+		if (*v && !*end && !errno && x >= INT_MIN && x <= INT_MAX) {
+			a[i].type = GRPC_ARG_INTEGER;
+			a[i].value.integer = (int)x;
+		} else {
+			a[i].type = GRPC_ARG_STRING;
+			a[i].value.string = v;
+		}
+	}
+	return n;
+}
+
 struct sv_grpc *sv_grpc_start(struct sv_server *s,
 			      const struct sv_grpc_opts *o, long *port)
 {
 	struct sv_grpc *g = tfk_calloc(1, sizeof(*g));
-	grpc_server_credentials *cred;
-	grpc_arg arg;
+	struct sv_accept_opts ao;
+	grpc_arg arg[64];
 	grpc_channel_args args;
-	char addr[64];
-	int i, m, bound;
+	char *buf = NULL;
+	int i, m;
 
-	if (!g) {
+	if (!g || (o->channel_args && !(buf = tfk_strdup(o->channel_args)))) {
 		tfk_cli_warn("out of memory");
+		tfk_free(g);
 		return NULL;
 	}
 	g->s = s;
 	g->o = *o;
 	gpr_set_log_function(grpc_log_quiet);
 	grpc_init();
-	arg.type = GRPC_ARG_INTEGER;
-	arg.key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-	arg.value.integer = o->max_body > INT_MAX ? INT_MAX : (int)o->max_body;
-	args.num_args = 1;
-	args.args = &arg;
+	args.num_args = (size_t)channel_args(o, arg, 64, buf);
+	args.args = arg;
 	g->srv = grpc_server_create(&args, NULL);
+	tfk_free(buf);
+	g->cred = grpc_insecure_server_credentials_create();
 	g->shutdown_cq = grpc_completion_queue_create_for_next(NULL);
 	grpc_server_register_completion_queue(g->srv, g->shutdown_cq, NULL);
 	for (m = 0; m < M_OTHER; m++)
@@ -1295,11 +1361,7 @@ struct sv_grpc *sv_grpc_start(struct sv_server *s,
 	g->w = tfk_calloc((size_t)g->n_workers, sizeof(*g->w));
 	if (!g->w) {
 		tfk_cli_warn("out of memory");
-		grpc_server_destroy(g->srv);
-		grpc_completion_queue_destroy(g->shutdown_cq);
-		grpc_shutdown();
-		tfk_free(g);
-		return NULL;
+		goto fail;
 	}
 	for (i = 0; i < g->n_workers; i++) {
 		g->w[i].g = g;
@@ -1312,27 +1374,31 @@ struct sv_grpc *sv_grpc_start(struct sv_server *s,
 			g->w[i].calls[m].m = (enum method)m;
 		}
 	}
-	snprintf(addr, sizeof(addr), "%s:%ld", o->host, o->port);
-	cred = grpc_insecure_server_credentials_create();
-	bound = grpc_server_add_http2_port(g->srv, addr, cred);
-	grpc_server_credentials_release(cred);
-	if (!bound) {
-		tfk_cli_warn("gRPC port %ld: cannot listen there (in use?)",
-			     o->port);
-		for (i = 0; i < g->n_workers; i++)
-			grpc_completion_queue_destroy(g->w[i].cq);
-		grpc_server_destroy(g->srv);
-		grpc_completion_queue_destroy(g->shutdown_cq);
-		grpc_shutdown();
-		tfk_free(g->w);
-		tfk_free(g);
-		return NULL;
-	}
-	*port = bound;
 	grpc_server_start(g->srv);
 	for (i = 0; i < g->n_workers; i++)
 		pthread_create(&g->w[i].th, NULL, work, &g->w[i]);
+	ao.host = o->host;
+	ao.port = o->port;
+	ao.max_conns = o->max_conns;
+	ao.max_per_ip = o->max_per_ip;
+	ao.preface_ms = o->header_ms;
+	if (!(g->door = sv_acceptor_start(&ao, hand, g, port))) {
+		tfk_cli_warn("gRPC port %ld: cannot listen there: %s",
+			     o->port, strerror(errno));
+		sv_grpc_stop(g, 0);
+		return NULL;
+	}
 	return g;
+fail:
+	for (i = 0; g->w && i < g->n_workers; i++)
+		grpc_completion_queue_destroy(g->w[i].cq);
+	grpc_server_destroy(g->srv);
+	grpc_server_credentials_release(g->cred);
+	grpc_completion_queue_destroy(g->shutdown_cq);
+	grpc_shutdown();
+	tfk_free(g->w);
+	tfk_free(g);
+	return NULL;
 }
 
 void sv_grpc_stop(struct sv_grpc *g, long wait_ms)
@@ -1340,6 +1406,8 @@ void sv_grpc_stop(struct sv_grpc *g, long wait_ms)
 	grpc_event ev;
 	int i;
 
+	if (g->door)
+		sv_acceptor_stop(g->door);
 	atomic_store(&g->stopping, 1);
 	grpc_server_shutdown_and_notify(g->srv, g->shutdown_cq, g);
 	ev = grpc_completion_queue_next(g->shutdown_cq,
@@ -1365,6 +1433,7 @@ void sv_grpc_stop(struct sv_grpc *g, long wait_ms)
 					  NULL).type != GRPC_QUEUE_SHUTDOWN)
 		;
 	grpc_completion_queue_destroy(g->shutdown_cq);
+	grpc_server_credentials_release(g->cred);
 	grpc_shutdown();
 	tfk_free(g->w);
 	tfk_free(g);

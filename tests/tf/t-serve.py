@@ -158,6 +158,7 @@ for i, text in enumerate(SERVER_REFUSES):
 
 # gRPC -----------------------------------------------------------------------
 import signal  # noqa: E402
+import socket  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
@@ -272,6 +273,27 @@ try:
     rs = ps.Predict(rq, timeout=20)
     t.eq([tf.make_ndarray(v).tolist() for v in rs.outputs.values()],
          [[[3.0]]], "Predict on the .tflite model")
+
+    # a slowloris on the gRPC port (from 127.0.0.2: connections that
+    # trickle HTTP/2's preface) delays no one else's Predict
+    slow = []
+    for _ in range(16):
+        so = socket.create_connection(("127.0.0.1", gport), timeout=5,
+                                      source_address=("127.0.0.2", 0))
+        so.sendall(b"PRI * HTTP")
+        slow.append(so)
+    t0 = time.time()
+    ch2 = grpc.insecure_channel("127.0.0.1:%d" % gport)
+    rq = spec(predict_pb2.PredictRequest(), "half", version=1)
+    rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
+    rs = prediction_service_pb2_grpc.PredictionServiceStub(ch2).Predict(
+        rq, timeout=10)
+    t.ok(rs.outputs["y"].float_val or rs.outputs["y"].tensor_content,
+         "Predict on a new channel beside 16 half-open connections "
+         "(%.2f s)" % (time.time() - t0))
+    ch2.close()
+    for so in slow:
+        so.close()
 
     # Classify and Regress: TF's own signatures on the same Examples
     def examples(msg, xs, context=None):

@@ -44,6 +44,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -129,8 +130,18 @@ static void take(struct sv_acceptor *a, double now)
 		int fd = accept4(a->lfd, (struct sockaddr *)&ss, &n,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1, i;
 
-		if (fd < 0)
+		if (fd < 0) {
+			/* out of descriptors: the listening socket stays
+			 * readable, so wait a little rather than spin */
+			if (errno == EMFILE || errno == ENFILE) {
+				struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+				sweep(a);
+				a->refused++;
+				nanosleep(&ts, NULL);
+			}
 			return;
+		}
 		/* the number came back: gRPC closed the connection it was */
 		for (i = 0; i < a->n_live; i++)
 			if (a->live[i].fd == fd)
@@ -244,15 +255,65 @@ static void *run(void *arg)
 	}
 }
 
+/*
+ * Bind and listen: "0.0.0.0" as gRPC binds it, IPv6 and IPv4 on one
+ * socket where the machine has IPv6 (IPv4 clients then come as mapped
+ * addresses), else IPv4; any other host as an IPv4 address.
+ */
+static int listen_on(struct sv_acceptor *a, const struct sv_accept_opts *o,
+		     long *port)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	socklen_t n;
+	int one = 1, zero = 0, any = !strcmp(o->host, "0.0.0.0");
+
+	memset(&ss, 0, sizeof(ss));
+	if (any) {
+		a->lfd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK |
+				SOCK_CLOEXEC, 0);
+		if (a->lfd >= 0 && setsockopt(a->lfd, IPPROTO_IPV6,
+					      IPV6_V6ONLY, &zero,
+					      sizeof(zero))) {
+			close(a->lfd);
+			a->lfd = -1;
+		}
+	}
+	if (a->lfd >= 0) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_any;
+		s6->sin6_port = htons((uint16_t)o->port);
+		n = sizeof(*s6);
+	} else {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)o->port);
+		if (inet_pton(AF_INET, o->host, &s4->sin_addr) != 1) {
+			errno = EINVAL;
+			return -1;
+		}
+		n = sizeof(*s4);
+		a->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+				SOCK_CLOEXEC, 0);
+	}
+	if (a->lfd < 0 ||
+	    setsockopt(a->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(a->lfd, (struct sockaddr *)&ss, n) ||
+	    listen(a->lfd, 1024) ||
+	    getsockname(a->lfd, (struct sockaddr *)&ss, &n))
+		return -1;
+	*port = ntohs(ss.ss_family == AF_INET6 ? s6->sin6_port :
+		      s4->sin_port);
+	return 0;
+}
+
 struct sv_acceptor *sv_acceptor_start(const struct sv_accept_opts *o,
 				      void (*hand)(void *arg, int fd),
 				      void *arg, long *port)
 {
 	struct sv_acceptor *a = tfk_calloc(1, sizeof(*a));
-	struct sockaddr_in sa;
-	socklen_t n = sizeof(sa);
 	struct epoll_event ev;
-	int one = 1;
+	int e;
 
 	if (!a)
 		return NULL;
@@ -264,20 +325,8 @@ struct sv_acceptor *sv_acceptor_start(const struct sv_accept_opts *o,
 	a->live = tfk_calloc((size_t)o->max_conns + 1, sizeof(*a->live));
 	if (!a->wait || !a->live)
 		goto fail;
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)o->port);
-	if (inet_pton(AF_INET, o->host, &sa.sin_addr) != 1)
+	if (listen_on(a, o, port))
 		goto fail;
-	a->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			0);
-	if (a->lfd < 0 ||
-	    setsockopt(a->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(a->lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(a->lfd, 1024) ||
-	    getsockname(a->lfd, (struct sockaddr *)&sa, &n))
-		goto fail;
-	*port = ntohs(sa.sin_port);
 	if (pipe2(a->wake, O_CLOEXEC) ||
 	    (a->ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		goto fail;
@@ -294,6 +343,7 @@ struct sv_acceptor *sv_acceptor_start(const struct sv_accept_opts *o,
 		goto fail;
 	return a;
 fail:
+	e = errno;
 	if (a->lfd >= 0)
 		close(a->lfd);
 	if (a->ep >= 0)
@@ -305,6 +355,7 @@ fail:
 	tfk_free(a->wait);
 	tfk_free(a->live);
 	tfk_free(a);
+	errno = e;
 	return NULL;
 }
 

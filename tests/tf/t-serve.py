@@ -193,7 +193,8 @@ with open(t.path("serve.config"), "w") as f:
 log = open(t.path("serve.log"), "w+")
 srv = subprocess.Popen([os.path.join(t.bin, "tfk-serve"),
                         "--model_config_file", t.path("serve.config"),
-                        "--port", "0", "--rest_api_port", "0"],
+                        "--port", "0", "--rest_api_port", "0",
+                        "--max_connections_per_ip", "4"],
                        stderr=log, cwd=t.tmp)
 
 
@@ -275,7 +276,8 @@ try:
          [[[3.0]]], "Predict on the .tflite model")
 
     # a slowloris on the gRPC port (from 127.0.0.2: connections that
-    # trickle HTTP/2's preface) delays no one else's Predict
+    # trickle HTTP/2's preface; 4 held, 12 refused) delays no one else's
+    # Predict
     slow = []
     for _ in range(16):
         so = socket.create_connection(("127.0.0.1", gport), timeout=5,
@@ -283,7 +285,9 @@ try:
         so.sendall(b"PRI * HTTP")
         slow.append(so)
     t0 = time.time()
-    ch2 = grpc.insecure_channel("127.0.0.1:%d" % gport)
+    # a connection of its own (grpc shares one among channels otherwise)
+    own = [("grpc.use_local_subchannel_pool", 1)]
+    ch2 = grpc.insecure_channel("127.0.0.1:%d" % gport, options=own)
     rq = spec(predict_pb2.PredictRequest(), "half", version=1)
     rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
     rs = prediction_service_pb2_grpc.PredictionServiceStub(ch2).Predict(
@@ -537,6 +541,32 @@ try:
           "(tfk-serve serves Predict, Classify, Regress, MultiInference, "
           "GetModelMetadata, GetModelStatus and HandleReloadConfigRequest)"),
          "a method it lacks: refused at once by name (UNIMPLEMENTED)")
+    # --max_connections_per_ip 4: with ch and 3 more connections from
+    # 127.0.0.1, TF Serving's client on a new channel gets UNAVAILABLE
+    # at once, not a hang; once they leave, it is served again
+    PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0"
+    held = [socket.create_connection(("127.0.0.1", gport), timeout=5)
+            for _ in range(3)]
+    for so in held:
+        so.sendall(PREFACE)
+    time.sleep(0.3)
+    rq = spec(predict_pb2.PredictRequest(), "half", version=1)
+    rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
+    t0 = time.time()
+    ch3 = grpc.insecure_channel("127.0.0.1:%d" % gport, options=own)
+    t.eq(code(prediction_service_pb2_grpc.PredictionServiceStub(ch3).Predict,
+              rq, "")[0], grpc.StatusCode.UNAVAILABLE,
+         "a fifth connection from one address: UNAVAILABLE")
+    t.ok(time.time() - t0 < 5, "... within 5 s (%.2f s)" % (time.time() - t0))
+    ch3.close()
+    for so in held:
+        so.close()
+    time.sleep(1.5)
+    ch3 = grpc.insecure_channel("127.0.0.1:%d" % gport, options=own)
+    t.eq(prediction_service_pb2_grpc.PredictionServiceStub(ch3).Predict(
+        rq, timeout=10).model_spec.version.value, 1,
+         "once they leave, a new channel is served")
+    ch3.close()
 finally:
     srv.send_signal(signal.SIGTERM)
     try:

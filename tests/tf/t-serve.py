@@ -9,10 +9,12 @@ called in TensorFlow (tf.saved_model.load) and the REST answer;
 output_filter; Classify and Regress on tf.Examples (with a context) equal
 the TF1 classify/regress signatures called on the same serialized
 Examples, and so do MultiInference's tasks (TF Serving's refusals of
-a bad task list); GetModelMetadata's SignatureDefMap equals the signature_def of
-the saved_model.pb as TensorFlow's own protos read it; GetModelStatus;
-and the errors: unknown model (NOT_FOUND), version, label, signature,
-input, and a wrong dtype (INVALID_ARGUMENT).
+a bad task list); GetModelMetadata's SignatureDefMap equals the
+signature_def of the saved_model.pb as TensorFlow's own protos read it;
+GetModelStatus; and the errors: unknown model (NOT_FOUND), version,
+label, signature, input, and a wrong dtype (INVALID_ARGUMENT). A
+slowloris on the gRPC port delays no Predict; a connection beyond
+--max_connections_per_ip gets UNAVAILABLE at once.
 
 Config:
 Each text below goes to TF Serving's own ModelServerConfig message

@@ -25,6 +25,13 @@
  * (cmd/serve/grpc.c) and REST on --rest_api_port (cmd/serve/http.c),
  * each with --rest_api_num_threads workers.
  *
+ * Slow and greedy clients: each front end holds at most
+ * --max_connections connections, --max_connections_per_ip of them
+ * from one address; a request's headers must come within
+ * --header_timeout_in_ms and its body within --body_timeout_in_ms
+ * (cmd/serve/http.c; for gRPC the HTTP/2 preface, cmd/serve/accept.c,
+ * and an idle connection closes after grpc.max_connection_idle_ms).
+ *
  * --enable_batching merges requests for the same version and
  * signature into batches (cmd/serve/batch.c) as --batching_parameters_
  * file says. The REST front end is cmd/serve/http.c.
@@ -53,6 +60,9 @@ static const char *model_name, *model_base_path, *access_log_path,
 static long rest_api_port = 8501, grpc_port = 8500, poll_wait = 1,
 	    timeout_ms = 30000, n_threads, config_poll_wait;
 static uint64_t max_body = 64ull << 20;
+static long max_conns = 1024, max_per_ip = 128, header_ms = 10000,
+	    body_ms = 60000;
+static const char *grpc_channel_arguments;
 static const char *monitoring_file, *batching_file;
 static struct tfk_monitoring_config monitoring;	/* read from it */
 static struct tfk_batch_config batching;	/* read from the other */
@@ -82,6 +92,21 @@ static const struct tfk_opt opts[] = {
 		     "look for new versions this often (0: only at start)"),
 	TFK_OPT_SIZE(0, "max_body_bytes", &max_body, "BYTES",
 		     "refuse request bodies larger than this (413)"),
+	TFK_OPT_LONG(0, "max_connections", &max_conns, "N",
+		     "connections each API holds at most (more: REST's wait "
+		     "to be accepted, gRPC's are closed)"),
+	TFK_OPT_LONG(0, "max_connections_per_ip", &max_per_ip, "N",
+		     "connections each API holds at most from one client "
+		     "address"),
+	TFK_OPT_LONG(0, "header_timeout_in_ms", &header_ms, "MS",
+		     "a request's headers (gRPC: the HTTP/2 preface) must "
+		     "arrive within this (else 408, closed)"),
+	TFK_OPT_LONG(0, "body_timeout_in_ms", &body_ms, "MS",
+		     "a REST request's body must arrive within this (else "
+		     "408, closed)"),
+	TFK_OPT_STR(0, "grpc_channel_arguments", &grpc_channel_arguments,
+		    "K=V,...", "gRPC server channel arguments, as TF Serving "
+		    "(grpc.max_connection_idle_ms=300000 unless given)"),
 	TFK_OPT_STR(0, "access_log", &access_log_path, "FILE",
 		    "append one line per request to FILE"),
 	TFK_OPT_LONG(0, "port", &grpc_port, "PORT",
@@ -214,6 +239,23 @@ static int load_config(struct sv_server *s, int first)
 	return 0;
 }
 
+/* --grpc_channel_arguments: "K=V" items, comma-separated, each key set. */
+static void check_channel_arguments(const char *a)
+{
+	const char *p = a;
+
+	while (*p) {
+		size_t n = strcspn(p, ","), k = strcspn(p, "=");
+
+		if (k >= n || !k)
+			tfk_cli_usage_error("--grpc_channel_arguments: '%.*s' "
+					    "is not KEY=VALUE", (int)n, p);
+		p += n;
+		if (*p)
+			p++;
+	}
+}
+
 /* main ------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -264,6 +306,13 @@ int main(int argc, char **argv)
 		tfk_cli_usage_error("--file_system_poll_wait_seconds, "
 				    "--rest_api_timeout_in_ms and "
 				    "--rest_api_num_threads must be positive");
+	if (max_conns < 1 || max_per_ip < 1 || header_ms < 1 || body_ms < 1)
+		tfk_cli_usage_error("--max_connections, "
+				    "--max_connections_per_ip, "
+				    "--header_timeout_in_ms and "
+				    "--body_timeout_in_ms must be 1 or more");
+	if (grpc_channel_arguments)
+		check_channel_arguments(grpc_channel_arguments);
 	if (access_log_path) {
 		ho.access_log = fopen(access_log_path, "a");
 		if (!ho.access_log) {
@@ -346,6 +395,11 @@ int main(int argc, char **argv)
 	ho.threads = n_threads;
 	ho.timeout_ms = timeout_ms;
 	ho.max_body = max_body;
+	ho.max_conns = go.max_conns = max_conns;
+	ho.max_per_ip = go.max_per_ip = max_per_ip;
+	ho.header_ms = go.header_ms = header_ms;
+	ho.body_ms = body_ms;
+	go.channel_args = grpc_channel_arguments;
 	go.host = "0.0.0.0";
 	go.port = grpc_port;
 	go.threads = (int)n_threads;

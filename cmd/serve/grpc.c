@@ -1,7 +1,7 @@
 /*
  * grpc.c - tfk-serve's gRPC front end on gRPC's C core API: TF
  * Serving's PredictionService (Predict, Classify, Regress,
- * GetModelMetadata) and ModelService (GetModelStatus,
+ * MultiInference, GetModelMetadata) and ModelService (GetModelStatus,
  * HandleReloadConfigRequest), with the messages
  * of formats/serving_apis.proto, so that the tensorflow-serving-api
  * client (PredictionServiceStub, ModelServiceStub) works unchanged.
@@ -15,7 +15,12 @@
  * after the REST threads'), so a request takes no lock but the one on
  * the version's reference count.
  *
- * Any other method (MultiInference, a typo) is answered UNIMPLEMENTED by
+ * Connections come through cmd/serve/accept.c (a connection limit, one
+ * per client address, a deadline for HTTP/2's preface), then are
+ * gRPC's; an idle one closes after grpc.max_connection_idle_ms (5
+ * minutes unless --grpc_channel_arguments says otherwise).
+ *
+ * Any other method (a typo, a newer API) is answered UNIMPLEMENTED by
  * a generic call slot per worker, as gRPC servers answer a method they
  * lack.
  *
@@ -36,9 +41,11 @@
 
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -49,7 +56,8 @@
 #include <string.h>
 
 enum method {
-	M_PREDICT, M_CLASSIFY, M_REGRESS, M_METADATA, M_STATUS, M_RELOAD,
+	M_PREDICT, M_CLASSIFY, M_REGRESS, M_MULTI, M_METADATA, M_STATUS,
+	M_RELOAD,
 	M_OTHER,	/* any other method: UNIMPLEMENTED */
 	N_METHODS
 };
@@ -60,6 +68,8 @@ static const struct {
 	{ "/tensorflow.serving.PredictionService/Predict", "Predict" },
 	{ "/tensorflow.serving.PredictionService/Classify", "Classify" },
 	{ "/tensorflow.serving.PredictionService/Regress", "Regress" },
+	{ "/tensorflow.serving.PredictionService/MultiInference",
+	  "MultiInference" },
 	{ "/tensorflow.serving.PredictionService/GetModelMetadata",
 	  "GetModelMetadata" },
 	{ "/tensorflow.serving.ModelService/GetModelStatus",
@@ -97,6 +107,8 @@ struct sv_grpc {
 	struct sv_server *s;
 	struct sv_grpc_opts o;
 	grpc_server *srv;
+	grpc_server_credentials *cred;
+	struct sv_acceptor *door;
 	grpc_completion_queue *shutdown_cq;
 	void *reg[N_METHODS];
 	struct worker *w;
@@ -567,57 +579,30 @@ static int result_msg(struct arena *ar, enum method m,
 	return 0;
 }
 
-static grpc_status_code classify_regress(struct worker *w, enum method m,
-					 const uint8_t *p, size_t n,
-					 struct answer *a)
+/*
+ * Run signature sig of v (checked for method m: Classify or Regress) on
+ * the examples of input: the result message, in ar, into *res.
+ */
+static grpc_status_code infer(struct worker *w, enum method m,
+			      struct sv_version *v,
+			      const struct tfk_sv_signature *sig,
+			      const Tensorflow__Serving__Input *input,
+			      struct arena *ar, ProtobufCMessage **res,
+			      struct answer *a)
 {
-	struct sv_grpc *g = w->g;
-	Tensorflow__Serving__ClassificationRequest *cq = NULL;
-	Tensorflow__Serving__RegressionRequest *rq = NULL;
-	Tensorflow__Serving__ClassificationResponse cs =
-		TENSORFLOW__SERVING__CLASSIFICATION_RESPONSE__INIT;
-	Tensorflow__Serving__RegressionResponse rs =
-		TENSORFLOW__SERVING__REGRESSION_RESPONSE__INIT;
-	const Tensorflow__Serving__ModelSpec *ms;
-	const Tensorflow__Serving__Input *input;
-	const struct tfk_sv_signature *sig;
 	const struct tfk_tensor **out = NULL, *x, *y;
 	const char **keys = NULL;
 	struct tfk_tensor ex = { 0 };
 	struct tfk_sv_tensor want;
-	struct sv_model *mo;
-	struct sv_version *v = NULL;
 	struct tfk_runner *r = NULL;
-	struct arena ar = { 0 };
 	struct sv_outputs own_out = { NULL, 0 };
-	ProtobufCMessage *res;
 	struct tfk_err e;
 	int i, own = 0, n_out;
 
-	if (m == M_CLASSIFY)
-		cq = tensorflow__serving__classification_request__unpack(
-			NULL, n, p);
-	else
-		rq = tensorflow__serving__regression_request__unpack(NULL, n,
-								     p);
-	if (!cq && !rq)
-		return fail(a, GRPC_STATUS_INVALID_ARGUMENT, "the request is "
-			    "not a %sRequest (protobuf)", m == M_CLASSIFY ?
-			    "Classification" : "Regression");
-	ms = cq ? cq->model_spec : rq->model_spec;
-	input = cq ? cq->input : rq->input;
-	if (resolve(g, ms, a, &mo, &v))
-		goto done;
-	if (!(sig = signature(a, v, ms->signature_name)))
-		goto done;
-	if (tfk_rj_check_signature(sig, m == M_CLASSIFY ? TFK_RJ_CLASSIFY :
-				   TFK_RJ_REGRESS, &e)) {
-		fail_err(a, &e);
-		goto done;
-	}
+	a->code = GRPC_STATUS_OK;
 	if (examples_tensor(input, &ex, a))
 		goto done;
-	sv_metrics_examples(g->o.metrics, a->model,
+	sv_metrics_examples(w->g->o.metrics, a->model,
 			    (int)tfk_tensor_numel(&ex));
 	if (!(r = sv_runner(v, sig, w->tid, &own, &e))) {
 		fail_err(a, &e);
@@ -636,7 +621,7 @@ static grpc_status_code classify_regress(struct worker *w, enum method m,
 		fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
 		goto done;
 	}
-	if (run(g, a, m, v, sig, r, &ex, out, &own_out))
+	if (run(w->g, a, m, v, sig, r, &ex, out, &own_out))
 		goto done;
 	for (i = 0; i < n_out; i++)
 		keys[i] = tfk_runner_output(r, i)->key;
@@ -646,10 +631,58 @@ static grpc_status_code classify_regress(struct worker *w, enum method m,
 		fail_err(a, &e);
 		goto done;
 	}
-	if (result_msg(&ar, m, x, y, ex.shape[0], &res)) {
+	if (result_msg(ar, m, x, y, ex.shape[0], res))
 		fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+done:
+	sv_outputs_release(&own_out);
+	tfk_tensor_release(&ex);
+	tfk_free(out);
+	tfk_free(keys);
+	if (own)
+		tfk_runner_free(r);
+	return a->code;
+}
+
+static grpc_status_code classify_regress(struct worker *w, enum method m,
+					 const uint8_t *p, size_t n,
+					 struct answer *a)
+{
+	Tensorflow__Serving__ClassificationRequest *cq = NULL;
+	Tensorflow__Serving__RegressionRequest *rq = NULL;
+	Tensorflow__Serving__ClassificationResponse cs =
+		TENSORFLOW__SERVING__CLASSIFICATION_RESPONSE__INIT;
+	Tensorflow__Serving__RegressionResponse rs =
+		TENSORFLOW__SERVING__REGRESSION_RESPONSE__INIT;
+	const Tensorflow__Serving__ModelSpec *ms;
+	const struct tfk_sv_signature *sig;
+	struct sv_model *mo;
+	struct sv_version *v = NULL;
+	struct arena ar = { 0 };
+	ProtobufCMessage *res;
+	struct tfk_err e;
+
+	if (m == M_CLASSIFY)
+		cq = tensorflow__serving__classification_request__unpack(
+			NULL, n, p);
+	else
+		rq = tensorflow__serving__regression_request__unpack(NULL, n,
+								     p);
+	if (!cq && !rq)
+		return fail(a, GRPC_STATUS_INVALID_ARGUMENT, "the request is "
+			    "not a %sRequest (protobuf)", m == M_CLASSIFY ?
+			    "Classification" : "Regression");
+	ms = cq ? cq->model_spec : rq->model_spec;
+	if (resolve(w->g, ms, a, &mo, &v))
+		goto done;
+	if (!(sig = signature(a, v, ms->signature_name)))
+		goto done;
+	if (tfk_rj_check_signature(sig, m == M_CLASSIFY ? TFK_RJ_CLASSIFY :
+				   TFK_RJ_REGRESS, &e)) {
+		fail_err(a, &e);
 		goto done;
 	}
+	if (infer(w, m, v, sig, cq ? cq->input : rq->input, &ar, &res, a))
+		goto done;
 	if (m == M_CLASSIFY) {
 		cs.result = (Tensorflow__Serving__ClassificationResult *)res;
 		cs.model_spec = spec_out(&ar, v, sig->key);
@@ -662,12 +695,6 @@ static grpc_status_code classify_regress(struct worker *w, enum method m,
 	else
 		pack(a, m == M_CLASSIFY ? &cs.base : &rs.base);
 done:
-	sv_outputs_release(&own_out);
-	tfk_tensor_release(&ex);
-	tfk_free(out);
-	tfk_free(keys);
-	if (own)
-		tfk_runner_free(r);
 	arena_free(&ar);
 	sv_release(v);
 	if (cq)
@@ -676,6 +703,147 @@ done:
 	if (rq)
 		tensorflow__serving__regression_request__free_unpacked(rq,
 								       NULL);
+	return a->code;
+}
+
+/*
+ * MultiInference, as TF Serving's TensorFlowMultiInferenceRunner: every
+ * task names the same model (the first task's version choice picks
+ * the version), each a different signature, with method_name
+ * tensorflow/serving/classify or .../regress, all signatures reading
+ * the same input tensor; each task then runs Classify's or Regress's
+ * path on the request's one Input, and the results come in task order.
+ * A request that breaks a rule gets TF Serving's message before
+ * anything runs.
+ */
+#define IR_CLASSIFICATION \
+	TENSORFLOW__SERVING__INFERENCE_RESULT__RESULT_CLASSIFICATION_RESULT
+#define IR_REGRESSION \
+	TENSORFLOW__SERVING__INFERENCE_RESULT__RESULT_REGRESSION_RESULT
+
+static grpc_status_code multi_inference(struct worker *w, const uint8_t *p,
+					size_t n, struct answer *a)
+{
+	static const char classify[] = "tensorflow/serving/classify",
+		regress[] = "tensorflow/serving/regress";
+	Tensorflow__Serving__MultiInferenceRequest *rq;
+	Tensorflow__Serving__MultiInferenceResponse rs =
+		TENSORFLOW__SERVING__MULTI_INFERENCE_RESPONSE__INIT;
+	const struct tfk_sv_signature **sigs = NULL;
+	enum method *ms = NULL;
+	struct sv_model *mo;
+	struct sv_version *v = NULL;
+	struct arena ar = { 0 };
+	struct tfk_err e;
+	size_t i, k;
+
+	rq = tensorflow__serving__multi_inference_request__unpack(NULL, n, p);
+	if (!rq)
+		return fail(a, GRPC_STATUS_INVALID_ARGUMENT, "the request is "
+			    "not a MultiInferenceRequest (protobuf)");
+	if (!rq->n_tasks) {
+		fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Expected at least one "
+		     "task");
+		goto done;
+	}
+	for (i = 0; i < rq->n_tasks; i++) {
+		const Tensorflow__Serving__ModelSpec *s =
+			rq->tasks[i]->model_spec;
+
+		if (!s || !s->name || !*s->name) {
+			fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Found ModelSpec "
+			     "with an empty model name.");
+			goto done;
+		}
+		if (strcmp(s->name, rq->tasks[0]->model_spec->name)) {
+			fail(a, GRPC_STATUS_INVALID_ARGUMENT, "All ModelSpecs in "
+			     "a MultiInferenceRequest must access the same "
+			     "model name.");
+			goto done;
+		}
+	}
+	if (resolve(w->g, rq->tasks[0]->model_spec, a, &mo, &v))
+		goto done;
+	sigs = tfk_calloc(rq->n_tasks, sizeof(*sigs));
+	ms = tfk_calloc(rq->n_tasks, sizeof(*ms));
+	rs.results = az(&ar, rq->n_tasks * sizeof(*rs.results));
+	if (!sigs || !ms || !rs.results) {
+		fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+		goto done;
+	}
+	for (i = 0; i < rq->n_tasks; i++) {
+		const char *name = rq->tasks[i]->model_spec->signature_name,
+			*method = rq->tasks[i]->method_name;
+
+		if (!(sigs[i] = tfk_servable_find(v->s, name && *name ? name :
+						  NULL, &e))) {
+			fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Requested "
+			     "signature not found in model graph: %s",
+			     name && *name ? name : "serving_default");
+			goto done;
+		}
+		for (k = 0; k < i; k++)
+			if (sigs[k] == sigs[i]) {
+				fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Duplicate "
+				     "evaluation of signature: %s",
+				     sigs[i]->key);
+				goto done;
+			}
+		if (!strcmp(method, classify)) {
+			ms[i] = M_CLASSIFY;
+		} else if (!strcmp(method, regress)) {
+			ms[i] = M_REGRESS;
+		} else {
+			fail(a, GRPC_STATUS_UNIMPLEMENTED, "Unsupported "
+			     "signature method_name: %s", method);
+			goto done;
+		}
+		if (tfk_rj_check_signature(sigs[i], ms[i] == M_CLASSIFY ?
+					   TFK_RJ_CLASSIFY : TFK_RJ_REGRESS,
+					   &e)) {
+			fail_err(a, &e);
+			goto done;
+		}
+		if (sigs[i]->n_inputs < 1 || strcmp(sigs[i]->inputs[0].name,
+						    sigs[0]->inputs[0].name)) {
+			fail(a, GRPC_STATUS_INVALID_ARGUMENT, "Input tensor "
+			     "must be the same for all Signatures.");
+			goto done;
+		}
+	}
+	for (i = 0; i < rq->n_tasks; i++) {
+		Tensorflow__Serving__InferenceResult *ir = az(&ar, sizeof(*ir));
+		ProtobufCMessage *res;
+
+		if (!ir) {
+			fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+			goto done;
+		}
+		if (infer(w, ms[i], v, sigs[i], rq->input, &ar, &res, a))
+			goto done;
+		tensorflow__serving__inference_result__init(ir);
+		ir->model_spec = spec_out(&ar, v, sigs[i]->key);
+		if (ms[i] == M_CLASSIFY) {
+			ir->result_case = IR_CLASSIFICATION;
+			ir->classification_result =
+				(Tensorflow__Serving__ClassificationResult *)res;
+		} else {
+			ir->result_case = IR_REGRESSION;
+			ir->regression_result =
+				(Tensorflow__Serving__RegressionResult *)res;
+		}
+		rs.results[rs.n_results++] = ir;
+	}
+	if (ar.failed)
+		fail(a, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+	else
+		pack(a, &rs.base);
+done:
+	tfk_free(sigs);
+	tfk_free(ms);
+	arena_free(&ar);
+	sv_release(v);
+	tensorflow__serving__multi_inference_request__free_unpacked(rq, NULL);
 	return a->code;
 }
 
@@ -986,11 +1154,8 @@ static void answer_call(struct call *c)
 		/* refused by name: tfk-serve does not offer it */
 		fail(&a, GRPC_STATUS_UNIMPLEMENTED, "Method not found: %.*s "
 		     "(tfk-serve serves Predict, Classify, Regress, "
-		     "GetModelMetadata, GetModelStatus and "
-		     "HandleReloadConfigRequest%s)", n, p,
-		     n >= 15 && !memcmp(p + n - 15, "/MultiInference", 15) ?
-		     "; for MultiInference call Classify and Regress apart" :
-		     "");
+		     "MultiInference, GetModelMetadata, GetModelStatus and "
+		     "HandleReloadConfigRequest)", n, p);
 	} else if (atomic_load(&g->stopping)) {
 		fail(&a, GRPC_STATUS_UNAVAILABLE, "the server is stopping");
 	} else if (!c->payload || !grpc_byte_buffer_reader_init(&rd,
@@ -1009,6 +1174,7 @@ static void answer_call(struct call *c)
 		case M_CLASSIFY: case M_REGRESS:
 			classify_regress(c->w, c->m, p, n, &a);
 			break;
+		case M_MULTI: multi_inference(c->w, p, n, &a); break;
 		case M_METADATA: metadata(c->w, p, n, &a); break;
 		case M_RELOAD: reload(c->w, p, n, &a); break;
 		default: status(c->w, p, n, &a); break;
@@ -1104,30 +1270,87 @@ static void grpc_log_quiet(gpr_log_func_args *args)
 		tfk_cli_warn("gRPC: %s", args->message);
 }
 
+/* A connection the door let in: gRPC's from now on. */
+static void hand(void *arg, int fd)
+{
+	struct sv_grpc *g = arg;
+
+	grpc_server_add_channel_from_fd(g->srv, fd, g->cred);
+}
+
+/*
+ * The server's channel arguments: the message size limit, an idle
+ * connection closed after 5 minutes (grpc.max_connection_idle_ms), then
+ * --grpc_channel_arguments "k=v,k=v" (an integer value as an integer,
+ * else a string, as TF Serving reads them), which override those. Into
+ * a[0..max), strings in buf; how many.
+ */
+static int channel_args(const struct sv_grpc_opts *o, grpc_arg *a, int max,
+			char *buf)
+{
+	char *p, *save = NULL, *kv;
+	int n = 0, i;
+
+	a[n].type = GRPC_ARG_INTEGER;
+	a[n].key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+	a[n++].value.integer = o->max_body > INT_MAX ? INT_MAX :
+		(int)o->max_body;
+	a[n].type = GRPC_ARG_INTEGER;
+	a[n].key = GRPC_ARG_MAX_CONNECTION_IDLE_MS;
+	a[n++].value.integer = 300000;
+	if (!buf)
+		return n;
+	for (p = buf; (kv = strtok_r(p, ",", &save)); p = NULL) {
+		char *v = strchr(kv, '='), *end;
+		long x;
+
+		if (!v)
+			continue;	/* checked by cmd/serve.c */
+		*v++ = 0;
+		for (i = 0; i < n && strcmp(a[i].key, kv); i++)
+			;
+		if (i == max)
+			break;
+		if (i == n)
+			n++;
+		a[i].key = kv;
+		errno = 0;
+		x = strtol(v, &end, 10);
+		if (*v && !*end && !errno && x >= INT_MIN && x <= INT_MAX) {
+			a[i].type = GRPC_ARG_INTEGER;
+			a[i].value.integer = (int)x;
+		} else {
+			a[i].type = GRPC_ARG_STRING;
+			a[i].value.string = v;
+		}
+	}
+	return n;
+}
+
 struct sv_grpc *sv_grpc_start(struct sv_server *s,
 			      const struct sv_grpc_opts *o, long *port)
 {
 	struct sv_grpc *g = tfk_calloc(1, sizeof(*g));
-	grpc_server_credentials *cred;
-	grpc_arg arg;
+	struct sv_accept_opts ao;
+	grpc_arg arg[64];
 	grpc_channel_args args;
-	char addr[64];
-	int i, m, bound;
+	char *buf = NULL;
+	int i, m;
 
-	if (!g) {
+	if (!g || (o->channel_args && !(buf = tfk_strdup(o->channel_args)))) {
 		tfk_cli_warn("out of memory");
+		tfk_free(g);
 		return NULL;
 	}
 	g->s = s;
 	g->o = *o;
 	gpr_set_log_function(grpc_log_quiet);
 	grpc_init();
-	arg.type = GRPC_ARG_INTEGER;
-	arg.key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-	arg.value.integer = o->max_body > INT_MAX ? INT_MAX : (int)o->max_body;
-	args.num_args = 1;
-	args.args = &arg;
+	args.num_args = (size_t)channel_args(o, arg, 64, buf);
+	args.args = arg;
 	g->srv = grpc_server_create(&args, NULL);
+	tfk_free(buf);
+	g->cred = grpc_insecure_server_credentials_create();
 	g->shutdown_cq = grpc_completion_queue_create_for_next(NULL);
 	grpc_server_register_completion_queue(g->srv, g->shutdown_cq, NULL);
 	for (m = 0; m < M_OTHER; m++)
@@ -1138,11 +1361,7 @@ struct sv_grpc *sv_grpc_start(struct sv_server *s,
 	g->w = tfk_calloc((size_t)g->n_workers, sizeof(*g->w));
 	if (!g->w) {
 		tfk_cli_warn("out of memory");
-		grpc_server_destroy(g->srv);
-		grpc_completion_queue_destroy(g->shutdown_cq);
-		grpc_shutdown();
-		tfk_free(g);
-		return NULL;
+		goto fail;
 	}
 	for (i = 0; i < g->n_workers; i++) {
 		g->w[i].g = g;
@@ -1155,27 +1374,31 @@ struct sv_grpc *sv_grpc_start(struct sv_server *s,
 			g->w[i].calls[m].m = (enum method)m;
 		}
 	}
-	snprintf(addr, sizeof(addr), "%s:%ld", o->host, o->port);
-	cred = grpc_insecure_server_credentials_create();
-	bound = grpc_server_add_http2_port(g->srv, addr, cred);
-	grpc_server_credentials_release(cred);
-	if (!bound) {
-		tfk_cli_warn("gRPC port %ld: cannot listen there (in use?)",
-			     o->port);
-		for (i = 0; i < g->n_workers; i++)
-			grpc_completion_queue_destroy(g->w[i].cq);
-		grpc_server_destroy(g->srv);
-		grpc_completion_queue_destroy(g->shutdown_cq);
-		grpc_shutdown();
-		tfk_free(g->w);
-		tfk_free(g);
-		return NULL;
-	}
-	*port = bound;
 	grpc_server_start(g->srv);
 	for (i = 0; i < g->n_workers; i++)
 		pthread_create(&g->w[i].th, NULL, work, &g->w[i]);
+	ao.host = o->host;
+	ao.port = o->port;
+	ao.max_conns = o->max_conns;
+	ao.max_per_ip = o->max_per_ip;
+	ao.preface_ms = o->header_ms;
+	if (!(g->door = sv_acceptor_start(&ao, hand, g, port))) {
+		tfk_cli_warn("gRPC port %ld: cannot listen there: %s",
+			     o->port, strerror(errno));
+		sv_grpc_stop(g, 0);
+		return NULL;
+	}
 	return g;
+fail:
+	for (i = 0; g->w && i < g->n_workers; i++)
+		grpc_completion_queue_destroy(g->w[i].cq);
+	grpc_server_destroy(g->srv);
+	grpc_server_credentials_release(g->cred);
+	grpc_completion_queue_destroy(g->shutdown_cq);
+	grpc_shutdown();
+	tfk_free(g->w);
+	tfk_free(g);
+	return NULL;
 }
 
 void sv_grpc_stop(struct sv_grpc *g, long wait_ms)
@@ -1183,6 +1406,8 @@ void sv_grpc_stop(struct sv_grpc *g, long wait_ms)
 	grpc_event ev;
 	int i;
 
+	if (g->door)
+		sv_acceptor_stop(g->door);
 	atomic_store(&g->stopping, 1);
 	grpc_server_shutdown_and_notify(g->srv, g->shutdown_cq, g);
 	ev = grpc_completion_queue_next(g->shutdown_cq,
@@ -1208,6 +1433,7 @@ void sv_grpc_stop(struct sv_grpc *g, long wait_ms)
 					  NULL).type != GRPC_QUEUE_SHUTDOWN)
 		;
 	grpc_completion_queue_destroy(g->shutdown_cq);
+	grpc_server_credentials_release(g->cred);
 	grpc_shutdown();
 	tfk_free(g->w);
 	tfk_free(g);

@@ -14,9 +14,13 @@
  *   GET  /monitoring/prometheus/metrics          (or its path) metrics
  *
  * libmicrohttpd runs its own pool of threads (one per CPU by default),
- * with epoll where the library has it, a connection idle timeout and a
- * connection limit. A request's body is gathered up to --max_body_bytes
- * (413 beyond), then answered in one go on its worker thread. Each
+ * with epoll where the library has it, a connection idle timeout, a
+ * connection limit (beyond it, libmicrohttpd stops accepting: new
+ * connections wait in the listen queue) and a limit per client address
+ * (beyond it, closed at once, unanswered); a reaper thread gives a
+ * client late with its headers or body a 408 and closes it (see struct
+ * conn). A request's body is gathered up to --max_body_bytes (413 beyond), then
+ * answered in one go on its worker thread. Each
  * worker thread is given a small number on its first request and keeps
  * its own runner per version and signature in that version's slots
  * (serve.h), made on first use: no lock on the predict path but the
@@ -38,13 +42,33 @@
 
 #include <inttypes.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+/*
+ * A connection's clock, for the reaper: it must send its request line
+ * and headers within --header_timeout_in_ms of connecting (or of its
+ * request line, after a request on a kept-alive connection), its body
+ * within --body_timeout_in_ms of its headers, and after an answer its
+ * next request line within --rest_api_timeout_in_ms (bytes trickled one
+ * by one restart libmicrohttpd's own idle timeout, never these). While
+ * a request runs there is no deadline. Guarded by the server's lock.
+ */
+enum phase { P_HEAD, P_BODY, P_RUN, P_IDLE, P_CUT };
+
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	enum phase phase;
+	double deadline;
+};
 
 struct sv_http {
 	struct MHD_Daemon *d;
@@ -53,6 +77,11 @@ struct sv_http {
 	atomic_int in_flight;
 	atomic_int stopping;
 	atomic_int next_tid;
+	pthread_mutex_t lock;		/* conns, reaper_stop */
+	pthread_cond_t wake;
+	struct conn *conns;
+	int reaper_stop, reaper_on;
+	pthread_t reaper;
 };
 
 /* One request: its body so far and what the access log wants. */
@@ -455,6 +484,141 @@ static enum MHD_Result route(struct sv_http *h, struct MHD_Connection *c,
 	return ok;
 }
 
+/* Slow clients ------------------------------------------------------------ */
+
+static void on_conn(void *cls, struct MHD_Connection *c, void **ctx,
+		    enum MHD_ConnectionNotificationCode code)
+{
+	struct sv_http *h = cls;
+	struct conn *k = *ctx;
+	const union MHD_ConnectionInfo *ci;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(c,
+					     MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!ci || !(k = tfk_calloc(1, sizeof(*k))))
+			return;	/* no clock: libmicrohttpd's timeout only */
+		k->fd = ci->connect_fd;
+		k->phase = P_HEAD;
+		k->deadline = tfk_sv_now() + h->o.header_ms / 1000.0;
+		pthread_mutex_lock(&h->lock);
+		k->next = h->conns;
+		if (h->conns)
+			h->conns->prev = k;
+		h->conns = k;
+		pthread_mutex_unlock(&h->lock);
+		*ctx = k;
+		return;
+	}
+	/* closed: libmicrohttpd closes the socket after this */
+	if (!k)
+		return;
+	pthread_mutex_lock(&h->lock);
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		h->conns = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	pthread_mutex_unlock(&h->lock);
+	tfk_free(k);
+	*ctx = NULL;
+}
+
+/*
+ * Set c's clock to phase p, due ms from now (P_HEAD keeps a running
+ * header clock: a first request's started at the connection). -1 when
+ * the reaper has cut the connection (its 408 sent).
+ */
+static int clock_to(struct sv_http *h, struct MHD_Connection *c,
+		    enum phase p, long ms)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+	int cut;
+
+	if (!k)
+		return 0;
+	pthread_mutex_lock(&h->lock);
+	cut = k->phase == P_CUT;
+	if (!cut && (p != P_HEAD || k->phase == P_IDLE)) {
+		k->phase = p;
+		k->deadline = tfk_sv_now() + ms / 1000.0;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return cut ? -1 : 0;
+}
+
+/* The request line is in: the next request's header clock starts. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)uri;
+	clock_to(cls, c, P_HEAD, ((struct sv_http *)cls)->o.header_ms);
+	return NULL;
+}
+
+/*
+ * Cut k (the lock held): a client late with its headers or body gets
+ * TF Serving's error form with 408 (written here: libmicrohttpd is
+ * only reading it), then the socket is shut down, which ends
+ * libmicrohttpd's reading and so the connection.
+ */
+static void cut(struct sv_http *h, struct conn *k)
+{
+	char body[256], msg[512];
+	int n;
+
+	if (k->phase != P_IDLE) {
+		snprintf(body, sizeof(body), "{\"error\": \"the request's "
+			 "%s did not arrive within %ld ms (--%s)\"}",
+			 k->phase == P_HEAD ? "headers" : "body",
+			 k->phase == P_HEAD ? h->o.header_ms : h->o.body_ms,
+			 k->phase == P_HEAD ? "header_timeout_in_ms" :
+			 "body_timeout_in_ms");
+		n = snprintf(msg, sizeof(msg), "HTTP/1.1 408 Request Timeout"
+			     "\r\nContent-Type: application/json\r\n"
+			     "Content-Length: %zu\r\nConnection: close\r\n"
+			     "\r\n%s", strlen(body), body);
+		/* a client gone or not reading is not told */
+		(void)send(k->fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	shutdown(k->fd, SHUT_RDWR);
+	k->phase = P_CUT;
+}
+
+static void *reap(void *arg)
+{
+	struct sv_http *h = arg;
+
+	pthread_mutex_lock(&h->lock);
+	while (!h->reaper_stop) {
+		double now = tfk_sv_now(), next = now + 1, rel;
+		struct timespec ts;
+		struct conn *k;
+
+		for (k = h->conns; k; k = k->next) {
+			if (k->phase == P_RUN || k->phase == P_CUT)
+				continue;
+			if (k->deadline <= now)
+				cut(h, k);
+			else if (k->deadline < next)
+				next = k->deadline;
+		}
+		rel = next - now + 0.001;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)rel;
+		ts.tv_nsec += (long)((rel - (double)(time_t)rel) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&h->wake, &h->lock, &ts);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
 				  const char *version, const char *data,
@@ -464,6 +628,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	struct req *rq = *con_cls;
 
 	if (!rq) {
+		if (clock_to(h, c, P_BODY, h->o.body_ms))
+			return MHD_NO;
 		rq = tfk_calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
@@ -483,6 +649,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		*data_n = 0;
 		return MHD_YES;
 	}
+	if (clock_to(h, c, P_RUN, 0))
+		return MHD_NO;	/* the reaper answered 408 */
 	if (rq->too_big)
 		return fail(c, rq, 413, "request body over the limit of %"
 			    PRIu64 " bytes (--max_body_bytes)",
@@ -500,6 +668,7 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct sv_http *h = cls;
 	struct req *rq = *con_cls;
 
+	clock_to(h, c, P_IDLE, h->o.timeout_ms);
 	if (!rq)
 		return;
 	if (h->o.access_log) {
@@ -527,16 +696,40 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /* Start and stop ---------------------------------------------------------- */
 
+/*
+ * libmicrohttpd's messages, one line each; under a flood of refused or
+ * abandoned connections the same message comes again and again, so a
+ * message like the last (its first 32 bytes) within 10 s is counted,
+ * and the count told with the next one logged.
+ */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char last[512];
+	static double last_t;
+	static long same;
 	char msg[512];
+	double now = tfk_sv_now();
 	size_t n;
 
+	(void)cls;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
 		msg[--n] = 0;
-	tfk_cli_warn("libmicrohttpd: %s", msg);
+	pthread_mutex_lock(&lock);
+	if (!strncmp(msg, last, 32) && now - last_t < 10) {
+		same++;
+	} else {
+		if (same)
+			tfk_cli_warn("libmicrohttpd: %s (%ld more times)", last,
+				     same);
+		tfk_cli_warn("libmicrohttpd: %s", msg);
+		memcpy(last, msg, n + 1);
+		last_t = now;
+		same = 0;
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 struct sv_http *sv_http_start(struct sv_server *s,
@@ -553,6 +746,11 @@ struct sv_http *sv_http_start(struct sv_server *s,
 	}
 	h->s = s;
 	h->o = *o;
+	/* libmicrohttpd shares the limit out among its pool's threads */
+	if (h->o.threads > h->o.max_conns)
+		h->o.threads = h->o.max_conns;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->wake, NULL);
 	if (o->thread_per_connection) {
 		/* a pool thread may hold several connections: one waiting
 		 * for its batch would stall the others behind it */
@@ -564,8 +762,12 @@ struct sv_http *sv_http_start(struct sv_server *s,
 					(unsigned)((o->timeout_ms + 999) /
 						   1000),
 					MHD_OPTION_CONNECTION_LIMIT,
-					(unsigned)1024,
-					MHD_OPTION_NOTIFY_COMPLETED, on_done,
+					(unsigned)o->max_conns,
+					MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+					(unsigned)o->max_per_ip,
+					MHD_OPTION_NOTIFY_CONNECTION, on_conn,
+					h, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
+					h, MHD_OPTION_NOTIFY_COMPLETED, on_done,
 					h, MHD_OPTION_END);
 	} else {
 		if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
@@ -574,18 +776,26 @@ struct sv_http *sv_http_start(struct sv_server *s,
 					on_request, h,
 					MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
 					NULL, MHD_OPTION_THREAD_POOL_SIZE,
-					(unsigned)o->threads,
+					(unsigned)h->o.threads,
 					MHD_OPTION_CONNECTION_TIMEOUT,
 					(unsigned)((o->timeout_ms + 999) /
 						   1000),
 					MHD_OPTION_CONNECTION_LIMIT,
-					(unsigned)1024,
-					MHD_OPTION_NOTIFY_COMPLETED, on_done,
+					(unsigned)o->max_conns,
+					MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+					(unsigned)o->max_per_ip,
+					MHD_OPTION_NOTIFY_CONNECTION, on_conn,
+					h, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
+					h, MHD_OPTION_NOTIFY_COMPLETED, on_done,
 					h, MHD_OPTION_END);
 	}
+	if (h->d && !pthread_create(&h->reaper, NULL, reap, h))
+		h->reaper_on = 1;
 	if (!h->d) {
 		tfk_cli_warn("port %ld: cannot serve HTTP there (in use?)",
 			     o->port);
+		pthread_mutex_destroy(&h->lock);
+		pthread_cond_destroy(&h->wake);
 		tfk_free(h);
 		return NULL;
 	}
@@ -609,5 +819,14 @@ void sv_http_stop(struct sv_http *h, long wait_ms)
 		nanosleep(&ts, NULL);
 	}
 	MHD_stop_daemon(h->d);
+	if (h->reaper_on) {
+		pthread_mutex_lock(&h->lock);
+		h->reaper_stop = 1;
+		pthread_cond_signal(&h->wake);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->reaper, NULL);
+	}
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->wake);
 	tfk_free(h);
 }

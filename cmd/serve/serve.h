@@ -2,7 +2,8 @@
  * serve.h - the parts of tfk-serve: the models and their versions
  * (cmd/serve/models.c: policies, polling, loading, reference counts,
  * status), the REST front end (cmd/serve/http.c: libmicrohttpd,
- * routing, predict), the gRPC front end (cmd/serve/grpc.c), the metrics
+ * routing, predict), the gRPC front end (cmd/serve/grpc.c, its
+ * connections accepted by cmd/serve/accept.c), the metrics
  * (cmd/serve/metrics.c) and options, config and signals (cmd/serve.c).
  */
 #ifndef TFK_CMD_SERVE_H
@@ -171,6 +172,9 @@ struct sv_http_opts {
 	long port;		/* 0: any free one */
 	long threads;
 	long timeout_ms;	/* connection idle timeout */
+	long max_conns, max_per_ip;	/* connections held at most */
+	long header_ms, body_ms;	/* a request's headers, its body:
+					 * received within this, or 408 */
 	uint64_t max_body;
 	FILE *access_log;	/* NULL: none */
 	struct sv_metrics *metrics;	/* NULL: no metrics */
@@ -185,7 +189,30 @@ struct sv_grpc_opts {
 	int first_tid;			/* their runner slots: from here */
 	uint64_t max_body;		/* the largest request message */
 	struct sv_metrics *metrics;	/* NULL: no metrics */
+	long max_conns, max_per_ip;	/* connections held at most */
+	long header_ms;			/* the HTTP/2 preface within this */
+	const char *channel_args;	/* "k=v,k=v" (NULL: none) */
 };
+
+/*
+ * The gRPC front end's door (cmd/serve/accept.c): listen on host:port,
+ * hold at most max_conns connections (max_per_ip per client address),
+ * and hand each to hand(arg, fd) once it has sent HTTP/2's connection
+ * preface, within preface_ms (else it is closed). *port gets the port
+ * bound. NULL when the port cannot be bound (errno set).
+ */
+struct sv_accept_opts {
+	const char *host;
+	long port;
+	long max_conns, max_per_ip;
+	long preface_ms;
+};
+struct sv_acceptor;
+struct sv_acceptor *sv_acceptor_start(const struct sv_accept_opts *o,
+				      void (*hand)(void *arg, int fd),
+				      void *arg, long *port);
+/* Stop accepting: the connections still waiting are closed. */
+void sv_acceptor_stop(struct sv_acceptor *a);
 
 struct sv_grpc;
 /* Start the gRPC front end (cmd/serve/grpc.c) on s; *port gets the port

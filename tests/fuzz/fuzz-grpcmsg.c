@@ -4,7 +4,8 @@
  * through format/tensorproto.h), on arbitrary bytes.
  *
  * The first byte picks the message (Predict, Classification,
- * Regression, GetModelMetadata, GetModelStatus, ReloadConfig request);
+ * Regression, GetModelMetadata, GetModelStatus, ReloadConfig,
+ * MultiInference request);
  * the rest is its wire form. A ReloadConfigRequest's config becomes a
  * server config (model/modelconfig.h) holding its invariants, or a
  * refusal with a message. A PredictRequest's input tensors each become a tensor
@@ -141,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 0:
 		predict(p, n);
 		break;
@@ -202,6 +203,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		tensorflow__serving__reload_config_request__free_unpacked(rq,
 									  NULL);
+		break;
+	}
+	case 6: {
+		Tensorflow__Serving__MultiInferenceRequest *rq =
+			tensorflow__serving__multi_inference_request__unpack(
+				NULL, n, p);
+		size_t i;
+
+		if (!rq)
+			break;
+		for (i = 0; i < rq->n_tasks; i++) {
+			const Tensorflow__Serving__ModelSpec *ms =
+				rq->tasks[i]->model_spec;
+
+			if (!rq->tasks[i]->method_name ||
+			    (ms && (!ms->name || !ms->signature_name)))
+				abort();
+			if (ms && ms->version_choice_case ==
+			    TENSORFLOW__SERVING__MODEL_SPEC__VERSION_CHOICE_VERSION_LABEL &&
+			    !ms->version_label)
+				abort();
+		}
+		examples(rq->input);
+		tensorflow__serving__multi_inference_request__free_unpacked(rq,
+									    NULL);
 		break;
 	}
 	default: {

@@ -8,10 +8,13 @@ as another): Predict outputs equal the SavedModel's own signature
 called in TensorFlow (tf.saved_model.load) and the REST answer;
 output_filter; Classify and Regress on tf.Examples (with a context) equal
 the TF1 classify/regress signatures called on the same serialized
-Examples; GetModelMetadata's SignatureDefMap equals the signature_def of
-the saved_model.pb as TensorFlow's own protos read it; GetModelStatus;
-and the errors: unknown model (NOT_FOUND), version, label, signature,
-input, and a wrong dtype (INVALID_ARGUMENT).
+Examples, and so do MultiInference's tasks (TF Serving's refusals of
+a bad task list); GetModelMetadata's SignatureDefMap equals the
+signature_def of the saved_model.pb as TensorFlow's own protos read it;
+GetModelStatus; and the errors: unknown model (NOT_FOUND), version,
+label, signature, input, and a wrong dtype (INVALID_ARGUMENT). A
+slowloris on the gRPC port delays no Predict; a connection beyond
+--max_connections_per_ip gets UNAVAILABLE at once.
 
 Config:
 Each text below goes to TF Serving's own ModelServerConfig message
@@ -157,6 +160,7 @@ for i, text in enumerate(SERVER_REFUSES):
 
 # gRPC -----------------------------------------------------------------------
 import signal  # noqa: E402
+import socket  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
 import urllib.request  # noqa: E402
@@ -191,7 +195,8 @@ with open(t.path("serve.config"), "w") as f:
 log = open(t.path("serve.log"), "w+")
 srv = subprocess.Popen([os.path.join(t.bin, "tfk-serve"),
                         "--model_config_file", t.path("serve.config"),
-                        "--port", "0", "--rest_api_port", "0"],
+                        "--port", "0", "--rest_api_port", "0",
+                        "--max_connections_per_ip", "4"],
                        stderr=log, cwd=t.tmp)
 
 
@@ -272,6 +277,30 @@ try:
     t.eq([tf.make_ndarray(v).tolist() for v in rs.outputs.values()],
          [[[3.0]]], "Predict on the .tflite model")
 
+    # a slowloris on the gRPC port (from 127.0.0.2: connections that
+    # trickle HTTP/2's preface; 4 held, 12 refused) delays no one else's
+    # Predict
+    slow = []
+    for _ in range(16):
+        so = socket.create_connection(("127.0.0.1", gport), timeout=5,
+                                      source_address=("127.0.0.2", 0))
+        so.sendall(b"PRI * HTTP")
+        slow.append(so)
+    t0 = time.time()
+    # a connection of its own (grpc shares one among channels otherwise)
+    own = [("grpc.use_local_subchannel_pool", 1)]
+    ch2 = grpc.insecure_channel("127.0.0.1:%d" % gport, options=own)
+    rq = spec(predict_pb2.PredictRequest(), "half", version=1)
+    rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
+    rs = prediction_service_pb2_grpc.PredictionServiceStub(ch2).Predict(
+        rq, timeout=10)
+    t.ok(rs.outputs["y"].float_val or rs.outputs["y"].tensor_content,
+         "Predict on a new channel beside 16 half-open connections "
+         "(%.2f s)" % (time.time() - t0))
+    ch2.close()
+    for so in slow:
+        so.close()
+
     # Classify and Regress: TF's own signatures on the same Examples
     def examples(msg, xs, context=None):
         if context is None:
@@ -314,6 +343,99 @@ try:
     t.eq([[c.label for c in k.classes] for k in res.result.classifications],
          [["0"], ["0"]], "Classify labels without a classes output: '0'")
 
+    def code(call, msg, part):
+        try:
+            call(msg, timeout=20)
+            return None, ""
+        except grpc.RpcError as e:
+            return e.code(), e.details() if part in e.details() else \
+                "(%s)" % e.details()
+
+    # MultiInference: a classify and a regress task on one Input (with a
+    # context), each equal to TF's own signature on the same Examples
+    from tensorflow_serving.apis import inference_pb2
+
+    def multi(tasks, name="half", version=1):
+        rq = inference_pb2.MultiInferenceRequest()
+        for sig, method in tasks:
+            task = rq.tasks.add()
+            task.model_spec.name = name
+            if version is not None:
+                task.model_spec.version.value = version
+            if sig is not None:
+                task.model_spec.signature_name = sig
+            task.method_name = "tensorflow/serving/" + method
+        lst = rq.input.example_list_with_context
+        lst.context.features.feature["x"].float_list.value.append(9.0)
+        for v in (2.0, 4.0, None):
+            e = lst.examples.add()
+            if v is not None:
+                e.features.feature["x"].float_list.value.append(v)
+        return rq
+
+    res = ps.MultiInference(multi([("classify_x_to_y", "classify"),
+                                   ("regress_x_to_y", "regress")]),
+                            timeout=20)
+    inputs = serialized([2.0, 4.0, None], 9.0)
+    t.eq([(r.model_spec.name, r.model_spec.version.value,
+           r.model_spec.signature_name, r.WhichOneof("result"))
+          for r in res.results],
+         [("half", 1, "classify_x_to_y", "classification_result"),
+          ("half", 1, "regress_x_to_y", "regression_result")],
+         "MultiInference: a result per task, in order, with its model_spec")
+    t.close([[c.score for c in k.classes] for k in
+             res.results[0].classification_result.classifications],
+            tf1.signatures["classify_x_to_y"](inputs=inputs)["scores"]
+            .numpy(), 1e-6,
+            "MultiInference classify equals TF's classify_x_to_y")
+    t.close([r.value for r in
+             res.results[1].regression_result.regressions],
+            tf1.signatures["regress_x_to_y"](inputs=inputs)["outputs"]
+            .numpy().reshape(-1), 1e-6,
+            "MultiInference regress equals TF's regress_x_to_y")
+    cr = spec(classification_pb2.ClassificationRequest(), "half", version=1,
+              sig="classify_x_to_y")
+    cr.input.CopyFrom(multi([]).input)
+    t.eq(res.results[0].classification_result,
+         ps.Classify(cr, timeout=20).result,
+         "MultiInference classify: the same result as Classify")
+    bad_multi = inference_pb2.MultiInferenceRequest()
+    bad_multi.tasks.add().model_spec.name = "half"
+    bad_multi.tasks[0].method_name = "tensorflow/serving/regress"
+    bad_multi.tasks.add().model_spec.name = "lite"
+    bad_multi.tasks[1].method_name = "tensorflow/serving/regress"
+    for rq, want, what in (
+            (inference_pb2.MultiInferenceRequest(),
+             (grpc.StatusCode.INVALID_ARGUMENT,
+              "Expected at least one task"), "no tasks"),
+            (bad_multi,
+             (grpc.StatusCode.INVALID_ARGUMENT,
+              "All ModelSpecs in a MultiInferenceRequest must access the "
+              "same model name."), "two models"),
+            (multi([("regress_x_to_y", "regress"),
+                    ("regress_x_to_y", "regress")]),
+             (grpc.StatusCode.INVALID_ARGUMENT,
+              "Duplicate evaluation of signature: regress_x_to_y"),
+             "one signature twice"),
+            (multi([("regress_x_to_y", "predict")]),
+             (grpc.StatusCode.UNIMPLEMENTED,
+              "Unsupported signature method_name: tensorflow/serving/"
+              "predict"), "method_name predict"),
+            (multi([("nope", "regress")]),
+             (grpc.StatusCode.INVALID_ARGUMENT,
+              "Requested signature not found in model graph: nope"),
+             "an unknown signature"),
+            (multi([("regress_x_to_y", "regress")], version=7),
+             (grpc.StatusCode.NOT_FOUND,
+              "Servable not found for request: Specific(half, 7)"),
+             "an unknown version")):
+        t.eq(code(ps.MultiInference, rq, want[1]), want,
+             "MultiInference refuses %s as TF Serving does" % what)
+    rq = multi([("regress_x_to_y", "classify")])
+    t.eq(code(ps.MultiInference, rq, "classify")[0],
+         grpc.StatusCode.INVALID_ARGUMENT,
+         "MultiInference: a regress signature as a classify task")
+
     # metadata against the saved_model.pb as TF's protos read it
     mr = spec(get_model_metadata_pb2.GetModelMetadataRequest(), "half",
               version=1)
@@ -349,14 +471,6 @@ try:
          [(2, get_model_status_pb2.ModelVersionStatus.AVAILABLE, 0),
           (1, get_model_status_pb2.ModelVersionStatus.AVAILABLE, 0)],
          "GetModelStatus: both versions AVAILABLE, OK")
-
-    def code(call, msg, part):
-        try:
-            call(msg, timeout=20)
-            return None, ""
-        except grpc.RpcError as e:
-            return e.code(), e.details() if part in e.details() else \
-                "(%s)" % e.details()
 
     bad = spec(predict_pb2.PredictRequest(), "nope")
     bad.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
@@ -420,15 +534,41 @@ try:
     rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
     t.eq(ps.Predict(rq, timeout=20).model_spec.version.value, 1,
          "... and the config served is kept")
-    from tensorflow_serving.apis import inference_pb2
-    t.eq(code(ps.MultiInference, inference_pb2.MultiInferenceRequest(),
-              "call Classify and Regress apart"),
+    nope = ch.unary_unary("/tensorflow.serving.PredictionService/Nope",
+                          request_serializer=lambda m: m,
+                          response_deserializer=lambda b: b)
+    t.eq(code(nope, b"", "Method not found"),
          (grpc.StatusCode.UNIMPLEMENTED,
-          "Method not found: /tensorflow.serving.PredictionService/"
-          "MultiInference (tfk-serve serves Predict, Classify, Regress, "
-          "GetModelMetadata, GetModelStatus and HandleReloadConfigRequest; "
-          "for MultiInference call Classify and Regress apart)"),
-         "MultiInference: refused at once by name (UNIMPLEMENTED)")
+          "Method not found: /tensorflow.serving.PredictionService/Nope "
+          "(tfk-serve serves Predict, Classify, Regress, MultiInference, "
+          "GetModelMetadata, GetModelStatus and HandleReloadConfigRequest)"),
+         "a method it lacks: refused at once by name (UNIMPLEMENTED)")
+    # --max_connections_per_ip 4: with ch and 3 more connections from
+    # 127.0.0.1, TF Serving's client on a new channel gets UNAVAILABLE
+    # at once, not a hang; once they leave, it is served again
+    PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0"
+    held = [socket.create_connection(("127.0.0.1", gport), timeout=5)
+            for _ in range(3)]
+    for so in held:
+        so.sendall(PREFACE)
+    time.sleep(0.3)
+    rq = spec(predict_pb2.PredictRequest(), "half", version=1)
+    rq.inputs["x"].CopyFrom(tf.make_tensor_proto(x))
+    t0 = time.time()
+    ch3 = grpc.insecure_channel("127.0.0.1:%d" % gport, options=own)
+    t.eq(code(prediction_service_pb2_grpc.PredictionServiceStub(ch3).Predict,
+              rq, "")[0], grpc.StatusCode.UNAVAILABLE,
+         "a fifth connection from one address: UNAVAILABLE")
+    t.ok(time.time() - t0 < 5, "... within 5 s (%.2f s)" % (time.time() - t0))
+    ch3.close()
+    for so in held:
+        so.close()
+    time.sleep(1.5)
+    ch3 = grpc.insecure_channel("127.0.0.1:%d" % gport, options=own)
+    t.eq(prediction_service_pb2_grpc.PredictionServiceStub(ch3).Predict(
+        rq, timeout=10).model_spec.version.value, 1,
+         "once they leave, a new channel is served")
+    ch3.close()
 finally:
     srv.send_signal(signal.SIGTERM)
     try:

@@ -11,6 +11,7 @@
 #include "graph/graph.h"
 #include "util/alloc.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,71 @@ static int of_layer(const char *var_name, const char *layer)
 	size_t n = strlen(layer);
 
 	return !strncmp(var_name, layer, n) && var_name[n] == '/';
+}
+
+/* Keras' naming.to_snake_case of a class name: "BatchNormalization" ->
+ * "batch_normalization", "Conv2D" -> "conv2d", "LSTM" -> "lstm". */
+static void snake(const char *c, char *out, size_t n)
+{
+	size_t k = 0, len = strlen(c);
+
+	for (size_t i = 0; i < len && k + 2 < n; i++) {
+		int up = isupper((unsigned char)c[i]);
+		/* "(.)([A-Z][a-z]+)" and "([a-z])([A-Z])" get a '_' between */
+		int cut = i && up && ((i + 1 < len &&
+				       islower((unsigned char)c[i + 1])) ||
+				      islower((unsigned char)c[i - 1]));
+
+		if (!isalnum((unsigned char)c[i]) && c[i] != '_')
+			continue;
+		if (cut && k && out[k - 1] != '_')
+			out[k++] = '_';
+		out[k++] = (char)tolower((unsigned char)c[i]);
+	}
+	out[k] = '\0';
+}
+
+/*
+ * The model's name of the layer a Keras 3 file keys as key: the file
+ * names the layers of model.layers by their class (snake case, "_1",
+ * "_2" for repeats: saving_lib's container naming), not by the names
+ * the user gave them. NULL when no layer of the config has that key.
+ */
+static const char *layer_of_key(const struct tfk_kerasfile *kf,
+				const char *key)
+{
+	json_t *layers = json_object_get(json_object_get(kf->model, "config"),
+					 "layers"), *l;
+	size_t i, j;
+
+	json_array_foreach(layers, i, l) {
+		const char *cls = json_string_value(json_object_get(l,
+							"class_name"));
+		const char *nm = json_string_value(json_object_get(
+			json_object_get(l, "config"), "name"));
+		char mine[128], other[128], k[160];
+		int seen = 0;
+
+		if (!cls || !nm)
+			continue;
+		snake(cls, mine, sizeof(mine));
+		for (j = 0; j < i; j++) {
+			const char *c2 = json_string_value(json_object_get(
+				json_array_get(layers, j), "class_name"));
+
+			if (!c2)
+				continue;
+			snake(c2, other, sizeof(other));
+			seen += !strcmp(mine, other);
+		}
+		if (seen)
+			snprintf(k, sizeof(k), "%s_%d", mine, seen);
+		else
+			snprintf(k, sizeof(k), "%s", mine);
+		if (!strcmp(k, key))
+			return nm;
+	}
+	return NULL;
 }
 
 static void shape_str(const struct tfk_tensor *t, char *buf, size_t n)
@@ -39,13 +105,16 @@ int tfk_kerasfile_apply(const struct tfk_kerasfile *kf, const char *path,
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	for (i = 0; !rc && i < kf->n_layers; i++) {
 		const struct tfk_keras_layer *l = &kf->layers[i];
+		const char *name = kf->legacy ? NULL : layer_of_key(kf, l->name);
 		int n_model = 0;
 
+		if (!name)
+			name = l->name;
 		for (k = 0; k < nv; k++) {
 			const char *vn;
 
 			tfk_graph_var_at(g, k, &vn);
-			n_model += of_layer(vn, l->name);
+			n_model += of_layer(vn, name);
 		}
 		if (!n_model) {
 			rc = tfk_errf(err, TFK_EINVAL, "%s: layer '%s' has %d "
@@ -71,7 +140,7 @@ int tfk_kerasfile_apply(const struct tfk_kerasfile *kf, const char *path,
 				struct tfk_tensor *t = tfk_graph_var_at(g, k,
 									&vn);
 
-				if (!of_layer(vn, l->name))
+				if (!of_layer(vn, name))
 					continue;
 				if (kf->legacy ? !strcmp(vn, w->name) :
 				    nth == j) {

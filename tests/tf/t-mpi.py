@@ -9,7 +9,8 @@ replica r the r-th half of each global batch; tfk-train's rank r reads
 records k with k % 2 == r, so Keras is given each batch reordered (its
 even records, then its odd ones) and the replicas see what the ranks
 see. Checked, within 1e-4 of each variable's largest value:
- - an MLP in Keras 3 (.keras): every weight (the mean gradient of both
+ - an MLP in Keras 3 (.keras, its layers named apart from their class,
+   which the file's keys are): every weight (the mean gradient of both
    replicas);
  - the MLP with BatchNormalization in tf_keras (.h5): every weight and
    the moving mean and variance (each replica normalizes by its own
@@ -60,13 +61,13 @@ def write_records(path, x, y):
                 feature=fe)).SerializeToString())
 
 
-def build(K, bn):
+def build(K, bn, names=("dense", "dense_1")):
     K.utils.set_random_seed(3)
     layers = [K.Input((12,), name="x"),
-              K.layers.Dense(16, activation="relu", name="dense")]
+              K.layers.Dense(16, activation="relu", name=names[0])]
     if bn:
         layers.append(K.layers.BatchNormalization(name="bn"))
-    layers.append(K.layers.Dense(3, activation="softmax", name="dense_1"))
+    layers.append(K.layers.Dense(3, activation="softmax", name=names[1]))
     return K.Sequential(layers, name="m")
 
 
@@ -125,7 +126,8 @@ for K, bn in ((keras, False), (tf_keras, True)):
     d = t.path("bn" if bn else "mlp")
     os.makedirs(d)
     f = os.path.join(d, "m.h5" if bn else "m.keras")
-    m0 = build(K, bn)
+    # Keras 3's file keys layers by class, not by these names
+    m0 = build(K, bn, ("dense", "dense_1") if bn else ("hidden", "out"))
     m0.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     m0.save(f)
     spec = os.path.join(d, "spec.json")

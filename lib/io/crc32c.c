@@ -188,13 +188,17 @@ static uint32_t hw_body(uint32_t crc, const uint8_t *b, size_t n)
 {
 	uint64_t c;
 
-	while (n && ((uintptr_t)b & 7)) {
-		crc = _mm_crc32_u8(crc, *b++);
-		n--;
+	/* short inputs (TFRecord headers, scalar events) need neither the
+	 * alignment, byte by byte, nor the three streams */
+	if (n >= 3 * TINY_BLK) {
+		while ((uintptr_t)b & 7) {
+			crc = _mm_crc32_u8(crc, *b++);
+			n--;
+		}
+		crc = crc3(crc, &b, &n, LONG_BLK, shift_long);
+		crc = crc3(crc, &b, &n, SHORT_BLK, shift_short);
+		crc = crc3(crc, &b, &n, TINY_BLK, shift_tiny);
 	}
-	crc = crc3(crc, &b, &n, LONG_BLK, shift_long);
-	crc = crc3(crc, &b, &n, SHORT_BLK, shift_short);
-	crc = crc3(crc, &b, &n, TINY_BLK, shift_tiny);
 	c = crc;
 	while (n >= 8) {
 		c = _mm_crc32_u64(c, load64(b));

@@ -5,7 +5,8 @@
  * exponent, the P significant digits are T = floor(v * 10^q), q =
  * P - 1 - k, rounded by the rest v * 10^q - T: up when it is more than
  * one half, to even when it is exactly one half (glibc's printf in the
- * default rounding mode). Each case of the signs of e2 and q is one
+ * default rounding mode). An integer of at most P digits is printed as
+ * it is. Otherwise each case of the signs of e2 and q is one
  * 128-bit multiply, shift or division with no rounding of its own:
  *
  *   e2 >= 0, q >= 0:  T = (m << e2) * 10^q, no rest
@@ -14,8 +15,8 @@
  *                     a float metric, a wall time with a fraction)
  *   e2 < 0,  q < 0:   m divided by 10^-q << -e2
  *
- * k starts from floor(log2 v) * log10(2) and is corrected by at most a
- * step until 10^(P-1) <= T < 10^P. Whatever would overflow 128 bits
+ * k starts from floor(log2 v) * log10(2), which is k or k - 1; for
+ * k - 1, T has one digit too many, which joins the rest. Whatever would overflow 128 bits
  * goes to snprintf, and so do NaN and the infinities, so every output
  * is glibc's own or equal to it (t-fmtg compares millions of values,
  * random bit patterns and the boundaries between exponents).
@@ -59,19 +60,24 @@ static int bits128(u128 x)
 	return hi ? 128 - __builtin_clzll(hi) : bits64((uint64_t)x);
 }
 
-/* -1, 0, 1 as the rest r of a division by d is below, at or above d/2. */
-static int half_of(u128 r, u128 d)
-{
-	u128 rest = d - r;
+/* The rest r of a division by d: REST_ZERO, _LOW (below one half),
+ * _HALF or _HIGH. */
+enum { REST_ZERO, REST_LOW, REST_HALF, REST_HIGH };
 
-	return r < rest ? -1 : r > rest;
+static int rest_of(u128 r, u128 d)
+{
+	u128 other = d - r;
+
+	if (!r)
+		return REST_ZERO;
+	return r < other ? REST_LOW : r == other ? REST_HALF : REST_HIGH;
 }
 
 /*
- * *t = floor(m * 2^e2 * 10^q) and *half the rest against one half; -1
+ * *t = floor(m * 2^e2 * 10^q) and *rest what is left (REST_*); -1
  * when that does not fit 128 bits.
  */
-static int scaled(uint64_t m, int e2, int q, u128 *t, int *half)
+static int scaled(uint64_t m, int e2, int q, u128 *t, int *rest)
 {
 	u128 n, d;
 
@@ -86,23 +92,34 @@ static int scaled(uint64_t m, int e2, int q, u128 *t, int *half)
 			if (bits128(n) + bits128(d) > 128)
 				return -1;
 			*t = n * d;
-			*half = -1;
+			*rest = REST_ZERO;
 			return 0;
 		}
 		d = p10(-q);
 		*t = n / d;
-		*half = half_of(n % d, d);
+		*rest = rest_of(n % d, d);
 		return 0;
 	}
 	if (e2 < -127)
 		return -1;
+	if (q >= 0 && e2 > -64 && q < 20 &&
+	    bits64(m) + bits64(p10_64[q]) <= 64) {
+		/* the same in 64 bits: float32 metrics of 1e-4 to 1e9 */
+		uint64_t n64 = m * p10_64[q], half = 1ull << (-e2 - 1);
+		uint64_t r = n64 & ((half << 1) - 1);
+
+		*t = n64 >> -e2;
+		*rest = !r ? REST_ZERO : r < half ? REST_LOW
+			: r == half ? REST_HALF : REST_HIGH;
+		return 0;
+	}
 	if (q >= 0) {
 		d = p10(q);
 		if (bits64(m) + bits128(d) > 128)
 			return -1;
 		n = (u128)m * d;
 		*t = n >> -e2;
-		*half = half_of(n & (((u128)1 << -e2) - 1), (u128)1 << -e2);
+		*rest = rest_of(n & (((u128)1 << -e2) - 1), (u128)1 << -e2);
 		return 0;
 	}
 	d = p10(-q);
@@ -110,7 +127,7 @@ static int scaled(uint64_t m, int e2, int q, u128 *t, int *half)
 		return -1;
 	d <<= -e2;
 	*t = m / d;
-	*half = half_of(m % d, d);
+	*rest = rest_of(m % d, d);
 	return 0;
 }
 
@@ -125,23 +142,45 @@ static size_t fallback(char *out, double v, int prec)
 	return (size_t)n < TFK_FMT_MAX ? (size_t)n : TFK_FMT_MAX - 1;
 }
 
-/* The n decimal digits of t (which has n) at d. */
-static void put_digits(char *d, uint64_t t, int n)
+/* The 8 decimal digits of x (below 10^8) at d: two short chains of
+ * divisions rather than one long one. */
+static inline __attribute__((always_inline)) void put8(char *d, uint32_t x)
 {
-	while (n >= 2) {
-		memcpy(d + n - 2, two_digits + 2 * (t % 100), 2);
-		t /= 100;
-		n -= 2;
+	uint32_t hi = x / 10000, lo = x % 10000;
+
+	memcpy(d, two_digits + 2 * (hi / 100), 2);
+	memcpy(d + 2, two_digits + 2 * (hi % 100), 2);
+	memcpy(d + 4, two_digits + 2 * (lo / 100), 2);
+	memcpy(d + 6, two_digits + 2 * (lo % 100), 2);
+}
+
+/* The n decimal digits of t (which has n) at d. */
+static inline void put_digits(char *d, uint64_t t, int n)
+{
+	char tmp[8];
+
+	while (n > 8) {
+		put8(d + n - 8, (uint32_t)(t % 100000000));
+		t /= 100000000;
+		n -= 8;
 	}
-	if (n)
-		d[0] = (char)('0' + t);
+	put8(tmp, (uint32_t)t);
+	memcpy(d, tmp + 8 - n, (size_t)n);
+}
+
+/* Decimal digits of t: 1 to 20. */
+static int n_digits(uint64_t t)
+{
+	int n = (bits64(t) * 1233) >> 12;	/* log10(2) ~ 1233 / 4096 */
+
+	return n + (n < 20 && t >= p10_64[n]) + !t;
 }
 
 size_t tfk_fmt_g(char *out, double v, int prec)
 {
 	uint64_t u, m, t64;
 	u128 t = 0;
-	int be, e2, k, lg2, q, half = -1, tries, nz, i, ax;
+	int be, e2, k, lg2, q, rest = REST_ZERO, tries, nz, i, ax;
 	char d[20], *o = out;
 
 	memcpy(&u, &v, 8);
@@ -165,22 +204,43 @@ size_t tfk_fmt_g(char *out, double v, int prec)
 	i = __builtin_ctzll(m);
 	m >>= i;
 	e2 += i;
+	if (e2 >= 0 && bits64(m) + e2 <= 63 && m << e2 < p10_64[prec]) {
+		/* an integer of at most prec digits: itself */
+		t64 = m << e2;
+		i = n_digits(t64);
+		put_digits(o, t64, i);
+		o[i] = '\0';
+		return (size_t)(o + i - out);
+	}
 	lg2 = bits64(m) - 1 + e2;
-	/* floor(lg2 * log10(2)), 78913 / 2^18 just under log10(2) */
+	/* floor(lg2 * log10(2)), 78913 / 2^18 just under log10(2): k or
+	 * one less */
 	k = lg2 >= 0 ? (lg2 * 78913) >> 18 : -((-lg2 * 78913 + 262143) >> 18);
 	for (tries = 0;; tries++) {
 		q = prec - 1 - k;
-		if (tries > 3 || scaled(m, e2, q, &t, &half))
+		if (tries > 3 || scaled(m, e2, q, &t, &rest))
 			return fallback(out, v, prec);
-		if (t >= p10(prec))
+		if (t >= p10(prec + 1)) {
 			k++;
-		else if (t < p10(prec - 1))
-			k--;
-		else
+		} else if (t >= p10(prec)) {
+			/* one digit too many: drop it into the rest */
+			unsigned dig = (unsigned)((uint64_t)t % 10);
+
+			t = (uint64_t)t / 10;
+			rest = dig == 0 ? (rest ? REST_LOW : REST_ZERO)
+				: dig < 5 ? REST_LOW
+				: dig == 5 ? (rest ? REST_HIGH : REST_HALF)
+				: REST_HIGH;
+			k++;
 			break;
+		} else if (t < p10(prec - 1)) {
+			k--;
+		} else {
+			break;
+		}
 	}
 	t64 = (uint64_t)t;
-	if (half > 0 || (!half && (t64 & 1)))
+	if (rest == REST_HIGH || (rest == REST_HALF && (t64 & 1)))
 		t64++;
 	if (t64 == p10_64[prec]) {
 		t64 = p10_64[prec - 1];
@@ -228,13 +288,11 @@ size_t tfk_fmt_g(char *out, double v, int prec)
 size_t tfk_fmt_i64(char *out, int64_t v)
 {
 	uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-	int n = 1;
+	int n = n_digits(a);
 	char *o = out;
 
 	if (v < 0)
 		*o++ = '-';
-	while (n < 20 && a >= p10_64[n])
-		n++;
 	put_digits(o, a, n);
 	o[n] = '\0';
 	return (size_t)(o - out) + (size_t)n;

@@ -224,24 +224,23 @@ static int out_flush(void)
  * lines, which almost always have the same run and one of a few tags. */
 struct field {
 	char *src;		/* the string it was made from (owned) */
+	size_t n;		/* its length */
 	struct tfk_buf enc;
 };
 
 /* The run of the file being read: its field is made once per file. */
 static const char *run_now;
 
-#define N_TAG_FIELDS 64	/* by a hash of the tag; a collision replaces */
+#define N_TAG_FIELDS 256	/* i below is 8 bits */
 static struct field run_field, tag_fields[N_TAG_FIELDS];
 
-/* f's encoding of s, made again when f holds another string; NULL when
- * out of memory. */
-static const struct tfk_buf *field_of(struct field *f, const char *s)
+/* f's encoding of s (n bytes), made again when f holds another
+ * string; NULL when out of memory. */
+static const struct tfk_buf *field_of(struct field *f, const char *s,
+				      size_t n)
 {
-	size_t n;
-
-	if (f->src && !strcmp(f->src, s))
+	if (f->src && f->n == n && !memcmp(f->src, s, n))
 		return &f->enc;
-	n = strlen(s);
 	free(f->src);
 	tfk_buf_reset(&f->enc);
 	if (json)
@@ -250,19 +249,31 @@ static const struct tfk_buf *field_of(struct field *f, const char *s)
 		put_csv_str(&f->enc, s);
 	else
 		tfk_buf_add(&f->enc, s, n);
+	f->n = n;
 	if (!(f->src = strdup(s)) || !tfk_buf_ok(&f->enc))
 		return NULL;
 	return &f->enc;
 }
 
-static const struct tfk_buf *tag_field_of(const char *s)
+/* A tag's field: by a hash of its length and its last (up to) 8
+ * bytes, where tags of one family ("train/metric_07") differ, in the
+ * first of 4 slots from there that holds it, else in a free one, else
+ * in place of the first. */
+static const struct tfk_buf *tag_field_of(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u;	/* FNV-1a */
-	const unsigned char *c;
+	uint64_t tail = 0, h;
+	size_t i, k;
 
-	for (c = (const unsigned char *)s; *c; c++)
-		h = (h ^ *c) * 16777619u;
-	return field_of(&tag_fields[(h ^ h >> 16) % N_TAG_FIELDS], s);
+	memcpy(&tail, s + (n > 8 ? n - 8 : 0), n > 8 ? 8 : n);
+	h = (tail ^ n) * 0x9e3779b97f4a7c15u;
+	i = (size_t)(h >> 56);		/* the bits every byte reaches */
+	for (k = 0; k < 4; k++) {
+		struct field *f = &tag_fields[(i + k) % N_TAG_FIELDS];
+
+		if (!f->src || (f->n == n && !memcmp(f->src, s, n)))
+			return field_of(f, s, n);
+	}
+	return field_of(&tag_fields[i], s, n);
 }
 
 static void fields_release(void)
@@ -304,8 +315,8 @@ static int print_scalar(const char *run, const struct tfk_ev_event *e,
 			const struct tfk_ev_value *v)
 {
 	const struct tfk_buf *rf = run == run_now ? &run_field.enc
-		: field_of(&run_field, run);
-	const struct tfk_buf *tf = tag_field_of(v->tag);
+		: field_of(&run_field, run, strlen(run));
+	const struct tfk_buf *tf = tag_field_of(v->tag, v->tag_len);
 	char sep = csv ? ',' : '\t', *o;
 
 	run_now = rf ? run : NULL;

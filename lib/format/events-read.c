@@ -530,6 +530,7 @@ static int decode_value(struct tfk_evr *r, const Tensorflow__Summary__Value *v,
 
 	memset(out, 0, sizeof(*out));
 	out->tag = v->tag ? v->tag : "";
+	out->tag_len = strlen(out->tag);
 	out->kind = TFK_EVK_OTHER;
 	switch (v->value_case) {
 	case TENSORFLOW__SUMMARY__VALUE__VALUE_SIMPLE_VALUE:
@@ -689,6 +690,8 @@ static int from_scan(struct tfk_evr *r, struct tfk_ev_event *e)
 		memcpy(o, sv->tag, sv->tag_len);
 		o[sv->tag_len] = '\0';
 		v->tag = o;
+		v->tag_len = memchr(o, '\0', sv->tag_len) ? strlen(o)
+			: sv->tag_len;
 		o += sv->tag_len + 1;
 		v->kind = TFK_EVK_SCALAR;
 		v->value = sv->value;

@@ -268,6 +268,47 @@ static int summary(struct wire w, struct tfk_evs_event *e)
 	return 0;
 }
 
+/*
+ * What tf.compat.v1.summary and tfk-train write for one scalar, in
+ * this order and nothing else, read at once:
+ *   09 wall_time(8) 10 step(varint) 2a L1 0a L2 0a T tag(T) 15 value(4)
+ * with L2 = T + 7 and L1 = T + 9, one byte each. 1 when p is that.
+ */
+static int simple_event(const uint8_t *p, size_t n, struct tfk_evs_event *e)
+{
+	struct wire w = { p + 10, p + n };
+	const uint8_t *q;
+	uint64_t u;
+	uint32_t u32;
+	size_t tl;
+	float x;
+
+	if (n < 10 + 1 + 11 || p[0] != 0x09 || p[9] != 0x10 || varint(&w, &u))
+		return 0;
+	q = w.p;
+	if (w.end - q < 11 || q[0] != 0x2a || q[2] != 0x0a || q[4] != 0x0a)
+		return 0;
+	tl = q[5];
+	if (tl > 118 || q[3] != tl + 7 || q[1] != tl + 9 ||
+	    (size_t)(w.end - q) != tl + 11 || q[6 + tl] != 0x15)
+		return 0;
+	e->step = (int64_t)u;
+	memcpy(&u, p + 1, 8);
+	memcpy(&e->wall_time, &u, 8);
+	e->file_version = NULL;
+	e->fv_len = 0;
+	e->is_summary = 1;
+	e->n_value = 1;
+	memset(&e->value[0], 0, sizeof(e->value[0]));
+	e->value[0].tag = q + 6;
+	e->value[0].tag_len = tl;
+	memcpy(&u32, q + 7 + tl, 4);
+	memcpy(&x, &u32, 4);
+	e->value[0].value = x;
+	e->value[0].f32 = 1;
+	return 1;
+}
+
 int tfk_evs_scan(const uint8_t *p, size_t n, struct tfk_evs_event *e)
 {
 	struct wire w = { p, p + n }, sub;
@@ -275,6 +316,8 @@ int tfk_evs_scan(const uint8_t *p, size_t n, struct tfk_evs_event *e)
 	uint64_t u;
 	int f, t;
 
+	if (simple_event(p, n, e))
+		return 1;
 	e->wall_time = 0;
 	e->step = 0;
 	e->file_version = NULL;

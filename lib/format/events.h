@@ -134,6 +134,7 @@ struct tfk_ev_hparams {
 
 struct tfk_ev_value {
 	const char *tag;
+	size_t tag_len;		/* strlen(tag) */
 	int kind;		/* TFK_EVK_* */
 	double value;		/* TFK_EVK_SCALAR */
 	int f32;		/* 1: value came from a float32 */

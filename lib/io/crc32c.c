@@ -219,10 +219,26 @@ uint32_t tfk_crc32c_hw(uint32_t crc, const void *p, size_t n)
 	return ~hw_body(~crc, p, n);
 }
 
+/* -1 until the first call has run hw_init, then have_sse42: a TFRecord
+ * reader asks twice a record, for a few dozen bytes each time on event
+ * files, so the choice is one load, not two pthread_once calls. */
+static int hw_known = -1;
+
 static int use_hw(void)
 {
-	pthread_once(&hw_once, hw_init);
-	return have_sse42;
+	int hw = __atomic_load_n(&hw_known, __ATOMIC_ACQUIRE);
+
+	if (hw < 0) {
+		pthread_once(&hw_once, hw_init);
+		hw = have_sse42;
+		__atomic_store_n(&hw_known, hw, __ATOMIC_RELEASE);
+	}
+	return hw;
+}
+
+uint32_t tfk_crc32c_extend(uint32_t crc, const void *p, size_t n)
+{
+	return use_hw() ? ~hw_body(~crc, p, n) : tfk_crc32c_sw(crc, p, n);
 }
 #else
 uint32_t tfk_crc32c_hw(uint32_t crc, const void *p, size_t n)
@@ -234,12 +250,12 @@ static int use_hw(void)
 {
 	return 0;
 }
-#endif
 
 uint32_t tfk_crc32c_extend(uint32_t crc, const void *p, size_t n)
 {
-	return use_hw() ? tfk_crc32c_hw(crc, p, n) : tfk_crc32c_sw(crc, p, n);
+	return tfk_crc32c_sw(crc, p, n);
 }
+#endif
 
 const char *tfk_crc32c_impl(void)
 {

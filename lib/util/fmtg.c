@@ -154,18 +154,18 @@ static inline __attribute__((always_inline)) void put8(char *d, uint32_t x)
 	memcpy(d + 6, two_digits + 2 * (lo % 100), 2);
 }
 
-/* The n decimal digits of t (which has n) at d. */
-static inline void put_digits(char *d, uint64_t t, int n)
+/* The n decimal digits of t (which has n) at d, which has 8 bytes
+ * of room before it: the first 8 or fewer digits are written as 8. */
+static inline __attribute__((always_inline)) void put_digits(char *d,
+							     uint64_t t,
+							     int n)
 {
-	char tmp[8];
-
 	while (n > 8) {
 		put8(d + n - 8, (uint32_t)(t % 100000000));
 		t /= 100000000;
 		n -= 8;
 	}
-	put8(tmp, (uint32_t)t);
-	memcpy(d, tmp + 8 - n, (size_t)n);
+	put8(d + n - 8, (uint32_t)t);
 }
 
 /* Decimal digits of t: 1 to 20. */
@@ -181,7 +181,7 @@ size_t tfk_fmt_g(char *out, double v, int prec)
 	uint64_t u, m, t64;
 	u128 t = 0;
 	int be, e2, k, lg2, q, rest = REST_ZERO, tries, nz, i, ax;
-	char d[20], *o = out;
+	char dbuf[8 + 48], *d = dbuf + 8, *o = out;
 
 	memcpy(&u, &v, 8);
 	be = (int)(u >> 52 & 0x7ff);
@@ -208,7 +208,8 @@ size_t tfk_fmt_g(char *out, double v, int prec)
 		/* an integer of at most prec digits: itself */
 		t64 = m << e2;
 		i = n_digits(t64);
-		put_digits(o, t64, i);
+		put_digits(d, t64, i);
+		memcpy(o, d, 20);	/* o has TFK_FMT_MAX - 1 bytes */
 		o[i] = '\0';
 		return (size_t)(o + i - out);
 	}
@@ -246,6 +247,7 @@ size_t tfk_fmt_g(char *out, double v, int prec)
 		t64 = p10_64[prec - 1];
 		k++;
 	}
+	memset(d + 16, '0', 32);	/* what the fixed-size copies read */
 	put_digits(d, t64, prec);
 	for (nz = prec; nz > 1 && d[nz - 1] == '0'; nz--)
 		;
@@ -253,7 +255,7 @@ size_t tfk_fmt_g(char *out, double v, int prec)
 		*o++ = d[0];
 		if (nz > 1) {
 			*o++ = '.';
-			memcpy(o, d + 1, (size_t)nz - 1);
+			memcpy(o, d + 1, 16);	/* nz - 1 of them count */
 			o += nz - 1;
 		}
 		*o++ = 'e';
@@ -266,11 +268,11 @@ size_t tfk_fmt_g(char *out, double v, int prec)
 		memcpy(o, two_digits + 2 * ax, 2);
 		o += 2;
 	} else if (k >= 0) {
-		memcpy(o, d, (size_t)k + 1);
+		memcpy(o, d, 17);	/* k + 1 of them count */
 		o += k + 1;
 		if (nz > k + 1) {
 			*o++ = '.';
-			memcpy(o, d + k + 1, (size_t)(nz - k - 1));
+			memcpy(o, d + k + 1, 16);
 			o += nz - k - 1;
 		}
 	} else {
@@ -278,7 +280,7 @@ size_t tfk_fmt_g(char *out, double v, int prec)
 		*o++ = '.';
 		for (i = 0; i < -k - 1; i++)
 			*o++ = '0';
-		memcpy(o, d, (size_t)nz);
+		memcpy(o, d, 17);
 		o += nz;
 	}
 	*o = '\0';
@@ -289,11 +291,12 @@ size_t tfk_fmt_i64(char *out, int64_t v)
 {
 	uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
 	int n = n_digits(a);
-	char *o = out;
+	char dbuf[8 + 24], *d = dbuf + 8, *o = out;
 
 	if (v < 0)
 		*o++ = '-';
-	put_digits(o, a, n);
+	put_digits(d, a, n);
+	memcpy(o, d, 20);
 	o[n] = '\0';
 	return (size_t)(o - out) + (size_t)n;
 }

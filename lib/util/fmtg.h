@@ -16,13 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Room that tfk_fmt_g and tfk_fmt_i64 need, with the '\0'. */
-#define TFK_FMT_MAX 32
+/* Room that tfk_fmt_g and tfk_fmt_i64 need, with the '\0' (they may
+ * write all of it). */
+#define TFK_FMT_MAX 40
 
 /*
  * Write v as snprintf(out, TFK_FMT_MAX, "%.*g", prec, v) does, prec 1
  * to 17 (others are passed to snprintf); returns the length, without
- * the '\0' that follows.
+ * the '\0' that follows. Bytes after the '\0' may be written too.
  */
 size_t tfk_fmt_g(char *out, double v, int prec);
 

@@ -234,12 +234,26 @@ static const char *run_now;
 #define N_TAG_FIELDS 256	/* i below is 8 bits */
 static struct field run_field, tag_fields[N_TAG_FIELDS];
 
+/* s[0..n) == t[0..n), inline for the short strings tags are. */
+static int same_bytes(const char *s, const char *t, size_t n)
+{
+	uint64_t a, b, c, d;
+
+	if (n < 8 || n > 16)
+		return !memcmp(s, t, n);
+	memcpy(&a, s, 8);
+	memcpy(&b, t, 8);
+	memcpy(&c, s + n - 8, 8);
+	memcpy(&d, t + n - 8, 8);
+	return a == b && c == d;
+}
+
 /* f's encoding of s (n bytes), made again when f holds another
  * string; NULL when out of memory. */
 static const struct tfk_buf *field_of(struct field *f, const char *s,
 				      size_t n)
 {
-	if (f->src && f->n == n && !memcmp(f->src, s, n))
+	if (f->src && f->n == n && same_bytes(f->src, s, n))
 		return &f->enc;
 	free(f->src);
 	tfk_buf_reset(&f->enc);
@@ -250,10 +264,12 @@ static const struct tfk_buf *field_of(struct field *f, const char *s,
 	else
 		tfk_buf_add(&f->enc, s, n);
 	f->n = n;
+	tfk_buf_reserve(&f->enc, 32);	/* put_short reads 32 bytes */
 	if (!(f->src = strdup(s)) || !tfk_buf_ok(&f->enc))
 		return NULL;
 	return &f->enc;
 }
+
 
 /* A tag's field: by a hash of its length and its last (up to) 8
  * bytes, where tags of one family ("train/metric_07") differ, in the
@@ -264,13 +280,19 @@ static const struct tfk_buf *tag_field_of(const char *s, size_t n)
 	uint64_t tail = 0, h;
 	size_t i, k;
 
-	memcpy(&tail, s + (n > 8 ? n - 8 : 0), n > 8 ? 8 : n);
+	if (n >= 8)
+		memcpy(&tail, s + n - 8, 8);
+	else
+		for (k = 0; k < n; k++)
+			tail = tail << 8 | (unsigned char)s[k];
 	h = (tail ^ n) * 0x9e3779b97f4a7c15u;
 	i = (size_t)(h >> 56);		/* the bits every byte reaches */
 	for (k = 0; k < 4; k++) {
 		struct field *f = &tag_fields[(i + k) % N_TAG_FIELDS];
 
-		if (!f->src || (f->n == n && !memcmp(f->src, s, n)))
+		if (f->src && f->n == n && same_bytes(f->src, s, n))
+			return &f->enc;
+		if (!f->src)
 			return field_of(f, s, n);
 	}
 	return field_of(&tag_fields[i], s, n);
@@ -294,6 +316,17 @@ static char *put_mem(char *o, const void *p, size_t n)
 	return o + n;
 }
 
+/* put_mem of p, which has 32 bytes readable, to o, which has room for
+ * 32: one fixed-size copy when n is at most 32. */
+static char *put_short(char *o, const void *p, size_t n)
+{
+	if (n <= 32)
+		memcpy(o, p, 32);
+	else
+		memcpy(o, p, n);
+	return o + n;
+}
+
 /* put_num at o, which has TFK_FMT_MAX bytes of room. */
 static char *put_num_at(char *o, double v, int f32, int as_json)
 {
@@ -304,6 +337,42 @@ static char *put_num_at(char *o, double v, int f32, int as_json)
 		return v > 0 ? put_mem(o, "\"Infinity\"", 10)
 			: put_mem(o, "\"-Infinity\"", 11);
 	return o + tfk_fmt_g(o, v, f32 ? 9 : 17);
+}
+
+/*
+ * A line's step and wall_time are most often the previous line's (the
+ * values of one event, the tags one step writes), so the last of each
+ * is kept printed.
+ */
+static struct {
+	int64_t step;
+	uint64_t wall_bits;
+	int json;		/* the wall_time's spelling for --json */
+	size_t n_step, n_wall;	/* 0: none yet */
+	char s_step[TFK_FMT_MAX], s_wall[TFK_FMT_MAX];
+} last;
+
+static char *put_step(char *o, int64_t step)
+{
+	if (!last.n_step || step != last.step) {
+		last.step = step;
+		last.n_step = tfk_fmt_i64(last.s_step, step);
+	}
+	return put_short(o, last.s_step, last.n_step);
+}
+
+static char *put_wall(char *o, double wall, int as_json)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &wall, 8);
+	if (!last.n_wall || bits != last.wall_bits || as_json != last.json) {
+		last.wall_bits = bits;
+		last.json = as_json;
+		last.n_wall = (size_t)(put_num_at(last.s_wall, wall, 0,
+						  as_json) - last.s_wall);
+	}
+	return put_short(o, last.s_wall, last.n_wall);
 }
 
 #define SCALAR_HEAD "run\ttag\tstep\twall_time\tvalue\n"
@@ -326,13 +395,13 @@ static int print_scalar(const char *run, const struct tfk_ev_event *e,
 	o = (char *)out.data + out.len;
 	if (json) {
 		o = put_mem(o, "{\"run\":", 7);
-		o = put_mem(o, rf->data, rf->len);
+		o = put_short(o, rf->data, rf->len);
 		o = put_mem(o, ",\"tag\":", 7);
-		o = put_mem(o, tf->data, tf->len);
+		o = put_short(o, tf->data, tf->len);
 		o = put_mem(o, ",\"step\":", 8);
-		o += tfk_fmt_i64(o, e->step);
+		o = put_step(o, e->step);
 		o = put_mem(o, ",\"wall_time\":", 13);
-		o = put_num_at(o, e->wall_time, 0, 1);
+		o = put_wall(o, e->wall_time, 1);
 		o = put_mem(o, ",\"value\":", 9);
 		o = put_num_at(o, v->value, v->f32, 1);
 		o = put_mem(o, "}\n", 2);
@@ -342,13 +411,13 @@ static int print_scalar(const char *run, const struct tfk_ev_event *e,
 					  sizeof(SCALAR_CSV_HEAD) - 1)
 				: put_mem(o, SCALAR_HEAD,
 					  sizeof(SCALAR_HEAD) - 1);
-		o = put_mem(o, rf->data, rf->len);
+		o = put_short(o, rf->data, rf->len);
 		*o++ = sep;
-		o = put_mem(o, tf->data, tf->len);
+		o = put_short(o, tf->data, tf->len);
 		*o++ = sep;
-		o += tfk_fmt_i64(o, e->step);
+		o = put_step(o, e->step);
 		*o++ = sep;
-		o = put_num_at(o, e->wall_time, 0, 0);
+		o = put_wall(o, e->wall_time, 0);
 		*o++ = sep;
 		o = put_num_at(o, v->value, v->f32, 0);
 		*o++ = '\n';

@@ -71,6 +71,8 @@ struct tfk_evr {
 	struct tfk_evs_event *scan;	/* the scanner's last event */
 	char *str;			/* its tags and file_version */
 	size_t cap_str;
+	size_t n_clean;			/* val[0..n_clean) are zero but for
+					   what from_scan sets */
 };
 
 static void *pb_alloc(void *data, size_t n)
@@ -686,7 +688,10 @@ static int from_scan(struct tfk_evr *r, struct tfk_ev_event *e)
 		const struct tfk_evs_value *sv = &s->value[i];
 		struct tfk_ev_value *v = &r->val[i];
 
-		memset(v, 0, sizeof(*v));
+		if (i >= r->n_clean) {
+			memset(v, 0, sizeof(*v));
+			r->n_clean = i + 1;
+		}
 		memcpy(o, sv->tag, sv->tag_len);
 		o[sv->tag_len] = '\0';
 		v->tag = o;
@@ -787,6 +792,7 @@ int tfk_evr_next(struct tfk_evr *r, struct tfk_ev_event *e,
 	if (grow_values(r, n))
 		return tfk_errf(err, TFK_ENOMEM, "%s: record %" PRIu64
 				": out of memory", path, rec.index);
+	r->n_clean = 0;
 	for (i = 0; i < n; i++)
 		if (decode_value(r, ev->summary->value[i], &r->val[i]))
 			return tfk_errf(err, TFK_ENOMEM, "%s: record %" PRIu64

@@ -206,8 +206,22 @@ static uint32_t hw_body(uint32_t crc, const uint8_t *b, size_t n)
 		n -= 8;
 	}
 	crc = (uint32_t)c;
-	while (n--)
-		crc = _mm_crc32_u8(crc, *b++);
+	if (n & 4) {
+		uint32_t w;
+
+		memcpy(&w, b, 4);
+		crc = _mm_crc32_u32(crc, w);
+		b += 4;
+	}
+	if (n & 2) {
+		uint16_t h;
+
+		memcpy(&h, b, 2);
+		crc = _mm_crc32_u16(crc, h);
+		b += 2;
+	}
+	if (n & 1)
+		crc = _mm_crc32_u8(crc, *b);
 	return crc;
 }
 

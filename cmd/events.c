@@ -16,7 +16,9 @@
  * or none: standard input, run "."); a directory is walked for files
  * whose name contains "tfevents".
  * Values are printed so they read back exactly: %.9g for float32
- * (TF1 simple_value, float tensors), %.17g for doubles. A corrupt
+ * (TF1 simple_value, float tensors), %.17g for doubles, spelled by
+ * util/fmtg (printf's bytes without printf: a scalar line is built in
+ * one buffer with no printf call, for files of millions of them). A corrupt
  * record is reported (file, record, byte) and skipped, the rest of the
  * file is still read, and the exit status is 1 at the end.
  *

@@ -15,11 +15,14 @@
  *                     a float metric, a wall time with a fraction)
  *   e2 < 0,  q < 0:   m divided by 10^-q << -e2
  *
- * k starts from floor(log2 v) * log10(2), which is k or k - 1; for
- * k - 1, T has one digit too many, which joins the rest. Whatever would overflow 128 bits
- * goes to snprintf, and so do NaN and the infinities, so every output
- * is glibc's own or equal to it (t-fmtg compares millions of values,
- * random bit patterns and the boundaries between exponents).
+ * (the third in 64 bits when it fits, as for float32 metrics of 1e-4
+ * to 1e9). k starts from floor(log2 v) * log10(2), which is k or
+ * k - 1; for k - 1, T has one digit too many, which joins the rest.
+ * Whatever would overflow 128 bits goes to snprintf, and so do NaN and
+ * the infinities, so every output is glibc's own or equal to it
+ * (t-fmtg compares millions of values, random bit patterns and the
+ * boundaries between exponents). Digits are made 8 at a time and
+ * moved in fixed-size copies (no memcpy call for a run-time length).
  */
 #include "util/fmtg.h"
 

@@ -16,7 +16,9 @@
  * or none: standard input, run "."); a directory is walked for files
  * whose name contains "tfevents".
  * Values are printed so they read back exactly: %.9g for float32
- * (TF1 simple_value, float tensors), %.17g for doubles. A corrupt
+ * (TF1 simple_value, float tensors), %.17g for doubles, spelled by
+ * util/fmtg (printf's bytes without printf: a scalar line is built in
+ * one buffer with no printf call, for files of millions of them). A corrupt
  * record is reported (file, record, byte) and skipped, the rest of the
  * file is still read, and the exit status is 1 at the end.
  *
@@ -33,6 +35,7 @@
 #include "format/events.h"
 #include "util/buf.h"
 #include "util/cli.h"
+#include "util/fmtg.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -173,13 +176,15 @@ static int note(const char *run, const char *tag, int kind, int64_t step)
 
 static void put_num(struct tfk_buf *b, double v, int f32, int as_json)
 {
+	char s[TFK_FMT_MAX];
+
 	if (as_json && v != v)
 		tfk_buf_adds(b, "\"NaN\"");
 	else if (as_json && (v > 1.7976931348623157e308 ||
 			     v < -1.7976931348623157e308))
 		tfk_buf_adds(b, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
 	else
-		tfk_buf_addf(b, f32 ? "%.9g" : "%.17g", v);
+		tfk_buf_add(b, s, tfk_fmt_g(s, v, f32 ? 9 : 17));
 }
 
 static void put_csv_str(struct tfk_buf *b, const char *s)
@@ -197,48 +202,235 @@ static void put_csv_str(struct tfk_buf *b, const char *s)
 	tfk_buf_addc(b, '"');
 }
 
+/*
+ * Scalar lines collect in one buffer written with one fwrite per 64
+ * KiB (per line when stdout is a terminal, as stdio would): a million
+ * lines cost a million fwrite calls otherwise. out_flush hands it to
+ * stdio before anything else writes to stdout or waits.
+ */
+static struct tfk_buf out;
+static int out_tty = -1;
+
+static int out_flush(void)
+{
+	int rc = 0;
+
+	if (!tfk_buf_ok(&out) ||
+	    (out.len && fwrite(out.data, 1, out.len, stdout) != out.len))
+		rc = -1;
+	tfk_buf_reset(&out);
+	return rc;
+}
+
+/* A run's or tag's field as each format spells it, kept for the next
+ * lines, which almost always have the same run and one of a few tags. */
+struct field {
+	char *src;		/* the string it was made from (owned) */
+	size_t n;		/* its length */
+	struct tfk_buf enc;
+};
+
+/* The run of the file being read: its field is made once per file. */
+static const char *run_now;
+
+#define N_TAG_FIELDS 256	/* i below is 8 bits */
+static struct field run_field, tag_fields[N_TAG_FIELDS];
+
+/* s[0..n) == t[0..n), inline for the short strings tags are. */
+static int same_bytes(const char *s, const char *t, size_t n)
+{
+	uint64_t a, b, c, d;
+
+	if (n < 8 || n > 16)
+		return !memcmp(s, t, n);
+	memcpy(&a, s, 8);
+	memcpy(&b, t, 8);
+	memcpy(&c, s + n - 8, 8);
+	memcpy(&d, t + n - 8, 8);
+	return a == b && c == d;
+}
+
+/* f's encoding of s (n bytes), made again when f holds another
+ * string; NULL when out of memory. */
+static const struct tfk_buf *field_of(struct field *f, const char *s,
+				      size_t n)
+{
+	if (f->src && f->n == n && same_bytes(f->src, s, n))
+		return &f->enc;
+	free(f->src);
+	tfk_buf_reset(&f->enc);
+	if (json)
+		tfk_buf_add_json_str(&f->enc, s, n);
+	else if (csv)
+		put_csv_str(&f->enc, s);
+	else
+		tfk_buf_add(&f->enc, s, n);
+	f->n = n;
+	tfk_buf_reserve(&f->enc, 32);	/* put_short reads 32 bytes */
+	if (!(f->src = strdup(s)) || !tfk_buf_ok(&f->enc))
+		return NULL;
+	return &f->enc;
+}
+
+
+/* A tag's field: by a hash of its length and its last (up to) 8
+ * bytes, where tags of one family ("train/metric_07") differ, in the
+ * first of 4 slots from there that holds it, else in a free one, else
+ * in place of the first. */
+static const struct tfk_buf *tag_field_of(const char *s, size_t n)
+{
+	uint64_t tail = 0, h;
+	size_t i, k;
+
+	if (n >= 8)
+		memcpy(&tail, s + n - 8, 8);
+	else
+		for (k = 0; k < n; k++)
+			tail = tail << 8 | (unsigned char)s[k];
+	h = (tail ^ n) * 0x9e3779b97f4a7c15u;
+	i = (size_t)(h >> 56);		/* the bits every byte reaches */
+	for (k = 0; k < 4; k++) {
+		struct field *f = &tag_fields[(i + k) % N_TAG_FIELDS];
+
+		if (f->src && f->n == n && same_bytes(f->src, s, n))
+			return &f->enc;
+		if (!f->src)
+			return field_of(f, s, n);
+	}
+	return field_of(&tag_fields[i], s, n);
+}
+
+static void fields_release(void)
+{
+	size_t i;
+
+	free(run_field.src);
+	tfk_buf_release(&run_field.enc);
+	for (i = 0; i < N_TAG_FIELDS; i++) {
+		free(tag_fields[i].src);
+		tfk_buf_release(&tag_fields[i].enc);
+	}
+}
+
+static char *put_mem(char *o, const void *p, size_t n)
+{
+	memcpy(o, p, n);
+	return o + n;
+}
+
+/* put_mem of p, which has 32 bytes readable, to o, which has room for
+ * 32: one fixed-size copy when n is at most 32. */
+static char *put_short(char *o, const void *p, size_t n)
+{
+	if (n <= 32)
+		memcpy(o, p, 32);
+	else
+		memcpy(o, p, n);
+	return o + n;
+}
+
+/* put_num at o, which has TFK_FMT_MAX bytes of room. */
+static char *put_num_at(char *o, double v, int f32, int as_json)
+{
+	if (as_json && v != v)
+		return put_mem(o, "\"NaN\"", 5);
+	if (as_json && (v > 1.7976931348623157e308 ||
+			v < -1.7976931348623157e308))
+		return v > 0 ? put_mem(o, "\"Infinity\"", 10)
+			: put_mem(o, "\"-Infinity\"", 11);
+	return o + tfk_fmt_g(o, v, f32 ? 9 : 17);
+}
+
+/*
+ * A line's step and wall_time are most often the previous line's (the
+ * values of one event, the tags one step writes), so the last of each
+ * is kept printed.
+ */
+static struct {
+	int64_t step;
+	uint64_t wall_bits;
+	int json;		/* the wall_time's spelling for --json */
+	size_t n_step, n_wall;	/* 0: none yet */
+	char s_step[TFK_FMT_MAX], s_wall[TFK_FMT_MAX];
+} last;
+
+static char *put_step(char *o, int64_t step)
+{
+	if (!last.n_step || step != last.step) {
+		last.step = step;
+		last.n_step = tfk_fmt_i64(last.s_step, step);
+	}
+	return put_short(o, last.s_step, last.n_step);
+}
+
+static char *put_wall(char *o, double wall, int as_json)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &wall, 8);
+	if (!last.n_wall || bits != last.wall_bits || as_json != last.json) {
+		last.wall_bits = bits;
+		last.json = as_json;
+		last.n_wall = (size_t)(put_num_at(last.s_wall, wall, 0,
+						  as_json) - last.s_wall);
+	}
+	return put_short(o, last.s_wall, last.n_wall);
+}
+
+#define SCALAR_HEAD "run\ttag\tstep\twall_time\tvalue\n"
+#define SCALAR_CSV_HEAD "run,tag,step,wall_time,value\n"
+
+/* One line written straight into the output buffer: room for it is
+ * made once (the fields, three numbers, the JSON keys). */
 static int print_scalar(const char *run, const struct tfk_ev_event *e,
 			const struct tfk_ev_value *v)
 {
-	struct tfk_buf b;
-	int rc = 0;
+	const struct tfk_buf *rf = run == run_now ? &run_field.enc
+		: field_of(&run_field, run, strlen(run));
+	const struct tfk_buf *tf = tag_field_of(v->tag, v->tag_len);
+	char sep = csv ? ',' : '\t', *o;
 
-	tfk_buf_init(&b);
+	run_now = rf ? run : NULL;
+	if (!rf || !tf || tfk_buf_reserve(&out, rf->len + tf->len +
+					  3 * TFK_FMT_MAX + 64))
+		return -1;
+	o = (char *)out.data + out.len;
 	if (json) {
-		tfk_buf_adds(&b, "{\"run\":");
-		tfk_buf_add_json_str(&b, run, strlen(run));
-		tfk_buf_adds(&b, ",\"tag\":");
-		tfk_buf_add_json_str(&b, v->tag, strlen(v->tag));
-		tfk_buf_addf(&b, ",\"step\":%" PRId64 ",\"wall_time\":",
-			     e->step);
-		put_num(&b, e->wall_time, 0, 1);
-		tfk_buf_adds(&b, ",\"value\":");
-		put_num(&b, v->value, v->f32, 1);
-		tfk_buf_adds(&b, "}\n");
-	} else if (csv) {
-		if (!header_done)
-			tfk_buf_adds(&b, "run,tag,step,wall_time,value\n");
-		put_csv_str(&b, run);
-		tfk_buf_addc(&b, ',');
-		put_csv_str(&b, v->tag);
-		tfk_buf_addf(&b, ",%" PRId64 ",", e->step);
-		put_num(&b, e->wall_time, 0, 0);
-		tfk_buf_addc(&b, ',');
-		put_num(&b, v->value, v->f32, 0);
-		tfk_buf_addc(&b, '\n');
+		o = put_mem(o, "{\"run\":", 7);
+		o = put_short(o, rf->data, rf->len);
+		o = put_mem(o, ",\"tag\":", 7);
+		o = put_short(o, tf->data, tf->len);
+		o = put_mem(o, ",\"step\":", 8);
+		o = put_step(o, e->step);
+		o = put_mem(o, ",\"wall_time\":", 13);
+		o = put_wall(o, e->wall_time, 1);
+		o = put_mem(o, ",\"value\":", 9);
+		o = put_num_at(o, v->value, v->f32, 1);
+		o = put_mem(o, "}\n", 2);
 	} else {
 		if (!header_done)
-			tfk_buf_adds(&b, "run\ttag\tstep\twall_time\tvalue\n");
-		tfk_buf_addf(&b, "%s\t%s\t%" PRId64 "\t%.17g\t", run, v->tag,
-			     e->step, e->wall_time);
-		put_num(&b, v->value, v->f32, 0);
-		tfk_buf_addc(&b, '\n');
+			o = csv ? put_mem(o, SCALAR_CSV_HEAD,
+					  sizeof(SCALAR_CSV_HEAD) - 1)
+				: put_mem(o, SCALAR_HEAD,
+					  sizeof(SCALAR_HEAD) - 1);
+		o = put_short(o, rf->data, rf->len);
+		*o++ = sep;
+		o = put_short(o, tf->data, tf->len);
+		*o++ = sep;
+		o = put_step(o, e->step);
+		*o++ = sep;
+		o = put_wall(o, e->wall_time, 0);
+		*o++ = sep;
+		o = put_num_at(o, v->value, v->f32, 0);
+		*o++ = '\n';
 	}
+	out.len = (size_t)(o - (char *)out.data);
 	header_done = 1;
-	if (!tfk_buf_ok(&b) || fwrite(b.data, 1, b.len, stdout) != b.len)
-		rc = -1;
-	tfk_buf_release(&b);
-	return rc;
+	if (out_tty < 0)
+		out_tty = isatty(STDOUT_FILENO);
+	if (out.len >= (64u << 10) || out_tty)
+		return out_flush();
+	return 0;
 }
 
 /* Table rows of the summary modes: TSV (tabs and newlines in strings
@@ -314,7 +506,7 @@ static void header(struct tfk_buf *b, const char *names)
 
 static int flush_buf(struct tfk_buf *b)
 {
-	int rc = 0;
+	int rc = out_flush();
 
 	header_done = 1;
 	if (!tfk_buf_ok(b) || fwrite(b->data, 1, b->len, stdout) != b->len)
@@ -700,6 +892,8 @@ static int wait_growth(struct tfk_evr *r, const char *path)
 	struct tfk_err err;
 	struct stat st;
 
+	if (out_flush())
+		tfk_cli_warn("<stdout>: write failed");
 	fflush(stdout);
 	while (!stop) {
 		sleep(1);
@@ -735,6 +929,7 @@ static int read_file(const char *run, const char *path)
 
 	if (!match_any(&runs, run))
 		return 0;
+	run_now = NULL;
 	if (tfk_evr_open(&r, path, &err))
 		return tfk_cli_fail(&err);
 	for (;;) {
@@ -755,6 +950,11 @@ static int read_file(const char *run, const char *path)
 		}
 		if (rc == 0)
 			break;
+		if (out_flush()) {	/* what came before the error first */
+			tfk_cli_warn("<stdout>: write failed");
+			bad = 1;
+			break;
+		}
 		tfk_cli_fail(&err);
 		bad = 1;
 		if (rc != TFK_ECORRUPT)
@@ -867,6 +1067,12 @@ int main(int argc, char **argv)
 		rc = read_file(".", "-");
 	for (i = 0; i < argc; i++)
 		rc |= read_arg(argv[i]);
+	if (out_flush()) {
+		tfk_cli_warn("<stdout>: write failed");
+		rc = 1;
+	}
+	tfk_buf_release(&out);
+	fields_release();
 	if (hparams && print_hparams()) {
 		tfk_cli_warn("<stdout>: write failed");
 		rc = 1;

@@ -2,11 +2,16 @@
  * events-read.c - reading TensorBoard event files (tfk_evr_*) and
  * finding them under a log directory (tfk_ev_files_find).
  *
- * Records come from the TFRecord reader (crcs checked), each payload is
- * unpacked by the protobuf-c code generated from formats/event.proto
- * and its summary values are decoded into struct tfk_ev_value. The
- * unpacked Event is kept until the next call so tags and histogram
- * buckets are borrowed, not copied.
+ * Records come from the TFRecord reader (crcs checked). A payload of
+ * the shapes TensorFlow writes for scalars (simple_value, a TF2 scalar
+ * tensor) is read by the wire scanner of events-scan.c, which
+ * allocates nothing: its tags are copied, '\0'-terminated, into one
+ * buffer reused by every event. Any other payload is unpacked by the
+ * protobuf-c code generated from formats/event.proto and its summary
+ * values are decoded into struct tfk_ev_value; the unpacked Event is
+ * kept until the next call so tags and histogram buckets are borrowed,
+ * not copied. Both give the same events (fuzz-events reads every input
+ * both ways, tfk_evr_set_scan).
  *
  * Recovery follows tfk-cat --skip-corrupt: a data crc mismatch costs
  * its record, a bad header is followed by a resync on the next call, a
@@ -23,6 +28,7 @@
  * with it.
  */
 #include "format/events.h"
+#include "format/events-impl.h"
 
 #include "formats/event.pb-c.h"
 #include "formats/hparams_plugin_data.pb-c.h"
@@ -61,6 +67,12 @@ struct tfk_evr {
 	uint64_t end_off, end_index;	/* past the last whole record */
 	int resync;			/* the last header was bad */
 	int oom;
+	int no_scan;			/* protobuf-c for every event */
+	struct tfk_evs_event *scan;	/* the scanner's last event */
+	char *str;			/* its tags and file_version */
+	size_t cap_str;
+	size_t n_clean;			/* val[0..n_clean) are zero but for
+					   what from_scan sets */
 };
 
 static void *pb_alloc(void *data, size_t n)
@@ -145,8 +157,15 @@ void tfk_evr_close(struct tfk_evr *r)
 		tfk_free(r->tags[i].tag);
 	tfk_free(r->tags);
 	tfk_free(r->val);
+	tfk_free(r->scan);
+	tfk_free(r->str);
 	tfk_free(r->path);
 	tfk_free(r);
+}
+
+void tfk_evr_set_scan(struct tfk_evr *r, int on)
+{
+	r->no_scan = !on;
 }
 
 uint64_t tfk_evr_end(const struct tfk_evr *r)
@@ -513,6 +532,7 @@ static int decode_value(struct tfk_evr *r, const Tensorflow__Summary__Value *v,
 
 	memset(out, 0, sizeof(*out));
 	out->tag = v->tag ? v->tag : "";
+	out->tag_len = strlen(out->tag);
 	out->kind = TFK_EVK_OTHER;
 	switch (v->value_case) {
 	case TENSORFLOW__SUMMARY__VALUE__VALUE_SIMPLE_VALUE:
@@ -624,6 +644,85 @@ double tfk_ev_histo_quantile(const struct tfk_ev_histo *h, double q)
 	return h->max;
 }
 
+static int grow_values(struct tfk_evr *r, size_t n)
+{
+	struct tfk_ev_value *nv;
+
+	if (n <= r->cap_val)
+		return 0;
+	if (!(nv = tfk_realloc(r->val, n * sizeof(*nv))))
+		return -1;
+	r->val = nv;
+	r->cap_val = n;
+	return 0;
+}
+
+/*
+ * The scanner's reading of the payload into *e. 0 done, 1 when a value
+ * needs what only decode_value knows (a tensor whose tag was not seen
+ * with the plugin "scalars"), -1 out of memory. Tags are looked up and
+ * added in the order of the values, as decode_value does.
+ */
+static int from_scan(struct tfk_evr *r, struct tfk_ev_event *e)
+{
+	const struct tfk_evs_event *s = r->scan;
+	size_t need = s->fv_len + 1, i;
+	char *o;
+
+	for (i = 0; i < s->n_value; i++)
+		need += s->value[i].tag_len + 1;
+	if (need > r->cap_str) {
+		size_t cap = need < 256 ? 256 : 2 * need;
+
+		tfk_free(r->str);
+		if (!(r->str = tfk_malloc(cap))) {
+			r->cap_str = 0;
+			return -1;
+		}
+		r->cap_str = cap;
+	}
+	if (grow_values(r, s->n_value))
+		return -1;
+	o = r->str;
+	for (i = 0; i < s->n_value; i++) {
+		const struct tfk_evs_value *sv = &s->value[i];
+		struct tfk_ev_value *v = &r->val[i];
+
+		if (i >= r->n_clean) {
+			memset(v, 0, sizeof(*v));
+			r->n_clean = i + 1;
+		}
+		memcpy(o, sv->tag, sv->tag_len);
+		o[sv->tag_len] = '\0';
+		v->tag = o;
+		v->tag_len = memchr(o, '\0', sv->tag_len) ? strlen(o)
+			: sv->tag_len;
+		o += sv->tag_len + 1;
+		v->kind = TFK_EVK_SCALAR;
+		v->value = sv->value;
+		v->f32 = sv->f32;
+		if (!sv->tensor)
+			continue;
+		if (sv->scalars) {
+			if (tag_add(r, v->tag, TFK_EVK_SCALAR))
+				return -1;
+		} else if (tag_kind(r, v->tag) != TFK_EVK_SCALAR) {
+			return 1;
+		}
+	}
+	if (s->file_version) {
+		memcpy(o, s->file_version, s->fv_len);
+		o[s->fv_len] = '\0';
+		e->file_version = o;
+	}
+	e->wall_time = s->wall_time;
+	e->step = s->step;
+	e->is_summary = s->is_summary;
+	e->n_value = s->n_value;
+	e->value = r->val;
+	return 0;
+}
+
 int tfk_evr_next(struct tfk_evr *r, struct tfk_ev_event *e,
 		 struct tfk_err *err)
 {
@@ -653,6 +752,21 @@ int tfk_evr_next(struct tfk_evr *r, struct tfk_ev_event *e,
 	}
 	if (rc <= 0)
 		return rc;
+	if (!r->no_scan && !r->scan &&
+	    !(r->scan = tfk_malloc(sizeof(*r->scan))))
+		return tfk_errf(err, TFK_ENOMEM, "%s: record %" PRIu64
+				": out of memory", path, rec.index);
+	if (!r->no_scan && tfk_evs_scan(rec.data, rec.len, r->scan)) {
+		e->index = rec.index;
+		e->off = rec.off;
+		rc = from_scan(r, e);
+		if (rc < 0)
+			return tfk_errf(err, TFK_ENOMEM, "%s: record %" PRIu64
+					": out of memory", path, rec.index);
+		if (!rc)
+			return 1;
+		memset(e, 0, sizeof(*e));
+	}
 	r->oom = 0;
 	a.allocator_data = &r->oom;
 	ev = tensorflow__event__unpack(&a, rec.len, rec.data);
@@ -675,15 +789,10 @@ int tfk_evr_next(struct tfk_evr *r, struct tfk_ev_event *e,
 		return 1;
 	e->is_summary = 1;
 	n = ev->summary->n_value;
-	if (n > r->cap_val) {
-		struct tfk_ev_value *nv = tfk_realloc(r->val, n * sizeof(*nv));
-
-		if (!nv)
-			return tfk_errf(err, TFK_ENOMEM, "%s: record %" PRIu64
-					": out of memory", path, rec.index);
-		r->val = nv;
-		r->cap_val = n;
-	}
+	if (grow_values(r, n))
+		return tfk_errf(err, TFK_ENOMEM, "%s: record %" PRIu64
+				": out of memory", path, rec.index);
+	r->n_clean = 0;
 	for (i = 0; i < n; i++)
 		if (decode_value(r, ev->summary->value[i], &r->val[i]))
 			return tfk_errf(err, TFK_ENOMEM, "%s: record %" PRIu64

@@ -134,6 +134,7 @@ struct tfk_ev_hparams {
 
 struct tfk_ev_value {
 	const char *tag;
+	size_t tag_len;		/* strlen(tag) */
 	int kind;		/* TFK_EVK_* */
 	double value;		/* TFK_EVK_SCALAR */
 	int f32;		/* 1: value came from a float32 */
@@ -174,6 +175,14 @@ void tfk_evr_close(struct tfk_evr *r);
  */
 int tfk_evr_next(struct tfk_evr *r, struct tfk_ev_event *e,
 		 struct tfk_err *err);
+
+/*
+ * on 1 (the default): events of the shapes TensorFlow writes for
+ * scalars are read by a wire scanner, others by protobuf-c; on 0:
+ * every event by protobuf-c. The events returned are the same either
+ * way (fuzz-events compares them); the switch is for that comparison.
+ */
+void tfk_evr_set_scan(struct tfk_evr *r, int on);
 
 /* Byte offset just past the last whole record read (or skipped). */
 uint64_t tfk_evr_end(const struct tfk_evr *r);

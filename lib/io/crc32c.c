@@ -188,13 +188,17 @@ static uint32_t hw_body(uint32_t crc, const uint8_t *b, size_t n)
 {
 	uint64_t c;
 
-	while (n && ((uintptr_t)b & 7)) {
-		crc = _mm_crc32_u8(crc, *b++);
-		n--;
+	/* short inputs (TFRecord headers, scalar events) need neither the
+	 * alignment, byte by byte, nor the three streams */
+	if (n >= 3 * TINY_BLK) {
+		while ((uintptr_t)b & 7) {
+			crc = _mm_crc32_u8(crc, *b++);
+			n--;
+		}
+		crc = crc3(crc, &b, &n, LONG_BLK, shift_long);
+		crc = crc3(crc, &b, &n, SHORT_BLK, shift_short);
+		crc = crc3(crc, &b, &n, TINY_BLK, shift_tiny);
 	}
-	crc = crc3(crc, &b, &n, LONG_BLK, shift_long);
-	crc = crc3(crc, &b, &n, SHORT_BLK, shift_short);
-	crc = crc3(crc, &b, &n, TINY_BLK, shift_tiny);
 	c = crc;
 	while (n >= 8) {
 		c = _mm_crc32_u64(c, load64(b));
@@ -202,8 +206,22 @@ static uint32_t hw_body(uint32_t crc, const uint8_t *b, size_t n)
 		n -= 8;
 	}
 	crc = (uint32_t)c;
-	while (n--)
-		crc = _mm_crc32_u8(crc, *b++);
+	if (n & 4) {
+		uint32_t w;
+
+		memcpy(&w, b, 4);
+		crc = _mm_crc32_u32(crc, w);
+		b += 4;
+	}
+	if (n & 2) {
+		uint16_t h;
+
+		memcpy(&h, b, 2);
+		crc = _mm_crc32_u16(crc, h);
+		b += 2;
+	}
+	if (n & 1)
+		crc = _mm_crc32_u8(crc, *b);
 	return crc;
 }
 
@@ -215,10 +233,26 @@ uint32_t tfk_crc32c_hw(uint32_t crc, const void *p, size_t n)
 	return ~hw_body(~crc, p, n);
 }
 
+/* -1 until the first call has run hw_init, then have_sse42: a TFRecord
+ * reader asks twice a record, for a few dozen bytes each time on event
+ * files, so the choice is one load, not two pthread_once calls. */
+static int hw_known = -1;
+
 static int use_hw(void)
 {
-	pthread_once(&hw_once, hw_init);
-	return have_sse42;
+	int hw = __atomic_load_n(&hw_known, __ATOMIC_ACQUIRE);
+
+	if (hw < 0) {
+		pthread_once(&hw_once, hw_init);
+		hw = have_sse42;
+		__atomic_store_n(&hw_known, hw, __ATOMIC_RELEASE);
+	}
+	return hw;
+}
+
+uint32_t tfk_crc32c_extend(uint32_t crc, const void *p, size_t n)
+{
+	return use_hw() ? ~hw_body(~crc, p, n) : tfk_crc32c_sw(crc, p, n);
 }
 #else
 uint32_t tfk_crc32c_hw(uint32_t crc, const void *p, size_t n)
@@ -230,12 +264,12 @@ static int use_hw(void)
 {
 	return 0;
 }
-#endif
 
 uint32_t tfk_crc32c_extend(uint32_t crc, const void *p, size_t n)
 {
-	return use_hw() ? tfk_crc32c_hw(crc, p, n) : tfk_crc32c_sw(crc, p, n);
+	return tfk_crc32c_sw(crc, p, n);
 }
+#endif
 
 const char *tfk_crc32c_impl(void)
 {

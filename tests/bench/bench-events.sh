@@ -22,6 +22,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 tf_env events || exit 0
 T=$(mktemp -d /tmp/tfk-bench-XXXXXX)
 trap 'rm -rf "$T"' EXIT
+# best_of's hyperfine writes its JSON there (lib.sh's default,
+# /tmp/tfk-bench, need not exist)
+: "${TFK_BENCH_DIR:=$T}"
+export TFK_BENCH_DIR
 
 "$PYTHON" - "$T/events.out.tfevents.1.bench" >/dev/null <<'PY'
 import struct, sys

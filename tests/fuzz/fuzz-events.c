@@ -19,9 +19,19 @@
  * sees a borrowed pointer that outlived its event, and the number of
  * calls is bounded by the input's size: a reader that stops making
  * progress is a bug. The file is a memfd (memfile.h).
+ *
+ * Both ways of decoding a payload are run on the same bytes, in step:
+ * a reader with the wire scanner (events-scan.c, the default) and one
+ * with protobuf-c alone (tfk_evr_set_scan 0). They must return the
+ * same codes, messages and events, field by field (numbers bit for
+ * bit); the seeds payload-scalars-* are the shapes the scanner takes
+ * (TF1 simple_value, TF2 scalar tensors with and without metadata), for
+ * the mutator to bend. Each scalar is also printed by tfk_fmt_g as
+ * tfk-events prints it, %.9g or %.17g, and must match snprintf.
  */
 #include "format/events.h"
 #include "io/record.h"
+#include "util/fmtg.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -74,25 +84,115 @@ static void touch(const struct tfk_ev_event *e)
 	}
 }
 
-/* Read the memfile to its end; returns events and errors seen. */
+static void same_num(double a, double b)
+{
+	if (memcmp(&a, &b, sizeof(a)))
+		abort();
+}
+
+static void same_str(const char *a, const char *b)
+{
+	if (!a != !b || (a && strcmp(a, b)))
+		abort();
+}
+
+/* What tfk-events prints for a scalar, against libc. */
+static void check_fmt(double v, int f32)
+{
+	char want[TFK_FMT_MAX], got[TFK_FMT_MAX];
+	size_t n = tfk_fmt_g(got, v, f32 ? 9 : 17);
+
+	snprintf(want, sizeof(want), f32 ? "%.9g" : "%.17g", v);
+	if (n != strlen(want) || strcmp(got, want))
+		abort();
+}
+
+/* The scanner's event a against protobuf-c's b. */
+static void same_event(const struct tfk_ev_event *a,
+		       const struct tfk_ev_event *b)
+{
+	size_t i, k;
+
+	same_num(a->wall_time, b->wall_time);
+	check_fmt(a->wall_time, 0);
+	if (a->step != b->step || a->is_summary != b->is_summary ||
+	    a->n_value != b->n_value || a->index != b->index ||
+	    a->off != b->off)
+		abort();
+	same_str(a->file_version, b->file_version);
+	for (i = 0; i < a->n_value; i++) {
+		const struct tfk_ev_value *x = &a->value[i], *y = &b->value[i];
+
+		same_str(x->tag, y->tag);
+		if (x->kind != y->kind)
+			abort();
+		switch (x->kind) {
+		case TFK_EVK_SCALAR:
+			same_num(x->value, y->value);
+			if (x->f32 != y->f32)
+				abort();
+			check_fmt(x->value, x->f32);
+			break;
+		case TFK_EVK_HISTO:
+			if (x->histo.n_bucket != y->histo.n_bucket)
+				abort();
+			same_num(x->histo.num, y->histo.num);
+			for (k = 0; k < x->histo.n_bucket; k++) {
+				same_num(x->histo.limit[k], y->histo.limit[k]);
+				same_num(x->histo.count[k], y->histo.count[k]);
+			}
+			break;
+		case TFK_EVK_IMAGE:
+			if (x->image.n != y->image.n ||
+			    x->image.nbytes != y->image.nbytes ||
+			    x->image.width != y->image.width ||
+			    x->image.height != y->image.height)
+				abort();
+			break;
+		case TFK_EVK_TEXT:
+			if (x->text_len != y->text_len ||
+			    x->n_text != y->n_text ||
+			    memcmp(x->text, y->text, x->text_len))
+				abort();
+			break;
+		case TFK_EVK_HPARAMS:
+			if (x->hparams.what != y->hparams.what ||
+			    x->hparams.n != y->hparams.n)
+				abort();
+			break;
+		}
+	}
+}
+
+/*
+ * Read the memfile to its end with the scanner and, in step, with
+ * protobuf-c alone; returns events and errors seen.
+ */
 static void read_all(size_t bound, size_t *n_ev, size_t *n_err,
 		     int *codes, size_t max_codes)
 {
-	struct tfk_evr *r;
-	struct tfk_ev_event e;
-	struct tfk_err err;
+	struct tfk_evr *r, *pb;
+	struct tfk_ev_event e, f;
+	struct tfk_err err, err_pb;
 	size_t calls = 0;
-	int rc;
+	int rc, rc_pb;
 
 	*n_ev = *n_err = 0;
 	if (tfk_evr_open(&r, mpath, &err))
 		return;
+	if (tfk_evr_open(&pb, mpath, &err_pb))
+		abort();	/* the same file opened once already */
+	tfk_evr_set_scan(pb, 0);
 	while ((rc = tfk_evr_next(r, &e, &err)) != 0) {
+		rc_pb = tfk_evr_next(pb, &f, &err_pb);
+		if (rc != rc_pb)
+			abort();	/* the two decodes disagree */
 		if (++calls > bound)
 			abort();	/* no progress */
 		if (*n_ev + *n_err < max_codes)
 			codes[*n_ev + *n_err] = rc;
 		if (rc == 1) {
+			same_event(&e, &f);
 			touch(&e);
 			(*n_ev)++;
 			continue;
@@ -100,10 +200,15 @@ static void read_all(size_t bound, size_t *n_ev, size_t *n_err,
 		(*n_err)++;
 		if (!err.msg[0])
 			abort();	/* an error without a message */
+		if (strcmp(err.msg, err_pb.msg))
+			abort();
 		if (rc != TFK_ECORRUPT)
 			break;
 	}
+	if (!rc && tfk_evr_next(pb, &f, &err_pb) != 0)
+		abort();	/* protobuf-c's reader had more */
 	tfk_evr_close(r);
+	tfk_evr_close(pb);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

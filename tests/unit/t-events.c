@@ -16,12 +16,20 @@
  * Plus error paths: non-finite histogram values, an unwritable
  * directory, name collisions in one second, failed allocations. The
  * reader (tfk_evr_*, tfk_ev_files_find) reads our files back.
+ *
+ * The reader's wire scanner is judged by protobuf-c: payloads at the
+ * edges of what it takes (a oneof set twice, repeated fields, other
+ * wire types, ten-byte varints, non-canonical keys and lengths, a
+ * packed field of the wrong length, plugins other than "scalars") are
+ * read with the scanner and without (tfk_evr_set_scan) and must give
+ * the same codes and events; fuzz-events does the same on random bytes.
  */
 #include "format/events.h"
 
 #include "formats/event.pb-c.h"
 #include "io/record.h"
 #include "util/alloc.h"
+#include "util/buf.h"
 #include "tap.h"
 
 #include <dirent.h>
@@ -497,6 +505,347 @@ static void quantiles(void)
 	   "the left edge is min (1.5), not the empty bucket's limit");
 }
 
+/* Protobuf fields for the scanner's payloads. */
+static void key(struct tfk_buf *b, int f, int t)
+{
+	tfk_buf_add_varint(b, (uint64_t)(f << 3 | t));
+}
+
+static void ld(struct tfk_buf *b, int f, const struct tfk_buf *sub)
+{
+	key(b, f, 2);
+	tfk_buf_add_varint(b, sub->len);
+	tfk_buf_add(b, sub->data, sub->len);
+}
+
+static void ld_str(struct tfk_buf *b, int f, const char *s, size_t n)
+{
+	key(b, f, 2);
+	tfk_buf_add_varint(b, n);
+	tfk_buf_add(b, s, n);
+}
+
+static void fix64(struct tfk_buf *b, int f, double v)
+{
+	key(b, f, 1);
+	tfk_buf_add(b, &v, 8);
+}
+
+static void fix32(struct tfk_buf *b, int f, float v)
+{
+	key(b, f, 5);
+	tfk_buf_add(b, &v, 4);
+}
+
+static void vint(struct tfk_buf *b, int f, uint64_t v)
+{
+	key(b, f, 0);
+	tfk_buf_add_varint(b, v);
+}
+
+/* An Event {wall_time, step, summary {value {VALUE}}} with VALUE's
+ * bytes given. */
+static void event_of(struct tfk_buf *ev, double wall, int64_t step,
+		     const struct tfk_buf *val)
+{
+	struct tfk_buf sum;
+
+	tfk_buf_init(&sum);
+	ld(&sum, 1, val);
+	tfk_buf_reset(ev);
+	fix64(ev, 1, wall);
+	vint(ev, 2, (uint64_t)step);
+	ld(ev, 5, &sum);
+	tfk_buf_release(&sum);
+}
+
+/* A Value {tag, metadata {plugin_data {plugin_name}}, tensor {dtype,
+ * shape {}, VALS}}: plugin NULL for none. */
+static void tensor_value(struct tfk_buf *v, const char *tag,
+			 const char *plugin, size_t plugin_len,
+			 const struct tfk_buf *tensor)
+{
+	struct tfk_buf pd, md;
+
+	tfk_buf_init(&pd);
+	tfk_buf_init(&md);
+	tfk_buf_reset(v);
+	ld_str(v, 1, tag, strlen(tag));
+	if (plugin) {
+		ld_str(&pd, 1, plugin, plugin_len);
+		ld(&md, 1, &pd);
+		vint(&md, 4, 1);
+		ld(v, 9, &md);
+	}
+	ld(v, 8, tensor);
+	tfk_buf_release(&pd);
+	tfk_buf_release(&md);
+}
+
+/* Every payload of the list through both decodes: the same results. */
+static void scan_agrees(void)
+{
+	const char *path = tap_tmp("events.out.tfevents.scan");
+	struct tfk_buf ev, v, t, x;
+	struct tfk_rec_writer *w;
+	struct tfk_evr *a, *b;
+	struct tfk_ev_event ea, eb;
+	struct tfk_err err, err_b;
+	float two[2] = { 1, 2 };
+	int n = 0, same = 1, rc, rb, i, n_ev = 0, n_err = 0;
+	size_t k;
+
+	tfk_buf_init(&ev);
+	tfk_buf_init(&v);
+	tfk_buf_init(&t);
+	tfk_buf_init(&x);
+	if (tfk_recw_open(&w, path, TFK_COMP_NONE, &err)) {
+		ok(0, "scanner: %s", err.msg);
+		return;
+	}
+#define PUT() (tfk_recw_write(w, ev.data, ev.len, &err), n++)
+	/* the plain TF1 scalar, and a file_version event */
+	tfk_buf_reset(&v);
+	ld_str(&v, 1, "loss", 4);
+	fix32(&v, 2, 0.25f);
+	event_of(&ev, 1.7e9, 3, &v);
+	PUT();
+	tfk_buf_reset(&ev);
+	fix64(&ev, 1, 1.7e9);
+	ld_str(&ev, 3, "brain.Event:2", 13);
+	PUT();
+	/* file_version after a summary, and a summary after it: a oneof */
+	event_of(&ev, 1.5, 4, &v);
+	ld_str(&ev, 3, "late", 4);
+	PUT();
+	tfk_buf_reset(&x);
+	ld_str(&x, 3, "early", 5);
+	event_of(&ev, 1.5, 4, &v);
+	tfk_buf_add(&x, ev.data, ev.len);
+	tfk_buf_reset(&ev);
+	tfk_buf_add(&ev, x.data, x.len);
+	PUT();
+	/* wall_time and step twice (the last counts), summary twice
+	 * (merged) */
+	event_of(&ev, 2.5, 5, &v);
+	fix64(&ev, 1, 3.5);
+	vint(&ev, 2, 6);
+	PUT();
+	event_of(&ev, 2.5, 5, &v);
+	tfk_buf_reset(&x);
+	ld(&x, 1, &v);
+	ld(&ev, 5, &x);
+	PUT();
+	/* a negative step (ten bytes), an eleven-byte varint */
+	event_of(&ev, 2.5, -7, &v);
+	PUT();
+	tfk_buf_reset(&ev);
+	key(&ev, 2, 0);
+	tfk_buf_add(&ev, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 10);
+	PUT();
+	tfk_buf_reset(&ev);
+	key(&ev, 2, 0);
+	tfk_buf_add(&ev, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
+	PUT();
+	/* other wire types: wall_time as a varint, simple_value as fixed64 */
+	tfk_buf_reset(&ev);
+	vint(&ev, 1, 5);
+	PUT();
+	tfk_buf_reset(&x);
+	ld_str(&x, 1, "loss", 4);
+	fix64(&x, 2, 0.5);
+	event_of(&ev, 1, 1, &x);
+	PUT();
+	/* a tag twice, simple_value and a tensor together, a node_name */
+	tfk_buf_reset(&x);
+	ld_str(&x, 1, "a", 1);
+	ld_str(&x, 1, "b", 1);
+	fix32(&x, 2, 1.5f);
+	event_of(&ev, 1, 1, &x);
+	PUT();
+	tfk_buf_reset(&t);
+	vint(&t, 1, 1);
+	ld_str(&t, 2, "", 0);
+	ld_str(&t, 5, (const char *)two, 4);
+	tfk_buf_reset(&x);
+	ld_str(&x, 1, "both", 4);
+	fix32(&x, 2, 1.5f);
+	ld(&x, 8, &t);
+	event_of(&ev, 1, 1, &x);
+	PUT();
+	tfk_buf_reset(&x);
+	ld_str(&x, 1, "node", 4);
+	ld_str(&x, 7, "n", 1);
+	fix32(&x, 2, 1.5f);
+	event_of(&ev, 1, 1, &x);
+	PUT();
+	/* a key written in two bytes, a length in five */
+	tfk_buf_reset(&ev);
+	tfk_buf_add(&ev, "\x89\x00", 2);
+	tfk_buf_add(&ev, "\0\0\0\0\0\0\xf0\x3f", 8);
+	PUT();
+	tfk_buf_reset(&ev);
+	tfk_buf_add(&ev, "\x1a\x82\x80\x80\x80\x00hi", 8);
+	PUT();
+	tfk_buf_reset(&ev);
+	tfk_buf_add(&ev, "\x1a\x82\x80\x80\x80\x10hi", 8);
+	PUT();
+	/* cut short: a fixed64, a length */
+	tfk_buf_reset(&ev);
+	tfk_buf_add(&ev, "\x09\0\0\0", 4);
+	PUT();
+	tfk_buf_reset(&ev);
+	tfk_buf_add(&ev, "\x2a\x05\x0a", 3);
+	PUT();
+	/* fields the scanner leaves alone: source_metadata, Summary 2,
+	 * field 0, a group */
+	event_of(&ev, 1, 1, &v);
+	ld_str(&ev, 10, "\x0a\x01w", 3);
+	PUT();
+	tfk_buf_reset(&ev);
+	tfk_buf_add(&ev, "\x2a\x02\x12\x00", 4);
+	PUT();
+	tfk_buf_reset(&ev);
+	tfk_buf_add(&ev, "\x00\x00", 2);
+	PUT();
+	tfk_buf_reset(&ev);
+	tfk_buf_add(&ev, "\x0b\x0c", 2);
+	PUT();
+	/* TF2 tensors: with "scalars", later without metadata, with
+	 * content, double, an unknown plugin, "scalars" with a NUL after */
+	tensor_value(&x, "epoch_loss", "scalars", 7, &t);
+	event_of(&ev, 1, 1, &x);
+	PUT();
+	tensor_value(&x, "epoch_loss", NULL, 0, &t);
+	event_of(&ev, 1, 2, &x);
+	PUT();
+	tensor_value(&x, "never", NULL, 0, &t);
+	event_of(&ev, 1, 2, &x);
+	PUT();
+	tensor_value(&x, "other", "custom", 6, &t);
+	event_of(&ev, 1, 2, &x);
+	PUT();
+	tensor_value(&x, "nul", "scalars\0x", 9, &t);
+	event_of(&ev, 1, 2, &x);
+	PUT();
+	tensor_value(&x, "nul", NULL, 0, &t);
+	event_of(&ev, 1, 3, &x);
+	PUT();
+	for (i = 0; i < 8; i++) {
+		/* 0 float content, 1 double_val, 2 double content, 3 float
+		 * unpacked, 4 packed length 6, 5 float with double_val, 6
+		 * content of 3 bytes, 7 shape [2] */
+		double d = 0.1;
+
+		tfk_buf_reset(&t);
+		vint(&t, 1, i == 1 || i == 2 ? 2 : 1);
+		ld_str(&t, 2, "", 0);
+		if (i == 0)
+			ld_str(&t, 4, (const char *)two, 4);
+		if (i == 1 || i == 5)
+			ld_str(&t, 6, (const char *)&d, 8);
+		if (i == 2)
+			ld_str(&t, 4, (const char *)&d, 8);
+		if (i == 3)
+			fix32(&t, 5, 2.5f);
+		if (i == 4)
+			ld_str(&t, 5, (const char *)two, 6);
+		if (i == 6)
+			ld_str(&t, 4, (const char *)two, 3);
+		if (i == 7) {
+			tfk_buf_reset(&t);
+			vint(&t, 1, 1);
+			ld_str(&t, 2, "\x12\x02\x08\x02", 4);
+			ld_str(&t, 5, (const char *)two, 8);
+		}
+		tensor_value(&x, "epoch_loss", "scalars", 7, &t);
+		event_of(&ev, 1, 10 + i, &x);
+		PUT();
+	}
+	/* a tag not UTF-8, a tag with a NUL, 65 values in one summary */
+	tfk_buf_reset(&x);
+	ld_str(&x, 1, "\xff\xfe", 2);
+	fix32(&x, 2, 1);
+	event_of(&ev, 1, 1, &x);
+	PUT();
+	tfk_buf_reset(&x);
+	ld_str(&x, 1, "a\0b", 3);
+	fix32(&x, 2, 1);
+	event_of(&ev, 1, 1, &x);
+	PUT();
+	tfk_buf_reset(&x);
+	for (i = 0; i < 65; i++)
+		ld(&x, 1, &v);
+	tfk_buf_reset(&ev);
+	ld(&ev, 5, &x);
+	PUT();
+	/* nothing at all: every field its default */
+	tfk_buf_reset(&ev);
+	PUT();
+#undef PUT
+	if (tfk_recw_close(w, &err)) {
+		ok(0, "scanner: %s", err.msg);
+		return;
+	}
+	if (tfk_evr_open(&a, path, &err) || tfk_evr_open(&b, path, &err)) {
+		ok(0, "scanner: %s", err.msg);
+		return;
+	}
+	tfk_evr_set_scan(b, 0);
+	for (i = 0; i < n + 1; i++) {
+		rc = tfk_evr_next(a, &ea, &err);
+		rb = tfk_evr_next(b, &eb, &err_b);
+		if (rc != rb || (rc < 0 && strcmp(err.msg, err_b.msg))) {
+			tap_diag("record %d: %d against protobuf-c's %d", i, rc,
+				 rb);
+			same = 0;
+			continue;
+		}
+		if (rc < 0) {
+			n_err++;
+			continue;
+		}
+		if (rc == 0)
+			break;
+		n_ev++;
+		if (memcmp(&ea.wall_time, &eb.wall_time, 8) ||
+		    ea.step != eb.step || ea.is_summary != eb.is_summary ||
+		    ea.n_value != eb.n_value ||
+		    !ea.file_version != !eb.file_version ||
+		    (ea.file_version && strcmp(ea.file_version,
+					       eb.file_version))) {
+			tap_diag("record %d: the events differ", i);
+			same = 0;
+			continue;
+		}
+		for (k = 0; k < ea.n_value; k++) {
+			const struct tfk_ev_value *p = &ea.value[k];
+			const struct tfk_ev_value *q = &eb.value[k];
+
+			if (strcmp(p->tag, q->tag) || p->kind != q->kind ||
+			    (p->kind == TFK_EVK_SCALAR &&
+			     (memcmp(&p->value, &q->value, 8) ||
+			      p->f32 != q->f32))) {
+				tap_diag("record %d value %zu: %s %s %.9g "
+					 "against %s %s %.9g", i, k, p->tag,
+					 tfk_evk_name(p->kind), p->value,
+					 q->tag, tfk_evk_name(q->kind),
+					 q->value);
+				same = 0;
+			}
+		}
+	}
+	ok(same, "the wire scanner agrees with protobuf-c on %d payloads "
+	   "(%d events, %d wire errors)", n, n_ev, n_err);
+	is_int(n_ev + n_err, n, "each payload one event or one error");
+	tfk_evr_close(a);
+	tfk_evr_close(b);
+	tfk_buf_release(&ev);
+	tfk_buf_release(&v);
+	tfk_buf_release(&t);
+	tfk_buf_release(&x);
+}
+
 int main(void)
 {
 	quantiles();
@@ -504,5 +853,6 @@ int main(void)
 	our_file();
 	errors();
 	reader();
+	scan_agrees();
 	return tap_done();
 }

@@ -38,7 +38,8 @@
 #                    "error" line instead (and status 1), so that the
 #                    script's other lines still count.
 # Uses hyperfine when installed (it discards output itself), else
-# date +%s%N. Needs $PYTHON (hyperfine's JSON) and $TFK_BENCH_DIR.
+# date +%s%N. Needs $PYTHON (hyperfine's JSON); its file goes to $TFK_BENCH_DIR
+# or $TMPDIR (default /tmp).
 
 # this folder, found while the sourcing script's $0 is still valid
 tfk_bench_dir=$(cd "$(dirname "$0")" && pwd)
@@ -92,7 +93,7 @@ cnn_tflite() {
 
 best_of() {
 	if command -v hyperfine >/dev/null 2>&1; then
-		_j=${TFK_BENCH_DIR:-/tmp/tfk-bench}/hf-$$.json
+		_j=${TFK_BENCH_DIR:-${TMPDIR:-/tmp}}/tfk-hf-$$.json
 		hyperfine --style none --warmup 1 --runs "$1" --export-json "$_j" \
 			"$2" >/dev/null
 		"$PYTHON" -c 'import json,sys; print(min(json.load(open(sys.argv[1]))["results"][0]["times"]))' "$_j"

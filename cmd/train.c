@@ -264,6 +264,7 @@ struct run {
 	int in_eof;
 	size_t n_train;		/* rows [0, n_train) train */
 	size_t max_train, max_val;	/* the largest shard's (mpirun) */
+	uint64_t *shard_rows;	/* every rank's n_train (mpirun) */
 	size_t val_start, n_val;	/* validation rows of feed or vfeed */
 	uint32_t *perm;
 	int64_t epoch;		/* the epoch running (0-based) */
@@ -399,6 +400,19 @@ static int load_files(struct tfk_feed *f, struct tfk_strlist *files,
 			return rc;
 	}
 	return 0;
+}
+
+/* The rows of step s of an epoch on all ranks (shards in memory). */
+static double step_rows(const struct run *r, size_t s, size_t bs)
+{
+	double sum = 0;
+
+	for (int k = 0; k < ranks; k++) {
+		uint64_t n = r->shard_rows[k], at = (uint64_t)s * bs;
+
+		sum += (double)(n <= at ? 0 : n - at < bs ? n - at : bs);
+	}
+	return sum;
 }
 
 /* The largest of every rank's n (each rank's steps must match). */
@@ -936,6 +950,9 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 
 		cur_step = (long long)step;
 		cur_epoch = r->epoch;
+		if (r->shard_rows)
+			tfk_trainer_step_rows(r->tr, step_rows(r, (size_t)s,
+							       bs));
 		if (prof_wanted())
 			t_step = prof_step_begin((int64_t)step + 1,
 						 (long)step + 1 >= prof_first &&
@@ -1543,6 +1560,14 @@ static int setup(struct run *r, const char *spec_path)
 			return tfk_errf(&err, TFK_EINVAL, "%s: no validation "
 					"records", val_files.v[0]);
 	}
+	if (ranks > 1 && !r->svc) {
+		uint64_t mine = r->n_train;
+
+		r->shard_rows = tfk_calloc((size_t)ranks, sizeof(uint64_t));
+		if (!r->shard_rows)
+			return tfk_errf(&err, TFK_ENOMEM, "out of memory");
+		tfk_mpi_allgather(&mine, sizeof(mine), r->shard_rows, &err);
+	}
 	r->max_train = ranks > 1 ? max_over_ranks(r->n_train) : r->n_train;
 	r->max_val = ranks > 1 ? max_over_ranks(r->n_val) : r->n_val;
 	/* Build the graph now: a resume restores optimizer slots before
@@ -1593,6 +1618,7 @@ static void teardown(struct run *r)
 	tfk_spec_free(r->spec);
 	tfk_kerasfile_free(kfile);
 	tfk_free(r->perm);
+	tfk_free(r->shard_rows);
 	tfk_free(r->hp);
 	json_decref(r->history);
 	json_decref(r->epochs);

@@ -30,7 +30,9 @@ struct tfk_gradsync {
 	int *total, *left;	/* per bucket: segments touching it; pending */
 	int started;		/* buckets summed, in order */
 	struct tfk_tensor *views;	/* per tensor k (not the header) */
-	float w;
+	float w;		/* this rank's weight */
+	float mul;		/* the copy's factor: w, or w / sum_w */
+	double sum_w;		/* the step's total weight if known, or 0 */
 	int bad;
 };
 
@@ -67,6 +69,18 @@ static void seg_done(struct tfk_gradsync *gs, const struct seg *s)
 	advance(gs);
 }
 
+/* dst = src * w, vectorized (restrict: the two never overlap). */
+static void scaled_copy(float *restrict dst, const float *restrict src,
+			size_t n, float w)
+{
+	if (w == 1) {
+		memcpy(dst, src, n * sizeof(float));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i] * w;
+}
+
 static void on_fetch(void *ctx, int j, const struct tfk_tensor *v)
 {
 	struct tfk_gradsync *gs = ctx;
@@ -81,13 +95,7 @@ static void on_fetch(void *ctx, int j, const struct tfk_tensor *v)
 	if (j < 0 || j >= gs->n_fetch_max || gs->seg_of[j] < 0)
 		return;
 	s = &gs->segs[gs->seg_of[j]];
-	{
-		const float *src = v->data;
-		float *dst = gs->buf + s->off, w = gs->w;
-
-		for (size_t i = 0; i < s->len; i++)
-			dst[i] = src[i] * w;
-	}
+	scaled_copy(gs->buf + s->off, v->data, s->len, gs->mul);
 	seg_done(gs, s);
 }
 
@@ -191,18 +199,22 @@ void tfk_gradsync_free(struct tfk_gradsync *gs)
 	tfk_free(gs);
 }
 
-void tfk_gradsync_begin(struct tfk_gradsync *gs, double w)
+void tfk_gradsync_begin(struct tfk_gradsync *gs, double w, double total)
 {
 	memcpy(gs->left, gs->total, (size_t)gs->n_buckets * sizeof(int));
 	gs->started = 0;
 	gs->w = (float)w;
+	gs->sum_w = total > 0 ? total : 0;
+	/* a known total: the means made as the values are copied in */
+	gs->mul = gs->sum_w ? (float)(w / total) : (float)w;
 	gs->bad = 0;
 }
 
-int tfk_gradsync_idle(struct tfk_gradsync *gs, struct tfk_err *err)
+int tfk_gradsync_idle(struct tfk_gradsync *gs, double total,
+		      struct tfk_err *err)
 {
 	(void)err;
-	tfk_gradsync_begin(gs, 0);
+	tfk_gradsync_begin(gs, 0, total);
 	memset(gs->buf, 0, gs->n_buf * sizeof(float));
 	memset(gs->left, 0, (size_t)gs->n_buckets * sizeof(int));
 	advance(gs);
@@ -220,7 +232,11 @@ int tfk_gradsync_end(struct tfk_gradsync *gs, double *w, int *bad,
 				gs->started, gs->n_buckets);
 	*w = gs->buf[0];
 	*bad = (int)gs->buf[1];
-	if (*bad || !(*w > 0))
+	if (gs->sum_w && *w != (float)gs->sum_w)
+		return tfk_errf(err, TFK_EINVAL, "gradient sync: the ranks' "
+				"rows sum to %g, not the %g expected",
+				(double)*w, gs->sum_w);
+	if (*bad || !(*w > 0) || gs->sum_w)
 		return 0;
 	scale = (float)(1.0 / *w);
 	for (size_t i = HDR; i < gs->n_buf; i++)

@@ -45,11 +45,15 @@ int tfk_gradsync_new(struct tfk_gradsync **gs, struct tfk_exec *x, int n,
 		     size_t bucket_bytes, struct tfk_err *err);
 void tfk_gradsync_free(struct tfk_gradsync *gs);
 
-/* The next run of x contributes with weight w (its rows, > 0). */
-void tfk_gradsync_begin(struct tfk_gradsync *gs, double w);
+/* The next run of x contributes with weight w (its rows, > 0); total,
+ * when > 0, is the sum of every rank's w for this step, known ahead (the
+ * copies are then the means' terms, and no pass after the sum is
+ * needed; end checks the sum). */
+void tfk_gradsync_begin(struct tfk_gradsync *gs, double w, double total);
 /* This rank has no rows this step: contribute nothing (weight 0, zeros)
- * and take part in the sums, in place of a run. */
-int tfk_gradsync_idle(struct tfk_gradsync *gs, struct tfk_err *err);
+ * and take part in the sums, in place of a run; total as for begin. */
+int tfk_gradsync_idle(struct tfk_gradsync *gs, double total,
+		      struct tfk_err *err);
 
 /*
  * After the run (or idle): make the means. The

@@ -48,6 +48,7 @@ struct tfk_trainer {
 	int n_tfetch;		/* loss, n_opt grads, n_updates, output */
 
 	struct tfk_gradsync *gs;	/* data-parallel: the sums */
+	double step_rows;	/* the next step's rows on all ranks, or 0 */
 	const struct tfk_tensor **synced;	/* n_opt grads, n_updates */
 
 	double loss_sum, loss_n, last_loss;
@@ -445,7 +446,7 @@ int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 	if (!rc)
 		rc = set_feeds(tr, b, 1, err);
 	if (!rc && tr->gs)
-		tfk_gradsync_begin(tr->gs, (double)b->n);
+		tfk_gradsync_begin(tr->gs, (double)b->n, tr->step_rows);
 	if (!rc)
 		rc = tfk_exec_run(tr->xt, tr->feeds, step, f, err);
 	if (rc)
@@ -477,12 +478,17 @@ int tfk_trainer_step_idle(struct tfk_trainer *tr, struct tfk_err *err)
 		return tfk_errf(err, TFK_EINVAL, "a step without data outside "
 				"data-parallel training");
 	tr->last_loss = 0;
-	rc = tfk_gradsync_idle(tr->gs, err);
+	rc = tfk_gradsync_idle(tr->gs, tr->step_rows, err);
 	if (!rc)
 		rc = sync_end(tr, &w, err);
 	if (!rc && !(w > 0))
 		return 2;	/* no rank had rows: no step */
 	return rc ? rc : apply(tr, tr->synced, err);
+}
+
+void tfk_trainer_step_rows(struct tfk_trainer *tr, double rows)
+{
+	tr->step_rows = rows;
 }
 
 int tfk_trainer_sync_means(struct tfk_trainer *tr, struct tfk_err *err)

@@ -95,6 +95,10 @@ int tfk_trainer_step(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
  * data all ran out); TFK_EINVAL outside data-parallel training.
  */
 int tfk_trainer_step_idle(struct tfk_trainer *tr, struct tfk_err *err);
+/* Data-parallel: the rows of the coming steps on all ranks together,
+ * when the caller knows them (0: not known). Known, the means are made
+ * as the gradients are copied for the sums, one pass fewer. */
+void tfk_trainer_step_rows(struct tfk_trainer *tr, double rows);
 /*
  * Data-parallel: replace the running means' sums (loss, every metric's
  * state) by their sums over all ranks, so that every rank reports the

@@ -1495,6 +1495,7 @@ static int setup(struct run *r, const char *spec_path)
 	r->stream = r->fit.steps_per_epoch && !strcmp(first, "-") &&
 		train_files.n <= 1;
 	if (input_workers) {
+		svc.chunk_records = (int)(r->fit.batch_size / ranks);
 		rc = svc_in_new(&r->svc, &svc, &err);
 		if (rc)
 			return rc;

@@ -157,15 +157,16 @@ static int close_split(struct worker *wk, struct tfk_err *err)
 			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 }
 
-/* A chunk of this pass's records into b (after its header), up to
- * CHUNK_BYTES; fewer (or none) when the pass's splits run out. */
-static int fill_chunk(struct worker *wk, struct tfk_buf *b,
+/* A chunk of this pass's records into b (after its header): up to max
+ * records and CHUNK_BYTES; fewer (or none) when the pass's splits run
+ * out. */
+static int fill_chunk(struct worker *wk, struct tfk_buf *b, int max,
 		      struct tfk_err *err)
 {
 	struct tfk_rec rec;
-	int rc, s;
+	int rc, s, n = 0;
 
-	while (b->len < CHUNK_BYTES) {
+	while (b->len < CHUNK_BYTES && n < max) {
 		if (!wk->rd) {
 			if (wk->pass_done)
 				return 0;
@@ -195,6 +196,7 @@ static int fill_chunk(struct worker *wk, struct tfk_buf *b,
 					rec.len);
 		put32(b, (uint32_t)rec.len);
 		tfk_buf_add(b, rec.data, rec.len);
+		n++;
 	}
 	return tfk_buf_ok(b) ? 0 : tfk_errf(err, TFK_ENOMEM, "out of memory");
 }
@@ -235,7 +237,8 @@ int svc_worker(const struct svc_opts *o, struct tfk_err *err)
 				b.len = 0;
 				put32(&b, KIND_DATA);
 				put32(&b, (uint32_t)wk.pass);
-				rc = fill_chunk(&wk, &b, err);
+				rc = fill_chunk(&wk, &b, msg[1] > 0 ?
+						msg[1] : INT32_MAX, err);
 				if (!rc && b.len == 8)	/* the pass is over */
 					memcpy(b.data, &(uint32_t){ KIND_END },
 					       4);
@@ -263,6 +266,7 @@ int svc_worker(const struct svc_opts *o, struct tfk_err *err)
 
 struct svc_in {
 	const struct svc_opts *o;
+	int32_t rows;		/* records asked for at a time */
 	int k;			/* workers: world ranks trainers .. + k */
 	int pass;
 	unsigned char *ended;
@@ -310,6 +314,7 @@ int svc_in_new(struct svc_in **inp, const struct svc_opts *o,
 	if (!in)
 		return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	in->o = o;
+	in->rows = o->chunk_records > 0 ? o->chunk_records : INT32_MAX;
 	in->k = tfk_mpi_world_size() - o->trainers;
 	in->ended = tfk_calloc((size_t)in->k, 1);
 	in->last = tfk_mpi_rank() % in->k - 1;	/* trainers start apart */
@@ -368,13 +373,13 @@ int svc_in_next(struct svc_in *in, const uint8_t **p, size_t *n,
 		 * to a trainer that is receiving (no deadlock with the
 		 * trainers' gradient sums) */
 		for (int i = 1; i <= in->k; i++) {
-			int32_t q = in->pass;
+			int32_t q[2] = { in->pass, in->rows };
 
 			w = (in->last + i) % in->k;
 			if (in->ended[w])
 				continue;
 			done = 0;
-			if (tfk_mpi_send(&q, sizeof(q), in->o->trainers + w,
+			if (tfk_mpi_send(q, sizeof(q), in->o->trainers + w,
 					 TAG_WANT, err))
 				return TFK_EIO;
 			in->last = w;

@@ -14,8 +14,8 @@
  * "{seed}" in the pipeline is a seed per (--seed, pass, split) in
  * distributed_epoch and per (--seed, pass, worker) in parallel_epochs.
  *
- * Flow control: a trainer asks one worker for a chunk (4 MiB of
- * records) when its batch needs rows and waits for it, so a worker only
+ * Flow control: a trainer asks one worker for a chunk (chunk_records
+ * records, at most 4 MiB) when its batch needs rows and waits for it, so a worker only
  * sends to a trainer that is receiving (never blocked by one that is in
  * a gradient sum), and a trainer holds at most one chunk beyond its
  * batch; each worker makes its next chunk while the trainers train. A pass
@@ -45,6 +45,7 @@ struct svc_opts {
 	int trainers;		/* world ranks [0, trainers) train */
 	uint64_t seed;
 	const char *log;	/* --input-log prefix, or NULL */
+	int chunk_records;	/* records a trainer asks for at a time */
 };
 
 /* A worker rank: serve the trainers until rank 0 says stop. 0, or an

@@ -91,30 +91,8 @@ testcmd "outside mpirun, --shard 1/2 trains on every second record" \
 	"25"
 
 # A rank killed mid-epoch ----------------------------------------------------
-cat >"$T/kill.sh" <<'K'
-# kill.sh: start 3 epochs on 2 ranks over 60000 records; once ckpt-1 is
-# written, SIGKILL rank 1; print mpirun's status, whether it ended within
-# 30 s of the kill, and whether its messages name rank 1.
-$MPI 2 tfk-train "$SPEC" all.tfrecord --out k --set fit.epochs=3 -j 1 -q --seed 3 2>kill.log &
-pid=$!
-i=0
-while [ ! -f k/ckpt-1.index ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-victim=
-for p in $(pgrep -x tfk-train); do
-	tr "\0" "\n" </proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=1 && victim=$p
-done
-[ -n "$victim" ] || { echo "no rank 1 found"; kill $pid; exit 1; }
-t0=$(date +%s)
-kill -KILL "$victim"
-wait $pid
-rc=$?
-t1=$(date +%s)
-echo "rc nonzero: $([ $rc -ne 0 ] && echo yes)"
-echo "within 30 s: $([ $((t1 - t0)) -le 30 ] && echo yes)"
-grep -q "rank 1" kill.log && echo "names rank 1"
-K
 testcmd "SIGKILL of rank 1 mid-run: mpirun fails within 30 s naming rank 1; the last checkpoint is intact" \
-	'sh kill.sh && $PYTHON $TESTS/py/bundle_check.py dump "k/$(sed -n "s/^model_checkpoint_path: \"\(.*\)\"/\1/p" k/checkpoint)" >/dev/null && echo intact' \
+	'$TESTS/cmd/kill-rank 1 k $MPI 2 tfk-train "$SPEC" all.tfrecord --out k --set fit.epochs=3 -j 1 -q --seed 3 && $PYTHON $TESTS/py/bundle_check.py dump "k/$(sed -n "s/^model_checkpoint_path: \"\(.*\)\"/\1/p" k/checkpoint)" >/dev/null && echo intact' \
 	"rc nonzero: yes\nwithin 30 s: yes\nnames rank 1\nintact"
 testcmd "--resume after the kill ends with the uninterrupted run's weights, bit for bit" \
 	'$MPI 2 tfk-train "$SPEC" all.tfrecord --out k --set fit.epochs=3 -j 1 -q --seed 3 --resume &&

@@ -42,29 +42,8 @@ testcmd "parallel_epochs, 1 trainer + 2 workers: every record twice an epoch" \
 	 $IDS log 2 2 $S' \
 	"0:same 1:same"
 
-cat >"$T/kill.sh" <<'K'
-# kill.sh: 3 epochs over 60000 records, 2 trainers and 1 worker (rank 2);
-# once ckpt-1 is written, SIGKILL the worker.
-$MPI 3 tfk-train "$SPEC" all.tfrecord --input-workers 1 --out k --set fit.epochs=3 -j 1 -q 2>kill.log &
-pid=$!
-i=0
-while [ ! -f k/ckpt-1.index ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
-victim=
-for p in $(pgrep -x tfk-train); do
-	tr "\0" "\n" </proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=2 && victim=$p
-done
-[ -n "$victim" ] || { echo "no rank 2 found"; kill $pid; exit 1; }
-t0=$(date +%s)
-kill -KILL "$victim"
-wait $pid
-rc=$?
-t1=$(date +%s)
-echo "rc nonzero: $([ $rc -ne 0 ] && echo yes)"
-echo "within 30 s: $([ $((t1 - t0)) -le 30 ] && echo yes)"
-grep -q "rank 2" kill.log && echo "names rank 2"
-K
 testcmd "a worker killed mid-run: the job fails within 30 s naming its rank; the last checkpoint is intact" \
-	'sh kill.sh && $PYTHON $TESTS/py/bundle_check.py dump "k/$(sed -n "s/^model_checkpoint_path: \"\(.*\)\"/\1/p" k/checkpoint)" >/dev/null && echo intact' \
+	'$TESTS/cmd/kill-rank 2 k $MPI 3 tfk-train "$SPEC" all.tfrecord --input-workers 1 --out k --set fit.epochs=3 -j 1 -q && $PYTHON $TESTS/py/bundle_check.py dump "k/$(sed -n "s/^model_checkpoint_path: \"\(.*\)\"/\1/p" k/checkpoint)" >/dev/null && echo intact' \
 	"rc nonzero: yes\nwithin 30 s: yes\nnames rank 2\nintact"
 
 testerr "a pipeline that fails: the error names it and its split" \

@@ -1263,18 +1263,17 @@ static void run_release(struct run *R)
 
 /* Under mpirun ------------------------------------------------------------ */
 
-/* FILE's shard for this rank: NAME-RRRRR-of-NNNNN.EXT, as TF names them. */
-static char *shard_name(const char *path)
+/* FILE's shard for this rank, NAME-RRRRR-of-NNNNN.EXT as TF names
+ * them, into buf; 0, or -1 when it does not fit. */
+static int shard_name(const char *path, char *buf, size_t n)
 {
 	const char *slash = strrchr(path, '/');
 	const char *dot = strchr(slash ? slash + 1 : path, '.');
 	size_t stem = dot ? (size_t)(dot - path) : strlen(path);
-	char *s = tfk_malloc(strlen(path) + 32);
+	int k = snprintf(buf, n, "%.*s-%05d-of-%05d%s", (int)stem, path,
+			 rank, ranks, dot ? dot : "");
 
-	if (s)
-		sprintf(s, "%.*s-%05d-of-%05d%s", (int)stem, path, rank, ranks,
-			dot ? dot : "");
-	return s;
+	return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
 /* The length of the output unit (a record, or a line: a CSV line ends
@@ -1385,7 +1384,7 @@ int main(int argc, char **argv)
 	struct run R;
 	struct tfk_err err;
 	char **files = argv;
-	static char gather_tmp[4200];
+	static char gather_tmp[4200];	/* --gather's part, or the shard */
 	const char *final_path;
 	int i, rc = 0;
 
@@ -1410,11 +1409,9 @@ int main(int argc, char **argv)
 			 (long)getpid(), rank);
 		final_path = gather_tmp;
 	} else if (ranks > 1) {
-		final_path = shard_name(out_path);
-		if (!final_path) {
-			tfk_errf(&err, TFK_ENOMEM, "out of memory");
-			return tfk_cli_fail(&err);
-		}
+		if (shard_name(out_path, gather_tmp, sizeof(gather_tmp)))
+			tfk_cli_usage_error("-o %s: too long a name", out_path);
+		final_path = gather_tmp;
 	}
 	if (argc == 0) {
 		files = stdin_only;

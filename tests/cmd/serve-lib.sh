@@ -7,6 +7,10 @@
 #   $Q METHOD PATH [BODY]   "BODY CODE" of a request to $U$PATH
 #   err NAME CODE MESSAGE-PART METHOD PATH [BODY]   a TF Serving error
 #                     answer: {"error": ...MESSAGE-PART...} with CODE
+#   serve_stop LOG    at exit: stop the server ($PID); when a check
+#                     failed, show LOG (its last 40 lines, as TAP
+#                     comments: a server that died says why, e.g. a
+#                     sanitizer's report)
 # The port comes from the server's "REST API listening on port N" line:
 # no race for a free port.
 
@@ -18,6 +22,15 @@ wait_for() {
 		_i=$((_i + 1))
 	done
 	return 1
+}
+
+serve_stop() {
+	[ -n "$PID" ] && kill "$PID" 2>/dev/null
+	if [ "$_fail" -gt 0 ] && [ -f "$1" ]; then
+		echo "# $1, the last lines:"
+		tail -n 40 "$1" | sed 's/^/#   /'
+	fi
+	rm -rf "$T"
 }
 
 serve_wait() {

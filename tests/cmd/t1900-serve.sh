@@ -17,7 +17,7 @@ B=$T/models
 mkdir -p "$B"
 ln -s "$SM/half_plus_two_cpu_tf1/00000123" "$B/00000123"
 PID=
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'serve_stop "$T/serve.log"' EXIT
 
 tfk-serve --model_name half --model_base_path "$B" --rest_api_port 0 --port 0 \
 	--file_system_poll_wait_seconds 1 --max_body_bytes 4096 \

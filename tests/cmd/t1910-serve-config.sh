@@ -20,7 +20,7 @@ mkdir "$A/3"
 ln -s "$FIX/tflite/serving_half_plus_two/model.tflite" "$A/3/model.tflite"
 ln -s "$SM/half_plus_two_cpu_tf1/00000123" "$Bm/7"
 PID=
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'serve_stop "$T/serve.log"' EXIT
 
 cat >"$T/m.config" <<EOF
 # two models: a with versions 1 and 3 labelled, b latest

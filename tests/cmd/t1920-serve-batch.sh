@@ -15,7 +15,7 @@ B=$T/models
 mkdir -p "$B"
 ln -s "$SM/half_plus_two_cpu_tf1/00000123" "$B/1"
 PID=
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'serve_stop "$T/serve.log"' EXIT
 cat >"$T/batch.config" <<'EOF'
 max_batch_size { value: 4 }
 batch_timeout_micros { value: 3000000 }

@@ -18,7 +18,7 @@ B=$T/models
 mkdir -p "$B"
 ln -s "$FIX/savedmodel/half_plus_two_cpu_tf1/00000123" "$B/1"
 PID=
-trap '[ -n "$PID" ] && kill "$PID" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'serve_stop "$T/serve.log"' EXIT
 SC="$PYTHON $TESTS/cmd/slow-client.py"
 
 testerr "--max_connections 0 is refused" \

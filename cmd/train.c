@@ -213,13 +213,13 @@ static const struct tfk_opt opts[] = {
 		     "shard whole files instead: file k when k % N == I"),
 	TFK_OPT_LONG(0, "fusion-threshold", &fusion_bytes, "BYTES",
 		     "under mpirun: gradients summed in buckets of at most "
-		     "BYTES (default 67108864, Horovod's)"),
+		     "BYTES, as Horovod's tensor fusion"),
 	TFK_OPT_LONG(0, "input-workers", &input_workers, "K",
 		     "under mpirun: the last K ranks run the input pipeline "
 		     "and stream its records to the others, which train"),
 	TFK_OPT_STR(0, "input-pipeline", &input_pipeline, "CMD",
 		    "the input workers' shell pipeline, {} a training file, "
-		    "{seed} a seed (default: 'tfk-cat {}')"),
+		    "{seed} a seed"),
 	TFK_OPT_STR(0, "input-mode", &input_mode, "MODE",
 		    "distributed_epoch (default: each record once an epoch) "
 		    "or parallel_epochs (every worker runs every file)"),
@@ -240,7 +240,9 @@ static const struct tfk_cmd cmd = {
 	"TFRecord data",
 	"tfk-idx train-images train-labels | tfk-train mlp.spec.json "
 	"--out run1 --val test.tfrecord; tfk-train --init-from run1 --out "
-	"run2 --set fit.epochs=2 more.tfrecord",
+	"run2 --set fit.epochs=2 more.tfrecord; mpirun -np 4 tfk-train "
+	"mlp.spec.json train-*.tfrecord --set fit.batch_size=128 -j 1 "
+	"--out run3",
 };
 
 #define KEEP 5			/* checkpoints kept, as CheckpointManager */

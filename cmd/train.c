@@ -1157,6 +1157,10 @@ static int fit(struct run *r)
 		sync_control(r);
 		if (rc)
 			return rc;
+		/* EarlyStopping's restore_best_weights acts on rank 0 */
+		if (ranks > 1 && r->env.stop &&
+		    (rc = tfk_replica_bcast(r->m->g, r->opt, r->tr, &err)))
+			return rc;
 		hist_add(r, &l);
 		rc = rank ? 0 : checkpoint(r);
 		if (rc)

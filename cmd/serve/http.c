@@ -751,43 +751,37 @@ struct sv_http *sv_http_start(struct sv_server *s,
 		h->o.threads = h->o.max_conns;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
-	if (o->thread_per_connection) {
-		/* a pool thread may hold several connections: one waiting
-		 * for its batch would stall the others behind it */
-		h->d = MHD_start_daemon(flags | MHD_USE_THREAD_PER_CONNECTION,
-					(uint16_t)o->port, NULL, NULL,
-					on_request, h,
-					MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-					NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-					(unsigned)((o->timeout_ms + 999) /
-						   1000),
-					MHD_OPTION_CONNECTION_LIMIT,
-					(unsigned)o->max_conns,
-					MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-					(unsigned)o->max_per_ip,
-					MHD_OPTION_NOTIFY_CONNECTION, on_conn,
-					h, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
-					h, MHD_OPTION_NOTIFY_COMPLETED, on_done,
-					h, MHD_OPTION_END);
-	} else {
-		if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+	{
+		/* the options both modes share; a pool's size only for a pool */
+		struct MHD_OptionItem op[] = {
+			{ MHD_OPTION_CONNECTION_TIMEOUT,
+			  (intptr_t)((o->timeout_ms + 999) / 1000), NULL },
+			{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)o->max_conns,
+			  NULL },
+			{ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+			  (intptr_t)o->max_per_ip, NULL },
+			{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_conn, h },
+			{ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, h },
+			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_done, h },
+			{ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)h->o.threads,
+			  NULL },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+
+		if (o->thread_per_connection) {
+			/* a pool thread may hold several connections: one
+			 * waiting for its batch would stall the others */
+			flags |= MHD_USE_THREAD_PER_CONNECTION;
+			op[6].option = MHD_OPTION_END;
+		} else if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) ==
+			   MHD_YES) {
 			flags |= MHD_USE_EPOLL;
+		}
 		h->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL,
 					on_request, h,
 					MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-					NULL, MHD_OPTION_THREAD_POOL_SIZE,
-					(unsigned)h->o.threads,
-					MHD_OPTION_CONNECTION_TIMEOUT,
-					(unsigned)((o->timeout_ms + 999) /
-						   1000),
-					MHD_OPTION_CONNECTION_LIMIT,
-					(unsigned)o->max_conns,
-					MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-					(unsigned)o->max_per_ip,
-					MHD_OPTION_NOTIFY_CONNECTION, on_conn,
-					h, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
-					h, MHD_OPTION_NOTIFY_COMPLETED, on_done,
-					h, MHD_OPTION_END);
+					NULL, MHD_OPTION_ARRAY, op,
+					MHD_OPTION_END);
 	}
 	if (h->d && !pthread_create(&h->reaper, NULL, reap, h))
 		h->reaper_on = 1;

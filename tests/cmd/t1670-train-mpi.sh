@@ -11,13 +11,7 @@
 # weights of the uninterrupted run. Bad set-ups are errors up front.
 . "$(dirname "$0")/lib.sh"
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# under ASan: OpenMPI's own allocations are not ours (tests/lsan-openmpi.supp)
-export LSAN_OPTIONS="suppressions=$TESTS/lsan-openmpi.supp:fast_unwind_on_malloc=0:print_suppressions=0"
-MPI="timeout 120 mpirun --oversubscribe --mca orte_tmpdir_base $T/ompi -np"
-F=/usr/share/datasets/fashion-mnist
-tfk-idx -q --images $F/train-images-idx3-ubyte.gz \
-	--labels $F/train-labels-idx1-ubyte.gz >"$T/all.tfrecord"
+. "$(dirname "$0")/mpi-lib.sh"
 tfk-cat --take 2000 "$T/all.tfrecord" >"$T/tr.tfrecord"
 tfk-cat --take 1000 "$T/tr.tfrecord" >"$T/a.tfrecord"
 tfk-cat --skip 1000 "$T/tr.tfrecord" >"$T/b.tfrecord"

@@ -12,10 +12,9 @@
 # last checkpoint is intact, and --resume (link up) ends with the
 # uninterrupted run's weights. Needs root (CAP_NET_ADMIN), as CI has.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mpi-lib.sh"
+LOCAL="$MPI 2"	# 2 ranks on this machine
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# under ASan: OpenMPI's own allocations are not ours (tests/lsan-openmpi.supp)
-export LSAN_OPTIONS="suppressions=$TESTS/lsan-openmpi.supp:fast_unwind_on_malloc=0:print_suppressions=0"
 id=$$
 A=tfk${id}a B=tfk${id}b VA=tv${id}a VB=tv${id}b
 NET=10.77.$((id % 250 + 1))
@@ -50,10 +49,6 @@ MPI="ip netns exec $A timeout 100 mpirun --hostfile $T/hosts -np 2
 	--mca oob_tcp_if_include $NET.0/24 --mca mpi_yield_when_idle 1
 	--mca oob_tcp_keepalive_time 4 --mca oob_tcp_keepalive_intvl 2
 	--mca oob_tcp_keepalive_probes 3 --mca rtc ^hwloc"
-LOCAL="timeout 100 mpirun --oversubscribe -np 2 --mca orte_tmpdir_base $T/ompi"
-F=/usr/share/datasets/fashion-mnist
-tfk-idx -q --images $F/train-images-idx3-ubyte.gz \
-	--labels $F/train-labels-idx1-ubyte.gz >"$T/all.tfrecord"
 tfk-cat --take 2000 "$T/all.tfrecord" >"$T/tr.tfrecord"
 SPEC=$(cd "$(dirname "$0")/../.." && pwd)/examples/mlp.spec.json
 ONE="--set fit.batch_size=40 --set fit.shuffle=false --set fit.epochs=1 -j 1 -q"

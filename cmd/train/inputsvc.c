@@ -271,8 +271,8 @@ struct svc_in {
 	int pass;
 	unsigned char *ended;
 	int last;		/* the worker asked last */
-	uint8_t *chunk;
-	size_t len, pos;
+	uint8_t *chunk;		/* the chunk being read, cap bytes */
+	size_t len, pos, cap;
 	FILE *log;
 	pthread_t disp;
 	int dispatching;
@@ -392,17 +392,22 @@ int svc_in_next(struct svc_in *in, const uint8_t **p, size_t *n,
 		if (w < 0 || w >= in->k || len < 8)
 			return tfk_errf(err, TFK_EINVAL, "input service: a "
 					"bad reply from rank %d", src);
-		msg = tfk_malloc(len);
-		if (!msg)
-			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		/* the last chunk is used up: its buffer takes this one */
+		if (len > in->cap) {
+			msg = tfk_realloc(in->chunk, len);
+			if (!msg)
+				return tfk_errf(err, TFK_ENOMEM,
+						"out of memory");
+			in->chunk = msg;
+			in->cap = len;
+		}
+		msg = in->chunk;
+		in->pos = in->len = 0;
 		tfk_mpi_recv(msg, len, src, TAG_REPLY, err);
 		if (get32(msg) == KIND_END || (int)get32(msg + 4) != in->pass) {
 			in->ended[w] = get32(msg) == KIND_END;
-			tfk_free(msg);
 			continue;
 		}
-		tfk_free(in->chunk);
-		in->chunk = msg;
 		in->len = len;
 		in->pos = 8;
 	}

@@ -37,6 +37,7 @@ ip link add $VA netns $A type veth peer name $VB netns $B &&
 	ip netns exec $B ip addr add $NET.2/24 dev $VB &&
 	ip netns exec $A ip link set $VA up &&
 	ip netns exec $B ip link set $VB up || { echo "Bail out! no veth pair"; exit 1; }
+mkdir -p "$T/ompi"
 printf '%s slots=1\n%s slots=1\n' $A $B >"$T/hosts"
 # TCP only, on the pair; yield when idle (2 cores: a spinning rank starves
 # the veth's softirq); daemons' keepalive so that a dead link ends the job;

@@ -1,14 +1,9 @@
 /*
  * restjson.c - TF Serving's REST JSON <-> tensors (see restjson.h).
  *
- * Parsing is jansson's. jansson refuses NaN and Infinity, which TF
- * Serving's rapidjson accepts, so the text is first copied with each
- * bare NaN, Infinity and -Infinity outside strings replaced by a string
- * that JSON text cannot hold without JSON_ALLOW_NUL: the token between
- * two "\u0000"; the decoder reads those back as numbers. (A client that
- * sends the string "\u0000NaN\u0000" itself gets NaN: the price of not
- * writing a JSON parser, documented in tfk-serve(1).) Parse error
- * offsets are mapped back to the caller's text.
+ * Parsing is util/jdoc's (one arena per request, exact fast decimal
+ * conversion), with the bare NaN, Infinity and -Infinity tokens TF
+ * Serving's rapidjson accepts.
  *
  * Decoding follows TF Serving's json_tensor.cc rules (shape from the
  * first element of every list, each list then checked against it,
@@ -17,26 +12,21 @@
  * truncating out-of-range integers as TF Serving's int_val does; an
  * error is more useful than a wrapped value.
  *
- * Encoding writes text by hand into a tfk_buf (jansson cannot write
- * NaN, nor floats in TF Serving's shortest-then-max_digits10 form).
+ * Encoding writes text by hand into a tfk_buf (NaN, and floats in TF
+ * Serving's shortest-then-max_digits10 form).
  */
 #include "model/restjson.h"
 
 #include "example/example.h"
 #include "util/alloc.h"
+#include "util/jdoc.h"
 
 #include <float.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The marker strings of the bare non-finite tokens (see top). */
-#define MARK_NAN 'N'
-#define MARK_INF 'I'
-#define MARK_NINF '-'
 
 static int oom(struct tfk_err *err)
 {
@@ -45,113 +35,13 @@ static int oom(struct tfk_err *err)
 
 /* Parsing ---------------------------------------------------------------- */
 
-struct subst {
-	size_t *at;	/* offsets in the copy where a marker starts */
-	size_t *grew;	/* bytes the copy had gained once past it */
-	size_t n, cap;
-};
+#define IS(v, t) tfk_jd_is(v, TFK_JD_##t)
+#define IS_BOOL(v) (IS(v, TRUE) || IS(v, FALSE))
 
-static int match(const char *p, size_t left, const char *w)
+static void free_doc(struct tfk_jd_doc *doc)
 {
-	size_t k = strlen(w);
-
-	return left >= k && !memcmp(p, w, k);
-}
-
-/* body with NaN/Infinity markers, NUL-terminated; NULL on OOM. */
-static char *mark_nonfinite(const char *body, size_t n, struct subst *s,
-			    size_t *out_n)
-{
-	size_t i, o = 0, cap = n + 1;
-	char *t = tfk_malloc(cap);
-	int in_str = 0;
-
-	if (!t)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		const char *w = NULL;
-		char c = body[i];
-
-		if (in_str) {
-			if (c == '\\' && i + 1 < n) {
-				t[o++] = c;	/* room: cap is ahead */
-				c = body[++i];
-			} else if (c == '"')
-				in_str = 0;
-		} else if (c == '"') {
-			in_str = 1;
-		} else if (match(body + i, n - i, "NaN")) {
-			w = "NaN";
-		} else if (match(body + i, n - i, "Infinity")) {
-			w = "Infinity";
-		} else if (match(body + i, n - i, "-Infinity")) {
-			w = "-Infinity";
-		}
-		if (w) {
-			size_t k = strlen(w), mn;
-			char mk[32], *g;
-
-			/* "\u0000NaN\u0000": see the top comment */
-			mn = (size_t)snprintf(mk, sizeof(mk),
-					      "\"\\u0000%s\\u0000\"", w);
-			if (o + mn + (n - i) + 1 > cap) {
-				cap = (o + mn + (n - i)) * 2 + 16;
-				g = tfk_realloc(t, cap);
-				if (!g) {
-					tfk_free(t);
-					return NULL;
-				}
-				t = g;
-			}
-			if (s->n == s->cap) {
-				size_t nc = s->cap ? s->cap * 2 : 16;
-				size_t *a = tfk_realloc(s->at, nc * sizeof(*a));
-
-				if (a)
-					s->at = a;
-				a = a ? tfk_realloc(s->grew, nc * sizeof(*a)) :
-					NULL;
-				if (!a) {
-					tfk_free(t);
-					return NULL;
-				}
-				s->grew = a;
-				s->cap = nc;
-			}
-			s->at[s->n] = o;
-			memcpy(t + o, mk, mn);
-			o += mn;
-			s->grew[s->n] = o - (i + k);
-			s->n++;
-			i += k - 1;
-			continue;
-		}
-		if (o + 2 > cap) {
-			char *g;
-
-			cap = cap * 2 + 16;
-			g = tfk_realloc(t, cap);
-			if (!g) {
-				tfk_free(t);
-				return NULL;
-			}
-			t = g;
-		}
-		t[o++] = c;
-	}
-	t[o] = 0;
-	*out_n = o;
-	return t;
-}
-
-/* The offset in the caller's text of offset off of the marked copy. */
-static size_t unmap(const struct subst *s, size_t off)
-{
-	size_t k, grew = 0;
-
-	for (k = 0; k < s->n && s->at[k] < off; k++)
-		grew = s->grew[k];
-	return off >= grew ? off - grew : 0;
+	tfk_jd_free(doc);
+	tfk_free(doc);
 }
 
 void tfk_rj_release(struct tfk_rj_request *rq)
@@ -159,84 +49,70 @@ void tfk_rj_release(struct tfk_rj_request *rq)
 	if (!rq)
 		return;
 	tfk_free(rq->signature_name);
-	json_decref(rq->doc);
+	free_doc(rq->doc);
 	memset(rq, 0, sizeof(*rq));
 }
 
-/* Parse body[0..n) with the non-finite markers into *doc. */
-static int load_doc(json_t **doc, const char *body, size_t n,
+/* Parse body[0..n) into *doc (heap, NULL if none could be had: free it
+ * also after a failure), with the bare non-finite tokens. */
+static int load_doc(struct tfk_jd_doc **doc, const char *body, size_t n,
 		    struct tfk_err *err)
 {
-	struct subst s = { 0 };
-	json_error_t je;
-	size_t tn;
-	char *t;
+	int rc;
 
-	*doc = NULL;
+	*doc = tfk_calloc(1, sizeof(**doc));
+	if (!*doc)
+		return oom(err);
 	if (n == 0)
 		return tfk_errf(err, TFK_EINVAL, "JSON parse error: the "
 				"document is empty");
-	t = mark_nonfinite(body, n, &s, &tn);
-	if (!t) {
-		tfk_free(s.at);
-		tfk_free(s.grew);
-		return oom(err);
-	}
-	*doc = json_loadb(t, tn, JSON_ALLOW_NUL, &je);
-	tfk_free(t);
-	if (!*doc) {
-		size_t off = unmap(&s, (size_t)je.position);
-
-		tfk_free(s.at);
-		tfk_free(s.grew);
-		return tfk_errf(err, TFK_EINVAL, "JSON parse error at offset "
-				"%zu: %s", off, je.text);
-	}
-	tfk_free(s.at);
-	tfk_free(s.grew);
-	if (!json_is_object(*doc))
+	if ((rc = tfk_jd_parse(*doc, body, n, TFK_JD_NONFINITE, err)))
+		return rc;
+	if (!IS(&(*doc)->root, OBJECT))
 		return tfk_errf(err, TFK_EINVAL, "request: expected a JSON "
 				"object");
 	return 0;
 }
 
 /* The optional "signature_name" of doc into *name. */
-static int get_sig_name(char **name, const json_t *doc, struct tfk_err *err)
+static int get_sig_name(char **name, const struct tfk_jd *doc,
+			struct tfk_err *err)
 {
-	const json_t *sig = json_object_get(doc, "signature_name");
+	const struct tfk_jd *sig = tfk_jd_get(doc, "signature_name");
 
 	if (!sig)
 		return 0;
-	if (!json_is_string(sig) ||
-	    strlen(json_string_value(sig)) != json_string_length(sig))
+	if (!IS(sig, STRING) || strlen(sig->u.s) != sig->n)
 		return tfk_errf(err, TFK_EINVAL, "request: "
 				"'signature_name' must be a string");
-	*name = tfk_strdup(json_string_value(sig));
+	*name = tfk_strdup(sig->u.s);
 	return *name ? 0 : oom(err);
 }
 
 int tfk_rj_parse(struct tfk_rj_request *rq, const char *body, size_t n,
 		 struct tfk_err *err)
 {
-	json_t *doc, *ins, *inp;
+	struct tfk_jd_doc *d;
+	const struct tfk_jd *doc, *ins, *inp;
 	int rc;
 
 	memset(rq, 0, sizeof(*rq));
-	rc = load_doc(&doc, body, n, err);
-	rq->doc = doc;
+	rc = load_doc(&d, body, n, err);
+	rq->doc = d;
 	if (rc)
 		return rc;
+	doc = &d->root;
 	if ((rc = get_sig_name(&rq->signature_name, doc, err)))
 		return rc;
-	ins = json_object_get(doc, "instances");
-	inp = json_object_get(doc, "inputs");
+	ins = tfk_jd_get(doc, "instances");
+	inp = tfk_jd_get(doc, "inputs");
 	if (ins && inp)
 		return tfk_errf(err, TFK_EINVAL, "request: expected only one "
 				"of 'inputs' or 'instances'");
 	if (!ins && !inp)
 		return tfk_errf(err, TFK_EINVAL, "request: missing 'inputs' "
 				"or 'instances' key");
-	if (ins && (!json_is_array(ins) || !json_array_size(ins)))
+	if (ins && (!IS(ins, ARRAY) || !ins->n))
 		return tfk_errf(err, TFK_EINVAL, "request: 'instances' must "
 				"be a non-empty list");
 	rq->format = ins ? TFK_RJ_ROW : TFK_RJ_COLUMNAR;
@@ -245,68 +121,87 @@ int tfk_rj_parse(struct tfk_rj_request *rq, const char *body, size_t n,
 
 /* Decoding --------------------------------------------------------------- */
 
-/* The place of a value in the request, for messages: "inputs.x[1][0]". */
+/*
+ * The place of a value in the request, for messages: "inputs.x[1][0]",
+ * a chain of steps up to a root ("inputs"), written out only when a
+ * message needs it (where_str): formatting every element's place cost
+ * a fifth of a request's time.
+ */
 struct where {
-	char s[256];
+	const struct where *up;	/* NULL: s is the root's name */
+	const char *key;	/* a member's key, or NULL: element i */
+	long i;
+	char s[256];		/* the place, once where_str wrote it */
 };
+
+#define WHERE_ROOT(name) { NULL, NULL, 0, name }
 
 static void where_sub(struct where *w, const struct where *up, long i,
 		      const char *key)
 {
-	if (key)
-		snprintf(w->s, sizeof(w->s), "%.180s.%.60s", up->s, key);
-	else
-		snprintf(w->s, sizeof(w->s), "%.180s[%ld]", up->s, i);
+	w->up = up;
+	w->key = key;
+	w->i = i;
 }
 
-static int is_mark(const json_t *v, char *kind)
+static const char *where_str(const struct where *cw)
 {
-	static const char *const mk[] = { "NaN", "Infinity", "-Infinity" };
-	const char *s;
-	size_t n, k;
+	struct where *w = (struct where *)cw;	/* always a local's */
 
-	if (!json_is_string(v) || (n = json_string_length(v)) < 5)
-		return 0;
-	s = json_string_value(v);
-	if (s[0] != 0 || s[n - 1] != 0)
-		return 0;
-	for (k = 0; k < 3; k++)
-		if (n == strlen(mk[k]) + 2 && !memcmp(s + 1, mk[k], n - 2)) {
-			*kind = mk[k][0];
+	if (!w->up)
+		return w->s;
+	if (w->key)
+		snprintf(w->s, sizeof(w->s), "%.180s.%.60s",
+			 where_str(w->up), w->key);
+	else
+		snprintf(w->s, sizeof(w->s), "%.180s[%ld]",
+			 where_str(w->up), w->i);
+	return w->s;
+}
+
+/* v is a bare NaN, Infinity or -Infinity token. */
+static int is_mark(const struct tfk_jd *v)
+{
+	return IS(v, REAL) && v->bare;
+}
+
+/* A member of object v given again later (jansson kept the last). */
+static int shadowed(const struct tfk_jd *v, uint32_t k)
+{
+	uint32_t j;
+
+	for (j = k + 1; j < v->n; j++)
+		if (!strcmp(tfk_jd_key(v, j), tfk_jd_key(v, k)))
 			return 1;
-		}
 	return 0;
 }
 
-static int is_b64_object(const json_t *v)
+static int is_b64_object(const struct tfk_jd *v)
 {
-	const json_t *b = json_object_get(v, "b64");
+	const struct tfk_jd *b = tfk_jd_get(v, "b64");
 
-	return json_is_object(v) && json_object_size(v) == 1 &&
-		json_is_string(b);
+	return IS(v, OBJECT) && v->n == 1 &&
+		IS(b, STRING);
 }
 
 /* A short picture of v for messages. */
-static const char *show(const json_t *v, char *buf, size_t n)
+static const char *show(const struct tfk_jd *v, char *buf, size_t n)
 {
-	char k;
-
-	if (is_mark(v, &k))
-		snprintf(buf, n, "%s", k == MARK_NAN ? "NaN" :
-			 k == MARK_INF ? "Infinity" : "-Infinity");
-	else if (json_is_string(v))
-		snprintf(buf, n, "string \"%.40s%s\"", json_string_value(v),
-			 json_string_length(v) > 40 ? "..." : "");
-	else if (json_is_integer(v))
-		snprintf(buf, n, "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(v));
-	else if (json_is_real(v))
-		snprintf(buf, n, "%.17g", json_real_value(v));
-	else if (json_is_boolean(v))
-		snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
-	else if (json_is_null(v))
+	if (is_mark(v))
+		snprintf(buf, n, "%s", isnan(v->u.d) ? "NaN" :
+			 v->u.d > 0 ? "Infinity" : "-Infinity");
+	else if (IS(v, STRING))
+		snprintf(buf, n, "string \"%.40s%s\"", v->u.s,
+			 v->n > 40 ? "..." : "");
+	else if (IS(v, INT))
+		snprintf(buf, n, "%" PRId64, v->u.i);
+	else if (IS(v, REAL))
+		snprintf(buf, n, "%.17g", v->u.d);
+	else if (IS_BOOL(v))
+		snprintf(buf, n, "%s", IS(v, TRUE) ? "true" : "false");
+	else if (IS(v, NULL))
 		snprintf(buf, n, "null");
-	else if (json_is_object(v))
+	else if (IS(v, OBJECT))
 		snprintf(buf, n, "an object");
 	else
 		snprintf(buf, n, "a list");
@@ -359,76 +254,74 @@ static long b64_decode(const char *s, size_t n, uint8_t *o)
 }
 
 /* One leaf value into element i of t. */
-static int put_value(struct tfk_tensor *t, int64_t i, const json_t *v,
+static int put_value(struct tfk_tensor *t, int64_t i, const struct tfk_jd *v,
 		     const struct where *w, struct tfk_err *err)
 {
 	enum tfk_dtype dt = t->dtype;
-	char buf[96], k;
+	char buf[96];
 
 	if (dt == TFK_DT_STRING) {
-		const json_t *b;
+		const struct tfk_jd *b;
 		uint8_t *o;
 		long m;
 		int rc;
 
-		if (json_is_string(v) && !is_mark(v, &k))
-			return tfk_tensor_set_str(t, i, json_string_value(v),
-						  json_string_length(v), err);
+		if (IS(v, STRING))
+			return tfk_tensor_set_str(t, i, v->u.s, v->n, err);
 		if (!is_b64_object(v))
 			return tfk_errf(err, TFK_EINVAL, "%s: expected string "
-					"or {\"b64\": ...}, got %s", w->s,
+					"or {\"b64\": ...}, got %s", where_str(w),
 					show(v, buf, sizeof(buf)));
-		b = json_object_get(v, "b64");
-		o = tfk_malloc(json_string_length(b) + 1);
+		b = tfk_jd_get(v, "b64");
+		o = tfk_malloc(b->n + 1);
 		if (!o)
 			return oom(err);
-		m = b64_decode(json_string_value(b), json_string_length(b), o);
+		m = b64_decode(b->u.s, b->n, o);
 		if (m < 0) {
 			tfk_free(o);
 			return tfk_errf(err, TFK_EINVAL, "%s: invalid base64 "
-					"in {\"b64\": ...}", w->s);
+					"in {\"b64\": ...}", where_str(w));
 		}
 		rc = tfk_tensor_set_str(t, i, o, (size_t)m, err);
 		tfk_free(o);
 		return rc;
 	}
 	if (dt == TFK_DT_BOOL) {
-		if (!json_is_boolean(v))
+		if (!IS_BOOL(v))
 			return tfk_errf(err, TFK_EINVAL, "%s: expected bool, "
-					"got %s", w->s, show(v, buf,
+					"got %s", where_str(w), show(v, buf,
 							     sizeof(buf)));
-		((uint8_t *)t->data)[i] = json_is_true(v);
+		((uint8_t *)t->data)[i] = IS(v, TRUE);
 		return 0;
 	}
 	if (dt == TFK_DT_FLOAT || dt == TFK_DT_DOUBLE) {
 		double x;
 
-		if (is_mark(v, &k)) {
-			x = k == MARK_NAN ? NAN : k == MARK_INF ? INFINITY :
-				-INFINITY;
-		} else if (json_is_integer(v)) {
-			json_int_t q = json_integer_value(v);
-			json_int_t lim = dt == TFK_DT_FLOAT ?
-				((json_int_t)1 << 24) - 1 :
-				((json_int_t)1 << 53) - 1;
+		if (is_mark(v)) {
+			x = v->u.d;
+		} else if (IS(v, INT)) {
+			int64_t q = v->u.i;
+			int64_t lim = dt == TFK_DT_FLOAT ?
+				((int64_t)1 << 24) - 1 :
+				((int64_t)1 << 53) - 1;
 
 			if (q > lim || q < -lim)
 				return tfk_errf(err, TFK_EINVAL, "%s: %s cannot "
 						"be %s without loss of "
-						"precision", w->s,
+						"precision", where_str(w),
 						show(v, buf, sizeof(buf)),
 						tfk_dtype_name(dt));
 			x = (double)q;
-		} else if (json_is_real(v)) {
-			x = json_real_value(v);
+		} else if (IS(v, REAL)) {
+			x = v->u.d;
 			if (dt == TFK_DT_FLOAT && fabs(x) > FLT_MAX)
 				return tfk_errf(err, TFK_EINVAL, "%s: %s cannot "
 						"be float32 without loss of "
-						"precision", w->s,
+						"precision", where_str(w),
 						show(v, buf, sizeof(buf)));
 		} else {
 			return tfk_errf(err, TFK_EINVAL, "%s: expected %s, got "
-					"%s", w->s, tfk_dtype_name(dt),
+					"%s", where_str(w), tfk_dtype_name(dt),
 					show(v, buf, sizeof(buf)));
 		}
 		if (dt == TFK_DT_FLOAT)
@@ -438,13 +331,13 @@ static int put_value(struct tfk_tensor *t, int64_t i, const json_t *v,
 		return 0;
 	}
 	{
-		json_int_t q, lo, hi;
+		int64_t q, lo, hi;
 
-		if (!json_is_integer(v))
+		if (!IS(v, INT))
 			return tfk_errf(err, TFK_EINVAL, "%s: expected %s, got "
-					"%s", w->s, tfk_dtype_name(dt),
+					"%s", where_str(w), tfk_dtype_name(dt),
 					show(v, buf, sizeof(buf)));
-		q = json_integer_value(v);
+		q = v->u.i;
 		switch (dt) {
 		case TFK_DT_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
 		case TFK_DT_UINT8: lo = 0; hi = UINT8_MAX; break;
@@ -454,7 +347,7 @@ static int put_value(struct tfk_tensor *t, int64_t i, const json_t *v,
 		}
 		if (q < lo || q > hi)
 			return tfk_errf(err, TFK_EINVAL, "%s: %s is out of "
-					"range for %s", w->s,
+					"range for %s", where_str(w),
 					show(v, buf, sizeof(buf)),
 					tfk_dtype_name(dt));
 		switch (dt) {
@@ -481,24 +374,24 @@ static int dtype_ok(enum tfk_dtype dt)
 }
 
 /* The shape of v as its first elements give it (TF Serving's rule). */
-static int shape_of(const json_t *v, int *rank, int64_t *dims,
+static int shape_of(const struct tfk_jd *v, int *rank, int64_t *dims,
 		    const struct where *w, struct tfk_err *err)
 {
 	*rank = 0;
-	while (json_is_array(v)) {
+	while (IS(v, ARRAY)) {
 		if (*rank == TFK_MAX_RANK)
 			return tfk_errf(err, TFK_EINVAL, "%s: lists nested "
-					"deeper than %d", w->s, TFK_MAX_RANK);
-		dims[(*rank)++] = (int64_t)json_array_size(v);
-		if (!json_array_size(v))
+					"deeper than %d", where_str(w), TFK_MAX_RANK);
+		dims[(*rank)++] = (int64_t)v->n;
+		if (!v->n)
 			break;
-		v = json_array_get(v, 0);
+		v = &v->u.items[0];
 	}
 	return 0;
 }
 
 /* Fill t from element *at on with v at level (rank levels below it). */
-static int fill(struct tfk_tensor *t, int64_t *at, const json_t *v,
+static int fill(struct tfk_tensor *t, int64_t *at, const struct tfk_jd *v,
 		int level, int rank, const int64_t *dims,
 		const struct where *w, struct tfk_err *err)
 {
@@ -506,23 +399,23 @@ static int fill(struct tfk_tensor *t, int64_t *at, const json_t *v,
 	size_t i;
 	int rc;
 
-	if (!json_is_array(v)) {
+	if (!IS(v, ARRAY)) {
 		if (level != rank)
 			return tfk_errf(err, TFK_EINVAL, "%s: a value at level "
 					"%d, expected lists down to level %d",
-					w->s, level, rank);
+					where_str(w), level, rank);
 		return put_value(t, (*at)++, v, w, err);
 	}
 	if (level >= rank)
 		return tfk_errf(err, TFK_EINVAL, "%s: a list at level %d, "
-				"expected a value", w->s, level);
-	if ((int64_t)json_array_size(v) != dims[level])
+				"expected a value", where_str(w), level);
+	if ((int64_t)v->n != dims[level])
 		return tfk_errf(err, TFK_EINVAL, "%s: expected %" PRId64
-				" values at level %d, got %zu", w->s,
-				dims[level], level, json_array_size(v));
-	for (i = 0; i < json_array_size(v); i++) {
+				" values at level %d, got %" PRIu32, where_str(w),
+				dims[level], level, v->n);
+	for (i = 0; i < v->n; i++) {
 		where_sub(&sub, w, (long)i, NULL);
-		rc = fill(t, at, json_array_get(v, i), level + 1, rank, dims,
+		rc = fill(t, at, &v->u.items[i], level + 1, rank, dims,
 			  &sub, err);
 		if (rc)
 			return rc;
@@ -532,7 +425,7 @@ static int fill(struct tfk_tensor *t, int64_t *at, const json_t *v,
 
 /* Columnar: one input's whole value. */
 static int decode_one(struct tfk_tensor *t, enum tfk_dtype dt,
-		      const json_t *v, const struct where *w,
+		      const struct tfk_jd *v, const struct where *w,
 		      struct tfk_err *err)
 {
 	int64_t dims[TFK_MAX_RANK], at = 0;
@@ -541,7 +434,7 @@ static int decode_one(struct tfk_tensor *t, enum tfk_dtype dt,
 	if ((rc = shape_of(v, &rank, dims, w, err)))
 		return rc;
 	if ((rc = tfk_tensor_init(t, dt, rank, dims, err)))
-		return tfk_err_prefix(err, "%s", w->s);
+		return tfk_err_prefix(err, "%s", where_str(w));
 	return fill(t, &at, v, 0, rank, dims, w, err);
 }
 
@@ -570,14 +463,14 @@ static int bad_key(const struct tfk_sv_signature *sig, const char *what,
 			"signature; inputs: %s", what, key, list);
 }
 
-static int decode_columnar(const json_t *v,
+static int decode_columnar(const struct tfk_jd *v,
 			   const struct tfk_sv_signature *sig,
 			   struct tfk_tensor *in, struct tfk_err *err)
 {
-	struct where w = { "inputs" }, sub;
+	struct where w = WHERE_ROOT("inputs"), sub;
 	int i, rc;
 
-	if (!json_is_object(v) || is_b64_object(v)) {
+	if (!IS(v, OBJECT) || is_b64_object(v)) {
 		if (sig->n_inputs != 1)
 			return tfk_errf(err, TFK_EINVAL, "inputs: a plain "
 					"value or list, but the signature has "
@@ -586,7 +479,7 @@ static int decode_columnar(const json_t *v,
 		return decode_one(&in[0], sig->inputs[0].dtype, v, &w, err);
 	}
 	for (i = 0; i < sig->n_inputs; i++) {
-		const json_t *x = json_object_get(v, sig->inputs[i].key);
+		const struct tfk_jd *x = tfk_jd_get(v, sig->inputs[i].key);
 
 		if (!x)
 			return tfk_errf(err, TFK_EINVAL, "inputs: missing "
@@ -599,19 +492,19 @@ static int decode_columnar(const json_t *v,
 	return 0;
 }
 
-static int is_row_object(const json_t *v)
+static int is_row_object(const struct tfk_jd *v)
 {
-	return json_is_object(v) && !is_b64_object(v);
+	return IS(v, OBJECT) && !is_b64_object(v);
 }
 
-static int decode_rows(const json_t *rows,
+static int decode_rows(const struct tfk_jd *rows,
 		       const struct tfk_sv_signature *sig,
 		       struct tfk_tensor *in, struct tfk_err *err)
 {
-	size_t n = json_array_size(rows), r;
-	int objects = is_row_object(json_array_get(rows, 0));
+	size_t n = rows->n, r;
+	int objects = is_row_object(&rows->u.items[0]);
 	int n_in = sig->n_inputs, i, rc = 0;
-	struct where base = { "instances" }, w, sub;
+	struct where base = WHERE_ROOT("instances"), w, sub;
 	int64_t (*dims)[TFK_MAX_RANK];
 	int *rank;
 	int64_t *at;
@@ -629,37 +522,37 @@ static int decode_rows(const json_t *rows,
 		goto out;
 	}
 	for (r = 0; r < n && !rc; r++) {
-		const json_t *row = json_array_get(rows, r);
+		const struct tfk_jd *row = &rows->u.items[r];
 
 		where_sub(&w, &base, (long)r, NULL);
 		if (objects != is_row_object(row)) {
 			rc = tfk_errf(err, TFK_EINVAL, "%s: expected %s, as "
-				      "instances[0]", w.s, objects ?
+				      "instances[0]", where_str(&w), objects ?
 				      "an object" : "a value or list, not an "
 				      "object");
 			break;
 		}
 		if (objects) {
-			const char *key;
-			json_t *x;
+			uint32_t k;
 
-			json_object_foreach((json_t *)row, key, x)
-				if (find_input(sig, key) < 0) {
-					rc = bad_key(sig, w.s, key, err);
+			for (k = 0; k < row->n; k++)
+				if (find_input(sig, tfk_jd_key(row, k)) < 0) {
+					rc = bad_key(sig, where_str(&w),
+						     tfk_jd_key(row, k), err);
 					goto out;
 				}
 		}
 		for (i = 0; i < n_in && !rc; i++) {
 			const char *key = sig->inputs[i].key;
-			const json_t *x = objects ?
-				json_object_get(row, key) : row;
+			const struct tfk_jd *x = objects ?
+				tfk_jd_get(row, key) : row;
 			int64_t d[TFK_MAX_RANK], full[TFK_MAX_RANK + 1];
 			int rk, k;
 			char a[128], b[128];
 
 			if (!x) {
 				rc = tfk_errf(err, TFK_EINVAL, "%s: missing "
-					      "input '%s'", w.s, key);
+					      "input '%s'", where_str(&w), key);
 				break;
 			}
 			if (objects)
@@ -674,7 +567,7 @@ static int decode_rows(const json_t *rows,
 				if (rk == TFK_MAX_RANK) {
 					rc = tfk_errf(err, TFK_EINVAL, "%s: "
 						      "lists nested deeper "
-						      "than %d", sub.s,
+						      "than %d", where_str(&sub),
 						      TFK_MAX_RANK - 1);
 					break;
 				}
@@ -691,7 +584,7 @@ static int decode_rows(const json_t *rows,
 			} else if (!tfk_shape_equal(rk, d, rank[i], dims[i])) {
 				rc = tfk_errf(err, TFK_EINVAL, "%s: expected "
 					      "shape %s, got %s as in "
-					      "instances[0]", sub.s,
+					      "instances[0]", where_str(&sub),
 					      tfk_shape_str(rank[i], dims[i],
 							    a, sizeof(a)),
 					      tfk_shape_str(rk, d, b,
@@ -713,7 +606,7 @@ int tfk_rj_inputs(const struct tfk_rj_request *rq,
 		  const struct tfk_sv_signature *sig, struct tfk_tensor *in,
 		  struct tfk_err *err)
 {
-	const json_t *doc = rq->doc;
+	const struct tfk_jd *doc = rq->doc;
 	int i, rc;
 
 	for (i = 0; i < sig->n_inputs; i++)
@@ -730,10 +623,10 @@ int tfk_rj_inputs(const struct tfk_rj_request *rq,
 					sig->inputs[i].key,
 					tfk_dtype_name(sig->inputs[i].dtype));
 	if (rq->format == TFK_RJ_ROW)
-		rc = decode_rows(json_object_get(doc, "instances"), sig, in,
+		rc = decode_rows(tfk_jd_get(doc, "instances"), sig, in,
 				 err);
 	else
-		rc = decode_columnar(json_object_get(doc, "inputs"), sig, in,
+		rc = decode_columnar(tfk_jd_get(doc, "inputs"), sig, in,
 				     err);
 	if (rc)
 		for (i = 0; i < sig->n_inputs; i++)
@@ -1049,15 +942,13 @@ void tfk_rj_examples_release(struct tfk_rj_examples *rq)
 }
 
 /* The feature kind of one scalar JSON value, or NONE if it has none. */
-static int scalar_kind(const json_t *v)
+static int scalar_kind(const struct tfk_jd *v)
 {
-	char k;
-
-	if (is_mark(v, &k) || json_is_real(v))
+	if (IS(v, REAL))
 		return TFK_FEAT_FLOAT;
-	if (json_is_integer(v))
+	if (IS(v, INT))
 		return TFK_FEAT_INT64;
-	if (json_is_string(v) || is_b64_object(v))
+	if (IS(v, STRING) || is_b64_object(v))
 		return TFK_FEAT_BYTES;
 	return TFK_FEAT_NONE;
 }
@@ -1087,39 +978,38 @@ static void fvals_free(struct fvals *fv)
 }
 
 /* Value v (kind kind, at w) as value fv->n of fv (room made by caller). */
-static int fval_put(struct fvals *fv, int kind, const json_t *v,
+static int fval_put(struct fvals *fv, int kind, const struct tfk_jd *v,
 		    const struct where *w, struct tfk_err *err)
 {
-	char buf[96], k;
+	char buf[96];
 
 	if (kind == TFK_FEAT_INT64) {
-		fv->i[fv->n++] = json_integer_value(v);
+		fv->i[fv->n++] = v->u.i;
 	} else if (kind == TFK_FEAT_FLOAT) {
-		double x = json_is_real(v) ? json_real_value(v) : 0;
+		double x = IS(v, REAL) ? v->u.d : 0;
 
-		if (is_mark(v, &k))
-			x = k == MARK_NAN ? NAN : k == MARK_INF ? INFINITY :
-				-INFINITY;
+		if (is_mark(v))
+			x = v->u.d;
 		else if (fabs(x) > FLT_MAX)
 			return tfk_errf(err, TFK_EINVAL, "%s: %s is out of "
-					"range for a float feature", w->s,
+					"range for a float feature", where_str(w),
 					show(v, buf, sizeof(buf)));
 		fv->f[fv->n++] = (float)x;
-	} else if (json_is_string(v)) {
-		fv->p[fv->n] = (const uint8_t *)json_string_value(v);
-		fv->len[fv->n++] = json_string_length(v);
+	} else if (IS(v, STRING)) {
+		fv->p[fv->n] = (const uint8_t *)v->u.s;
+		fv->len[fv->n++] = v->n;
 	} else {
-		const json_t *b = json_object_get(v, "b64");
-		uint8_t *o = tfk_malloc(json_string_length(b) + 1);
+		const struct tfk_jd *b = tfk_jd_get(v, "b64");
+		uint8_t *o = tfk_malloc(b->n + 1);
 		long m;
 
 		if (!o)
 			return oom(err);
 		fv->owned[fv->n_owned++] = o;
-		m = b64_decode(json_string_value(b), json_string_length(b), o);
+		m = b64_decode(b->u.s, b->n, o);
 		if (m < 0)
 			return tfk_errf(err, TFK_EINVAL, "%s: invalid base64 "
-					"in {\"b64\": ...}", w->s);
+					"in {\"b64\": ...}", where_str(w));
 		fv->p[fv->n] = o;
 		fv->len[fv->n++] = (size_t)m;
 	}
@@ -1128,29 +1018,29 @@ static int fval_put(struct fvals *fv, int kind, const json_t *v,
 
 /* Add feature name = v (at w) to eb, by TF Serving's kind rules. */
 static int add_feature(struct tfk_example_builder *eb, const char *name,
-		       const json_t *v, const struct where *w,
+		       const struct tfk_jd *v, const struct where *w,
 		       struct tfk_err *err)
 {
 	struct fvals fv = { 0 };
 	struct where wi;
-	size_t n = json_is_array(v) ? json_array_size(v) : 1, k;
-	const json_t *first = json_is_array(v) ? json_array_get(v, 0) : v;
+	size_t n = IS(v, ARRAY) ? v->n : 1, k;
+	const struct tfk_jd *first = IS(v, ARRAY) ? &v->u.items[0] : v;
 	char buf[96];
 	int kind, rc = 0;
 
-	if (json_is_array(v) && n == 0) {
+	if (IS(v, ARRAY) && n == 0) {
 		tfk_exb_add_none(eb, name);	/* no values, no kind */
 		return 0;
 	}
 	kind = scalar_kind(first);
 	if (!kind) {
-		if (json_is_array(v))
+		if (IS(v, ARRAY))
 			where_sub(&wi, w, 0, NULL);
 		else
 			wi = *w;
 		return tfk_errf(err, TFK_EINVAL, "%s: a feature value is a "
 				"number, a string or {\"b64\": ...} (or a list "
-				"of them), got %s", wi.s,
+				"of them), got %s", where_str(&wi),
 				show(first, buf, sizeof(buf)));
 	}
 	fv.f = tfk_malloc(n * sizeof(*fv.f));
@@ -1163,17 +1053,17 @@ static int add_feature(struct tfk_example_builder *eb, const char *name,
 		return oom(err);
 	}
 	for (k = 0; k < n && !rc; k++) {
-		const json_t *e = json_is_array(v) ? json_array_get(v, k) : v;
+		const struct tfk_jd *e = IS(v, ARRAY) ? &v->u.items[k] : v;
 
-		if (json_is_array(v))
+		if (IS(v, ARRAY))
 			where_sub(&wi, w, (long)k, NULL);
 		else
 			wi = *w;
 		if (scalar_kind(e) != kind)
 			rc = tfk_errf(err, TFK_EINVAL, "%s: expected %s like "
 				      "%s[0], got %s (a feature's "
-				      "values are of one kind)", wi.s,
-				      tfk_feat_kind_name(kind), w->s,
+				      "values are of one kind)", where_str(&wi),
+				      tfk_feat_kind_name(kind), where_str(w),
 				      show(e, buf, sizeof(buf)));
 		else
 			rc = fval_put(&fv, kind, e, &wi, err);
@@ -1191,31 +1081,36 @@ static int add_feature(struct tfk_example_builder *eb, const char *name,
 /* Serialize example ex (at w; NULL: the context alone) merged with
  * context ctx (may be NULL) into element i of t. */
 static int build_example(struct tfk_example_builder *eb, struct tfk_tensor *t,
-			 int64_t i, const json_t *ex, const json_t *ctx,
+			 int64_t i, const struct tfk_jd *ex, const struct tfk_jd *ctx,
 			 const struct where *w, struct tfk_err *err)
 {
-	struct where wc = { "context" }, wf;
-	const char *key;
-	const json_t *v;
+	struct where wc = WHERE_ROOT("context"), wf;
 	const uint8_t *p;
 	size_t len;
+	uint32_t k;
 	int rc;
 
 	tfk_exb_reset(eb);
-	if (ex)
-		json_object_foreach((json_t *)ex, key, v) {
-			where_sub(&wf, w, 0, key);
-			if ((rc = add_feature(eb, key, v, &wf, err)))
-				return rc;
-		}
-	if (ctx)
-		json_object_foreach((json_t *)ctx, key, v) {
-			if (ex && json_object_get(ex, key))
-				continue;	/* the example's own wins */
-			where_sub(&wf, &wc, 0, key);
-			if ((rc = add_feature(eb, key, v, &wf, err)))
-				return rc;
-		}
+	for (k = 0; ex && k < ex->n; k++) {
+		const char *key = tfk_jd_key(ex, k);
+
+		if (shadowed(ex, k))
+			continue;
+		where_sub(&wf, w, 0, key);
+		if ((rc = add_feature(eb, key, tfk_jd_member(ex, k), &wf,
+				      err)))
+			return rc;
+	}
+	for (k = 0; ctx && k < ctx->n; k++) {
+		const char *key = tfk_jd_key(ctx, k);
+
+		if (shadowed(ctx, k) || (ex && tfk_jd_get(ex, key)))
+			continue;	/* the example's own wins */
+		where_sub(&wf, &wc, 0, key);
+		if ((rc = add_feature(eb, key, tfk_jd_member(ctx, k), &wf,
+				      err)))
+			return rc;
+	}
 	if ((rc = tfk_exb_finish(eb, &p, &len, err)))
 		return rc;
 	return t ? tfk_tensor_set_str(t, i, p, len, err) : 0;
@@ -1225,37 +1120,39 @@ int tfk_rj_parse_examples(struct tfk_rj_examples *rq, const char *body,
 			  size_t n, struct tfk_err *err)
 {
 	struct tfk_example_builder eb;
-	struct where w = { "examples" }, we;
-	json_t *doc, *exs, *ctx;
+	struct where w = WHERE_ROOT("examples"), we;
+	struct tfk_jd_doc *d;
+	const struct tfk_jd *doc, *exs, *ctx;
 	char buf[96];
 	int64_t n_ex;
 	size_t k;
 	int rc;
 
 	memset(rq, 0, sizeof(*rq));
-	if ((rc = load_doc(&doc, body, n, err)))
+	if ((rc = load_doc(&d, body, n, err)))
 		goto out_doc;
+	doc = &d->root;
 	if ((rc = get_sig_name(&rq->signature_name, doc, err)))
 		goto out_doc;
-	exs = json_object_get(doc, "examples");
-	ctx = json_object_get(doc, "context");
+	exs = tfk_jd_get(doc, "examples");
+	ctx = tfk_jd_get(doc, "context");
 	if (!exs) {
 		rc = tfk_errf(err, TFK_EINVAL, "request: missing 'examples' "
 			      "key");
 		goto out_doc;
 	}
-	if (!json_is_array(exs) || !json_array_size(exs)) {
+	if (!IS(exs, ARRAY) || !exs->n) {
 		rc = tfk_errf(err, TFK_EINVAL, "request: 'examples' must be "
 			      "a non-empty list");
 		goto out_doc;
 	}
-	if (ctx && !json_is_object(ctx)) {
+	if (ctx && !IS(ctx, OBJECT)) {
 		rc = tfk_errf(err, TFK_EINVAL, "request: 'context' must be an "
 			      "object of features, got %s",
 			      show(ctx, buf, sizeof(buf)));
 		goto out_doc;
 	}
-	n_ex = (int64_t)json_array_size(exs);
+	n_ex = (int64_t)exs->n;
 	if ((rc = tfk_tensor_init(&rq->examples, TFK_DT_STRING, 1, &n_ex,
 				  err)))
 		goto out_doc;
@@ -1263,13 +1160,13 @@ int tfk_rj_parse_examples(struct tfk_rj_examples *rq, const char *body,
 	/* the context alone first, so that its errors do not depend on
 	 * which examples override which of its features */
 	rc = ctx ? build_example(&eb, NULL, 0, NULL, ctx, &w, err) : 0;
-	for (k = 0; !rc && k < json_array_size(exs); k++) {
-		const json_t *ex = json_array_get(exs, k);
+	for (k = 0; !rc && k < exs->n; k++) {
+		const struct tfk_jd *ex = &exs->u.items[k];
 
 		where_sub(&we, &w, (long)k, NULL);
-		if (!json_is_object(ex))
+		if (!IS(ex, OBJECT))
 			rc = tfk_errf(err, TFK_EINVAL, "%s: expected an "
-				      "object of features, got %s", we.s,
+				      "object of features, got %s", where_str(&we),
 				      show(ex, buf, sizeof(buf)));
 		else
 			rc = build_example(&eb, &rq->examples, (int64_t)k, ex,
@@ -1277,7 +1174,7 @@ int tfk_rj_parse_examples(struct tfk_rj_examples *rq, const char *body,
 	}
 	tfk_exb_release(&eb);
 out_doc:
-	json_decref(doc);
+	free_doc(d);
 	if (rc) {
 		tfk_free(rq->signature_name);
 		tfk_tensor_release(&rq->examples);

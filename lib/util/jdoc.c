@@ -64,17 +64,24 @@ static void *arena(struct parser *p, size_t n)
 	return b->data + b->used - n;
 }
 
+static int grow(struct parser *p)
+{
+	size_t nc = p->cap ? p->cap * 2 : 256;
+	struct tfk_jd *g = tfk_realloc(p->stack, nc * sizeof(*g));
+
+	if (!g)
+		return oom(p);
+	p->stack = g;
+	p->cap = nc;
+	return 0;
+}
+
 static int push(struct parser *p, const struct tfk_jd *v)
 {
-	if (p->top == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 256;
-		struct tfk_jd *g = tfk_realloc(p->stack, nc * sizeof(*g));
+	int rc;
 
-		if (!g)
-			return oom(p);
-		p->stack = g;
-		p->cap = nc;
-	}
+	if (p->top == p->cap && (rc = grow(p)))
+		return rc;
 	p->stack[p->top++] = *v;
 	return 0;
 }
@@ -400,8 +407,29 @@ static int array(struct parser *p, struct tfk_jd *v, int depth)
 		return close_items(p, base, v, 1);
 	}
 	for (;;) {
-		if ((rc = value(p, &x, depth)) || (rc = push(p, &x)))
+		char c;
+
+		skip_ws(p);
+		c = p->at < p->n ? p->s[p->at] : 0;
+
+		/* lists of numbers are what request bodies are made of */
+		if (is_digit(c) || (c == '-' && p->at + 1 < p->n &&
+				    is_digit(p->s[p->at + 1]))) {
+			/* straight into its slot: a copy through x made each
+			 * number wait for the last one's store */
+			struct tfk_jd *slot;
+
+			if (p->top == p->cap && (rc = grow(p)))
+				return rc;
+			slot = &p->stack[p->top];
+			slot->bare = 0;
+			slot->n = 0;
+			if ((rc = number(p, slot)))
+				return rc;
+			p->top++;
+		} else if ((rc = value(p, &x, depth)) || (rc = push(p, &x))) {
 			return rc;
+		}
 		skip_ws(p);
 		if (p->at < p->n && p->s[p->at] == ',') {
 			p->at++;

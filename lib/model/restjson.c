@@ -19,6 +19,7 @@
 
 #include "example/example.h"
 #include "util/alloc.h"
+#include "util/fmtg.h"
 #include "util/jdoc.h"
 
 #include <float.h>
@@ -640,7 +641,7 @@ int tfk_rj_inputs(const struct tfk_rj_request *rq,
  * ".0" on whole numbers. */
 static void put_decimal(struct tfk_buf *b, double v, int is_float)
 {
-	char s[40];
+	char s[TFK_FMT_MAX];
 
 	if (isnan(v)) {
 		tfk_buf_adds(b, "NaN");
@@ -650,9 +651,9 @@ static void put_decimal(struct tfk_buf *b, double v, int is_float)
 		tfk_buf_adds(b, v < 0 ? "-Infinity" : "Infinity");
 		return;
 	}
-	snprintf(s, sizeof(s), "%g", v);
+	tfk_fmt_g(s, v, 6);	/* "%g", printf's bytes */
 	if (is_float ? strtof(s, NULL) != (float)v : strtod(s, NULL) != v)
-		snprintf(s, sizeof(s), "%.*g", is_float ? 9 : 17, v);
+		tfk_fmt_g(s, v, is_float ? 9 : 17);
 	tfk_buf_adds(b, s);
 	if (!strchr(s, '.') && !strchr(s, 'e'))
 		tfk_buf_adds(b, ".0");

@@ -4,7 +4,10 @@
  * RandomContrast, RandomBrightness, RandomCrop): random in the training
  * branch, the identity in the inference branch, as Keras calls them
  * with training=True in fit() and training=False in predict() and in
- * an export.
+ * an export; and the two image preprocessing layers made of the same
+ * crop and resize, Resizing (bilinear, optionally cropped to the
+ * target's aspect first) and CenterCrop (a target no larger than the
+ * input), the same in both branches.
  *
  * The config is read by Keras 3's rules (keras/src/layers/
  * preprocessing/image_preprocessing): a factor f means (-f, f) for
@@ -40,11 +43,13 @@
 #include "graph/graph.h"
 #include "util/alloc.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-enum { A_FLIP, A_ROT, A_ZOOM, A_TRANS, A_CONTRAST, A_BRIGHT, A_CROP };
+enum { A_FLIP, A_ROT, A_ZOOM, A_TRANS, A_CONTRAST, A_BRIGHT, A_CROP,
+	A_RESIZE, A_CENTER };
 
 /* One layer's config, as Keras holds it after __init__. */
 struct aug {
@@ -56,7 +61,8 @@ struct aug {
 	double vlo, vhi;		/* value_range */
 	struct tfk_aug_warp wp;
 	const char *fill_mode, *interp;
-	long h, w;			/* RandomCrop */
+	long h, w;			/* RandomCrop, Resizing, CenterCrop */
+	int crop_aspect;		/* Resizing: crop_to_aspect_ratio */
 };
 
 static const json_t *cget(const struct klayer *l, const char *key)
@@ -70,7 +76,7 @@ static int kind_of(const char *cls)
 {
 	static const char *const names[] = { "RandomFlip", "RandomRotation",
 		"RandomZoom", "RandomTranslation", "RandomContrast",
-		"RandomBrightness", "RandomCrop" };
+		"RandomBrightness", "RandomCrop", "Resizing", "CenterCrop" };
 	int i;
 
 	for (i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
@@ -248,9 +254,33 @@ static int aug_config(struct kctx *c, struct klayer *l, struct aug *a)
 			return rc;
 		return value_range(c, l, a);
 	case A_CROP:
+	case A_CENTER:
 		if ((rc = crop_size(c, l, "height", &a->h)) ||
 		    (rc = crop_size(c, l, "width", &a->w)))
 			return rc;
+		return 0;
+	case A_RESIZE:
+		if ((rc = crop_size(c, l, "height", &a->h)) ||
+		    (rc = crop_size(c, l, "width", &a->w)))
+			return rc;
+		j = cget(l, "interpolation");
+		if (j && !(json_is_string(j) &&
+			   !strcmp(json_string_value(j), "bilinear")))
+			return kcfg_bad(c, l, "interpolation", "only "
+					"\"bilinear\" is supported");
+		j = cget(l, "antialias");
+		if (j && !json_is_false(j))
+			return kcfg_bad(c, l, "antialias", "only false is "
+					"supported");
+		j = cget(l, "pad_to_aspect_ratio");
+		if (j && !json_is_false(j))
+			return kcfg_bad(c, l, "pad_to_aspect_ratio", "only "
+					"false is supported");
+		j = cget(l, "crop_to_aspect_ratio");
+		if (j && !json_is_boolean(j))
+			return kcfg_bad(c, l, "crop_to_aspect_ratio",
+					"expected true or false");
+		a->crop_aspect = json_is_true(j);
 		return 0;
 	}
 	return kcfg_bad(c, l, NULL, "not an augmentation layer");
@@ -319,27 +349,47 @@ static int brightness(struct kctx *c, const struct aug *a,
 	return kop2(c, "Minimum", *x, k, x);
 }
 
-/* RandomCrop at inference: the centred window of the target's aspect
- * (Keras' get_random_transformation, else branch), resized bilinear to
- * the target when it is not that size already. */
+/*
+ * The centred window of x (a->h x a->w for CenterCrop; for RandomCrop
+ * at inference and Resizing with crop_to_aspect_ratio, the largest of
+ * the target's aspect: Keras' get_random_transformation else branch,
+ * smart_resize), resized bilinear (half-pixel centres) to the target
+ * when it is not that size already; Resizing without the crop resizes
+ * the whole image.
+ */
 static int center_crop(struct kctx *c, struct klayer *l,
 		       const struct aug *a, struct tfk_port *x)
 {
 	const struct tfk_tdesc *d = kdesc(c, *x);
-	int64_t h = d->shape[1], w = d->shape[2], ch, cw;
+	int64_t h = d->shape[1], w = d->shape[2], ch = h, cw = w;
 	int32_t begin[4], size[4], hw[2];
 	struct tfk_port in[3];
+	char what[160];
 	int rc;
 
-	if (h < 1 || w < 1)
-		return kcfg_bad(c, l, NULL, "RandomCrop needs an input of "
-				"known height and width (as Keras)");
-	ch = (int64_t)((double)(w * a->h) / (double)a->w);
-	ch = ch < h ? ch : h;
-	ch = ch > 1 ? ch : 1;
-	cw = (int64_t)((double)(h * a->w) / (double)a->h);
-	cw = cw < w ? cw : w;
-	cw = cw > 1 ? cw : 1;
+	if (h < 1 || w < 1) {
+		snprintf(what, sizeof(what), "%s needs an input of known "
+			 "height and width (as Keras)", l->k->cls);
+		return kcfg_bad(c, l, NULL, what);
+	}
+	if (a->kind == A_CENTER) {
+		if (h < a->h || w < a->w) {
+			snprintf(what, sizeof(what), "CenterCrop to %ldx%ld "
+				 "of a %" PRId64 "x%" PRId64 " input: a "
+				 "target larger than the input is not "
+				 "supported", a->h, a->w, h, w);
+			return kcfg_bad(c, l, NULL, what);
+		}
+		ch = a->h;
+		cw = a->w;
+	} else if (a->kind == A_CROP || a->crop_aspect) {
+		ch = (int64_t)((double)(w * a->h) / (double)a->w);
+		ch = ch < h ? ch : h;
+		ch = ch > 1 ? ch : 1;
+		cw = (int64_t)((double)(h * a->w) / (double)a->h);
+		cw = cw < w ? cw : w;
+		cw = cw > 1 ? cw : 1;
+	}
 	if (ch != h || cw != w) {
 		begin[0] = begin[3] = 0;
 		begin[1] = (int32_t)((h - ch) / 2);
@@ -429,6 +479,24 @@ int tfk_keras_aug_apply(struct kctx *c, struct klayer *l,
 			 "[batch, height, width, channels] of numbers, got "
 			 "rank %d", l->k->cls, d->rank);
 		return kcfg_bad(c, l, NULL, what);
+	}
+	if (a.kind == A_RESIZE || a.kind == A_CENTER) {
+		/* not random: the same in training and inference */
+		if (c->train && a.kind == A_RESIZE &&
+		    (rc = after_weights(c, x))) {
+			if (rc < 0)
+				return tfk_errf(c->err, TFK_ENOMEM, "out of "
+						"memory");
+			return kcfg_bad(c, l, NULL, "Resizing after a layer "
+					"with weights is not supported yet (no "
+					"gradient of ResizeBilinear); put it "
+					"before them");
+		}
+		if ((rc = to_float(c, &x)) ||
+		    (rc = center_crop(c, l, &a, &x)))
+			return rc;
+		out->p = x;
+		return 0;
 	}
 	if (!c->train) {
 		/* the identity, as Keras at training=False */

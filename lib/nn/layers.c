@@ -1457,6 +1457,11 @@ static const struct klayer_class classes[] = {
 	  tfk_keras_aug_parse, NULL, tfk_keras_aug_apply, 0 },
 	{ "RandomCrop", AUG_KEYS "height width ", tfk_keras_aug_parse, NULL,
 	  tfk_keras_aug_apply, 0 },
+	{ "Resizing", AUG_KEYS "height width interpolation "
+	  "crop_to_aspect_ratio pad_to_aspect_ratio fill_mode fill_value "
+	  "antialias ", tfk_keras_aug_parse, NULL, tfk_keras_aug_apply, 0 },
+	{ "CenterCrop", AUG_KEYS "height width ", tfk_keras_aug_parse, NULL,
+	  tfk_keras_aug_apply, 0 },
 	/* preplayers.c (keys checked by preprocess.c) */
 	{ "StringLookup", NULL, parse_none, NULL, tfk_keras_prep_apply,
 	  KL_SHARED },

@@ -81,6 +81,19 @@ bad "a string seed" RandomContrast '"factor": 0.1, "seed": "x"' \
 	"model.config.layers[1].config.seed: expected an integer or null"
 bad "a Keras augmentation layer tfkit lacks names the ones it has" RandomHue '"factor": 0.1' \
 	"model.config.layers[1].class_name: unknown layer 'RandomHue' (the image augmentation layers here: RandomFlip, RandomRotation, RandomZoom, RandomTranslation, RandomContrast, RandomBrightness, RandomCrop)"
+# Resizing and CenterCrop (tests/tf/kzoo.py checks them against Keras)
+spec resize.json "$(L Resizing '"height": 20, "width": 24, "interpolation": "bilinear", "crop_to_aspect_ratio": true')" \
+	"$(L CenterCrop '"height": 16, "width": 18')"
+testcmd "Resizing (cropped to the aspect) then CenterCrop train; the export takes [28, 28, 1]; the dense kernel (and its 2 Adam slots) is [14 * 16 * 4, 10]" \
+	'tfk-train resize.json tr.tfrecord --out rs -q -j1 >/dev/null &&
+	 tfk-model show --dir rs --tag_set serve --signature_def serving_default | grep -c "(-1, 28, 28, 1)" &&
+	 $PYTHON $TESTS/py/bundle_check.py dump rs/ckpt-1 | grep -c " shape=896,10 "' "1\n3"
+bad "Resizing nearest is refused" Resizing '"height": 8, "width": 8, "interpolation": "nearest"' \
+	"model.config.layers[1].config.interpolation: only \"bilinear\" is supported"
+bad "Resizing pad_to_aspect_ratio is refused" Resizing '"height": 8, "width": 8, "pad_to_aspect_ratio": true' \
+	"model.config.layers[1].config.pad_to_aspect_ratio: only false is supported"
+bad "CenterCrop larger than its input" CenterCrop '"height": 30, "width": 8' \
+	"model.config.layers[1]: CenterCrop to 30x8 of a 28x28 input: a target larger than the input is not supported"
 spec rank.json "$(L RandomFlip)"
 sed 's/\[null, 28, 28, 1\]/[null, 28, 28]/' "$T/rank.json" >"$T/rank3.json"
 testerr "an input without channels is not a batch of images" \

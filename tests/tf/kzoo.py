@@ -11,7 +11,9 @@ after the Example features that feed them; the label feature is
         x, y = z.data(rng, n)         # x: {input name: array}, y: array
 
 Models the trainer cannot take (two outputs) are in LEFT with the
-reason, so the test says what it does not cover.
+reason, so the test says what it does not cover. Preprocessing layers
+inside a model (Rescaling, Normalization, Resizing, CenterCrop) have
+entries of their own.
 """
 import numpy as np
 
@@ -141,6 +143,40 @@ def ln_dropout(K):
         L.Dense(1)])
 
 
+def preproc(K):
+    # preprocessing layers inside the model: Rescaling and a
+    # Normalization given its mean and variance (not adapted)
+    L = K.layers
+    return K.Sequential([
+        K.Input((6,), name="x"),
+        L.Rescaling(0.5, offset=0.25),
+        L.Normalization(mean=[0.1, -0.2, 0.3, 0.0, 0.5, -0.4],
+                        variance=[1.0, 2.0, 0.5, 4.0, 0.25, 1.5]),
+        L.Dense(8, activation="relu"),
+        L.Dense(1)])
+
+
+def preproc_image(K):
+    # image preprocessing inside a CNN: Rescaling, Resizing (bilinear;
+    # plain, then cropped to the target's aspect), CenterCrop ahead of
+    # the convolution
+    L = K.layers
+    return K.Sequential([
+        K.Input((10, 12, 3), name="x"),
+        L.Rescaling(1.0 / 255),
+        L.Resizing(9, 13),
+        L.Resizing(8, 8, crop_to_aspect_ratio=True),
+        L.CenterCrop(6, 5),
+        L.Conv2D(4, (3, 3), activation="relu"),
+        L.GlobalAveragePooling2D(),
+        L.Dense(3, activation="softmax")])
+
+
+def _pixels(rng, n):
+    x = rng.integers(0, 256, (n, 10, 12, 3)).astype(np.float32)
+    return {"x": x}, rng.integers(0, 3, n).astype(np.int64)
+
+
 def _vec(rng, n):
     x = rng.normal(size=(n, 6)).astype(np.float32)
     return {"x": x}, rng.normal(size=(n, 1)).astype(np.float32)
@@ -163,6 +199,8 @@ ZOO = [
     Z("simple-rnn", simple_rnn, _seq(5, 3, 1), "mse"),
     Z("conv1d-gmp", conv1d, _img((10, 3), 2), SCCE),
     Z("layernorm-dropout", ln_dropout, _vec, "mse"),
+    Z("preprocessing-inside", preproc, _vec, "mse"),
+    Z("image-preprocessing-inside", preproc_image, _pixels, SCCE),
 ]
 
 LEFT = [

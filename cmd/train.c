@@ -107,10 +107,11 @@ static long shard_i, shard_n = 1;
 static long fusion_bytes = 64L << 20;
 static double stall_secs = 5;
 /* the input service (train/inputsvc.h) */
-static long input_workers;
+static long input_workers, input_split_records;
 static const char *input_pipeline = "tfk-cat {}", *input_mode,
 		  *input_log;
 static struct svc_opts svc;
+static struct svc_split *splits;	/* svc.splits (freed at exit) */
 static _Atomic long long cur_step, cur_epoch;	/* for the watchdog */
 /* --init-from a Keras file (.keras or tf_keras .h5): read in main */
 static struct tfk_kerasfile *kfile;
@@ -220,6 +221,9 @@ static const struct tfk_opt opts[] = {
 	TFK_OPT_STR(0, "input-pipeline", &input_pipeline, "CMD",
 		    "the input workers' shell pipeline, {} a training file, "
 		    "{seed} a seed"),
+	TFK_OPT_LONG(0, "input-split-records", &input_split_records, "N",
+		     "the input workers' splits are ranges of N records of "
+		     "the training files, not whole files (plain TFRecord)"),
 	TFK_OPT_STR(0, "input-mode", &input_mode, "MODE",
 		    "distributed_epoch (default: each record once an epoch) "
 		    "or parallel_epochs (every worker runs every file)"),
@@ -1696,8 +1700,12 @@ int main(int argc, char **argv)
 	    strcmp(input_mode, "parallel_epochs"))
 		tfk_cli_usage_error("--input-mode: expected distributed_epoch "
 				    "or parallel_epochs, got '%s'", input_mode);
-	if ((input_mode || input_log) && !input_workers)
-		tfk_cli_usage_error("--input-mode and --input-log need "
+	if (input_split_records < 0)
+		tfk_cli_usage_error("--input-split-records: expected N >= 1");
+	if ((input_mode || input_log || input_split_records) &&
+	    !input_workers)
+		tfk_cli_usage_error("--input-mode, --input-log and "
+				    "--input-split-records need "
 				    "--input-workers");
 	if (input_workers)
 		tfk_mpi_want_threads();	/* rank 0's dispatcher thread */
@@ -1784,15 +1792,26 @@ int main(int argc, char **argv)
 	}
 	if (input_workers) {
 		svc.pipeline = input_pipeline;
-		svc.splits = train_files.v;
-		svc.n_splits = (int)train_files.n;
+		if (svc_cut(train_files.v, (int)train_files.n,
+			    input_split_records, &splits, &svc.n_splits,
+			    &err)) {
+			tfk_cli_fail(&err);
+			tfk_mpi_abort(1);
+		}
+		svc.splits = splits;
 		svc.parallel = input_mode && !strcmp(input_mode,
 						     "parallel_epochs");
 		svc.seed = seed;
 		svc.log = input_log;
-		if (!svc.n_splits)
+		if (!train_files.n)
 			tfk_cli_usage_error("--input-workers: give the training "
 					    "files, the workers' splits");
+		if (!svc.n_splits) {
+			tfk_errf(&err, TFK_EINVAL, "--input-split-records: the "
+				 "training files hold no records");
+			tfk_cli_fail(&err);
+			tfk_mpi_abort(1);
+		}
 		if (tfk_mpi_world_rank() >= svc.trainers) {
 			/* an input worker: serve, nothing else */
 			if (svc_worker(&svc, &err)) {
@@ -1800,6 +1819,7 @@ int main(int argc, char **argv)
 				tfk_mpi_abort(1);
 			}
 			tfk_mpi_finalize();
+			tfk_free(splits);
 			return 0;
 		}
 	}
@@ -1836,6 +1856,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return fail_rank();
 	tfk_mpi_finalize();
+	tfk_free(splits);
 	if (r.skipped && !quiet)
 		tfk_cli_warn("%ld steps skipped in all (non-finite loss)",
 			     r.skipped);

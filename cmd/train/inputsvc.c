@@ -59,20 +59,111 @@ struct worker {
 	const char *shown;		/* cmd as the user wrote it */
 };
 
-/* The pipeline's command line for split s: "{}" the file, shell-quoted,
- * "{seed}" its seed; no "{}": the file on its standard input. */
+/* Splits ------------------------------------------------------------------- */
+
+static int add_split(struct svc_split **v, int *n, int *cap, const char *file,
+		     int64_t off, int64_t len, struct tfk_err *err)
+{
+	if (*n == *cap) {
+		int nc = *cap ? *cap * 2 : 64;
+		struct svc_split *g = tfk_realloc(*v, (size_t)nc * sizeof(*g));
+
+		if (!g)
+			return tfk_errf(err, TFK_ENOMEM, "out of memory");
+		*v = g;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = (struct svc_split){ file, off, len };
+	return 0;
+}
+
+/* file's records in ranges of per, by their length fields alone. */
+static int cut_file(const char *path, long per, struct svc_split **v,
+		    int *n, int *cap, struct tfk_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	int64_t at = 0, start = 0;
+	long in_split = 0;
+	uint8_t h[12];
+	int rc = 0;
+
+	if (!f)
+		return tfk_errf(err, TFK_EIO, "%s: %s", path, strerror(errno));
+	for (;;) {
+		size_t got = fread(h, 1, sizeof(h), f);
+		uint64_t len;
+
+		if (got == 0 && !ferror(f))
+			break;
+		memcpy(&len, h, 8);
+		if (got < sizeof(h) ||
+		    tfk_crc32c_mask(tfk_crc32c(h, 8)) != get32(h + 8)) {
+			rc = tfk_errf(err, TFK_ECORRUPT, "%s: offset %" PRId64
+				      ": %s (record ranges need a plain "
+				      "TFRecord file)", path, at,
+				      got < sizeof(h) ? "truncated record "
+				      "header" : "bad length CRC");
+			break;
+		}
+		if (len > (uint64_t)INT64_MAX / 2 ||
+		    fseeko(f, (off_t)len + 4, SEEK_CUR)) {
+			rc = tfk_errf(err, TFK_ECORRUPT, "%s: offset %" PRId64
+				      ": bad record length", path, at);
+			break;
+		}
+		at += 16 + (int64_t)len;
+		if (++in_split == per) {
+			if ((rc = add_split(v, n, cap, path, start, at - start,
+					    err)))
+				break;
+			start = at;
+			in_split = 0;
+		}
+	}
+	if (!rc && ferror(f))
+		rc = tfk_errf(err, TFK_EIO, "%s: %s", path, strerror(errno));
+	fclose(f);
+	if (!rc && in_split)
+		rc = add_split(v, n, cap, path, start, at - start, err);
+	return rc;
+}
+
+int svc_cut(const char *const *files, int n, long per,
+	    struct svc_split **out, int *n_out, struct tfk_err *err)
+{
+	int i, cap = 0, rc = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	for (i = 0; i < n && !rc; i++)
+		rc = per > 0 ? cut_file(files[i], per, out, n_out, &cap, err) :
+			add_split(out, n_out, &cap, files[i], 0, -1, err);
+	if (rc) {
+		tfk_free(*out);
+		*out = NULL;
+		*n_out = 0;
+	}
+	return rc;
+}
+
+/*
+ * The pipeline's command line for split s: "{}" the file, shell-quoted,
+ * "{seed}" its seed; no "{}": the file on its standard input. A range
+ * of a file comes on the standard input ("{}" then /dev/stdin), cut by
+ * tail and head.
+ */
 static char *command(const struct worker *wk, int s)
 {
-	const char *t = wk->o->pipeline, *f = wk->o->splits[s];
+	const struct svc_split *sp = &wk->o->splits[s];
+	const char *t = wk->o->pipeline, *f = sp->file;
 	uint64_t sd = mix(mix(wk->o->seed, (uint64_t)wk->pass),
 			  wk->o->parallel ? (uint64_t)wk->wid : (uint64_t)s);
+	int braces = !strstr(t, "{}") || sp->len >= 0;
 	struct tfk_buf b, q;
 
 	tfk_buf_init(&b);
 	tfk_buf_init(&q);
 	tfk_buf_adds(&b, UNSET);
-	if (!strstr(t, "{}"))
-		tfk_buf_adds(&b, "{ ");
 	tfk_buf_addc(&q, '\'');
 	for (; *f; f++)
 		if (*f == '\'')
@@ -80,9 +171,19 @@ static char *command(const struct worker *wk, int s)
 		else
 			tfk_buf_addc(&q, *f);
 	tfk_buf_addc(&q, '\'');
+	if (sp->len >= 0) {
+		tfk_buf_addf(&b, "tail -c +%" PRId64 " ", sp->off + 1);
+		tfk_buf_add(&b, q.data, q.len);
+		tfk_buf_addf(&b, " | head -c %" PRId64 " | ", sp->len);
+	}
+	if (braces)
+		tfk_buf_adds(&b, "{ ");
 	while (*t) {
 		if (!strncmp(t, "{}", 2)) {
-			tfk_buf_add(&b, q.data, q.len);
+			if (sp->len >= 0)
+				tfk_buf_adds(&b, "/dev/stdin");
+			else
+				tfk_buf_add(&b, q.data, q.len);
 			t += 2;
 		} else if (!strncmp(t, "{seed}", 6)) {
 			tfk_buf_addf(&b, "%" PRIu64, sd % 2147483647u);
@@ -91,8 +192,10 @@ static char *command(const struct worker *wk, int s)
 			tfk_buf_addc(&b, *t++);
 		}
 	}
-	if (!strstr(wk->o->pipeline, "{}")) {
-		tfk_buf_adds(&b, "\n} < ");
+	if (braces)
+		tfk_buf_adds(&b, "\n}");
+	if (braces && sp->len < 0) {
+		tfk_buf_adds(&b, " < ");
 		tfk_buf_add(&b, q.data, q.len);
 	}
 	tfk_buf_addc(&b, '\0');
@@ -102,6 +205,17 @@ static char *command(const struct worker *wk, int s)
 		return NULL;
 	}
 	return (char *)b.data;
+}
+
+/* A split for messages: "FILE" or "FILE bytes A-B". */
+static const char *split_name(const struct svc_split *sp, char *buf,
+			      size_t n)
+{
+	if (sp->len < 0)
+		return sp->file;
+	snprintf(buf, n, "%s bytes %" PRId64 "-%" PRId64, sp->file, sp->off,
+		 sp->off + sp->len);
+	return buf;
 }
 
 /* The next split of this pass, or -1. */
@@ -142,6 +256,7 @@ static int open_split(struct worker *wk, int s, struct tfk_err *err)
 
 static int close_split(struct worker *wk, struct tfk_err *err)
 {
+	char name[512];
 	int st;
 
 	tfk_rec_close(wk->rd);
@@ -151,7 +266,8 @@ static int close_split(struct worker *wk, struct tfk_err *err)
 	if (st == 0)
 		return 0;
 	return tfk_errf(err, TFK_EIO, "input pipeline '%s' (split %s) %s %d",
-			wk->shown, wk->o->splits[wk->split],
+			wk->shown, split_name(&wk->o->splits[wk->split], name,
+					      sizeof(name)),
 			WIFEXITED(st) ? "exited with status" :
 			"was killed by signal",
 			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));

@@ -2,8 +2,10 @@
  * inputsvc.h - tfk-train's input service, as the tf.data service: under
  * mpirun with --input-workers K, the last K world ranks run the user's
  * input pipeline (a shell command line of tfkit tools, "{}" standing for
- * a split: one training file) and stream its records to the trainers,
- * the other ranks, which train data-parallel among themselves.
+ * a split: one training file, or with --input-split-records N a range of
+ * N records of one, fed on the pipeline's standard input, "{}" then
+ * /dev/stdin) and stream its records to the trainers, the other ranks,
+ * which train data-parallel among themselves.
  *
  * Processing modes, as tf.data service's:
  *   distributed_epoch: a dispatcher (a thread of trainer rank 0) hands
@@ -37,9 +39,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A split: a file, or the bytes [off, off + len) of one (whole
+ * records of a plain TFRecord file). */
+struct svc_split {
+	const char *file;
+	int64_t off, len;	/* len < 0: the whole file */
+};
+
+/*
+ * The splits of files[0..n): each file whole (per 0), or cut into ranges
+ * of per records (the last one of a file shorter), found by reading the
+ * records' length fields (their CRCs checked). *out (free with
+ * tfk_free). Errors (TFK_EIO, TFK_ECORRUPT) name the file and offset: a
+ * compressed or corrupt file cannot be cut.
+ */
+int svc_cut(const char *const *files, int n, long per,
+	    struct svc_split **out, int *n_out, struct tfk_err *err);
+
 struct svc_opts {
 	const char *pipeline;	/* "{}": the split, "{seed}": a seed */
-	const char *const *splits;	/* files */
+	const struct svc_split *splits;
 	int n_splits;
 	int parallel;		/* parallel_epochs, else distributed_epoch */
 	int trainers;		/* world ranks [0, trainers) train */

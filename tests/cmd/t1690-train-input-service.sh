@@ -7,7 +7,8 @@
 # multiset with the input files' records (computed by the crc32c
 # package): distributed_epoch gives each record exactly once per epoch
 # (2 trainers and 2 workers; 3 trainers and 1; a shuffling pipeline
-# seeded by {seed}), parallel_epochs K times. A worker killed mid-epoch
+# seeded by {seed}; splits that are files or record ranges),
+# parallel_epochs K times. A worker killed mid-epoch
 # ends the job within 30 s naming its rank, checkpoints intact; a
 # failing pipeline is an error naming it and its split.
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +38,25 @@ testcmd "parallel_epochs, 1 trainer + 2 workers: every record twice an epoch" \
 	'rm -f log.*; $MPI 3 $RUN --out p --set fit.epochs=2 --input-workers 2 --input-mode parallel_epochs >/dev/null &&
 	 $IDS log 2 2 $S' \
 	"0:same 1:same"
+
+testcmd "record ranges (--input-split-records 90: 27 splits), 2 trainers + 2 workers, {} a range: every record once an epoch" \
+	'rm -f log.*; $MPI 4 $RUN --out r --set fit.epochs=2 --input-workers 2 --input-split-records 90 \
+		--input-pipeline "tfk-cat {} | tfk-shuffle --buffer 100 --seed {seed}" >/dev/null && $IDS log 2 1 $S' \
+	"0:same 1:same"
+testcmd "record ranges of 1000 (one a file, the tails short), the pipeline reading its range on stdin: every record once an epoch" \
+	'rm -f log.*; $MPI 3 $RUN --out r2 --set fit.epochs=2 --input-workers 1 --input-split-records 1000 \
+		--input-pipeline "tfk-shuffle --buffer 50 --seed {seed}" >/dev/null && $IDS log 2 1 $S' \
+	"0:same 1:same"
+tfk-cat --compression gzip "$T/s0.tfrecord" >"$T/z.tfrecord.gz"
+testerr "record ranges of a compressed file: refused, naming it and the offset" \
+	'$MPI 2 tfk-train "$SPEC" z.tfrecord.gz --input-workers 1 --input-split-records 10 --out e5 -q' 1 \
+	"z.tfrecord.gz: offset 0: bad length CRC (record ranges need a plain TFRecord file)"
+testerr "a failing pipeline over a range names the range" \
+	'$MPI 2 tfk-train "$SPEC" s0.tfrecord --input-workers 1 --input-split-records 100 --out e6 -q --input-pipeline "tfk-cat {} && exit 3"' 1 \
+	"(split s0.tfrecord bytes 0-"
+testerr "--input-split-records without --input-workers" \
+	'tfk-train "$SPEC" s0.tfrecord --input-split-records 10 --out e7 -q' 2 \
+	"--input-mode, --input-log and --input-split-records need --input-workers"
 
 testcmd "a worker killed mid-run: the job fails within 30 s naming its rank; the last checkpoint is intact" \
 	'$TESTS/cmd/kill-rank 2 k $MPI 3 tfk-train "$SPEC" all.tfrecord --input-workers 1 --out k --set fit.epochs=3 -j 1 -q && $PYTHON $TESTS/py/bundle_check.py dump "k/$(sed -n "s/^model_checkpoint_path: \"\(.*\)\"/\1/p" k/checkpoint)" >/dev/null && echo intact' \

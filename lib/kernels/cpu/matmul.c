@@ -380,7 +380,12 @@ static int k_matmul(struct tfk_kernel_ctx *kc)
 		return tfk_errf(kc->err, TFK_EINVAL, "inner dimensions "
 				"differ: %lld vs %lld", (long long)k,
 				(long long)b->shape[tb ? 1 : 0]);
-	if (c->dtype == TFK_DT_FLOAT)
+	if (c->dtype == TFK_DT_FLOAT &&
+	    tfk_node_attr_b(kc->node, "_tfk_bf16", 0)) {
+		if (tfk_cpu_sbgemm_mt(ta, tb, m, n, k, a->data, b->data,
+				      c->data, kc->threads))
+			return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+	} else if (c->dtype == TFK_DT_FLOAT)
 		tfk_cpu_sgemm_mt(ta, tb, m, n, k, a->data, b->data, c->data,
 				 kc->threads);
 	else
@@ -395,9 +400,14 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 	int tb = tfk_node_attr_b(gc->node, "transpose_b", 0);
 	struct tfk_port a = gc->node->inputs[0], b = gc->node->inputs[1];
 	struct tfk_port dy = gc->dy[0], in[2];
-	struct tfk_attr at[2] = { TFK_A_BOOL("transpose_a", 0),
-				  TFK_A_BOOL("transpose_b", 0) };
+	struct tfk_attr at[3] = { TFK_A_BOOL("transpose_a", 0),
+				  TFK_A_BOOL("transpose_b", 0),
+				  TFK_A_BOOL("_tfk_bf16", 0) };
 	int rc;
+
+	/* a bf16 product's gradients are bf16 products too (as TF's
+	 * MatMul on bfloat16 operands) */
+	at[2].v.b = tfk_node_attr_b(gc->node, "_tfk_bf16", 0);
 
 	/* dA */
 	if (!ta) {
@@ -407,8 +417,8 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 		in[0] = b, in[1] = dy;
 		at[0].v.b = tb, at[1].v.b = 1;
 	}
-	rc = tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at, 2,
-				&gc->dx[0], gc->err);
+	rc = tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at,
+				at[2].v.b ? 3 : 2, &gc->dx[0], gc->err);
 	if (rc)
 		return rc;
 	/* dB */
@@ -419,8 +429,8 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 		in[0] = dy, in[1] = a;
 		at[0].v.b = 1, at[1].v.b = ta;
 	}
-	return tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at, 2,
-				  &gc->dx[1], gc->err);
+	return tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at,
+				  at[2].v.b ? 3 : 2, &gc->dx[1], gc->err);
 }
 
 /* TFLiteHybridMatMul ------------------------------------------------------ */
@@ -560,6 +570,10 @@ const struct tfk_op_def tfk_ops_matmul[] = {
 			{ "transpose_b", TFK_ATTR_BOOL, 1, { .b = 0 } },
 			{ "T", TFK_ATTR_TYPE, 0, { 0 },
 			  TFK_DT_BIT(TFK_DT_FLOAT) | TFK_DT_BIT(TFK_DT_DOUBLE) },
+			/* tfkit's own (Keras' mixed_bfloat16 policy):
+			 * float32 operands rounded to bfloat16, float32
+			 * sums (bf16gemm.c); dropped on SavedModel export */
+			{ "_tfk_bf16", TFK_ATTR_BOOL, 1, { .b = 0 } },
 		},
 		.infer = infer_matmul,
 		.grad = grad_matmul,

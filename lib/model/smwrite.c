@@ -197,14 +197,6 @@ static const struct tf_op *tf_op_find(const char *name)
 }
 
 /* Is attr name in the space-separated list (with '!' marks)? */
-/* tfkit's own attrs ("_tfk_bf16": a training-time choice of how to
- * compute, not TensorFlow's): left out of the exported graph, which
- * then computes in float32 as TF's op does. */
-static int tfk_private_attr(const char *name)
-{
-	return !strncmp(name, "_tfk_", 5);
-}
-
 static int attr_listed(const char *list, const char *name, int *required)
 {
 	size_t n = strlen(name);
@@ -1288,8 +1280,7 @@ static int check_node(struct exp *x, int i)
 				"TensorFlow equivalent; cannot export it",
 				n->name, op);
 	for (int k = 0; k < n->n_attrs; k++)
-		if (!tfk_private_attr(n->attrs[k].name) &&
-		    !attr_listed(t->attrs, n->attrs[k].name, NULL))
+		if (!attr_listed(t->attrs, n->attrs[k].name, NULL))
 			return tfk_errf(x->err, TFK_EINVAL, "node %s: attr "
 					"'%s' of op %s is not TensorFlow's; "
 					"cannot export it", n->name,
@@ -1373,8 +1364,7 @@ static int emit_node(struct exp *x, int i)
 			return oom(x);
 	} else {
 		for (int k = 0; k < n->n_attrs; k++)
-			if (!tfk_private_attr(n->attrs[k].name) &&
-			    put_attr(pl, &b, &n->attrs[k]))
+			if (put_attr(pl, &b, &n->attrs[k]))
 				return oom(x);
 	}
 	if (nb_end(pl, &b, &x->nodes))

@@ -542,8 +542,7 @@ static int apply_dense(struct kctx *c, struct klayer *l,
 {
 	const struct tfk_tdesc *d = kdesc(c, in[0]);
 	int64_t dims[TFK_MAX_RANK], flat[2];
-	struct tfk_port x = in[0], mm[2];
-	struct tfk_attr bf = TFK_A_BOOL("_tfk_bf16", 1);
+	struct tfk_port x = in[0];
 	int r = d->rank, i, rc;
 
 	if (r > 2) {
@@ -561,8 +560,9 @@ static int apply_dense(struct kctx *c, struct klayer *l,
 		if ((rc = kreshape(c, x, flat, 2, &x)))
 			return rc;
 	}
-	mm[0] = x, mm[1] = l->w[0];
-	if ((rc = kop(c, "MatMul", mm, 2, &bf, l->bf16, &x)))
+	if ((rc = kop2(c, "MatMul", x, l->w[0], &x)) ||
+	    (l->bf16 && (rc = tfk_graph_node_flag(c->g, x.node,
+						  TFK_NODE_BF16))))
 		return rc;
 	if (r > 2 && (rc = kreshape(c, x, dims, r, &x)))
 		return rc;

@@ -381,7 +381,7 @@ static int k_matmul(struct tfk_kernel_ctx *kc)
 				"differ: %lld vs %lld", (long long)k,
 				(long long)b->shape[tb ? 1 : 0]);
 	if (c->dtype == TFK_DT_FLOAT &&
-	    tfk_node_attr_b(kc->node, "_tfk_bf16", 0)) {
+	    (kc->node->flags & TFK_NODE_BF16)) {
 		if (tfk_cpu_sbgemm_mt(ta, tb, m, n, k, a->data, b->data,
 				      c->data, kc->threads))
 			return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
@@ -400,14 +400,12 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 	int tb = tfk_node_attr_b(gc->node, "transpose_b", 0);
 	struct tfk_port a = gc->node->inputs[0], b = gc->node->inputs[1];
 	struct tfk_port dy = gc->dy[0], in[2];
-	struct tfk_attr at[3] = { TFK_A_BOOL("transpose_a", 0),
-				  TFK_A_BOOL("transpose_b", 0),
-				  TFK_A_BOOL("_tfk_bf16", 0) };
-	int rc;
-
+	struct tfk_attr at[2] = { TFK_A_BOOL("transpose_a", 0),
+				  TFK_A_BOOL("transpose_b", 0) };
 	/* a bf16 product's gradients are bf16 products too (as TF's
 	 * MatMul on bfloat16 operands) */
-	at[2].v.b = tfk_node_attr_b(gc->node, "_tfk_bf16", 0);
+	unsigned bf = gc->node->flags & TFK_NODE_BF16;
+	int rc;
 
 	/* dA */
 	if (!ta) {
@@ -417,10 +415,11 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 		in[0] = b, in[1] = dy;
 		at[0].v.b = tb, at[1].v.b = 1;
 	}
-	rc = tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at,
-				at[2].v.b ? 3 : 2, &gc->dx[0], gc->err);
+	rc = tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at, 2,
+				&gc->dx[0], gc->err);
 	if (rc)
 		return rc;
+	tfk_graph_node_flag(gc->g, gc->dx[0].node, bf);
 	/* dB */
 	if (!tb) {
 		in[0] = a, in[1] = dy;
@@ -429,8 +428,11 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 		in[0] = dy, in[1] = a;
 		at[0].v.b = 1, at[1].v.b = ta;
 	}
-	return tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at,
-				  at[2].v.b ? 3 : 2, &gc->dx[1], gc->err);
+	rc = tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at, 2,
+				&gc->dx[1], gc->err);
+	if (rc)
+		return rc;
+	return tfk_graph_node_flag(gc->g, gc->dx[1].node, bf);
 }
 
 /* TFLiteHybridMatMul ------------------------------------------------------ */
@@ -570,10 +572,6 @@ const struct tfk_op_def tfk_ops_matmul[] = {
 			{ "transpose_b", TFK_ATTR_BOOL, 1, { .b = 0 } },
 			{ "T", TFK_ATTR_TYPE, 0, { 0 },
 			  TFK_DT_BIT(TFK_DT_FLOAT) | TFK_DT_BIT(TFK_DT_DOUBLE) },
-			/* tfkit's own (Keras' mixed_bfloat16 policy):
-			 * float32 operands rounded to bfloat16, float32
-			 * sums (bf16gemm.c); dropped on SavedModel export */
-			{ "_tfk_bf16", TFK_ATTR_BOOL, 1, { .b = 0 } },
 		},
 		.infer = infer_matmul,
 		.grad = grad_matmul,

@@ -102,49 +102,139 @@ void tfk_cpu_sbgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
 
 struct bf_job {
 	int64_t m, n, kp, np;	/* kp = ceil(k / 2), np = n rounded to 16 */
-	const uint32_t *pa;	/* [m][kp]: (even | odd << 16) */
+	const uint32_t *pa;	/* [kp][m]: (even | odd << 16) */
 	const uint32_t *pb;	/* [kp][np] */
 	float *c;
 };
 
-static void pack_a(int ta, int64_t m, int64_t k, const float *a,
-		   uint32_t *pa, int64_t kp)
+/* out[j] = the pair (r0[j], r1[j]) (r1 NULL: 0 as the odd one), j < len:
+ * two rows of the k axis side by side. */
+static void pack_rows_c(const float *r0, const float *r1, int64_t len,
+			uint32_t *out, int64_t j)
 {
-	int64_t i, p;
-
-	for (i = 0; i < m; i++)
-		for (p = 0; p < kp; p++) {
-			int64_t l = 2 * p;
-			uint32_t lo = tfk_bf16_round(ta ? AT(a, m, l, i) :
-						     AT(a, k, i, l));
-			uint32_t hi = l + 1 < k ?
-				tfk_bf16_round(ta ? AT(a, m, l + 1, i) :
-					       AT(a, k, i, l + 1)) : 0;
-
-			pa[i * kp + p] = lo | hi << 16;
-		}
+	for (; j < len; j++)
+		out[j] = tfk_bf16_round(r0[j]) |
+			(r1 ? (uint32_t)tfk_bf16_round(r1[j]) << 16 : 0);
 }
 
-static void pack_b(int tb, int64_t n, int64_t k, const float *b,
-		   uint32_t *pb, int64_t kp, int64_t np)
+/* out[p] = the pair (x[2p], x[2p+1]) (x[k] as 0), p < ceil(k / 2): a
+ * run of the k axis. */
+static void pack_run_c(const float *x, int64_t k, uint32_t *out, int64_t p)
 {
-	int64_t j, p;
+	for (; 2 * p < k; p++)
+		out[p] = tfk_bf16_round(x[2 * p]) |
+			(2 * p + 1 < k ?
+			 (uint32_t)tfk_bf16_round(x[2 * p + 1]) << 16 : 0);
+}
 
-	for (p = 0; p < kp; p++) {
-		int64_t l = 2 * p;
+#ifdef BF_X86
+#define BF_PACK __attribute__((target("avx512f")))
 
-		for (j = 0; j < n; j++) {
-			uint32_t lo = tfk_bf16_round(tb ? AT(b, k, j, l) :
-						     AT(b, n, l, j));
-			uint32_t hi = l + 1 < k ?
-				tfk_bf16_round(tb ? AT(b, k, j, l + 1) :
-					       AT(b, n, l + 1, j)) : 0;
+/* tfk_bf16_round on 16 lanes, the bf16 in each lane's top half: the same
+ * integer steps, so the same bits */
+static inline __attribute__((always_inline)) BF_PACK
+__m512i rne16(__m512i u)
+{
+	__mmask16 nan = _mm512_cmpgt_epu32_mask(
+		_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+		_mm512_set1_epi32(0x7f800000));
+	__m512i r = _mm512_add_epi32(u, _mm512_add_epi32(
+		_mm512_set1_epi32(0x7fff), _mm512_and_si512(
+			_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
 
-			pb[p * np + j] = lo | hi << 16;
-		}
-		for (; j < np; j++)
-			pb[p * np + j] = 0;
+	return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(u,
+					_mm512_set1_epi32(0x400000)));
+}
+
+static BF_PACK void pack_rows_v(const float *r0, const float *r1,
+				int64_t len, uint32_t *out)
+{
+	const __m512i top = _mm512_set1_epi32((int)0xffff0000u);
+	int64_t j;
+
+	for (j = 0; j + 16 <= len; j += 16) {
+		__m512i lo = _mm512_srli_epi32(rne16(_mm512_loadu_si512(
+						r0 + j)), 16);
+		__m512i hi = r1 ? _mm512_and_si512(rne16(_mm512_loadu_si512(
+						r1 + j)), top) :
+			_mm512_setzero_si512();
+
+		_mm512_storeu_si512(out + j, _mm512_or_si512(lo, hi));
 	}
+	pack_rows_c(r0, r1, len, out, j);
+}
+
+static BF_PACK void pack_run_v(const float *x, int64_t k, uint32_t *out)
+{
+	/* even lanes: bf16 to the bottom; odd: kept on top; then each
+	 * qword's two halves ORed into its low dword and narrowed */
+	const __m512i top = _mm512_set1_epi32((int)0xffff0000u);
+	int64_t p;
+
+	for (p = 0; 2 * p + 16 <= k; p += 8) {
+		__m512i t = rne16(_mm512_loadu_si512(x + 2 * p));
+		__m512i e = _mm512_mask_blend_epi32(0xaaaa,
+			_mm512_srli_epi32(t, 16), _mm512_and_si512(t, top));
+
+		_mm256_storeu_si256((__m256i *)(out + p), _mm512_cvtepi64_epi32(
+			_mm512_or_si512(e, _mm512_srli_epi64(e, 32))));
+	}
+	pack_run_c(x, k, out, p);
+}
+#endif
+
+static void pack_rows(const float *r0, const float *r1, int64_t len,
+		      uint32_t *out, int vec)
+{
+#ifdef BF_X86
+	if (vec) {
+		pack_rows_v(r0, r1, len, out);
+		return;
+	}
+#endif
+	(void)vec;
+	pack_rows_c(r0, r1, len, out, 0);
+}
+
+static void pack_run(const float *x, int64_t k, uint32_t *out, int vec)
+{
+#ifdef BF_X86
+	if (vec) {
+		pack_run_v(x, k, out);
+		return;
+	}
+#endif
+	(void)vec;
+	pack_run_c(x, k, out, 0);
+}
+
+/*
+ * The pairs of an operand's k axis into dst[p * ld + j] (j < len, the
+ * columns from len to ld zeroed): across = 1 when x is [k][len] (a pair
+ * is two rows side by side), 0 when x is [len][k] (a pair is within a
+ * row: packed into tmp[ceil(k / 2)], then written with stride ld).
+ */
+static void pack_op(int across, int64_t len, int64_t k, const float *x,
+		    uint32_t *dst, int64_t ld, uint32_t *tmp, int vec)
+{
+	int64_t kp = (k + 1) / 2, p, j;
+
+	if (across) {
+		for (p = 0; p < kp; p++)
+			pack_rows(x + 2 * p * len, 2 * p + 1 < k ?
+				  x + (2 * p + 1) * len : NULL, len,
+				  dst + p * ld, vec);
+	} else {
+		for (j = 0; j < len; j++) {
+			pack_run(x + j * k, k, tmp, vec);
+			for (p = 0; p < kp; p++)
+				dst[p * ld + j] = tmp[p];
+		}
+	}
+	if (ld > len)
+		for (p = 0; p < kp; p++)
+			memset(dst + p * ld + len, 0,
+			       (size_t)(ld - len) * sizeof(*dst));
 }
 
 /* The fallback: the _ref's order over the packed pairs. */
@@ -158,7 +248,7 @@ static void bf_rows_scalar(void *ctx, int64_t rb0, int64_t re, int worker)
 			float s = 0;
 
 			for (p = 0; p < jb->kp; p++) {
-				uint32_t x = jb->pa[i * jb->kp + p];
+				uint32_t x = jb->pa[p * jb->m + i];
 				uint32_t y = jb->pb[p * jb->np + j];
 
 				s += tfk_bf16_float(x >> 16) *
@@ -181,7 +271,7 @@ void bf_tile(const struct bf_job *jb, int64_t i, int64_t j, int mr, int nv)
 	__m512 acc[BF_MR][BF_NV];
 	__m512bh bv[BF_NV];
 	int64_t p, kp = jb->kp, np = jb->np;
-	const uint32_t *pa = jb->pa + i * kp, *pb = jb->pb + j;
+	const uint32_t *pa = jb->pa + i, *pb = jb->pb + j;
 	int r, v;
 
 #pragma GCC unroll 4
@@ -197,7 +287,7 @@ void bf_tile(const struct bf_job *jb, int64_t i, int64_t j, int mr, int nv)
 #pragma GCC unroll 4
 		for (r = 0; r < mr; r++) {
 			__m512bh av = (__m512bh)_mm512_set1_epi32(
-				(int)pa[r * kp + p]);
+				(int)pa[p * jb->m + r]);
 #pragma GCC unroll 4
 			for (v = 0; v < nv; v++)
 				acc[r][v] = _mm512_dpbf16_ps(acc[r][v], av,
@@ -278,8 +368,9 @@ int tfk_cpu_sbgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		      const float *a, const float *b, float *c, int threads)
 {
 	struct bf_job jb;
-	uint32_t *pa, *pb;
+	uint32_t *pa, *pb, *tmp;
 	int64_t kp = (k + 1) / 2, np = (n + 15) / 16 * 16;
+	int vec;
 
 	if (!m || !n)
 		return 0;
@@ -289,13 +380,16 @@ int tfk_cpu_sbgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 	}
 	pa = tfk_malloc((size_t)(m * kp) * 4);
 	pb = tfk_malloc((size_t)(kp * np) * 4);
-	if (!pa || !pb) {
+	tmp = tfk_malloc((size_t)kp * 4);
+	if (!pa || !pb || !tmp) {
 		tfk_free(pa);
 		tfk_free(pb);
+		tfk_free(tmp);
 		return TFK_ENOMEM;
 	}
-	pack_a(ta, m, k, a, pa, kp);
-	pack_b(tb, n, k, b, pb, kp, np);
+	vec = tfk_cpu_have_avx512bf16();
+	pack_op(ta, m, k, a, pa, m, tmp, vec);
+	pack_op(!tb, n, k, b, pb, np, tmp, vec);
 	jb = (struct bf_job){ m, n, kp, np, pa, pb, c };
 	/* below ~1 M multiply-adds a second thread costs more to wake
 	 * than it saves (as matmul.c) */
@@ -310,5 +404,6 @@ int tfk_cpu_sbgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		tfk_parallel_for(threads, m, bf_rows_scalar, &jb);
 	tfk_free(pa);
 	tfk_free(pb);
+	tfk_free(tmp);
 	return 0;
 }

@@ -128,57 +128,42 @@ static void pack_run_c(const float *x, int64_t k, uint32_t *out, int64_t p)
 }
 
 #ifdef BF_X86
-#define BF_PACK __attribute__((target("avx512f")))
+#define BF_PACK __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
-/* tfk_bf16_round on 16 lanes, the bf16 in each lane's top half: the same
- * integer steps, so the same bits */
-static inline __attribute__((always_inline)) BF_PACK
-__m512i rne16(__m512i u)
-{
-	__mmask16 nan = _mm512_cmpgt_epu32_mask(
-		_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-		_mm512_set1_epi32(0x7f800000));
-	__m512i r = _mm512_add_epi32(u, _mm512_add_epi32(
-		_mm512_set1_epi32(0x7fff), _mm512_and_si512(
-			_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
-
-	return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(u,
-					_mm512_set1_epi32(0x400000)));
-}
-
+/* VCVTNE2PS2BF16 rounds as tfk_bf16_round (nearest even, quiet NaN)
+ * except that it reads and writes subnormals as zero, as VDPBF16PS
+ * reads them anyway (so only an input just below FLT_MIN, which RNE
+ * rounds up to FLT_MIN, can make the two paths differ). 32 floats in
+ * per instruction; the packing was as long as the products with the
+ * 8-instruction integer rounding. */
 static BF_PACK void pack_rows_v(const float *r0, const float *r1,
 				int64_t len, uint32_t *out)
 {
-	const __m512i top = _mm512_set1_epi32((int)0xffff0000u);
+	/* [r0 0..15, r1 0..15] as 16-bit lanes -> pairs (r0[j], r1[j]) */
+	const __m512i ix = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12,
+		27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
+		18, 2, 17, 1, 16, 0);
 	int64_t j;
 
 	for (j = 0; j + 16 <= len; j += 16) {
-		__m512i lo = _mm512_srli_epi32(rne16(_mm512_loadu_si512(
-						r0 + j)), 16);
-		__m512i hi = r1 ? _mm512_and_si512(rne16(_mm512_loadu_si512(
-						r1 + j)), top) :
-			_mm512_setzero_si512();
+		__m512 hi = r1 ? _mm512_loadu_ps(r1 + j) : _mm512_setzero_ps();
+		__m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi,
+						_mm512_loadu_ps(r0 + j));
 
-		_mm512_storeu_si512(out + j, _mm512_or_si512(lo, hi));
+		_mm512_storeu_si512(out + j, _mm512_permutexvar_epi16(ix, v));
 	}
 	pack_rows_c(r0, r1, len, out, j);
 }
 
 static BF_PACK void pack_run_v(const float *x, int64_t k, uint32_t *out)
 {
-	/* even lanes: bf16 to the bottom; odd: kept on top; then each
-	 * qword's two halves ORed into its low dword and narrowed */
-	const __m512i top = _mm512_set1_epi32((int)0xffff0000u);
 	int64_t p;
 
-	for (p = 0; 2 * p + 16 <= k; p += 8) {
-		__m512i t = rne16(_mm512_loadu_si512(x + 2 * p));
-		__m512i e = _mm512_mask_blend_epi32(0xaaaa,
-			_mm512_srli_epi32(t, 16), _mm512_and_si512(t, top));
-
-		_mm256_storeu_si256((__m256i *)(out + p), _mm512_cvtepi64_epi32(
-			_mm512_or_si512(e, _mm512_srli_epi64(e, 32))));
-	}
+	/* bf16 lanes in x's order are already the pairs */
+	for (p = 0; 2 * p + 32 <= k; p += 16)
+		_mm512_storeu_si512(out + p, (__m512i)_mm512_cvtne2ps_pbh(
+			_mm512_loadu_ps(x + 2 * p + 16),
+			_mm512_loadu_ps(x + 2 * p)));
 	pack_run_c(x, k, out, p);
 }
 #endif
@@ -212,27 +197,75 @@ static void pack_run(const float *x, int64_t k, uint32_t *out, int vec)
  * The pairs of an operand's k axis into dst[p * ld + j] (j < len, the
  * columns from len to ld zeroed): across = 1 when x is [k][len] (a pair
  * is two rows side by side), 0 when x is [len][k] (a pair is within a
- * row: packed into tmp[ceil(k / 2)], then written with stride ld).
+ * row: packed into the chunk's tmp[ceil(k / 2)], then written with
+ * stride ld). Split over threads by pairs (across) or rows: for the
+ * MLP's [784, 128] kernel the packing is as long as the products.
  */
-static void pack_op(int across, int64_t len, int64_t k, const float *x,
-		    uint32_t *dst, int64_t ld, uint32_t *tmp, int vec)
-{
-	int64_t kp = (k + 1) / 2, p, j;
+struct pack_job {
+	int across, vec;
+	int64_t len, k, kp, ld;
+	const float *x;
+	uint32_t *dst, *tmp;	/* tmp: kp per chunk */
+};
 
-	if (across) {
-		for (p = 0; p < kp; p++)
-			pack_rows(x + 2 * p * len, 2 * p + 1 < k ?
-				  x + (2 * p + 1) * len : NULL, len,
-				  dst + p * ld, vec);
-	} else {
-		for (j = 0; j < len; j++) {
-			pack_run(x + j * k, k, tmp, vec);
-			for (p = 0; p < kp; p++)
-				dst[p * ld + j] = tmp[p];
+static void pack_chunk(void *ctx, int64_t b, int64_t e, int chunk)
+{
+	const struct pack_job *pj = ctx;
+	int64_t len = pj->len, k = pj->k, kp = pj->kp, ld = pj->ld, p, j;
+	uint32_t *tmp = pj->tmp + chunk * kp;
+
+	if (pj->across) {
+		for (p = b; p < e; p++) {
+			pack_rows(pj->x + 2 * p * len, 2 * p + 1 < k ?
+				  pj->x + (2 * p + 1) * len : NULL, len,
+				  pj->dst + p * ld, pj->vec);
+			if (ld > len)
+				memset(pj->dst + p * ld + len, 0,
+				       (size_t)(ld - len) * sizeof(uint32_t));
 		}
+		return;
 	}
-	if (ld > len)
+	for (j = b; j < e; j++) {
+		pack_run(pj->x + j * k, k, tmp, pj->vec);
 		for (p = 0; p < kp; p++)
+			pj->dst[p * ld + j] = tmp[p];
+	}
+}
+
+/* Columns [j0, j1) of pack_op's dst (j1 <= ld), by one thread. */
+static void pack_cols(const struct pack_job *pj, int64_t j0, int64_t j1,
+		      uint32_t *tmp)
+{
+	int64_t len = pj->len, k = pj->k, kp = pj->kp, ld = pj->ld, p, j;
+	int64_t je = j1 < len ? j1 : len;
+
+	for (p = 0; pj->across && p < kp && je > j0; p++)
+		pack_rows(pj->x + 2 * p * len + j0, 2 * p + 1 < k ?
+			  pj->x + (2 * p + 1) * len + j0 : NULL, je - j0,
+			  pj->dst + p * ld + j0, pj->vec);
+	for (j = j0; !pj->across && j < je; j++) {
+		pack_run(pj->x + j * k, k, tmp, pj->vec);
+		for (p = 0; p < kp; p++)
+			pj->dst[p * ld + j] = tmp[p];
+	}
+	if (j1 > len)
+		for (p = 0; p < kp; p++)
+			memset(pj->dst + p * ld + (j0 > len ? j0 : len), 0,
+			       (size_t)(j1 - (j0 > len ? j0 : len)) *
+			       sizeof(uint32_t));
+}
+
+static void pack_op(int across, int64_t len, int64_t k, const float *x,
+		    uint32_t *dst, int64_t ld, uint32_t *tmp, int vec,
+		    int threads)
+{
+	struct pack_job pj = { across, vec, len, k, (k + 1) / 2, ld, x, dst,
+			       tmp };
+	int64_t p;
+
+	tfk_parallel_for(threads, across ? pj.kp : len, pack_chunk, &pj);
+	if (!across && ld > len)
+		for (p = 0; p < pj.kp; p++)
 			memset(dst + p * ld + len, 0,
 			       (size_t)(ld - len) * sizeof(*dst));
 }
@@ -310,18 +343,19 @@ void bf_tile(const struct bf_job *jb, int64_t i, int64_t j, int mr, int nv)
 		}
 }
 
-static BF_TARGET void bf_rows(void *ctx, int64_t tb0, int64_t te,
-			      int worker)
+/* Row tiles [t0, t1) of C over the columns [j0, j1) (j0 a multiple of
+ * 64, j1 of 16 or np). */
+static BF_TARGET void bf_block(const struct bf_job *jb, int64_t t0,
+			       int64_t t1, int64_t j0, int64_t j1)
 {
-	const struct bf_job *jb = ctx;
 	int64_t t, j;
 
-	for (t = tb0; t < te; t++) {
+	for (t = t0; t < t1; t++) {
 		int64_t i = t * BF_MR;
 		int mr = jb->m - i < BF_MR ? (int)(jb->m - i) : BF_MR;
 
-		for (j = 0; j < jb->n; j += 16 * BF_NV) {
-			int nv = (int)((jb->np - j) / 16);
+		for (j = j0; j < j1 && j < jb->n; j += 16 * BF_NV) {
+			int nv = (int)((j1 - j) / 16);
 
 			if (nv > BF_NV)
 				nv = BF_NV;
@@ -342,7 +376,37 @@ static BF_TARGET void bf_rows(void *ctx, int64_t tb0, int64_t te,
 #undef BF_NVS
 		}
 	}
+}
+
+static BF_TARGET void bf_rows(void *ctx, int64_t tb0, int64_t te,
+			      int worker)
+{
+	const struct bf_job *jb = ctx;
+
+	bf_block(jb, tb0, te, 0, jb->np);
 	(void)worker;
+}
+
+/* Blocks of 64 columns: each chunk packs its columns of B, then
+ * computes them for every row (one fork-join per call, not two). */
+struct bf_cjob {
+	const struct bf_job *jb;
+	const struct pack_job *pj;
+};
+
+static BF_TARGET void bf_cols(void *ctx, int64_t cb, int64_t ce,
+			      int worker)
+{
+	const struct bf_cjob *cj = ctx;
+	const struct bf_job *jb = cj->jb;
+	int64_t b, j0, j1;
+
+	for (b = cb; b < ce; b++) {
+		j0 = b * 16 * BF_NV;
+		j1 = j0 + 16 * BF_NV < jb->np ? j0 + 16 * BF_NV : jb->np;
+		pack_cols(cj->pj, j0, j1, cj->pj->tmp + worker * cj->pj->kp);
+		bf_block(jb, 0, (jb->m + BF_MR - 1) / BF_MR, j0, j1);
+	}
 }
 #endif
 
@@ -380,7 +444,16 @@ int tfk_cpu_sbgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 	}
 	pa = tfk_malloc((size_t)(m * kp) * 4);
 	pb = tfk_malloc((size_t)(kp * np) * 4);
-	tmp = tfk_malloc((size_t)kp * 4);
+	/* as matmul.c: below ~1 M multiply-adds a second thread costs
+	 * more to wake than it saves; tfk_parallel_for makes at most 64
+	 * chunks, each packing rows through its own tmp */
+	if (m * n * k < ((int64_t)1 << 20))
+		threads = 1;
+	if (threads > 64)
+		threads = 64;
+	if (threads < 1)
+		threads = 1;
+	tmp = tfk_malloc((size_t)(kp * threads) * 4);
 	if (!pa || !pb || !tmp) {
 		tfk_free(pa);
 		tfk_free(pb);
@@ -388,20 +461,32 @@ int tfk_cpu_sbgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		return TFK_ENOMEM;
 	}
 	vec = tfk_cpu_have_avx512bf16();
-	pack_op(ta, m, k, a, pa, m, tmp, vec);
-	pack_op(!tb, n, k, b, pb, np, tmp, vec);
+	/* A is the small side in training's products (a batch of rows,
+	 * or x^T with 32 pairs): packed on this thread */
+	pack_op(ta, m, k, a, pa, m, tmp, vec,
+		m * k < ((int64_t)1 << 16) ? 1 : threads);
 	jb = (struct bf_job){ m, n, kp, np, pa, pb, c };
-	/* below ~1 M multiply-adds a second thread costs more to wake
-	 * than it saves (as matmul.c) */
-	if (m * n * k < ((int64_t)1 << 20))
-		threads = 1;
 #ifdef BF_X86
-	if (tfk_cpu_have_avx512bf16())
+	if (vec && np / (16 * BF_NV) >= threads) {
+		struct pack_job pj = { !tb, vec, n, k, kp, np, b, pb, tmp };
+		struct bf_cjob cj = { &jb, &pj };
+
+		tfk_parallel_for(threads, (np + 16 * BF_NV - 1) /
+				 (16 * BF_NV), bf_cols, &cj);
+		goto out;
+	}
+#endif
+	pack_op(!tb, n, k, b, pb, np, tmp, vec, threads);
+#ifdef BF_X86
+	if (vec)
 		tfk_parallel_for(threads, (m + BF_MR - 1) / BF_MR, bf_rows,
 				 &jb);
 	else
 #endif
 		tfk_parallel_for(threads, m, bf_rows_scalar, &jb);
+#ifdef BF_X86
+out:
+#endif
 	tfk_free(pa);
 	tfk_free(pb);
 	tfk_free(tmp);

@@ -153,9 +153,9 @@ float tfk_bf16_float(uint16_t h);
  * C += a[2p] b[2p] (each addition rounded; an odd k's last element has
  * a zero partner). The _ref is that loop; tfk_cpu_sbgemm_mt uses
  * AVX512-BF16 where the CPU has it (same result while no value is
- * denormal: the instruction flushes them) and a scalar loop in the same
- * order otherwise (bit-identical to the _ref), rows split over up to
- * `threads` threads (the result does not depend on it). Returns 0, or
+ * subnormal: its rounding and dot products flush them) and a scalar
+ * loop in the same order otherwise (bit-identical to the _ref), split
+ * over up to `threads` threads (the result does not depend on it). Returns 0, or
  * TFK_ENOMEM when its packed copies cannot be allocated (C untouched).
  * tfk_cpu_have_avx512bf16: 1 when the fast path runs (CPU support and
  * TFK_BF16_SCALAR unset).

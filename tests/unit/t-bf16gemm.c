@@ -9,8 +9,8 @@
  * sum the same exact products in the same order with one float32
  * rounding per addition, so both must equal the _ref bit for bit. The
  * values are drawn so that no input and no partial sum is subnormal
- * (magnitudes 2^-8 .. 2, or 0), where VDPBF16PS would flush to zero and
- * the _ref would not. Every transpose combination, odd k, n not a
+ * (magnitudes 2^-8 .. 2, or 0), where VCVTNE2PS2BF16 and VDPBF16PS
+ * would flush to zero and the _ref would not. Every transpose combination, odd k, n not a
  * multiple of 16 and m not a multiple of 4 run; 1, 2 and 3 threads give
  * the same bytes.
  */

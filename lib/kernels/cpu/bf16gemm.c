@@ -13,26 +13,34 @@
  * tfk_cpu_sbgemm_ref is that, in plain C; it is the specification.
  *
  * Fast path (x86-64 with avx512_bf16): both operands are rounded once
- * into packed bf16 pairs, A as [m][k/2] pairs (one 32-bit broadcast per
- * row and pair), B as [k/2][n16][2] (one zmm holds the pairs of 16
- * columns), and a 4 x 64 tile of C is 16 zmm accumulators fed by
- * _mm512_dpbf16_ps. Packing reads A and B in whichever orientation the
- * caller has, so the transposed forms cost nothing extra. VDPBF16PS
- * treats denormal inputs and results as zero (DAZ/FTZ), the _ref does
- * not: the two agree bit for bit while no bf16 input and no partial sum
- * is below FLT_MIN (the unit test draws its values so).
+ * per call into packed bf16 pairs, A as [k/2][m] (one 32-bit broadcast
+ * per row and pair), B as [k/2][n16] (one zmm holds the pairs of 16
+ * columns), by VCVTNE2PS2BF16 (32 floats an instruction); a 4 x 64
+ * tile of C is 16 zmm accumulators fed by _mm512_dpbf16_ps. Packing
+ * reads A and B in whichever orientation the caller has. Threads take
+ * blocks of 64 columns, each packing its own columns of B before its
+ * products (one fork-join per call); with fewer blocks than threads,
+ * B is packed first and row tiles are split. VCVTNE2PS2BF16 and
+ * VDPBF16PS treat subnormal inputs (and VDPBF16PS its results) as zero,
+ * the _ref does not: the two agree bit for bit while no float input,
+ * bf16 operand or partial sum is below FLT_MIN (the unit test draws its
+ * values so; training's values are far from it).
  *
- * Without avx512_bf16 the same packed operands are summed by a scalar
- * loop in the same order (the float fallback: bit-identical to the
- * _ref). AMX (TMUL) is not used: this machine has none to measure on.
- * Rows of C are split over threads by tfk_parallel_for, each element's
- * sum in the same order on any thread, so results do not depend on the
- * thread count. TFK_BF16_SCALAR=1 forces the fallback (for tests and
- * comparisons).
+ * Without avx512_bf16 the operands are rounded by tfk_bf16_round and
+ * summed by a scalar loop in the same order (the float fallback:
+ * bit-identical to the _ref). AMX (TMUL) is not used: this machine has
+ * none to measure on. Each element's sum is in the same order on any
+ * thread, so results do not depend on the thread count.
+ * TFK_BF16_SCALAR=1 forces the fallback (for tests and comparisons).
  *
- * Rejected: rounding with VCVTNE2PS2BF16 while packing (it flushes
- * denormal inputs, unlike TensorFlow's cast; packing is O(mk + kn)
- * against the O(mnk) products, so the scalar rounding costs ~2%).
+ * Measured (one thread, [32,784] x [784,128], the MLP's forward): the
+ * products alone are 2x float32's AVX-512 kernel, but packing B every
+ * call costs about as much again, so the call is ~1.1x; x^T dy
+ * ([784,32] x [32,128]) 1.4x. Rejected: AVX-512 integer rounding for
+ * the packing (bit-exact with the _ref on subnormals too, but 8
+ * instructions per 16 floats made packing as long as the products);
+ * caching packed weights across calls (a variable has no version to
+ * tell when the optimizer changed it).
  */
 #include "kernels/cpu.h"
 #include "util/alloc.h"

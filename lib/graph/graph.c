@@ -318,6 +318,14 @@ const struct tfk_node *tfk_graph_node(const struct tfk_graph *g, int i)
 	return i >= 0 && i < g->n ? g->nodes[i] : NULL;
 }
 
+int tfk_graph_node_flag(struct tfk_graph *g, int i, unsigned flags)
+{
+	if (i < 0 || i >= g->n)
+		return TFK_EINVAL;
+	g->nodes[i]->flags |= flags;
+	return 0;
+}
+
 const struct tfk_tdesc *tfk_graph_desc(const struct tfk_graph *g,
 				       struct tfk_port p)
 {

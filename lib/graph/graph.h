@@ -44,7 +44,13 @@ struct tfk_node {
 	int n_outputs;
 	struct tfk_tdesc *outputs;
 	int variable;		/* VariableV2: index of its variable; else -1 */
+	unsigned flags;		/* TFK_NODE_*: tfkit's own, never exported */
 };
+
+/* MatMul: operands rounded to bfloat16, float32 sums (Keras'
+ * mixed_bfloat16; kernels/cpu/bf16gemm.c). A mark on how to compute,
+ * not a TF attr: SavedModel export writes the float32 op. */
+#define TFK_NODE_BF16 1u
 
 struct tfk_graph;
 
@@ -116,6 +122,10 @@ struct tfk_port tfk_graph_output_at(const struct tfk_graph *g, int i,
  */
 int tfk_graph_find(const struct tfk_graph *g, const char *name,
 		   struct tfk_port *port, struct tfk_err *err);
+
+/* OR flags (TFK_NODE_*) into node i's. 0, or TFK_EINVAL when i is out
+ * of range. */
+int tfk_graph_node_flag(struct tfk_graph *g, int i, unsigned flags);
 
 int tfk_graph_n_nodes(const struct tfk_graph *g);
 /* Node i (borrowed; valid until the graph is freed: nodes never move

@@ -137,6 +137,35 @@ void tfk_cpu_dgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
 void tfk_cpu_dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k,
 		   const double *a, const double *b, double *c);
 
+/* bfloat16 products (bf16gemm.c) ------------------------------------------ */
+
+/*
+ * float32 <-> bfloat16: round to nearest, ties to even, NaN stays a
+ * quiet NaN (TensorFlow's Cast); widening is exact.
+ */
+uint16_t tfk_bf16_round(float f);
+float tfk_bf16_float(uint16_t h);
+
+/*
+ * C[m x n] = op(A) op(B) as tfk_cpu_sgemm, but every element of A and
+ * B rounded to bfloat16 first and the exact products summed in float32
+ * in VDPBF16PS's order: over pairs p of k, C += a[2p+1] b[2p+1], then
+ * C += a[2p] b[2p] (each addition rounded; an odd k's last element has
+ * a zero partner). The _ref is that loop; tfk_cpu_sbgemm_mt uses
+ * AVX512-BF16 where the CPU has it (same result while no value is
+ * subnormal: its rounding and dot products flush them) and a scalar
+ * loop in the same order otherwise (bit-identical to the _ref), split
+ * over up to `threads` threads (the result does not depend on it). Returns 0, or
+ * TFK_ENOMEM when its packed copies cannot be allocated (C untouched).
+ * tfk_cpu_have_avx512bf16: 1 when the fast path runs (CPU support and
+ * TFK_BF16_SCALAR unset).
+ */
+void tfk_cpu_sbgemm_ref(int ta, int tb, int64_t m, int64_t n, int64_t k,
+			const float *a, const float *b, float *c);
+int tfk_cpu_sbgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
+		      const float *a, const float *b, float *c, int threads);
+int tfk_cpu_have_avx512bf16(void);
+
 /*
  * TFLite's hybrid (dynamic-range) FULLY_CONNECTED, the op
  * TFLiteHybridMatMul: y[m x n] = x[m x k] w^T for int8 weights w[n x k]

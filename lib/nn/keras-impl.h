@@ -75,6 +75,7 @@ struct kctx {
 	struct tfk_err *err;
 	int train;		/* branch being built */
 	char scope[160];	/* node name scope of the current layer */
+	int bf16;		/* model.dtype_policy is mixed_bfloat16 */
 };
 
 /* 1 when key is one of the words of list (" a b c ": a space before and
@@ -110,6 +111,7 @@ struct klayer {
 	char path[224];		/* "spec.json: model.config.layers[2]" */
 	int trainable;
 	int keras3;		/* a Keras 3 config (its dtype a DTypePolicy) */
+	int bf16;		/* mixed_bfloat16: products in bfloat16 */
 	/* parsed config */
 	int act;
 	float alpha;		/* LeakyReLU, ELU */
@@ -137,6 +139,8 @@ struct klayer {
 /* layers.c */
 const struct klayer_class *tfk_keras_class(const char *cls);
 int tfk_keras_parse_layer(struct kctx *c, struct klayer *l);
+/* 1 for "mixed_bfloat16", 0 for "float32", -1 for any other name. */
+int tfk_keras_policy(const char *name);
 /* Activation by name into *a (alpha for leaky_relu); -1 unknown. */
 int tfk_keras_act_parse(const char *s, int *a);
 /* Add activation a to x in the current branch and scope (out->p: x

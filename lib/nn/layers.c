@@ -560,7 +560,9 @@ static int apply_dense(struct kctx *c, struct klayer *l,
 		if ((rc = kreshape(c, x, flat, 2, &x)))
 			return rc;
 	}
-	if ((rc = kop2(c, "MatMul", x, l->w[0], &x)))
+	if ((rc = kop2(c, "MatMul", x, l->w[0], &x)) ||
+	    (l->bf16 && (rc = tfk_graph_node_flag(c->g, x.node,
+						  TFK_NODE_BF16))))
 		return rc;
 	if (r > 2 && (rc = kreshape(c, x, dims, r, &x)))
 		return rc;
@@ -1498,6 +1500,43 @@ static int ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
+int tfk_keras_policy(const char *name)
+{
+	if (!strcmp(name, "mixed_bfloat16"))
+		return 1;
+	return !strcmp(name, "float32") ? 0 : -1;
+}
+
+/*
+ * The layer's dtype policy into l->bf16: Keras 3's DTypePolicy object
+ * (config.name), tf_keras' Policy object or a plain string. A layer is
+ * mixed_bfloat16 when its own policy says so or model.dtype_policy
+ * does (Keras writes "float32" on every layer of a float32 model, so
+ * that word is "the default", not an opt-out). Plain dtypes (int64 on
+ * a lookup layer, float32) mean what they meant before; a "mixed_"
+ * policy other than mixed_bfloat16 (mixed_float16) is refused rather
+ * than trained in float32 unasked.
+ */
+static int layer_policy(struct kctx *c, struct klayer *l)
+{
+	const json_t *d = json_object_get(l->cfg, "dtype");
+	const char *nm;
+
+	l->bf16 = c->bf16;
+	if (json_is_object(d))
+		d = json_object_get(json_object_get(d, "config"), "name");
+	if (!json_is_string(d))
+		return 0;
+	nm = json_string_value(d);
+	if (tfk_keras_policy(nm) == 1)
+		l->bf16 = 1;
+	else if (!strncmp(nm, "mixed_", 6))
+		return tfk_errf(c->err, TFK_EINVAL, "%s.config.dtype: unknown "
+				"dtype policy '%s' (expected float32 or "
+				"mixed_bfloat16)", l->path, nm);
+	return 0;
+}
+
 int tfk_keras_parse_layer(struct kctx *c, struct klayer *l)
 {
 	const char *key;
@@ -1527,6 +1566,8 @@ int tfk_keras_parse_layer(struct kctx *c, struct klayer *l)
 	v = json_object_get(json_object_get(l->cfg, "dtype"), "class_name");
 	l->keras3 = json_is_string(v) && strstr(json_string_value(v),
 						"DTypePolicy");
+	if ((rc = layer_policy(c, l)))
+		return rc;
 	v = json_object_get(l->cfg, "trainable");
 	if (v && !json_is_boolean(v))
 		return kcfg_bad(c, l, "trainable", "expected true or false");

@@ -660,8 +660,20 @@ static int build(struct kctx *c, const json_t *model)
 				"\"config\": {...}}", c->path);
 	if ((rc = check_keys(c, model, " class_name config keras_version "
 			     "backend module registered_name build_config "
-			     "compile_config ", c->path, "")))
+			     "compile_config dtype_policy ", c->path, "")))
 		return rc;
+	/* tfkit's key for Keras' global policy (mixed_precision.
+	 * set_global_policy is code, not config): every layer's */
+	nm = json_object_get(model, "dtype_policy");
+	if (nm && (!json_is_string(nm) ||
+		   tfk_keras_policy(json_string_value(nm)) < 0))
+		return tfk_errf(c->err, TFK_EINVAL, "%s.dtype_policy: "
+				"unknown dtype policy%s%s%s (expected "
+				"float32 or mixed_bfloat16)", c->path,
+				json_is_string(nm) ? " '" : "",
+				json_is_string(nm) ? json_string_value(nm) : "",
+				json_is_string(nm) ? "'" : "");
+	c->bf16 = nm && tfk_keras_policy(json_string_value(nm)) == 1;
 	cls = json_object_get(model, "class_name");
 	if (!json_is_string(cls))
 		return tfk_errf(c->err, TFK_EINVAL, "%s.class_name: expected "

@@ -28,7 +28,7 @@
 #       its line says the peer is missing.
 # All train from the same data in the same run, back to back.
 #
-# Prints three lines: {"bench":"train-mlp","ours","peer" (PyTorch),
+# Prints four lines: {"bench":"train-mlp","ours","peer" (PyTorch),
 # "unit":"examples/s","ratio","target":3.0,"rss_ours","rss_peer" (peak RSS
 # in kB),"accuracy" (ours, test set),"accuracy_peer","ours_whole",
 # "mflop_per_example","gflops","gflops_peer","peak_share","peak_share_peer"};
@@ -36,7 +36,9 @@
 # peak),"unit":"GFLOP/s","ratio" (the share),"target":null (no goal),...} with the
 # calibrated peak (tests/bench/peak.c) beside it; and
 # {"bench":"train-mlp-keras",...,"target":2.0} against Keras (or its
-# "peer_missing" line). FLOPs per example: tests/bench/peak.py.
+# "peer_missing" line); and {"bench":"train-mlp-bf16","ours" (the same run
+# with model.dtype_policy=mixed_bfloat16),"peer" (ours in float32),"ratio",
+# "target":null,"accuracy","accuracy_fp32"}. FLOPs per example: tests/bench/peak.py.
 # Fails clearly when tfk-train is missing. TFK_BENCH_STEPS=S: S steps
 # each side, to check the script runs.
 # Environment: TFK_BIN, TFK_BENCH_BIN (peak), PYTHON, TFK_BENCH_STEPS.

@@ -20,7 +20,9 @@
 #                    ("train-MODEL-keras"), over EXAMPLES training examples
 #                    (batch 32), all with threads = cores; then the
 #                    achieved GFLOP/s against the FP32 peak
-#                    ("train-MODEL-peak", peak.py). TFK_BENCH_STEPS=S
+#                    ("train-MODEL-peak", peak.py), and the same run
+#                    under mixed_bfloat16 against ours in float32
+#                    ("train-MODEL-bf16"). TFK_BENCH_STEPS=S
 #                    trains S steps on every side instead (a check that
 #                    the bench runs, not a measurement).
 #                    bench-train-MODEL.sh says the rest. Needs $here,
@@ -177,6 +179,21 @@ train_bench() {
 		--set fit.steps_per_epoch=1)
 	_eval=$("$TFK_BIN/tfk-eval" --json -q -j "$_cores" "$T/run" \
 		"$T/test-00000-of-00001.tfrecord")
+	# the same run under Keras' mixed_bfloat16 policy (bf16 MatMul
+	# products, float32 master weights): its rate against float32's
+	_bf=$("$PYTHON" "$here/torch_train.py" run "$TFK_BIN/tfk-train" \
+		"$root/examples/$_model.spec.json" \
+		--train "$T/train-00000-of-00001.tfrecord" \
+		--out "$T/bf16" -q -j "$_cores" --seed 1 --set fit.epochs=1 \
+		--set model.dtype_policy=mixed_bfloat16 "$@")
+	_bf1=$("$PYTHON" "$here/torch_train.py" run "$TFK_BIN/tfk-train" \
+		"$root/examples/$_model.spec.json" \
+		--train "$T/train-00000-of-00001.tfrecord" \
+		--out "$T/bf16one" -q -j "$_cores" --seed 1 --set fit.epochs=1 \
+		--set model.dtype_policy=mixed_bfloat16 \
+		--set fit.steps_per_epoch=1)
+	_bf_eval=$("$TFK_BIN/tfk-eval" --json -q -j "$_cores" "$T/bf16" \
+		"$T/test-00000-of-00001.tfrecord")
 	# shellcheck disable=SC2086 # PEER is torch_train.py's words
 	_peer_json=$(torch_tuned && "$PYTHON" "$here/torch_train.py" $_peer \
 		--threads "$_cores" --seed 1)
@@ -194,11 +211,13 @@ train_bench() {
 	fi
 
 	"$PYTHON" - "$_ours" "$_eval" "$_peer_json" "$_ours1" "$_peak" \
-		"$_keras" "$_model" "$_target" "$_ktarget" "$_n" <<'PY'
+		"$_keras" "$_model" "$_target" "$_ktarget" "$_n" "$_bf" \
+		"$_bf_eval" "$_bf1" <<'PY'
 import json, sys
 ours, ev, peer, one, peak, keras = (json.loads(a) for a in sys.argv[1:7])
 model, n = sys.argv[7], int(sys.argv[10])
 target, ktarget = float(sys.argv[8]), float(sys.argv[9])
+bf, bf_ev, bf1 = (json.loads(a) for a in sys.argv[11:14])
 o = (n - 32) / max(ours["seconds"] - one["seconds"], 1e-6)
 p = peer["examples_per_s"]
 mflop = peak["mflop_per_example"]
@@ -228,6 +247,14 @@ line({"bench": "train-" + model + "-peak", "ours": gflops(o),
       "peak_share_calibrated": share(o, cal),
       "peak_gflops_calibrated_wall": peak["peak_gflops_calibrated_wall"],
       "peak_basis": peak["peak_basis"], "mflop_per_example": mflop})
+# mixed_bfloat16 against our float32 (issue 17: >= 1.8x for the CNN,
+# no goal for the MLP); each with its own one-step run's time taken off
+b = (n - 32) / max(bf["seconds"] - bf1["seconds"], 1e-6)
+line({"bench": "train-" + model + "-bf16", "ours": round(b, 1),
+      "peer": round(o, 1), "unit": "examples/s", "ratio": round(b / o, 2),
+      "target": 1.8 if model == "cnn" else None,
+      "accuracy": round(bf_ev["accuracy"], 4),
+      "accuracy_fp32": round(ev["accuracy"], 4)})
 if keras:
     k = keras["examples_per_s"]
     line({"bench": "train-" + model + "-keras", "ours": round(o, 1),

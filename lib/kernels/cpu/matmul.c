@@ -380,7 +380,12 @@ static int k_matmul(struct tfk_kernel_ctx *kc)
 		return tfk_errf(kc->err, TFK_EINVAL, "inner dimensions "
 				"differ: %lld vs %lld", (long long)k,
 				(long long)b->shape[tb ? 1 : 0]);
-	if (c->dtype == TFK_DT_FLOAT)
+	if (c->dtype == TFK_DT_FLOAT &&
+	    (kc->node->flags & TFK_NODE_BF16)) {
+		if (tfk_cpu_sbgemm_mt(ta, tb, m, n, k, a->data, b->data,
+				      c->data, kc->threads))
+			return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+	} else if (c->dtype == TFK_DT_FLOAT)
 		tfk_cpu_sgemm_mt(ta, tb, m, n, k, a->data, b->data, c->data,
 				 kc->threads);
 	else
@@ -397,6 +402,9 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 	struct tfk_port dy = gc->dy[0], in[2];
 	struct tfk_attr at[2] = { TFK_A_BOOL("transpose_a", 0),
 				  TFK_A_BOOL("transpose_b", 0) };
+	/* a bf16 product's gradients are bf16 products too (as TF's
+	 * MatMul on bfloat16 operands) */
+	unsigned bf = gc->node->flags & TFK_NODE_BF16;
 	int rc;
 
 	/* dA */
@@ -411,6 +419,7 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 				&gc->dx[0], gc->err);
 	if (rc)
 		return rc;
+	tfk_graph_node_flag(gc->g, gc->dx[0].node, bf);
 	/* dB */
 	if (!tb) {
 		in[0] = a, in[1] = dy;
@@ -419,8 +428,11 @@ static int grad_matmul(struct tfk_grad_ctx *gc)
 		in[0] = dy, in[1] = a;
 		at[0].v.b = 1, at[1].v.b = ta;
 	}
-	return tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at, 2,
-				  &gc->dx[1], gc->err);
+	rc = tfk_graph_add_node(gc->g, "MatMul", gc->prefix, in, 2, at, 2,
+				&gc->dx[1], gc->err);
+	if (rc)
+		return rc;
+	return tfk_graph_node_flag(gc->g, gc->dx[1].node, bf);
 }
 
 /* TFLiteHybridMatMul ------------------------------------------------------ */

@@ -169,7 +169,8 @@ struct fold_k {
 	uint64_t lo, hi;
 };
 
-static struct fold_k fold_2048, fold_512, fold_128, fold_lanes[4];
+static struct fold_k fold_2048, fold_1536, fold_1024, fold_512;
+static struct fold_k fold_lanes[4];
 
 static struct fold_k fold_init(unsigned d)
 {
@@ -188,13 +189,16 @@ static void hw_init(void)
 	have_sse42 = __builtin_cpu_supports("sse4.2");
 	have_clmul = have_sse42 && __builtin_cpu_supports("avx512f") &&
 		     __builtin_cpu_supports("avx512vl") &&
+		     __builtin_cpu_supports("avx512bw") &&
+		     __builtin_cpu_supports("avx512vbmi") &&
 		     __builtin_cpu_supports("vpclmulqdq");
 	shift_init(shift_long, LONG_BLK);
 	shift_init(shift_short, SHORT_BLK);
 	shift_init(shift_tiny, TINY_BLK);
 	fold_2048 = fold_init(2048);
+	fold_1536 = fold_init(1536);
+	fold_1024 = fold_init(1024);
 	fold_512 = fold_init(512);
-	fold_128 = fold_init(128);
 	/* the four lanes of one 64-byte register onto the last one */
 	fold_lanes[0] = fold_init(384);
 	fold_lanes[1] = fold_init(256);
@@ -285,7 +289,7 @@ uint32_t tfk_crc32c_hw(uint32_t crc, const void *p, size_t n)
 #define CLMUL_MIN 256	/* below it the crc32 streams win (t-crc32c bench) */
 
 #define CLMUL_TARGET \
-	__attribute__((target("sse4.2,pclmul,avx512f,avx512vl,vpclmulqdq")))
+	__attribute__((target("sse4.2,pclmul,avx512f,avx512vl,avx512bw,avx512vbmi,vpclmulqdq")))
 
 CLMUL_TARGET
 static inline __m512i fold512(__m512i x, __m512i k, __m512i y)
@@ -293,14 +297,6 @@ static inline __m512i fold512(__m512i x, __m512i k, __m512i y)
 	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
 					 _mm512_clmulepi64_epi128(x, k, 0x11),
 					 y, 0x96);
-}
-
-CLMUL_TARGET
-static inline __m128i fold128(__m128i x, __m128i k, __m128i y)
-{
-	return _mm_ternarylogic_epi64(_mm_clmulepi64_si128(x, k, 0x00),
-				      _mm_clmulepi64_si128(x, k, 0x11),
-				      y, 0x96);
 }
 
 CLMUL_TARGET
@@ -320,7 +316,7 @@ CLMUL_TARGET
 static uint32_t clmul_body(uint32_t crc, const uint8_t *b, size_t n)
 {
 	__m512i x0, x1, x2, x3, k;
-	__m128i r, k1;
+	__m128i r;
 	uint64_t c;
 
 	x0 = _mm512_xor_si512(_mm512_loadu_si512(b),
@@ -339,14 +335,41 @@ static uint32_t clmul_body(uint32_t crc, const uint8_t *b, size_t n)
 		b += 256;
 		n -= 256;
 	}
+	/* side by side, not a chain: a 1 KiB record has only four strides */
 	k = bcast(&fold_512);
-	x1 = fold512(x0, k, x1);
-	x2 = fold512(x1, k, x2);
-	x3 = fold512(x2, k, x3);
+	x3 = _mm512_ternarylogic_epi64(fold512(x0, bcast(&fold_1536), x3),
+				       fold512(x1, bcast(&fold_1024),
+					       _mm512_clmulepi64_epi128(x2, k, 0x00)),
+				       _mm512_clmulepi64_epi128(x2, k, 0x11), 0x96);
 	while (n >= 64) {
 		x3 = fold512(x3, k, _mm512_loadu_si512(b));
 		b += 64;
 		n -= 64;
+	}
+	/*
+	 * The last n < 64 bytes T, without a branch per length (random
+	 * record lengths mispredicted every tail loop): X*x^(8n) + T is
+	 * X's first n bytes one block earlier (P, folded by 512 bits) plus
+	 * X's other 64 - n bytes followed by T (Q). Q's tail comes from
+	 * the buffer's last 64 bytes, which the 256 bytes at least before
+	 * make safe to load. vpermb only reads an index's low 6 bits.
+	 */
+	{
+		__m512i idx = _mm512_add_epi8(
+			_mm512_set_epi8(63, 62, 61, 60, 59, 58, 57, 56, 55, 54,
+					53, 52, 51, 50, 49, 48, 47, 46, 45, 44,
+					43, 42, 41, 40, 39, 38, 37, 36, 35, 34,
+					33, 32, 31, 30, 29, 28, 27, 26, 25, 24,
+					23, 22, 21, 20, 19, 18, 17, 16, 15, 14,
+					13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2,
+					1, 0),
+			_mm512_set1_epi8((char)n));
+		__mmask64 keep = ~0ull >> n;
+		__m512i last = _mm512_loadu_si512(b + n - 64);
+		__m512i q = _mm512_mask_permutexvar_epi8(last, keep, idx, x3);
+		__m512i pp = _mm512_maskz_permutexvar_epi8(~keep, idx, x3);
+
+		x3 = fold512(pp, k, q);
 	}
 	/* lanes 0..2 moved on by 384, 256, 128 bits; lane 3's constant is
 	 * zero, so its product drops out and it is xored in as it is */
@@ -358,15 +381,9 @@ static uint32_t clmul_body(uint32_t crc, const uint8_t *b, size_t n)
 				   _mm512_extracti32x4_epi32(x0, 2), 0x96);
 	r = _mm_ternarylogic_epi64(r, _mm512_extracti32x4_epi32(x0, 3),
 				   _mm512_extracti32x4_epi32(x3, 3), 0x96);
-	k1 = _mm_set_epi64x((long long)fold_128.hi, (long long)fold_128.lo);
-	while (n >= 16) {
-		r = fold128(r, k1, _mm_loadu_si128((const __m128i *)b));
-		b += 16;
-		n -= 16;
-	}
 	c = _mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(r));
 	c = _mm_crc32_u64(c, (uint64_t)_mm_extract_epi64(r, 1));
-	return hw_body((uint32_t)c, b, n);
+	return (uint32_t)c;
 }
 
 uint32_t tfk_crc32c_clmul(uint32_t crc, const void *p, size_t n)

@@ -9,12 +9,23 @@
  * (page faults, and TLB misses on 4 KiB pages, are dear, worst in a
  * VM), while the copy lands in cache where the CRC reads it. Nor can a
  * buffer raise SIGBUS when another process truncates the file.
+ *
+ * Read-ahead, for one pass over a large file (tfk-count, tfk-filter):
+ * a thread read(2)s the next chunk into a second buffer while the
+ * caller works through this one, so the kernel's copy and the caller's
+ * crcs run at once instead of in turn. A chunk's leftover (the head of
+ * a record it splits) is copied into the slack before the next chunk,
+ * at most RA_SLACK bytes; a longer request, a seek or any failure to
+ * start hands the window back to the plain path above, which owns
+ * growing buffers. The thread only reads; the caller never waits
+ * except for a chunk not read yet.
  */
 #include "io/in.h"
 #include "util/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,6 +37,24 @@
 
 #define CHUNK (1u << 20)
 #define SNIFF 12
+#define RA_SLACK (CHUNK / 4)	/* room for a record's head before a chunk */
+#define RA_MIN (8 * (uint64_t)CHUNK)	/* smaller files: no thread */
+
+/* Read-ahead (tfk_in_set_readahead): one thread reads the next chunk
+ * into the buffer the reader is not using. */
+struct ra {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint8_t *b[2];		/* each RA_SLACK + CHUNK bytes */
+	int cur;		/* the one in->buf is */
+	int want;		/* a read of b[!cur] is asked for */
+	int done;		/* and has finished: got, errnum */
+	int quit;
+	ssize_t got;
+	int errnum;
+	int fd;
+};
 
 struct tfk_in {
 	char *path;
@@ -45,6 +74,8 @@ struct tfk_in {
 	size_t zcap;
 	int raw_eof;
 	uint64_t raw_off;	/* compressed bytes consumed from the file */
+	int ra_ok;		/* read-ahead asked for and possible */
+	struct ra *ra;		/* running, or NULL */
 };
 
 int tfk_comp_parse(const char *s)
@@ -121,6 +152,8 @@ static int start_inflate(struct tfk_in *in, struct tfk_err *err)
 	in->z_live = 1;
 	return 0;
 }
+
+static int ra_stop(struct tfk_in *in, int keep);
 
 int tfk_in_open(struct tfk_in **inp, const char *path, int comp,
 		int (*sniff)(const uint8_t *p, size_t n), struct tfk_err *err)
@@ -236,6 +269,7 @@ void tfk_in_close(struct tfk_in *in)
 {
 	if (!in)
 		return;
+	ra_stop(in, 0);
 	if (in->z_live)
 		inflateEnd(&in->z);
 	if (in->fd > 0)
@@ -312,12 +346,245 @@ static ssize_t inflate_some(struct tfk_in *in, struct tfk_err *err)
 	}
 }
 
+/* Read-ahead ------------------------------------------------------------ */
+
+static void *ra_main(void *arg)
+{
+	struct ra *ra = arg;
+
+	pthread_mutex_lock(&ra->mu);
+	for (;;) {
+		uint8_t *p;
+		size_t got = 0;
+		int errnum = 0;
+
+		while (!ra->want && !ra->quit)
+			pthread_cond_wait(&ra->cv, &ra->mu);
+		if (ra->quit)
+			break;
+		p = ra->b[!ra->cur] + RA_SLACK;
+		pthread_mutex_unlock(&ra->mu);
+		while (got < CHUNK) {
+			ssize_t k = read(ra->fd, p + got, CHUNK - got);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0) {
+				errnum = errno;
+				break;
+			}
+			if (k == 0)
+				break;
+			got += (size_t)k;
+		}
+		pthread_mutex_lock(&ra->mu);
+		ra->got = errnum ? -1 : (ssize_t)got;
+		ra->errnum = errnum;
+		ra->want = 0;
+		ra->done = 1;
+		pthread_cond_broadcast(&ra->cv);
+	}
+	pthread_mutex_unlock(&ra->mu);
+	return NULL;
+}
+
+/* Ask for the next chunk into the buffer not in use. */
+static void ra_ask(struct ra *ra)
+{
+	pthread_mutex_lock(&ra->mu);
+	ra->want = 1;
+	ra->done = 0;
+	pthread_cond_broadcast(&ra->cv);
+	pthread_mutex_unlock(&ra->mu);
+}
+
+/* Wait for the chunk asked for: bytes read, or -1 with errno set. */
+static ssize_t ra_wait(struct ra *ra)
+{
+	ssize_t got;
+
+	pthread_mutex_lock(&ra->mu);
+	while (!ra->done)
+		pthread_cond_wait(&ra->cv, &ra->mu);
+	ra->done = 0;
+	got = ra->got;
+	errno = ra->errnum;
+	pthread_mutex_unlock(&ra->mu);
+	return got;
+}
+
+static void ra_free(struct ra *ra)
+{
+	pthread_mutex_destroy(&ra->mu);
+	pthread_cond_destroy(&ra->cv);
+	tfk_free(ra->b[0]);
+	tfk_free(ra->b[1]);
+	tfk_free(ra);
+}
+
+/*
+ * Start at the first fill of a large regular plain file. Any failure
+ * (memory, thread) only leaves the plain read path in place.
+ */
+static void ra_start(struct tfk_in *in)
+{
+	struct ra *ra;
+
+	in->ra_ok = 0;
+	if (in->comp != TFK_COMP_NONE || in->size == UINT64_MAX ||
+	    in->size < RA_MIN || in->end != in->pos)
+		return;
+	ra = tfk_calloc(1, sizeof(*ra));
+	if (!ra)
+		return;
+	ra->b[0] = tfk_malloc(RA_SLACK + CHUNK);
+	ra->b[1] = tfk_malloc(RA_SLACK + CHUNK);
+	pthread_mutex_init(&ra->mu, NULL);
+	pthread_cond_init(&ra->cv, NULL);
+	ra->fd = in->fd;
+	ra->cur = 0;
+	if (!ra->b[0] || !ra->b[1] ||
+	    pthread_create(&ra->th, NULL, ra_main, ra)) {
+		ra_free(ra);
+		return;
+	}
+	tfk_free(in->buf);
+	in->buf = ra->b[0];
+	in->cap = RA_SLACK + CHUNK;
+	in->pos = in->end = RA_SLACK;
+	in->ra = ra;
+	ra_ask(ra);
+}
+
+/*
+ * Stop the thread. With keep, what it has read joins the window in a
+ * buffer of the plain path's own, so reading goes on from where it was
+ * (an over-long record); without, the chunk read is dropped (seek,
+ * close). Returns -1 with errno set when keep and the read failed.
+ */
+static int ra_stop(struct tfk_in *in, int keep)
+{
+	struct ra *ra = in->ra;
+	ssize_t got;
+	size_t left;
+	uint8_t *nb;
+	int rc = 0;
+
+	if (!ra)
+		return 0;
+	got = ra_wait(ra);	/* one read is always asked for */
+	pthread_mutex_lock(&ra->mu);
+	ra->quit = 1;
+	pthread_cond_broadcast(&ra->cv);
+	pthread_mutex_unlock(&ra->mu);
+	pthread_join(ra->th, NULL);
+	in->ra = NULL;
+	left = in->end - in->pos;
+	if (!keep) {
+		/* the window stays in the buffer it is in */
+		memmove(ra->b[ra->cur], in->buf + in->pos, left);
+		in->buf = ra->b[ra->cur];
+		in->cap = RA_SLACK + CHUNK;
+		in->pos = 0;
+		in->end = left;
+		ra->b[ra->cur] = NULL;
+		ra_free(ra);
+		return 0;
+	}
+	if (got < 0) {
+		int e = errno;
+
+		got = 0;
+		rc = -1;
+		errno = e;
+	}
+	nb = tfk_malloc(left + (size_t)got + CHUNK);
+	if (!nb) {
+		/* the window stays; the chunk read goes with the error */
+		memmove(ra->b[ra->cur], in->buf + in->pos, left);
+		in->buf = ra->b[ra->cur];
+		in->cap = RA_SLACK + CHUNK;
+		in->pos = 0;
+		in->end = left;
+		tfk_free(ra->b[!ra->cur]);
+		ra->b[ra->cur] = ra->b[!ra->cur] = NULL;
+		ra_free(ra);
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(nb, in->buf + in->pos, left);
+	memcpy(nb + left, ra->b[!ra->cur] + RA_SLACK, (size_t)got);
+	if (!rc && got == 0)
+		in->eof = 1;
+	in->buf = nb;
+	in->cap = left + (size_t)got + CHUNK;
+	in->pos = 0;
+	in->end = left + (size_t)got;
+	ra_free(ra);
+	return rc;
+}
+
+/*
+ * The window's next chunk from the thread: the bytes left in the
+ * current buffer go into the slack before the new chunk, the buffers
+ * swap, and the old one is given to the thread for the chunk after.
+ * Returns bytes added (0 at end), or -1 with errno set.
+ */
+static ssize_t ra_next(struct tfk_in *in)
+{
+	struct ra *ra = in->ra;
+	size_t left = in->end - in->pos;
+	ssize_t got = ra_wait(ra);
+	uint8_t *nb = ra->b[!ra->cur];
+
+	if (got < 0) {
+		int e = errno;
+
+		/* i/o errors end the file: the thread does not read on
+		 * past the damage (ra_stop waits for one read asked for) */
+		ra_ask(ra);
+		ra_stop(in, 0);
+		in->eof = 1;
+		errno = e;
+		return -1;
+	}
+	memcpy(nb + RA_SLACK - left, in->buf + in->pos, left);
+	ra->cur = !ra->cur;
+	in->buf = nb;
+	in->pos = RA_SLACK - left;
+	in->end = RA_SLACK + (size_t)got;
+	ra_ask(ra);
+	if (got == 0)
+		ra_stop(in, 0);
+	return got;
+}
+
+void tfk_in_set_readahead(struct tfk_in *in, int on)
+{
+	in->ra_ok = on && !in->ra;
+}
+
 ssize_t tfk_in_fill(struct tfk_in *in, size_t n, const uint8_t **p,
 		    struct tfk_err *err)
 {
+	if (in->ra_ok)
+		ra_start(in);
+	if (in->ra && in->end - in->pos < n && n > RA_SLACK &&
+	    ra_stop(in, 1) < 0)
+		return errno == ENOMEM ?
+		       tfk_errf(err, TFK_ENOMEM, "%s: out of memory", in->path) :
+		       io_error(in, err, "cannot read");
 	while (in->end - in->pos < n && !in->eof) {
 		ssize_t k;
 
+		if (in->ra) {
+			k = ra_next(in);
+			if (k < 0)
+				return io_error(in, err, "cannot read");
+			if (k == 0)
+				in->eof = 1;
+			continue;
+		}
 		if (in->pos > 0 && in->cap - in->end < CHUNK / 4) {
 			memmove(in->buf, in->buf + in->pos, in->end - in->pos);
 			in->end -= in->pos;
@@ -380,6 +647,8 @@ int tfk_in_seek(struct tfk_in *in, uint64_t off, struct tfk_err *err)
 		return tfk_errf(err, TFK_EINVAL,
 				"%s: offset %" PRIu64 " is past the end (%" PRIu64 " bytes)",
 				in->path, off, in->size);
+	ra_stop(in, 0);
+	in->ra_ok = 0;
 	if (lseek(in->fd, (off_t)off, SEEK_SET) < 0)
 		return io_error(in, err, "cannot seek");
 	in->pos = in->end = 0;

@@ -11,9 +11,11 @@
  * buffer raise SIGBUS when another process truncates the file.
  *
  * Read-ahead, for one pass over a large file (tfk-count, tfk-filter):
- * a thread read(2)s the next chunk into a second buffer while the
- * caller works through this one, so the kernel's copy and the caller's
- * crcs run at once instead of in turn. A chunk's leftover (the head of
+ * a thread read(2)s up to three chunks ahead into a ring of buffers
+ * while the caller works through this one, so the kernel's copy and the
+ * caller's crcs run at once instead of in turn. A ring rather than two
+ * buffers: on a busy machine the thread gets the cpu in slices, and
+ * with one chunk ahead the caller slept at nearly every chunk. A chunk's leftover (the head of
  * a record it splits) is copied into the slack before the next chunk,
  * at most RA_SLACK bytes; a longer request, a seek or any failure to
  * start hands the window back to the plain path above, which owns
@@ -40,19 +42,20 @@
 #define RA_SLACK (CHUNK / 4)	/* room for a record's head before a chunk */
 #define RA_MIN (8 * (uint64_t)CHUNK)	/* smaller files: no thread */
 
-/* Read-ahead (tfk_in_set_readahead): one thread reads the next chunk
- * into the buffer the reader is not using. */
+/* Read-ahead (tfk_in_set_readahead): one thread reads chunks ahead
+ * into a ring of buffers; the reader works in one of them. */
+#define RA_BUFS 4
 struct ra {
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	uint8_t *b[2];		/* each RA_SLACK + CHUNK bytes */
+	uint8_t *b[RA_BUFS];	/* each RA_SLACK + CHUNK bytes */
+	ssize_t got[RA_BUFS];	/* bytes read into b[i], -1: error */
+	int errnum[RA_BUFS];
 	int cur;		/* the one in->buf is */
-	int want;		/* a read of b[!cur] is asked for */
-	int done;		/* and has finished: got, errnum */
+	int filled;		/* read and waiting after cur */
+	int stopped;		/* the thread read its last (end, error) */
 	int quit;
-	ssize_t got;
-	int errnum;
 	int fd;
 };
 
@@ -348,6 +351,12 @@ static ssize_t inflate_some(struct tfk_in *in, struct tfk_err *err)
 
 /* Read-ahead ------------------------------------------------------------ */
 
+/*
+ * The thread fills the slot after the last one filled while one is
+ * free, and ends its reading at the end of the file or a read error
+ * (kept in that slot). Only it writes slots past cur + filled; only the
+ * reader touches cur and the slots up to cur + filled.
+ */
 static void *ra_main(void *arg)
 {
 	struct ra *ra = arg;
@@ -356,13 +365,14 @@ static void *ra_main(void *arg)
 	for (;;) {
 		uint8_t *p;
 		size_t got = 0;
-		int errnum = 0;
+		int slot, errnum = 0;
 
-		while (!ra->want && !ra->quit)
+		while (!ra->quit && (ra->stopped || ra->filled == RA_BUFS - 1))
 			pthread_cond_wait(&ra->cv, &ra->mu);
 		if (ra->quit)
 			break;
-		p = ra->b[!ra->cur] + RA_SLACK;
+		slot = (ra->cur + 1 + ra->filled) % RA_BUFS;
+		p = ra->b[slot] + RA_SLACK;
 		pthread_mutex_unlock(&ra->mu);
 		while (got < CHUNK) {
 			ssize_t k = read(ra->fd, p + got, CHUNK - got);
@@ -378,47 +388,25 @@ static void *ra_main(void *arg)
 			got += (size_t)k;
 		}
 		pthread_mutex_lock(&ra->mu);
-		ra->got = errnum ? -1 : (ssize_t)got;
-		ra->errnum = errnum;
-		ra->want = 0;
-		ra->done = 1;
+		ra->got[slot] = errnum ? -1 : (ssize_t)got;
+		ra->errnum[slot] = errnum;
+		if (errnum || got == 0)
+			ra->stopped = 1;
+		ra->filled++;
 		pthread_cond_broadcast(&ra->cv);
 	}
 	pthread_mutex_unlock(&ra->mu);
 	return NULL;
 }
 
-/* Ask for the next chunk into the buffer not in use. */
-static void ra_ask(struct ra *ra)
-{
-	pthread_mutex_lock(&ra->mu);
-	ra->want = 1;
-	ra->done = 0;
-	pthread_cond_broadcast(&ra->cv);
-	pthread_mutex_unlock(&ra->mu);
-}
-
-/* Wait for the chunk asked for: bytes read, or -1 with errno set. */
-static ssize_t ra_wait(struct ra *ra)
-{
-	ssize_t got;
-
-	pthread_mutex_lock(&ra->mu);
-	while (!ra->done)
-		pthread_cond_wait(&ra->cv, &ra->mu);
-	ra->done = 0;
-	got = ra->got;
-	errno = ra->errnum;
-	pthread_mutex_unlock(&ra->mu);
-	return got;
-}
-
 static void ra_free(struct ra *ra)
 {
+	int i;
+
 	pthread_mutex_destroy(&ra->mu);
 	pthread_cond_destroy(&ra->cv);
-	tfk_free(ra->b[0]);
-	tfk_free(ra->b[1]);
+	for (i = 0; i < RA_BUFS; i++)
+		tfk_free(ra->b[i]);
 	tfk_free(ra);
 }
 
@@ -429,6 +417,7 @@ static void ra_free(struct ra *ra)
 static void ra_start(struct tfk_in *in)
 {
 	struct ra *ra;
+	int i, ok = 1;
 
 	in->ra_ok = 0;
 	if (in->comp != TFK_COMP_NONE || in->size == UINT64_MAX ||
@@ -437,14 +426,12 @@ static void ra_start(struct tfk_in *in)
 	ra = tfk_calloc(1, sizeof(*ra));
 	if (!ra)
 		return;
-	ra->b[0] = tfk_malloc(RA_SLACK + CHUNK);
-	ra->b[1] = tfk_malloc(RA_SLACK + CHUNK);
+	for (i = 0; i < RA_BUFS; i++)
+		ok &= (ra->b[i] = tfk_malloc(RA_SLACK + CHUNK)) != NULL;
 	pthread_mutex_init(&ra->mu, NULL);
 	pthread_cond_init(&ra->cv, NULL);
 	ra->fd = in->fd;
-	ra->cur = 0;
-	if (!ra->b[0] || !ra->b[1] ||
-	    pthread_create(&ra->th, NULL, ra_main, ra)) {
+	if (!ok || pthread_create(&ra->th, NULL, ra_main, ra)) {
 		ra_free(ra);
 		return;
 	}
@@ -453,26 +440,24 @@ static void ra_start(struct tfk_in *in)
 	in->cap = RA_SLACK + CHUNK;
 	in->pos = in->end = RA_SLACK;
 	in->ra = ra;
-	ra_ask(ra);
 }
 
 /*
  * Stop the thread. With keep, what it has read joins the window in a
  * buffer of the plain path's own, so reading goes on from where it was
- * (an over-long record); without, the chunk read is dropped (seek,
- * close). Returns -1 with errno set when keep and the read failed.
+ * (an over-long record); without, the chunks read ahead are dropped
+ * (seek, close, end). Returns -1 with errno set when keep and a read
+ * failed, or on no memory (the window stays, the chunks go).
  */
 static int ra_stop(struct tfk_in *in, int keep)
 {
 	struct ra *ra = in->ra;
-	ssize_t got;
-	size_t left;
+	size_t left, total;
 	uint8_t *nb;
-	int rc = 0;
+	int i, n, rc = 0, e = 0, end = 0;
 
 	if (!ra)
 		return 0;
-	got = ra_wait(ra);	/* one read is always asked for */
 	pthread_mutex_lock(&ra->mu);
 	ra->quit = 1;
 	pthread_cond_broadcast(&ra->cv);
@@ -480,7 +465,21 @@ static int ra_stop(struct tfk_in *in, int keep)
 	pthread_join(ra->th, NULL);
 	in->ra = NULL;
 	left = in->end - in->pos;
-	if (!keep) {
+	total = left;
+	n = keep ? ra->filled : 0;
+	for (i = 1; i <= n; i++) {
+		int s = (ra->cur + i) % RA_BUFS;
+
+		if (ra->got[s] <= 0) {
+			end = ra->got[s] == 0;
+			e = ra->errnum[s];
+			n = i - 1;
+			break;
+		}
+		total += (size_t)ra->got[s];
+	}
+	nb = n || e || end ? tfk_malloc(total + CHUNK) : NULL;
+	if (!nb) {
 		/* the window stays in the buffer it is in */
 		memmove(ra->b[ra->cur], in->buf + in->pos, left);
 		in->buf = ra->b[ra->cur];
@@ -489,73 +488,73 @@ static int ra_stop(struct tfk_in *in, int keep)
 		in->end = left;
 		ra->b[ra->cur] = NULL;
 		ra_free(ra);
+		if (n || e || end) {
+			errno = ENOMEM;
+			return -1;
+		}
 		return 0;
 	}
-	if (got < 0) {
-		int e = errno;
-
-		got = 0;
-		rc = -1;
-		errno = e;
-	}
-	nb = tfk_malloc(left + (size_t)got + CHUNK);
-	if (!nb) {
-		/* the window stays; the chunk read goes with the error */
-		memmove(ra->b[ra->cur], in->buf + in->pos, left);
-		in->buf = ra->b[ra->cur];
-		in->cap = RA_SLACK + CHUNK;
-		in->pos = 0;
-		in->end = left;
-		tfk_free(ra->b[!ra->cur]);
-		ra->b[ra->cur] = ra->b[!ra->cur] = NULL;
-		ra_free(ra);
-		errno = ENOMEM;
-		return -1;
-	}
 	memcpy(nb, in->buf + in->pos, left);
-	memcpy(nb + left, ra->b[!ra->cur] + RA_SLACK, (size_t)got);
-	if (!rc && got == 0)
-		in->eof = 1;
+	total = left;
+	for (i = 1; i <= n; i++) {
+		int s = (ra->cur + i) % RA_BUFS;
+
+		memcpy(nb + total, ra->b[s] + RA_SLACK, (size_t)ra->got[s]);
+		total += (size_t)ra->got[s];
+	}
 	in->buf = nb;
-	in->cap = left + (size_t)got + CHUNK;
+	in->cap = total + CHUNK;
 	in->pos = 0;
-	in->end = left + (size_t)got;
+	in->end = total;
+	if (end)
+		in->eof = 1;
+	if (e) {
+		in->eof = 1;	/* as ra_next: a read error ends the file */
+		errno = e;
+		rc = -1;
+	}
 	ra_free(ra);
 	return rc;
 }
 
 /*
  * The window's next chunk from the thread: the bytes left in the
- * current buffer go into the slack before the new chunk, the buffers
- * swap, and the old one is given to the thread for the chunk after.
- * Returns bytes added (0 at end), or -1 with errno set.
+ * current buffer go into the slack before the next chunk, and the
+ * current buffer is handed back to the thread. Returns bytes added (0
+ * at end), or -1 with errno set (a read error ends the file: the
+ * thread reads no further past the damage).
  */
 static ssize_t ra_next(struct tfk_in *in)
 {
 	struct ra *ra = in->ra;
 	size_t left = in->end - in->pos;
-	ssize_t got = ra_wait(ra);
-	uint8_t *nb = ra->b[!ra->cur];
+	ssize_t got;
+	int next, e;
+	uint8_t *nb;
 
-	if (got < 0) {
-		int e = errno;
-
-		/* i/o errors end the file: the thread does not read on
-		 * past the damage (ra_stop waits for one read asked for) */
-		ra_ask(ra);
+	pthread_mutex_lock(&ra->mu);
+	while (ra->filled == 0)
+		pthread_cond_wait(&ra->cv, &ra->mu);
+	pthread_mutex_unlock(&ra->mu);
+	next = (ra->cur + 1) % RA_BUFS;
+	got = ra->got[next];
+	e = ra->errnum[next];
+	if (got <= 0) {
 		ra_stop(in, 0);
 		in->eof = 1;
 		errno = e;
-		return -1;
+		return got;
 	}
+	nb = ra->b[next];
 	memcpy(nb + RA_SLACK - left, in->buf + in->pos, left);
-	ra->cur = !ra->cur;
 	in->buf = nb;
 	in->pos = RA_SLACK - left;
 	in->end = RA_SLACK + (size_t)got;
-	ra_ask(ra);
-	if (got == 0)
-		ra_stop(in, 0);
+	pthread_mutex_lock(&ra->mu);
+	ra->cur = next;
+	ra->filled--;
+	pthread_cond_broadcast(&ra->cv);
+	pthread_mutex_unlock(&ra->mu);
 	return got;
 }
 

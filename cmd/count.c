@@ -4,10 +4,13 @@
  * TensorFlow has no direct way to count records: people write
  * `sum(1 for _ in tf.data.TFRecordDataset(f))`, which parses every
  * record in Python. Here the loop is the record reader alone: the file
- * is read in 1 MiB chunks into one reused buffer (not mapped: see
- * io/in.c), both crcs of every record are checked with the hardware
- * CRC-32C instruction in place, and nothing else happens per record, so
- * a count is also a full integrity check. When FILE.idx exists and is fresh
+ * is read in 1 MiB chunks into two reused buffers (not mapped: see
+ * io/in.c), the next chunk's read(2) on a read-ahead thread while the
+ * crcs of this one's records are checked in place (carry-less multiply
+ * folding or the CRC-32C instruction), and nothing else happens per
+ * record, so a count is also a full integrity check. Without the
+ * thread the read's copy and the crcs took turns on one core: ~0.5x
+ * the speed of cat. When FILE.idx exists and is fresh
  * (see tfk-index) the answer comes from the index without reading the
  * data; --no-index forces the scan.
  *
@@ -113,7 +116,8 @@ static void count_file(const char *path, struct count *c)
 		if (rc == 1)
 			return;
 	}
-	rc = tfk_rec_open(&r, path ? path : "-", TFK_COMP_AUTO, 0, &c->err);
+	rc = tfk_rec_open(&r, path ? path : "-", TFK_COMP_AUTO,
+			  TFK_REC_READAHEAD, &c->err);
 	if (rc) {
 		c->failed = 1;
 		return;

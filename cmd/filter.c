@@ -75,7 +75,7 @@ static int filter_file(const char *path, struct tfk_err *err)
 	struct tfk_rec rec;
 	int rc;
 
-	rc = tfk_rec_open(&r, path, TFK_COMP_AUTO, 0, err);
+	rc = tfk_rec_open(&r, path, TFK_COMP_AUTO, TFK_REC_READAHEAD, err);
 	if (rc)
 		return rc;
 	while ((rc = tfk_rec_next(r, &rec, err)) == 1) {

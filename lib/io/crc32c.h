@@ -6,9 +6,11 @@
  * RFC 3720 B.4 vectors. TFRecord stores a "masked" CRC:
  *   masked = ((crc >> 15) | (crc << 17)) + 0xa282ead8
  *
- * tfk_crc32c picks at first use the SSE4.2 instruction (three streams
- * interleaved to hide its latency) when the CPU has it, else a portable
- * slicing-by-8 table. tfk_crc32c_ref is the bitwise specification.
+ * tfk_crc32c picks at first use carry-less multiplication folding
+ * (AVX-512 VPCLMULQDQ) for inputs of 256 bytes and more when the CPU has
+ * it, the SSE4.2 instruction (three streams interleaved to hide its
+ * latency) for the rest, else a portable slicing-by-8 table.
+ * tfk_crc32c_ref is the bitwise specification.
  */
 #ifndef TFK_CRC32C_H
 #define TFK_CRC32C_H
@@ -37,11 +39,15 @@ static inline uint32_t tfk_crc32c_unmask(uint32_t m)
 }
 
 /* The implementations, exposed for tests and benchmarks. _hw returns the
- * _sw result on a CPU without SSE4.2. */
+ * _sw result on a CPU without SSE4.2; _clmul (AVX-512 VPCLMULQDQ folding
+ * from 256 bytes on, the crc32 instruction below) returns _hw's on a CPU
+ * without those. */
 uint32_t tfk_crc32c_ref(uint32_t crc, const void *p, size_t n);
 uint32_t tfk_crc32c_sw(uint32_t crc, const void *p, size_t n);
 uint32_t tfk_crc32c_hw(uint32_t crc, const void *p, size_t n);
-/* "sse4.2" or "slicing-by-8": what tfk_crc32c_extend uses here. */
+uint32_t tfk_crc32c_clmul(uint32_t crc, const void *p, size_t n);
+/* "avx512-vpclmulqdq", "sse4.2" or "slicing-by-8": what
+ * tfk_crc32c_extend uses here. */
 const char *tfk_crc32c_impl(void);
 
 #endif

@@ -71,6 +71,14 @@ uint64_t tfk_in_offset(const struct tfk_in *in);
 uint64_t tfk_in_size(const struct tfk_in *in);
 /* The path as given ("-" shown as "<stdin>"), for messages. */
 const char *tfk_in_path(const struct tfk_in *in);
+/*
+ * Read a large (8 MiB and more) regular uncompressed file ahead on a
+ * thread of its own, from the first fill on: the next chunk's read(2)
+ * copy runs while the caller works on this one. Output is unchanged;
+ * a fill of more than 256 KiB at once, a seek, or any failure to start
+ * falls back to plain reads. Call before the first fill.
+ */
+void tfk_in_set_readahead(struct tfk_in *in, int on);
 /* The compression detected or requested. */
 int tfk_in_comp(const struct tfk_in *in);
 

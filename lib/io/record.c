@@ -80,6 +80,8 @@ int tfk_rec_open(struct tfk_rec_reader **rp, const char *path, int comp,
 		return rc;
 	}
 	r->flags = flags;
+	if (flags & TFK_REC_READAHEAD)
+		tfk_in_set_readahead(r->in, 1);
 	*rp = r;
 	return 0;
 }

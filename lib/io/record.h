@@ -41,7 +41,9 @@ struct tfk_rec {
 };
 
 enum {
-	TFK_REC_NOVERIFY = 1	/* skip both CRC checks (trusted input) */
+	TFK_REC_NOVERIFY = 1,	/* skip both CRC checks (trusted input) */
+	TFK_REC_READAHEAD = 2	/* tfk_in_set_readahead: for one sequential
+				 * pass over a large file */
 };
 
 struct tfk_rec_reader;

@@ -50,6 +50,7 @@ int main(void)
 	vectors("ref", tfk_crc32c_ref);
 	vectors("sw", tfk_crc32c_sw);
 	vectors("hw", tfk_crc32c_hw);
+	vectors("clmul", tfk_crc32c_clmul);
 	tap_diag("dispatch uses %s", tfk_crc32c_impl());
 
 	/* Fixture README: masked crc of the length 19 is 0x1b32910c. */
@@ -73,6 +74,7 @@ int main(void)
 			r = tfk_crc32c_ref(0, buf + off, len);
 			if (tfk_crc32c_sw(0, buf + off, len) != r ||
 			    tfk_crc32c_hw(0, buf + off, len) != r ||
+			    tfk_crc32c_clmul(0, buf + off, len) != r ||
 			    tfk_crc32c(buf + off, len) != r)
 				bad++;
 		}
@@ -84,6 +86,41 @@ int main(void)
 		    tfk_crc32c_ref(0x12345678, buf, len))
 			bad++;
 	is_int(bad, 0, "hw extend from a non-zero crc");
+	/* The folding path: every length to 4096 (its 256-byte strides, the
+	 * 64- and 16-byte tails, the crc32 remainder) at odd and even
+	 * offsets, from a zero and a non-zero crc. */
+	bad = 0;
+	for (off = 0; off < 4; off++) {
+		static const size_t offs[] = { 0, 1, 3, 13 };
+
+		for (len = 0; len <= 4096; len++) {
+			const uint8_t *q = buf + offs[off];
+			uint32_t c0 = (uint32_t)(len * 2654435761u);
+
+			if (tfk_crc32c_clmul(0, q, len) !=
+			    tfk_crc32c_ref(0, q, len) ||
+			    tfk_crc32c_clmul(c0, q, len) !=
+			    tfk_crc32c_ref(c0, q, len) ||
+			    tfk_crc32c(q, len) != tfk_crc32c_ref(0, q, len))
+				bad++;
+		}
+	}
+	is_int(bad, 0, "clmul equals ref on lengths 0..4096 at 4 offsets");
+	bad = 0;
+	for (len = 4096; len <= n; len = len * 3 + 7)
+		for (off = 0; off < 3; off++)
+			if (tfk_crc32c_clmul(~0u, buf + off, n - len) !=
+			    tfk_crc32c_ref(~0u, buf + off, n - len))
+				bad++;
+	is_int(bad, 0, "clmul equals ref on long buffers");
+	/* split anywhere, the halves extend to the whole */
+	bad = 0;
+	for (len = 0; len <= 3000; len += 61)
+		if (tfk_crc32c_clmul(tfk_crc32c_clmul(0, buf + 1, len),
+				     buf + 1 + len, 3001 - len) !=
+		    tfk_crc32c_ref(0, buf + 1, 3001))
+			bad++;
+	is_int(bad, 0, "clmul extend across any split");
 	free(buf);
 	return tap_done();
 }

@@ -370,8 +370,114 @@ static void budget(void)
 	}
 }
 
+/* Record i of the read-ahead file: mostly ~1 KiB, now and then one
+ * longer than the 256 KiB slack (the fall back to plain reads) or than
+ * a chunk, and a run of tiny ones. */
+static size_t ra_len(long i)
+{
+	if (i == 9000)
+		return 300 << 10;
+	if (i == 15000)
+		return (2 << 20) + 5;
+	if (i >= 20000 && i < 20100)
+		return (size_t)(i % 7);
+	return 512 + (size_t)((i * 7919) % 1024);
+}
+
+struct ra_sum {
+	long n;
+	uint32_t crc;	/* of every payload, offset and index in turn */
+};
+
+static int ra_read(const char *path, int flags, long seek_to,
+		   struct ra_sum *sum, struct tfk_err *err)
+{
+	struct tfk_rec_reader *r;
+	struct tfk_rec rec;
+	long i = 0;
+	int rc = tfk_rec_open(&r, path, TFK_COMP_NONE, flags, err);
+
+	sum->n = 0;
+	sum->crc = 0;
+	if (rc)
+		return rc;
+	while ((rc = tfk_rec_next(r, &rec, err)) == 1) {
+		uint64_t meta[3] = { rec.len, rec.off, rec.index };
+
+		sum->crc = tfk_crc32c_extend(sum->crc, rec.data, rec.len);
+		sum->crc = tfk_crc32c_extend(sum->crc, meta, sizeof(meta));
+		sum->n++;
+		if (++i == seek_to) {
+			/* back to record 3: 3 records after the first */
+			rc = tfk_rec_seek(r, 3 * 16 + ra_len(0) + ra_len(1) +
+					  ra_len(2), 3, err);
+			if (rc)
+				break;
+		}
+	}
+	tfk_rec_close(r);
+	return rc;
+}
+
+/* TFK_REC_READAHEAD: the same records, offsets and errors as plain
+ * reads, over a file large enough to start the thread. */
+static void readahead(void)
+{
+	const char *path = tap_tmp("ra.tfrecord");
+	struct tfk_rec_writer *w;
+	struct tfk_err err;
+	struct ra_sum a, b;
+	uint8_t *p = malloc((2 << 20) + 5);
+	long i, n = 24000, k;
+	int rc, ra, clean = 1;
+	FILE *f;
+
+	tfk_recw_open(&w, path, TFK_COMP_NONE, &err);
+	for (i = 0; i < n; i++) {
+		size_t len = ra_len(i), j;
+
+		for (j = 0; j < len; j++)
+			p[j] = (uint8_t)(i * 31 + j);
+		tfk_recw_write(w, p, len, &err);
+	}
+	is_int(tfk_recw_close(w, &err), 0, "read-ahead file written");
+	rc = ra_read(path, 0, 0, &a, &err);
+	ra = ra_read(path, TFK_REC_READAHEAD, 0, &b, &err);
+	ok(rc == 0 && ra == 0 && a.n == n && b.n == n && a.crc == b.crc,
+	   "read-ahead reads the same %ld records as plain reads", b.n);
+	rc = ra_read(path, 0, 12000, &a, &err);
+	ra = ra_read(path, TFK_REC_READAHEAD, 12000, &b, &err);
+	ok(rc == 0 && ra == 0 && a.n == 12000 + n - 3 && a.crc == b.crc &&
+	   a.n == b.n, "and the same after a seek back (%ld records)", b.n);
+
+	/* a flipped payload byte past the first chunks: same error */
+	f = fopen(path, "r+b");
+	fseek(f, 5 << 20, SEEK_SET);
+	fputc(0x5a ^ fgetc(f), f);
+	fseek(f, 5 << 20, SEEK_SET);
+	fclose(f);
+	rc = ra_read(path, 0, 0, &a, &err);
+	ra = ra_read(path, TFK_REC_READAHEAD, 0, &b, &err);
+	ok(rc == ra && rc < 0 && a.n == b.n && a.crc == b.crc && a.n > 4000,
+	   "a corrupt record stops both at record %ld (%s)", b.n, err.msg);
+
+	for (k = 0; k < 12; k++) {
+		tfk_alloc_fail_after(k);
+		ra = ra_read(path, TFK_REC_READAHEAD, 0, &b, &err);
+		tfk_alloc_fail_after(-1);
+		if (ra != TFK_ENOMEM && !(ra == rc && b.n == a.n &&
+					  b.crc == a.crc))
+			clean = 0;
+	}
+	ok(clean, "allocation failures with read-ahead: ENOMEM or the "
+	   "same records");
+	free(p);
+	unlink(path);
+}
+
 int main(void)
 {
+	readahead();
 	budget();
 	fixtures();
 	writer_exact();

@@ -187,9 +187,10 @@ check-sanitize:
 		all check-unit check-cmd
 
 # The unit tests whose code shares state between threads (the model
-# API's servables and runners, the thread pool, the trace recorder)
+# API's servables and runners, the thread pool, the trace recorder,
+# the record reader's read-ahead thread)
 # under ThreadSanitizer, built apart in build/tsan.
-TSAN_UNITS := t-servable t-pool t-profile
+TSAN_UNITS := t-servable t-pool t-profile t-record
 check-tsan:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread \
 		$(TSAN_UNITS:%=build/tsan/tests/%)

@@ -2,7 +2,7 @@
 # bench-count: tfk-count FILE against cat FILE > /dev/null on a 1 GiB
 # TFRecord file in the page cache. Both read every byte; tfk-count also
 # frames and CRC-checks every record, so the ratio of throughputs says
-# how close record verification comes to the memory copy. Target 0.5.
+# how close record verification comes to the memory copy. Target 0.8 (issue 17).
 # A second line, "count-tf", has TensorFlow 2.21's count of the same
 # file: tf.data.TFRecordDataset (8 MiB buffer; it checks both CRCs of
 # every record too) counted in batches of 4096 by Dataset.reduce, best
@@ -71,7 +71,7 @@ want=$("$TFK_BIN/tfk-count" "$data" | awk '{ print $1; exit }')
 ours=$(best_of 5 "$TFK_BIN/tfk-count $data > /dev/null")
 peer=$(best_of 5 "cat $data > /dev/null")
 awk -v b="$bytes" -v o="$ours" -v p="$peer" 'BEGIN {
-	printf "{\"bench\":\"count\",\"ours\":%.1f,\"peer\":%.1f,\"unit\":\"MB/s\",\"ratio\":%.3f,\"target\":0.5}\n",
+	printf "{\"bench\":\"count\",\"ours\":%.1f,\"peer\":%.1f,\"unit\":\"MB/s\",\"ratio\":%.3f,\"target\":0.8}\n",
 	       b / o / 1e6, b / p / 1e6, p / o
 }'
 if tf_env count-tf; then

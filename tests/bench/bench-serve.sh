@@ -2,7 +2,8 @@
 # bench-serve.sh - tfk-serve on loopback (issue 18), each line against a
 # peer measured in the same run:
 #
-#   serve-rest      wrk (Debian's), 8 connections, 2 threads, 5 s, POSTing
+#   serve-rest      wrk (Debian's), 8 connections, 2 threads, 5 s (the
+#                   best of 3 runs, each side: see wrkbest), POSTing
 #                   a batch-1 :predict of the MLP (examples/mlp.spec.json,
 #                   one Fashion-MNIST image as JSON). Peer: nginx
 #                   (nginx-light, worker_processes = cores, access log off)
@@ -113,6 +114,23 @@ wrkrun() {
 	END { printf "%s %.3f %.3f %d %d\n", rps + 0, ms(p50), ms(p99), bad, n }
 	' "$T/wrk.out"
 }
+# wrkbest URL LUA CONNS SECONDS: wrkrun's line of the fastest of three
+# runs. Each run opens new connections, and libmicrohttpd's pool threads
+# take them as they race to accept: a run whose 8 connections land 6 to
+# 2 on the 2 threads is half as fast as an even one (bimodal, about
+# 22000 or 36000 requests/s here); the best of three is the even case.
+# nginx, its peer, gets the same treatment.
+wrkbest() {
+	_best=
+	for _k in 1 2 3; do
+		_line=$(wrkrun "$@")
+		if [ -z "$_best" ] || awk -v a="${_line%% *}" -v b="${_best%% *}" \
+			'BEGIN { exit !(a > b) }'; then
+			_best=$_line
+		fi
+	done
+	echo "$_best"
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 
 # serve-rest: tfk-serve against nginx ------------------------------------
@@ -121,7 +139,7 @@ curl -s -d @"$T/mlp.json" "http://127.0.0.1:$PORT/v1/models/m:predict" \
 	>"$T/answer.json"
 curl -s -d @"$T/mlp.json" "http://127.0.0.1:$PORT/v1/models/m:predict" \
 	>/dev/null
-set -- $(wrkrun "http://127.0.0.1:$PORT/v1/models/m:predict" "$T/mlp.lua" 8 5)
+set -- $(wrkbest "http://127.0.0.1:$PORT/v1/models/m:predict" "$T/mlp.lua" 8 5)
 ours=$1 o50=$2 o99=$3
 stop "$SPID"
 mkdir -p "$T/nginx"
@@ -156,7 +174,7 @@ _i=0
 while ! curl -s -o /dev/null "http://127.0.0.1:$nport/"; do
 	_i=$((_i + 1)); [ $_i -lt 100 ] || exit 1; sleep 0.1
 done
-set -- $(wrkrun "http://127.0.0.1:$nport/v1/models/m:predict" "$T/mlp.lua" 8 5)
+set -- $(wrkbest "http://127.0.0.1:$nport/v1/models/m:predict" "$T/mlp.lua" 8 5)
 peer=$1 p50=$2 p99=$3
 stop "$NPID"
 printf '{"bench":"serve-rest","ours":%s,"peer":%s,"unit":"requests/s","ratio":%s,"target":0.5,"p50_ms":%s,"p99_ms":%s,"peer_p50_ms":%s,"peer_p99_ms":%s}\n' \
@@ -199,7 +217,7 @@ PY
 		[ $_i -lt 600 ] || { cat "$T/tf.log" >&2; break; }
 		sleep 0.1
 	done
-	set -- $(wrkrun "http://127.0.0.1:$tport/" "$T/mlp.lua" 8 5)
+	set -- $(wrkbest "http://127.0.0.1:$tport/" "$T/mlp.lua" 8 5)
 	peer=$1 p50=$2 p99=$3
 	stop "$TPID"
 	if [ "${peer%.*}" -gt 0 ] 2>/dev/null; then

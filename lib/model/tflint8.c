@@ -233,9 +233,15 @@ static void *data_of(struct i8run *r, int t)
 static int make_buffer(struct i8run *r, int t)
 {
 	const struct tfk_tfl_tensor *x = &r->s->tensors[t];
-	size_t es = tfk_tfl_type_size(x->type) ? tfk_tfl_type_size(x->type) : 1;
+	/* the run's type, not the file's: ADD, SUB and MUL give their
+	 * output their second input's (a FLOAT32 sum of an INT8 tensor
+	 * overran a buffer sized by the file's INT8) */
+	size_t es = tfk_tfl_type_size(r->type[t]);
 	int64_t n;
 	int rc;
+
+	if (!es)
+		es = 1;
 
 	if ((rc = tfk_shape_numel(r->rank[t], r->shape[t], es, &n, r->err)))
 		return tfk_err_prefix(r->err, "tensor %d '%s'", t, x->name);

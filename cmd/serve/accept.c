@@ -255,56 +255,53 @@ static void *run(void *arg)
 	}
 }
 
-/*
- * Bind and listen: "0.0.0.0" as gRPC binds it, IPv6 and IPv4 on one
- * socket where the machine has IPv6 (IPv4 clients then come as mapped
- * addresses), else IPv4; any other host as an IPv4 address.
- */
-static int listen_on(struct sv_acceptor *a, const struct sv_accept_opts *o,
-		     long *port)
+int sv_listen(const char *host, long port, long *bound)
 {
 	struct sockaddr_storage ss;
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 	socklen_t n;
-	int one = 1, zero = 0, any = !strcmp(o->host, "0.0.0.0");
+	int one = 1, zero = 0, fd = -1, e;
 
 	memset(&ss, 0, sizeof(ss));
-	if (any) {
-		a->lfd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK |
-				SOCK_CLOEXEC, 0);
-		if (a->lfd >= 0 && setsockopt(a->lfd, IPPROTO_IPV6,
-					      IPV6_V6ONLY, &zero,
-					      sizeof(zero))) {
-			close(a->lfd);
-			a->lfd = -1;
+	if (!strcmp(host, "0.0.0.0")) {
+		fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK |
+			    SOCK_CLOEXEC, 0);
+		if (fd >= 0 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY,
+					  &zero, sizeof(zero))) {
+			close(fd);
+			fd = -1;
 		}
 	}
-	if (a->lfd >= 0) {
+	if (fd >= 0) {
 		s6->sin6_family = AF_INET6;
 		s6->sin6_addr = in6addr_any;
-		s6->sin6_port = htons((uint16_t)o->port);
+		s6->sin6_port = htons((uint16_t)port);
 		n = sizeof(*s6);
 	} else {
 		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)o->port);
-		if (inet_pton(AF_INET, o->host, &s4->sin_addr) != 1) {
+		s4->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1) {
 			errno = EINVAL;
 			return -1;
 		}
 		n = sizeof(*s4);
-		a->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
-				SOCK_CLOEXEC, 0);
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+			    SOCK_CLOEXEC, 0);
 	}
-	if (a->lfd < 0 ||
-	    setsockopt(a->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(a->lfd, (struct sockaddr *)&ss, n) ||
-	    listen(a->lfd, 1024) ||
-	    getsockname(a->lfd, (struct sockaddr *)&ss, &n))
+	if (fd < 0)
 		return -1;
-	*port = ntohs(ss.ss_family == AF_INET6 ? s6->sin6_port :
-		      s4->sin_port);
-	return 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&ss, n) || listen(fd, 1024) ||
+	    getsockname(fd, (struct sockaddr *)&ss, &n)) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	*bound = ntohs(ss.ss_family == AF_INET6 ? s6->sin6_port :
+		       s4->sin_port);
+	return fd;
 }
 
 struct sv_acceptor *sv_acceptor_start(const struct sv_accept_opts *o,
@@ -325,7 +322,7 @@ struct sv_acceptor *sv_acceptor_start(const struct sv_accept_opts *o,
 	a->live = tfk_calloc((size_t)o->max_conns + 1, sizeof(*a->live));
 	if (!a->wait || !a->live)
 		goto fail;
-	if (listen_on(a, o, port))
+	if ((a->lfd = sv_listen(o->host, o->port, port)) < 0)
 		goto fail;
 	if (pipe2(a->wake, O_CLOEXEC) ||
 	    (a->ep = epoll_create1(EPOLL_CLOEXEC)) < 0)

@@ -14,10 +14,11 @@
  *   GET  /monitoring/prometheus/metrics          (or its path) metrics
  *
  * libmicrohttpd runs its own pool of threads (one per CPU by default),
- * with epoll where the library has it, a connection idle timeout, a
- * connection limit (beyond it, libmicrohttpd stops accepting: new
- * connections wait in the listen queue) and a limit per client address
- * (beyond it, closed at once, unanswered); a reaper thread gives a
+ * with epoll where the library has it, a connection idle timeout and a
+ * limit per client address (beyond it, closed at once, unanswered); our
+ * own door thread accepts and hands connections to the pool in turn,
+ * and stops accepting at the connection limit (new connections wait
+ * in the listen queue; see door()); a reaper thread gives a
  * client late with its headers or body a 408 and closes it (see struct
  * conn). A request's body is gathered up to --max_body_bytes (413 beyond), then
  * answered in one go on its worker thread. Each
@@ -40,8 +41,11 @@
 #include "util/buf.h"
 #include "util/cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -77,11 +81,19 @@ struct sv_http {
 	atomic_int in_flight;
 	atomic_int stopping;
 	atomic_int next_tid;
-	pthread_mutex_t lock;		/* conns, reaper_stop */
+	pthread_mutex_t lock;		/* conns, reaper_stop, n_open */
 	pthread_cond_t wake;
 	struct conn *conns;
 	int reaper_stop, reaper_on;
 	pthread_t reaper;
+	/* The door (pool mode): our listening socket, the thread accepting
+	 * on it, its wake pipe, the connections it handed over that have
+	 * not closed, and a signal for room under --max_connections.
+	 * door_on is set before libmicrohttpd starts and never changes. */
+	int lfd, door_wake[2], door_on;
+	pthread_t door;
+	long n_open;
+	pthread_cond_t room;
 };
 
 /* One request: its body so far and what the access log wants. */
@@ -511,6 +523,12 @@ static void on_conn(void *cls, struct MHD_Connection *c, void **ctx,
 		return;
 	}
 	/* closed: libmicrohttpd closes the socket after this */
+	if (h->door_on) {
+		pthread_mutex_lock(&h->lock);
+		if (h->n_open > 0 && h->n_open-- >= h->o.max_conns)
+			pthread_cond_signal(&h->room);
+		pthread_mutex_unlock(&h->lock);
+	}
 	if (!k)
 		return;
 	pthread_mutex_lock(&h->lock);
@@ -694,6 +712,122 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
 	atomic_fetch_sub(&h->in_flight, 1);
 }
 
+/* The door ---------------------------------------------------------------- */
+
+/*
+ * Wait (the lock held) while --max_connections are open; 0 when
+ * stopping. A connection libmicrohttpd dropped before telling us it
+ * started (out of memory) is never told closed either: while full and
+ * nothing is accepted, libmicrohttpd's own count is exact, so after a
+ * quiet 200 ms ours is set to it.
+ */
+static int room_for_one(struct sv_http *h)
+{
+	while (h->n_open >= h->o.max_conns && !atomic_load(&h->stopping)) {
+		const union MHD_DaemonInfo *di;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&h->room, &h->lock, &ts) &&
+		    (di = MHD_get_daemon_info(h->d,
+					      MHD_DAEMON_INFO_CURRENT_CONNECTIONS)) &&
+		    (long)di->num_connections < h->n_open)
+			h->n_open = (long)di->num_connections;
+	}
+	return !atomic_load(&h->stopping);
+}
+
+/*
+ * The pool's threads each waiting in accept on one socket race for
+ * every connection, and one thread often wins most of a client's
+ * (wrk's 8 connections landed 6 to 2, halving the rate). Here one
+ * thread accepts and hands each connection to libmicrohttpd, which
+ * gives it to the pool thread its descriptor number picks (modulo the
+ * pool's size, the next one with room): consecutive connections go to
+ * consecutive threads. At --max_connections it stops accepting until
+ * one closes (new ones wait in the listen queue); libmicrohttpd closes
+ * one over --max_connections_per_ip at once.
+ */
+static void *door(void *arg)
+{
+	struct sv_http *h = arg;
+	struct pollfd pf[2] = { { h->lfd, POLLIN, 0 },
+				{ h->door_wake[0], POLLIN, 0 } };
+
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t n = sizeof(ss);
+		int fd, ok;
+
+		pthread_mutex_lock(&h->lock);
+		ok = room_for_one(h);
+		pthread_mutex_unlock(&h->lock);
+		if (!ok)
+			break;
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pf[1].revents)
+			break;
+		if (!(pf[0].revents & POLLIN))
+			continue;
+		fd = accept4(h->lfd, (struct sockaddr *)&ss, &n,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+				tfk_cli_warn("REST: cannot accept a connection: "
+					     "%s", strerror(errno));
+				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		pthread_mutex_lock(&h->lock);
+		h->n_open++;
+		pthread_mutex_unlock(&h->lock);
+		/* refused (per address, or out of memory): closed, uncounted */
+		if (MHD_add_connection(h->d, fd, (struct sockaddr *)&ss, n) !=
+		    MHD_YES) {
+			pthread_mutex_lock(&h->lock);
+			h->n_open--;
+			pthread_mutex_unlock(&h->lock);
+		}
+	}
+	return NULL;
+}
+
+/* Open our listening socket and start the door; 0 or -1 (logged). */
+static int door_open(struct sv_http *h, long *port)
+{
+	if ((h->lfd = sv_listen("0.0.0.0", h->o.port, port)) < 0)
+		return -1;
+	if (pipe2(h->door_wake, O_CLOEXEC)) {
+		close(h->lfd);
+		return -1;
+	}
+	h->door_on = 1;
+	return 0;
+}
+
+static void door_close(struct sv_http *h)
+{
+	if (write(h->door_wake[1], "", 1) != 1)
+		tfk_cli_warn("REST: cannot wake the door");
+	pthread_mutex_lock(&h->lock);
+	pthread_cond_signal(&h->room);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->door, NULL);
+	close(h->lfd);
+	close(h->door_wake[0]);
+	close(h->door_wake[1]);
+}
+
 /* Start and stop ---------------------------------------------------------- */
 
 /*
@@ -751,6 +885,7 @@ struct sv_http *sv_http_start(struct sv_server *s,
 		h->o.threads = h->o.max_conns;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
+	pthread_cond_init(&h->room, NULL);
 	{
 		/* the options both modes share; a pool's size only for a pool */
 		struct MHD_OptionItem op[] = {
@@ -773,9 +908,13 @@ struct sv_http *sv_http_start(struct sv_server *s,
 			 * waiting for its batch would stall the others */
 			flags |= MHD_USE_THREAD_PER_CONNECTION;
 			op[6].option = MHD_OPTION_END;
-		} else if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) ==
-			   MHD_YES) {
-			flags |= MHD_USE_EPOLL;
+		} else {
+			if (door_open(h, port))
+				goto fail;
+			flags |= MHD_USE_NO_LISTEN_SOCKET;
+			if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) ==
+			    MHD_YES)
+				flags |= MHD_USE_EPOLL;
 		}
 		h->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL,
 					on_request, h,
@@ -783,19 +922,31 @@ struct sv_http *sv_http_start(struct sv_server *s,
 					NULL, MHD_OPTION_ARRAY, op,
 					MHD_OPTION_END);
 	}
-	if (h->d && !pthread_create(&h->reaper, NULL, reap, h))
-		h->reaper_on = 1;
-	if (!h->d) {
-		tfk_cli_warn("port %ld: cannot serve HTTP there (in use?)",
-			     o->port);
-		pthread_mutex_destroy(&h->lock);
-		pthread_cond_destroy(&h->wake);
-		tfk_free(h);
-		return NULL;
+	if (!h->d)
+		goto fail;
+	if (h->door_on && pthread_create(&h->door, NULL, door, h)) {
+		MHD_stop_daemon(h->d);
+		goto fail;
 	}
-	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	*port = di ? di->port : o->port;
+	if (!pthread_create(&h->reaper, NULL, reap, h))
+		h->reaper_on = 1;
+	if (!h->door_on) {
+		di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+		*port = di ? di->port : o->port;
+	}
 	return h;
+fail:
+	tfk_cli_warn("port %ld: cannot serve HTTP there (in use?)", o->port);
+	if (h->door_on) {
+		close(h->lfd);
+		close(h->door_wake[0]);
+		close(h->door_wake[1]);
+	}
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->wake);
+	pthread_cond_destroy(&h->room);
+	tfk_free(h);
+	return NULL;
 }
 
 void sv_http_stop(struct sv_http *h, long wait_ms)
@@ -804,9 +955,11 @@ void sv_http_stop(struct sv_http *h, long wait_ms)
 	double end = tfk_sv_now() + wait_ms / 1000.0;
 
 	atomic_store(&h->stopping, 1);
-	s = MHD_quiesce_daemon(h->d);
-	if (s != MHD_INVALID_SOCKET)
+	if (h->door_on) {
+		door_close(h);
+	} else if ((s = MHD_quiesce_daemon(h->d)) != MHD_INVALID_SOCKET) {
 		close(s);
+	}
 	while (atomic_load(&h->in_flight) > 0 && tfk_sv_now() < end) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
@@ -822,5 +975,6 @@ void sv_http_stop(struct sv_http *h, long wait_ms)
 	}
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->wake);
+	pthread_cond_destroy(&h->room);
 	tfk_free(h);
 }

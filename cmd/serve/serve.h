@@ -195,6 +195,15 @@ struct sv_grpc_opts {
 };
 
 /*
+ * A listening TCP socket (non-blocking, close-on-exec, backlog 1024) on
+ * host:port: "0.0.0.0" as gRPC binds it, IPv6 and IPv4 on one socket
+ * where the machine has IPv6 (IPv4 clients then come as mapped
+ * addresses), else IPv4; any other host as an IPv4 address. *bound gets
+ * the port bound (port 0: a free one). -1 with errno on failure.
+ */
+int sv_listen(const char *host, long port, long *bound);
+
+/*
  * The gRPC front end's door (cmd/serve/accept.c): listen on host:port,
  * hold at most max_conns connections (max_per_ip per client address),
  * and hand each to hand(arg, fd) once it has sent HTTP/2's connection

@@ -115,11 +115,10 @@ wrkrun() {
 	' "$T/wrk.out"
 }
 # wrkbest URL LUA CONNS SECONDS: wrkrun's line of the fastest of three
-# runs. Each run opens new connections, and libmicrohttpd's pool threads
-# take them as they race to accept: a run whose 8 connections land 6 to
-# 2 on the 2 threads is half as fast as an even one (bimodal, about
-# 22000 or 36000 requests/s here); the best of three is the even case.
-# nginx, its peer, gets the same treatment.
+# runs, the least disturbed on a shared machine; nginx, its peer, gets
+# the same treatment. (When libmicrohttpd's pool threads raced to
+# accept, a run's 8 connections could land 8 to 0 or 6 to 2 and the rate
+# was bimodal; tfk-serve now accepts in one thread and spreads them.)
 wrkbest() {
 	_best=
 	for _k in 1 2 3; do

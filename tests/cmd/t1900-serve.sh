@@ -28,6 +28,15 @@ serve_wait "$T/serve.log"
 
 testcmd "status" "$Q GET /half" \
 	'{"model_version_status":[{"version":"123","state":"AVAILABLE","status":{"error_code":"OK","error_message":""}}]} 200'
+# the REST door listens on IPv6 and IPv4 (as the gRPC one): ::1 answers
+# where the machine has an IPv6 loopback
+if ip -6 addr show dev lo 2>/dev/null | grep -q '::1/128'; then
+	testcmd "a predict over IPv6 loopback" \
+		"curl -s -m 3 -g -d '{\"instances\":[1.0]}' -w ' %{http_code}' 'http://[::1]:$PORT/v1/models/half:predict'" \
+		'{"predictions":[2.5]} 200'
+else
+	echo "# no IPv6 loopback here: the IPv6 predict is not checked"
+fi
 testcmd "status of version 123" "$Q GET /half/versions/123" \
 	'{"model_version_status":[{"version":"123","state":"AVAILABLE","status":{"error_code":"OK","error_message":""}}]} 200'
 testcmd "instances (TF Serving's example)" \

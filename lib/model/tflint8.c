@@ -40,7 +40,7 @@
  * so every operator gives the same bytes (moved by 128) except the two
  * whose uint8 rounding is not that of the moved int8 values: the
  * average pool (uint8 rounds (sum + count / 2) / count on the uint8
- * sum; tfk_int8_avg_pool_u8_ref) and SOFTMAX (its uint8 output
+ * sum; tfk_int8_avg_pool_u8) and SOFTMAX (its uint8 output
  * rounding; run on the uint8 bytes themselves). Rejected: a uint8 copy
  * of every kernel (twice the code for the one arithmetic).
  */
@@ -1066,11 +1066,11 @@ static int run_op(struct i8run *r, int plan)
 			return op_err(r, "pool filter larger than the input",
 				      NULL);
 		if (code == TFK_TFL_MAX_POOL_2D)
-			tfk_int8_max_pool_ref(&p, lo, hi, x, y);
+			tfk_int8_max_pool(&p, lo, hi, x, y);
 		else if (r->type[in0] == TFK_TFL_UINT8)
-			tfk_int8_avg_pool_u8_ref(&p, lo, hi, x, y);
+			tfk_int8_avg_pool_u8(&p, lo, hi, x, y);
 		else
-			tfk_int8_avg_pool_ref(&p, lo, hi, x, y);
+			tfk_int8_avg_pool(&p, lo, hi, x, y);
 		return 0;
 	}
 	case TFK_TFL_SHAPE: case TFK_TFL_STRIDED_SLICE: case TFK_TFL_PACK:

@@ -1205,6 +1205,63 @@ static void fast_conv_reach(void)
 	tfk_conv_ws_release(&ws);
 }
 
+/* The fast pools against their _refs: every window shape, padding,
+ * stride, clamp and channel count (across the 256-channel rows). */
+static void fast_pools(void)
+{
+	static const int shapes[][6] = {	/* h w c k s same */
+		{ 1, 1, 1, 1, 1, 0 }, { 24, 24, 32, 2, 2, 0 },
+		{ 7, 5, 3, 3, 2, 1 }, { 9, 9, 17, 3, 1, 1 },
+		{ 5, 8, 300, 2, 3, 1 }, { 6, 6, 513, 4, 2, 0 },
+		{ 11, 3, 64, 3, 3, 1 }, { 4, 4, 8, 4, 1, 1 },
+	};
+	int i, kind, bad = 0, n_cases = 0;
+
+	for (i = 0; i < (int)(sizeof(shapes) / sizeof(shapes[0])); i++)
+		for (kind = 0; kind < 3; kind++) {
+			const int *sh = shapes[i];
+			int64_t in[4] = { 2, sh[0], sh[1], sh[2] };
+			int64_t ks[4] = { 1, sh[3], sh[3], 1 };
+			int64_t st[4] = { 1, sh[4], sh[4], 1 };
+			struct tfk_err err = { 0, "" };
+			struct tfk_pool2d p;
+			int32_t lo = kind == 1 ? -128 : ri(-128, 0);
+			int32_t hi = kind == 1 ? 127 : ri(1, 127);
+			int64_t nx = 2 * sh[0] * sh[1] * sh[2], ny;
+			int8_t *x, *y0, *y1;
+
+			if (tfk_pool2d_geom(&p, in, ks, st, sh[5] ? "SAME" :
+					    "VALID", &err)) {
+				tap_diag("pool: %s", err.msg);
+				bad++;
+				continue;
+			}
+			ny = p.n * p.oh * p.ow * p.c;
+			x = malloc((size_t)nx);
+			y0 = malloc((size_t)ny);
+			y1 = malloc((size_t)ny);
+			fill8(x, nx);
+			if (kind == 0) {
+				tfk_int8_max_pool_ref(&p, lo, hi, x, y0);
+				tfk_int8_max_pool(&p, lo, hi, x, y1);
+			} else if (kind == 1) {
+				tfk_int8_avg_pool_ref(&p, lo, hi, x, y0);
+				tfk_int8_avg_pool(&p, lo, hi, x, y1);
+			} else {
+				tfk_int8_avg_pool_u8_ref(&p, lo, hi, x, y0);
+				tfk_int8_avg_pool_u8(&p, lo, hi, x, y1);
+			}
+			bad += memcmp(y0, y1, (size_t)ny) != 0;
+			n_cases++;
+			free(x);
+			free(y0);
+			free(y1);
+		}
+	ok(!bad && n_cases == 24, "fast MAX_POOL_2D, AVERAGE_POOL_2D and its "
+	   "uint8 form: bit-exact with the _refs (%d cases: SAME/VALID, "
+	   "strides 1-3, windows 1-4, 1 to 513 channels, clamps)", n_cases);
+}
+
 static void fast_paths(void)
 {
 	static const char *const isas[] = { "c", "avx2", "avx512vnni" };
@@ -1358,6 +1415,7 @@ int main(void)
 	oracle_cases();
 	float_semantics();
 	fast_paths();
+	fast_pools();
 	fast_conv_reach();
 	bad_params();
 	return tap_done();

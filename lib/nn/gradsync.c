@@ -1,5 +1,18 @@
 /*
  * gradsync.c - the fusion buffer, its buckets, and the sums in flight.
+ *
+ * When every rank is on one node (util/mpi.h tfk_mpi_shm_new), the
+ * fusion buffer is this rank's part of a shared window and a bucket's
+ * sum is made in place of a message: a barrier (every rank's copies
+ * in), each rank adds up its slice of the bucket over all ranks' buffers
+ * in rank order into the shared result, a barrier (the result whole).
+ * The values are views of that result, so nothing is copied back; the
+ * means, when the total weight was not known ahead, are made in the
+ * same pass from the weights in every rank's header. The sum's order
+ * is rank 0, 1, 2, ... for every element (MPI_Allreduce's own order for
+ * two ranks, whose sum commutes). OpenMPI's shared-memory MPI_Allreduce
+ * of the MLP's 407 KB copies each rank's bytes through its FIFOs and
+ * back; this reads every rank's floats once and writes each sum once.
  */
 #include "nn/gradsync.h"
 
@@ -34,6 +47,11 @@ struct tfk_gradsync {
 	float mul;		/* the copy's factor: w, or w / sum_w */
 	double sum_w;		/* the step's total weight if known, or 0 */
 	int bad;
+	/* node-shared sums: the window (NULL: MPI_Allreduce in buf), the
+	 * rank, the ranks' buffers and the result the views show */
+	struct tfk_mpi_shm *shm;
+	int rank, n_ranks;
+	float *out;
 };
 
 static int by_when(const void *a, const void *b, void *ctx)
@@ -50,6 +68,60 @@ static int by_when(const void *a, const void *b, void *ctx)
  * make the same sums in the same order). Blocking sums: OpenMPI's
  * MPI_Iallreduce (libnbc) moved 2-5x fewer bytes per second here than
  * its MPI_Allreduce, and tests/bench/bench-gradsync.c measures this. */
+/* out[i] = a[i] (restrict: vectorized) */
+static void copy_f32(float *restrict out, const float *restrict a, size_t n)
+{
+	memcpy(out, a, n * sizeof(float));
+}
+
+static void add_f32(float *restrict out, const float *restrict a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] += a[i];
+}
+
+static void scale_f32(float *restrict out, size_t n, float k)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] *= k;
+}
+
+/* The shared sum of floats [off, off + len) (see the top): this rank's
+ * slice of them over every rank, in rank order, then the mean's factor
+ * where tfk_gradsync_end would apply it (not to the header). */
+static void shm_sum(struct tfk_gradsync *gs, size_t off, size_t len)
+{
+	size_t a = off + len * (size_t)gs->rank / (size_t)gs->n_ranks;
+	size_t b = off + len * (size_t)(gs->rank + 1) / (size_t)gs->n_ranks;
+	float scale = 1, hw = 0, hbad = 0;
+	int q;
+
+	tfk_mpi_shm_barrier(gs->shm);
+	if (!gs->sum_w) {
+		for (q = 0; q < gs->n_ranks; q++) {
+			const float *h = tfk_mpi_shm_own(gs->shm, q);
+
+			hw = q ? hw + h[0] : h[0];
+			hbad = q ? hbad + h[1] : h[1];
+		}
+		if (!hbad && hw > 0)
+			scale = (float)(1.0 / hw);
+	}
+	if (b > a) {
+		copy_f32(gs->out + a, tfk_mpi_shm_own(gs->shm, 0) + a, b - a);
+		for (q = 1; q < gs->n_ranks; q++)
+			add_f32(gs->out + a, tfk_mpi_shm_own(gs->shm, q) + a,
+				b - a);
+		if (scale != 1) {
+			size_t s0 = a < HDR ? HDR : a;
+
+			if (b > s0)
+				scale_f32(gs->out + s0, b - s0, scale);
+		}
+	}
+	tfk_mpi_shm_barrier(gs->shm);
+}
+
 static void advance(struct tfk_gradsync *gs)
 {
 	while (gs->started < gs->n_buckets && !gs->left[gs->started]) {
@@ -58,7 +130,10 @@ static void advance(struct tfk_gradsync *gs)
 		size_t len = gs->n_buf - off < gs->bucket ? gs->n_buf - off :
 			gs->bucket;
 
-		tfk_mpi_sum_f32(gs->buf + off, len, NULL);
+		if (gs->shm)
+			shm_sum(gs, off, len);
+		else
+			tfk_mpi_sum_f32(gs->buf + off, len, NULL);
 	}
 }
 
@@ -145,7 +220,20 @@ int tfk_gradsync_new(struct tfk_gradsync **gsp, struct tfk_exec *x, int n,
 	if (!gs->bucket)
 		gs->bucket = 1;
 	gs->n_buckets = (int)((gs->n_buf + gs->bucket - 1) / gs->bucket);
-	gs->buf = tfk_malloc(gs->n_buf * sizeof(float));
+	/* every rank makes its sync at the same point: collective */
+	rc = tfk_mpi_shm_new(&gs->shm, gs->n_buf, err);
+	if (rc) {
+		tfk_gradsync_free(gs);
+		return rc;
+	}
+	gs->rank = tfk_mpi_rank();
+	gs->n_ranks = tfk_mpi_size();
+	if (gs->shm) {
+		gs->buf = tfk_mpi_shm_own(gs->shm, gs->rank);
+		gs->out = tfk_mpi_shm_common(gs->shm);
+	} else {
+		gs->buf = gs->out = tfk_malloc(gs->n_buf * sizeof(float));
+	}
 	gs->total = tfk_calloc((size_t)gs->n_buckets, sizeof(int));
 	gs->left = tfk_calloc((size_t)gs->n_buckets, sizeof(int));
 	if (!gs->buf || !gs->total || !gs->left)
@@ -164,7 +252,7 @@ int tfk_gradsync_new(struct tfk_gradsync **gsp, struct tfk_exec *x, int n,
 
 		rc = tfk_tensor_init_view(&gs->views[i], TFK_DT_FLOAT,
 					  like[i]->rank, like[i]->shape,
-					  gs->buf + s->off,
+					  gs->out + s->off,
 					  s->len * sizeof(float),
 					  TFK_OWN_BORROWED, err);
 		if (rc) {
@@ -193,7 +281,8 @@ void tfk_gradsync_free(struct tfk_gradsync *gs)
 	tfk_free(gs->segs);
 	tfk_free(gs->seg_of);
 	tfk_free(gs->views);
-	tfk_free(gs->buf);
+	if (!gs->shm)
+		tfk_free(gs->buf);
 	tfk_free(gs->total);
 	tfk_free(gs->left);
 	tfk_free(gs);
@@ -230,13 +319,14 @@ int tfk_gradsync_end(struct tfk_gradsync *gs, double *w, int *bad,
 		return tfk_errf(err, TFK_EINVAL, "gradient sync: %d of %d "
 				"buckets never filled", gs->n_buckets -
 				gs->started, gs->n_buckets);
-	*w = gs->buf[0];
-	*bad = (int)gs->buf[1];
+	*w = gs->out[0];
+	*bad = (int)gs->out[1];
 	if (gs->sum_w && *w != (float)gs->sum_w)
 		return tfk_errf(err, TFK_EINVAL, "gradient sync: the ranks' "
 				"rows sum to %g, not the %g expected",
 				(double)*w, gs->sum_w);
-	if (*bad || !(*w > 0) || gs->sum_w)
+	/* shared sums: the means were made with them */
+	if (*bad || !(*w > 0) || gs->sum_w || gs->shm)
 		return 0;
 	scale = (float)(1.0 / *w);
 	for (size_t i = HDR; i < gs->n_buf; i++)

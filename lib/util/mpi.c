@@ -53,6 +53,20 @@ static struct {
 		    struct status *);
 	int (*iprobe)(int, int, mpi_handle, int *, struct status *);
 	int (*get_count)(const struct status *, mpi_handle, int *);
+	/* shared windows (tfk_mpi_shm_new): MPI-3, looked up on their own */
+	int shm_tried, shm_ok;
+	mpi_handle info_null;
+	int (*split_type)(mpi_handle, int, int, mpi_handle, mpi_handle *);
+	int (*comm_free)(mpi_handle *);
+	int (*win_alloc_shared)(long, int, mpi_handle, mpi_handle, void *,
+				mpi_handle *);
+	int (*win_query)(mpi_handle, int, long *, int *, void *);
+	int (*win_lock_all)(int, mpi_handle);
+	int (*win_unlock_all)(mpi_handle);
+	int (*win_sync)(mpi_handle);
+	int (*win_free)(mpi_handle *);
+	int (*barrier)(mpi_handle);
+	struct tfk_mpi_shm *shms;	/* every window made, freed at the end */
 } w = { .size = 1 };
 
 #define IN_PLACE ((void *)1)	/* OpenMPI's MPI_IN_PLACE */
@@ -172,10 +186,14 @@ void tfk_mpi_want_threads(void)
 	w.multiple = 1;
 }
 
+static void shm_release_all(void);
+
 void tfk_mpi_finalize(void)
 {
-	if (w.joined)
+	if (w.joined) {
+		shm_release_all();
 		w.finalize();
+	}
 	w.joined = 0;
 }
 
@@ -430,4 +448,136 @@ int tfk_mpi_allgather(const void *p, size_t n, void *all,
 				"per rank: at most %d", n, INT_MAX);
 	w.allgather(p, (int)n, w.byte, all, (int)n, w.byte, w.comm);
 	return 0;
+}
+
+/* Shared windows ------------------------------------------------------------ */
+
+struct tfk_mpi_shm {
+	struct tfk_mpi_shm *next;
+	mpi_handle win, node;
+	float **own;		/* per rank of the group */
+	float *common;
+};
+
+/* MPI-3's shared-window calls, found once (an MPI without them: none). */
+static int shm_syms(void)
+{
+	static const struct {
+		size_t off;
+		const char *name;
+	} fn[] = {
+#define F(field, name) { offsetof(__typeof__(w), field), name }
+		F(info_null, "ompi_mpi_info_null"),
+		F(split_type, "MPI_Comm_split_type"),
+		F(comm_free, "MPI_Comm_free"),
+		F(win_alloc_shared, "MPI_Win_allocate_shared"),
+		F(win_query, "MPI_Win_shared_query"),
+		F(win_lock_all, "MPI_Win_lock_all"),
+		F(win_unlock_all, "MPI_Win_unlock_all"),
+		F(win_sync, "MPI_Win_sync"), F(win_free, "MPI_Win_free"),
+		F(barrier, "MPI_Barrier"),
+#undef F
+	};
+
+	if (w.shm_tried)
+		return w.shm_ok;
+	w.shm_tried = 1;
+	for (size_t i = 0; i < sizeof(fn) / sizeof(*fn); i++)
+		if (!(*(void **)((char *)&w + fn[i].off) = dlsym(w.lib,
+								fn[i].name)))
+			return 0;
+	w.shm_ok = 1;
+	return 1;
+}
+
+#define COMM_TYPE_SHARED 0	/* OpenMPI's MPI_COMM_TYPE_SHARED */
+#define MODE_NOCHECK 1		/* OpenMPI's MPI_MODE_NOCHECK */
+
+int tfk_mpi_shm_new(struct tfk_mpi_shm **sp, size_t n, struct tfk_err *err)
+{
+	const char *env = getenv("TFK_MPI_SHM");
+	struct tfk_mpi_shm *s;
+	size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+	int node_size = 0, du, r;
+	mpi_handle node, win;
+	void *base;
+	long got;
+
+	*sp = NULL;
+	/* the same answer on every rank: the environment is the job's */
+	if (!w.joined || w.size < 2 || !n || (env && !strcmp(env, "0")) ||
+	    !shm_syms())
+		return 0;
+	if (w.split_type(w.comm, COMM_TYPE_SHARED, w.rank, w.info_null,
+			 &node))
+		return tfk_errf(err, TFK_EIO, "MPI_Comm_split_type failed");
+	w.comm_size(node, &node_size);
+	/* all on one node, or (on every rank alike) not */
+	if (node_size != w.size) {
+		w.comm_free(&node);
+		return 0;
+	}
+	/* rank 0's segment holds the common floats after its own */
+	if (w.win_alloc_shared((long)(w.rank ? bytes : 2 * bytes), 1,
+			       w.info_null, node, &base, &win))
+		return tfk_errf(err, TFK_EIO, "MPI_Win_allocate_shared "
+				"failed");
+	s = tfk_calloc(1, sizeof(*s));
+	if (s && !(s->own = tfk_calloc((size_t)w.size, sizeof(*s->own)))) {
+		tfk_free(s);
+		s = NULL;
+	}
+	/* the others wait at the first barrier; the caller's error ends
+	 * the job */
+	if (!s)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	s->win = win;
+	s->node = node;
+	for (r = 0; r < w.size; r++)
+		w.win_query(s->win, r, &got, &du, &s->own[r]);
+	s->common = s->own[0] + bytes / sizeof(float);
+	w.win_lock_all(MODE_NOCHECK, s->win);
+	s->next = w.shms;
+	w.shms = s;
+	*sp = s;
+	return 0;
+}
+
+float *tfk_mpi_shm_own(const struct tfk_mpi_shm *s, int rank)
+{
+	return s->own[rank];
+}
+
+float *tfk_mpi_shm_common(const struct tfk_mpi_shm *s)
+{
+	return s->common;
+}
+
+void tfk_mpi_shm_barrier(struct tfk_mpi_shm *s)
+{
+	int watched = atomic_load(&dog.on) && dog.running;
+
+	if (watched)
+		atomic_store(&dog.since, now_ns());
+	w.win_sync(s->win);
+	w.barrier(s->node);
+	w.win_sync(s->win);
+	if (watched)
+		atomic_store(&dog.since, 0);
+}
+
+/* Windows are freed together at the end: MPI_Win_free is collective,
+ * and a tool's error path on one rank must not wait for the others. */
+static void shm_release_all(void)
+{
+	while (w.shms) {
+		struct tfk_mpi_shm *s = w.shms;
+
+		w.shms = s->next;
+		w.win_unlock_all(s->win);
+		w.win_free(&s->win);
+		w.comm_free(&s->node);
+		tfk_free(s->own);
+		tfk_free(s);
+	}
 }

@@ -95,6 +95,29 @@ int tfk_mpi_peek(int from, int tag, int wait, int *src, int *got_tag,
 int tfk_mpi_recv(void *p, size_t n, int from, int tag, struct tfk_err *err);
 
 /*
+ * Node-shared memory for sums (MPI-3 shared windows). When every rank
+ * of the group is on one node (MPI_Comm_split_type's shared type), each
+ * rank gets n floats of its own that every other rank can read and
+ * write, and all share n more (rank 0's segment holds them): a sum made
+ * there needs no message, each rank adding up its slice of every
+ * rank's floats. Collective: call on every rank with the same n. *s is
+ * NULL (and 0 returned) for a world of one, a group over several nodes,
+ * or TFK_MPI_SHM=0 in the environment: sum with tfk_mpi_sum_f32 then.
+ * MPI's errors end the job. The memory stays until tfk_mpi_finalize
+ * frees every window (freeing one is collective, and an error path on
+ * one rank must not wait for the others).
+ */
+struct tfk_mpi_shm;
+int tfk_mpi_shm_new(struct tfk_mpi_shm **s, size_t n, struct tfk_err *err);
+/* Rank r's n floats (r in the group), and the shared n floats. */
+float *tfk_mpi_shm_own(const struct tfk_mpi_shm *s, int rank);
+float *tfk_mpi_shm_common(const struct tfk_mpi_shm *s);
+/* Wait for every rank of the group; what any rank wrote before it is
+ * seen by every rank after it (MPI_Win_sync, MPI_Barrier, MPI_Win_sync).
+ * Watched by the watchdog as the sums are. */
+void tfk_mpi_shm_barrier(struct tfk_mpi_shm *s);
+
+/*
  * A watchdog on the sums: while a tfk_mpi_sum_* call made after
  * tfk_mpi_watch(1) has waited more than secs seconds, stalled(ctx,
  * waited) is called once, from the watchdog's own thread (it may only

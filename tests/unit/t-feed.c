@@ -156,7 +156,7 @@ static void fashion(void)
 	struct tfk_schema sch;
 	struct fake fk;
 	struct tfk_spec *s;
-	struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL };
+	struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL, 1 };
 	const char *const in_names[] = { "input_1" };
 	uint32_t perm[N_SLICE];
 	int i, j, bad, found;
@@ -291,7 +291,7 @@ static void fashion(void)
 	/* the same slice mapped explicitly, int32 labels, class weights */
 	{
 		float cw[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
-		struct tfk_feed_opts o2 = { &sparse, 0, cw, 10, NULL };
+		struct tfk_feed_opts o2 = { &sparse, 0, cw, 10, NULL, 1 };
 		struct tfk_spec *s2 = spec_of(
 			"{" MODEL ",\"inputs\":{\"input_1\":{\"feature\":"
 			"\"image\",\"dtype\":\"uint8\",\"shape\":[784],"
@@ -339,7 +339,7 @@ static const char *feed_err(const char *spec_text, const char *path,
 	static struct tfk_err err;
 	const char *const in_names[] = { "input_1" };
 	int64_t out[2] = { -1, n_classes };
-	struct tfk_feed_opts o = { loss, 0, NULL, 0, NULL };
+	struct tfk_feed_opts o = { loss, 0, NULL, 0, NULL, 1 };
 	struct tfk_feed *f = NULL;
 	struct tfk_spec *s = spec_of(spec_text);
 	const int64_t in4[2] = { -1, 4 };
@@ -430,7 +430,7 @@ static void errors(void)
 	{
 		static struct tfk_err err;
 		const char *const in_names[] = { "input_1" };
-		struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL };
+		struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL, 1 };
 		struct tfk_feed *f = NULL;
 		struct tfk_spec *s = spec_of("{" MODEL "}");
 		struct fake fk;
@@ -494,7 +494,7 @@ static void errors(void)
 	{
 		static struct tfk_err err;
 		const char *const in_names[] = { "input_1" };
-		struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL };
+		struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL, 1 };
 		struct tfk_feed *f = NULL;
 		struct tfk_spec *s = spec_of("{" MODEL "}");
 		const int64_t in4[2] = { -1, 4 };
@@ -563,7 +563,7 @@ static void dense(void)
 	const char *const in_names[] = { "input_1" };
 	const int64_t in3[2] = { -1, 3 }, out3[2] = { -1, 3 };
 	float cw[3] = { 0.5f, 2, 4 };
-	struct tfk_feed_opts o = { &mse, 0, cw, 3, NULL };
+	struct tfk_feed_opts o = { &mse, 0, cw, 3, NULL, 1 };
 	struct tfk_feed *f = NULL;
 	struct tfk_feed_batch b;
 	struct tfk_spec *s;
@@ -604,7 +604,7 @@ static void dense(void)
 			"{\"v\":[1.0,2.0,3.0],\"label\":[1]}\n"
 			"{\"v\":[1.0,2.0,3.0],\"label\":[0]}\n");
 		struct tfk_loss_spec bce = { "binary_crossentropy", 0, 0, 0 };
-		struct tfk_feed_opts o1 = { &bce, 0, cw, 2, NULL };
+		struct tfk_feed_opts o1 = { &bce, 0, cw, 2, NULL, 1 };
 		const float want_y[2] = { 1, 0 }, want_w[2] = { 2, 0.5f };
 
 		fake_init(&fk, 1, in_names, TFK_DT_FLOAT, 2, in3, 2, out1);
@@ -631,7 +631,7 @@ static void dense(void)
 	{
 		const char *p2 = records("cw.tfrecord",
 			"{\"v\":[1.0,2.0,3.0],\"label\":[2]}\n");
-		struct tfk_feed_opts o2 = { &sparse, 0, cw, 2, NULL };
+		struct tfk_feed_opts o2 = { &sparse, 0, cw, 2, NULL, 1 };
 		char want[600];
 
 		fake_init(&fk, 1, in_names, TFK_DT_FLOAT, 2, in3, 2, out3);
@@ -655,7 +655,7 @@ static void dense(void)
 			"{\"ids\":[7,8,9],\"f\":[{\"b64\":\"AACAPwAAAEAAAEBA\"}],"
 			"\"label\":[1]}\n");
 		const char *const two[] = { "ids", "f" };
-		struct tfk_feed_opts o3 = { &sparse, 0, NULL, 0, NULL };
+		struct tfk_feed_opts o3 = { &sparse, 0, NULL, 0, NULL, 1 };
 		const int32_t want_ids[3] = { 7, 8, 9 };
 
 		fake_init(&fk, 2, two, TFK_DT_INT32, 2, in3, 2, out3);
@@ -691,7 +691,7 @@ static void byte_scales(void)
 	const int64_t in4[2] = { -1, 4 }, out3[2] = { -1, 3 };
 	const char *path = records("bytes.tfrecord",
 		"{\"x\":[{\"b64\":\"AAGA/w==\"}],\"label\":[0]}\n");
-	struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL };
+	struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL, 1 };
 	struct tfk_feed_batch b;
 	struct tfk_err err;
 	struct fake fk;
@@ -744,7 +744,7 @@ static void alloc_failures(void)
 	}
 	fake_init(&fk, 1, in_names, TFK_DT_FLOAT, 3, IMG, 2, OUT10);
 	for (k = 0; k < 200 && !done; k++) {
-		struct tfk_feed_opts o = { &sparse, 0, cw, 10, NULL };
+		struct tfk_feed_opts o = { &sparse, 0, cw, 10, NULL, 1 };
 		struct tfk_feed *f = NULL;
 		struct tfk_feed_batch b;
 		struct tfk_err err;

@@ -52,6 +52,47 @@ static void snake(const char *c, char *out, size_t n)
  * the user gave them. NULL when no layer of the config has that key.
  */
 static const char *layer_of_key(const struct tfk_kerasfile *kf,
+				const char *key);
+
+/* The other way: the key a Keras 3 file gives layer nm (into key[n]),
+ * or 0 when the config has no such layer. */
+static int key_of_layer(const struct tfk_kerasfile *kf, const char *nm,
+			char *key, size_t n)
+{
+	json_t *layers = json_object_get(json_object_get(kf->model, "config"),
+					 "layers"), *l;
+	size_t i, j;
+
+	json_array_foreach(layers, i, l) {
+		const char *cls = json_string_value(json_object_get(l,
+							"class_name"));
+		const char *ln = json_string_value(json_object_get(
+			json_object_get(l, "config"), "name"));
+		char mine[128], other[128];
+		int seen = 0;
+
+		if (!cls || !ln || strcmp(ln, nm))
+			continue;
+		snake(cls, mine, sizeof(mine));
+		for (j = 0; j < i; j++) {
+			const char *c2 = json_string_value(json_object_get(
+				json_array_get(layers, j), "class_name"));
+
+			if (!c2)
+				continue;
+			snake(c2, other, sizeof(other));
+			seen += !strcmp(mine, other);
+		}
+		if (seen)
+			snprintf(key, n, "%s_%d", mine, seen);
+		else
+			snprintf(key, n, "%s", mine);
+		return 1;
+	}
+	return 0;
+}
+
+static const char *layer_of_key(const struct tfk_kerasfile *kf,
 				const char *key)
 {
 	json_t *layers = json_object_get(json_object_get(kf->model, "config"),
@@ -474,6 +515,20 @@ int tfk_kerasfile_of_model(struct tfk_model *m, const json_t *model,
 		}
 		memcpy(w->t.data, t->data, t->nbytes);
 		l->n_w++;
+	}
+	/* a Keras 3 file keys layers by class, not by the names given
+	 * ("a" is "dense_1" when it is model.layers' second Dense), as
+	 * the reader (layer_of_key) expects */
+	for (k = 0; k < kf->n_layers; k++) {
+		char key[160], *c;
+
+		if (!key_of_layer(kf, kf->layers[k].name, key, sizeof(key)) ||
+		    !strcmp(key, kf->layers[k].name))
+			continue;
+		if (!(c = tfk_strdup(key)))
+			goto oom;
+		tfk_free(kf->layers[k].name);
+		kf->layers[k].name = c;
 	}
 	*out = kf;
 	return 0;

@@ -105,6 +105,16 @@ import json,sys; e = json.load(sys.stdin); h = json.load(open(\"h.json\"))[\"his
 print(all(abs(e[k] - h[\"val_\" + k][-1]) < 1e-6 for k in (\"loss\", \"a_loss\", \"b_loss\", \"a_accuracy\", \"b_mae\")))"' \
 	"True"
 
+F=/usr/share/datasets/fashion-mnist
+tfk-idx -q --images $F/train-images-idx3-ubyte.gz \
+	--labels $F/train-labels-idx1-ubyte.gz | tfk-cat --take 64 >"$T/fm.tfrecord"
+MLP="tfk-train $(cd "$(dirname "$0")/../.." && pwd)/examples/mlp.spec.json fm.tfrecord -q -j1 --json --set fit.epochs=1"
+export MLP
+testcmd "one output: the per-output form of labels is the one-output form's" \
+	'$MLP --out p1 --set "labels={\"dense_1\":{\"feature\":\"label\",\"dtype\":\"int32\"}}" >p1.json &&
+	 $MLP --out p2 >p2.json && $PYTHON same.py p1.json p2.json' \
+	"same"
+
 # Callbacks, resume, export --------------------------------------------------------
 testcmd "EarlyStopping on val_b_loss (min_delta 10): stops after epoch 2 of 10" \
 	'$TRAIN --val va.tfrecord --out es --set fit.epochs=10 \
@@ -188,6 +198,9 @@ testerr "an unknown metric names its place" \
 testerr "class_weight with two outputs (Keras refuses it)" \
 	'$TRAIN --out e --set "fit.class_weight={\"0\":1,\"1\":2,\"2\":1}"' 1 \
 	"tfk-train: spec.json: fit.class_weight: only supported for models with a single output (as Keras)"
+testerr "a monitor this run does not log names the keys it does" \
+	'$TRAIN --val va.tfrecord --out e --set "fit.callbacks=[{\"class_name\":\"EarlyStopping\",\"config\":{\"monitor\":\"val_c_loss\"}}]"' 1 \
+	"tfk-train: spec.json: fit.callbacks[0].config.monitor: 'val_c_loss' is not logged by this run (logs: loss, a_loss, b_loss, a_accuracy, b_mae, val_loss, val_a_loss, val_b_loss, val_a_accuracy, val_b_mae)"
 testerr "tfk-eval: the same label errors" \
 	'tfk-eval -q o bad-b.tfrecord' 1 \
 	"tfk-eval: bad-b.tfrecord: record 3: feature b: 3 values, the output b needs 2"

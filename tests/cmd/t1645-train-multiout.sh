@@ -6,8 +6,9 @@
 # "val_" forms, as its fit() returns them), the logged total equal to
 # the weighted sum of the logged parts, the list forms of loss,
 # loss_weights and metrics equal to the dict forms, per-output labels
-# with their errors (JSON path or record, exit 1), EarlyStopping and
-# CSVLogger on "val_b_loss", --resume, both outputs exported and
+# with their errors (JSON path or record, exit 1), EarlyStopping on
+# "val_b_loss", CSVLogger columns and TensorBoard tags by those keys,
+# --resume, both outputs exported and
 # predicted, and 2 ranks under mpirun tracking 1. The numbers against
 # Keras itself are tests/tf/t-keras.py's (kzoo "two-input-two-output").
 . "$(dirname "$0")/lib.sh"
@@ -130,6 +131,10 @@ testcmd "CSVLogger: Keras' sorted columns" \
 	'$TRAIN --val va.tfrecord --out csv --set "fit.callbacks=[{\"class_name\":\"CSVLogger\",\"config\":{\"filename\":\"log.csv\"}}]" >/dev/null &&
 	 head -1 log.csv | tr -d "\r" && wc -l <log.csv | tr -d " "' \
 	"epoch,a_accuracy,a_loss,b_loss,b_mae,loss,val_a_accuracy,val_a_loss,val_b_loss,val_b_mae,val_loss\n3"
+testcmd "TensorBoard scalars: Keras' epoch_<key> tags in train/ and validation/" \
+	'$TRAIN --val va.tfrecord --out tb --logdir tb >/dev/null &&
+	 tfk-events tb | awk "NR > 1 && \$3 == 0 { printf \"%s/%s \", \$1, \$2 }"' \
+	"train/epoch_loss train/epoch_a_loss train/epoch_b_loss train/epoch_a_accuracy train/epoch_b_mae validation/epoch_loss validation/epoch_a_loss validation/epoch_b_loss validation/epoch_a_accuracy validation/epoch_b_mae "
 testcmd "epochs=1 then --resume epochs=2 equals one epochs=2 run, byte for byte" \
 	'$TRAIN --out part --set fit.epochs=1 >/dev/null &&
 	 $TRAIN --out part --resume >/dev/null && $TRAIN --out whole >/dev/null &&

@@ -8,8 +8,8 @@
 # loss_weights and metrics equal to the dict forms, per-output labels
 # with their errors (JSON path or record, exit 1), EarlyStopping on
 # "val_b_loss", CSVLogger columns and TensorBoard tags by those keys,
-# --resume, both outputs exported and
-# predicted, and 2 ranks under mpirun tracking 1. The numbers against
+# --resume, both outputs exported and predicted, and 2 ranks under
+# mpirun tracking 1. The numbers against
 # Keras itself are tests/tf/t-keras.py's (kzoo "two-input-two-output").
 . "$(dirname "$0")/lib.sh"
 

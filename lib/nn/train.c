@@ -148,7 +148,8 @@ static size_t count_entries(const json_t *metrics)
 }
 
 /*
- * compile.metrics as Keras 3 reads it: one output, a list of entries;
+ * compile.metrics as Keras 3 reads it: one output, a list of entries
+ * (or an object keyed by the output's name: the keys stay unprefixed);
  * several outputs, a list with one item per output (null, an entry or
  * a list of entries) or an object keyed by output name (outputs not
  * named get none). A flat list of another length is refused, as Keras
@@ -170,10 +171,7 @@ static int metrics_parse(struct tfk_trainer *tr, const json_t *metrics,
 				       i ? ", " : "", m->outputs[i].name);
 	if (!metrics || json_is_null(metrics))
 		return 0;
-	if (tr->n_out == 1) {
-		if (!json_is_array(metrics))
-			return tfk_errf(err, TFK_EINVAL, "%s: expected a list "
-					"such as [\"accuracy\"]", path);
+	if (tr->n_out == 1 && json_is_array(metrics)) {
 		for (i = 0; i < (int)json_array_size(metrics); i++) {
 			snprintf(p, sizeof(p), "%s[%d]", path, i);
 			rc = metric_add(tr, json_array_get(metrics, (size_t)i),
@@ -183,6 +181,10 @@ static int metrics_parse(struct tfk_trainer *tr, const json_t *metrics,
 		}
 		return 0;
 	}
+	if (!json_is_array(metrics) && !json_is_object(metrics))
+		return tfk_errf(err, TFK_EINVAL, "%s: expected a list such as "
+				"[\"accuracy\"]%s", path, tr->n_out > 1 ?
+				" or an object keyed by output name" : "");
 	if (json_is_array(metrics)) {
 		if (!json_array_size(metrics))
 			return 0;

@@ -67,9 +67,9 @@ struct tfk_trainer;
  * ls[m->n_outputs] and loss weights loss_weights[m->n_outputs] (NULL:
  * 1 each; tfk_loss_parse_outputs gives both), the metrics of `metrics`
  * (compile.metrics, may be NULL; metrics_path names it in messages):
- * one output, a JSON array of metric entries; several outputs, an
- * array with one item per output (null, an entry, or an array of
- * entries) or an object keyed by output name, as Keras 3 reads it (a
+ * a JSON array of metric entries (one output), or an array with one
+ * item per output (null, an entry, or an array of entries; several
+ * outputs), or an object keyed by output name, as Keras 3 reads it (a
  * flat list of another length is refused). Optimizer opt is borrowed.
  * The graph is built at the first step or eval; one trainer per model
  * (its placeholders are added to m->g). 0, TFK_EINVAL (a bad metric

@@ -115,6 +115,13 @@ testcmd "one output: the per-output form of labels is the one-output form's" \
 	'$MLP --out p1 --set "labels={\"dense_1\":{\"feature\":\"label\",\"dtype\":\"int32\"}}" >p1.json &&
 	 $MLP --out p2 >p2.json && $PYTHON same.py p1.json p2.json' \
 	"same"
+testcmd "one output: loss and metrics keyed by its name, Keras 3's unprefixed keys; a loss weight 0.5 halves one batch's loss" \
+	'$MLP --out p3 --set fit.batch_size=64 --set "compile.loss={\"dense_1\":\"sparse_categorical_crossentropy\"}" \
+	   --set "compile.metrics={\"dense_1\":[\"accuracy\"]}" --set compile.loss_weights=0.5 >p3.json &&
+	 $MLP --out p4 --set fit.batch_size=64 >p4.json && $PYTHON -c "
+import json; a, b = (json.load(open(f))[\"history\"] for f in (\"p3.json\", \"p4.json\"))
+print(list(a), a[\"loss\"][0] == b[\"loss\"][0] / 2, a[\"accuracy\"] == b[\"accuracy\"])"' \
+	"['loss', 'accuracy'] True True"
 
 # Callbacks, resume, export --------------------------------------------------------
 testcmd "EarlyStopping on val_b_loss (min_delta 10): stops after epoch 2 of 10" \

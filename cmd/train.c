@@ -832,7 +832,7 @@ static double f32(double v)
 
 static void trainer_logs(struct run *r, struct tfk_logs *l, const char *pfx)
 {
-	char k[80];
+	char k[300];
 
 	snprintf(k, sizeof(k), "%sloss", pfx);
 	tfk_logs_set(l, k, f32(tfk_trainer_loss(r->tr)));
@@ -1077,19 +1077,20 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 
 static int log_keys(struct run *r, const char ***keys)
 {
+	enum { CAP = 2 * 64 + 2 };	/* keys checked, at most */
 	int nm = tfk_trainer_n_metrics(r->tr), n = 0, pass;
 	const char **k = tfk_calloc((size_t)(2 * nm + 2), sizeof(char *));
-	static char buf[2 * 64 + 2][80];
+	static char buf[CAP][300];
 
 	if (!k)
 		return -1;
-	for (pass = 0; pass < (r->n_val ? 2 : 1); pass++) {
+	for (pass = 0; pass < (r->n_val ? 2 : 1) && n < CAP; pass++) {
 		const char *p = pass ? "val_" : "";
 
 		snprintf(buf[n], sizeof(buf[n]), "%sloss", p);
 		k[n] = buf[n];
 		n++;
-		for (int i = 0; i < nm && n < 2 * 64 + 2; i++) {
+		for (int i = 0; i < nm && n < CAP; i++) {
 			snprintf(buf[n], sizeof(buf[n]), "%s%s", p,
 				 tfk_trainer_metric_name(r->tr, i));
 			k[n] = buf[n];

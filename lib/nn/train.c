@@ -5,12 +5,13 @@
  * first batch: each output's label placeholder takes the feed's label
  * dtype and rank, so no Cast or Reshape is added for int32 vs int64
  * labels. One train exec fetches loss, gradients, BN update values, the
- * outputs and (several outputs) each output's loss together, so a step is a single pass of the executor over a memory
- * plan made once; the optimizer then reads the gradients where the
- * executor left them (arena memory, valid until the next run) and
- * writes the variables in place, which the next run reads afresh. The
- * only per-step work outside the kernels is the optimizer's own loop,
- * the moving averages and the metric updates.
+ * outputs and (several outputs) each output's loss together, so a step
+ * is a single pass of the executor over a memory plan made once; the
+ * optimizer then reads the gradients where the executor left them
+ * (arena memory, valid until the next run) and writes the variables in
+ * place, which the next run reads afresh. The only per-step work
+ * outside the kernels is the optimizer's own loop, the moving averages
+ * and the metric updates.
  *
  * Several outputs: the per-output losses are fetched rather than
  * recomputed from the outputs, and they and every metric add to epoch

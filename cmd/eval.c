@@ -218,7 +218,8 @@ int main(int argc, char **argv)
 	struct tfk_spec *spec = NULL;
 	struct tfk_fit fit;
 	struct tfk_compile comp;
-	struct tfk_loss_spec ls;
+	struct tfk_loss_spec *ls = NULL, one;
+	float *lw = NULL;
 	struct tfk_model *m = NULL;
 	struct tfk_trainer *tr = NULL;
 	struct tfk_feed *feed = NULL;
@@ -264,13 +265,24 @@ int main(int argc, char **argv)
 		has_fit = 1;
 	if (!rc)
 		rc = tfk_spec_compile(spec, &comp, &err);
-	if (!rc)
-		rc = tfk_loss_parse(comp.loss, comp.loss_path, &ls, &err);
+	/* a single loss's errors before the model's (as tfk-train) */
+	if (!rc && !json_is_array(comp.loss) && !(json_is_object(comp.loss) &&
+	    !json_object_get(comp.loss, "class_name")))
+		rc = tfk_loss_parse(comp.loss, comp.loss_path, &one, &err);
 	if (!rc) {
 		snprintf(path, sizeof(path), "%s: model", tfk_spec_name(spec));
 		rc = tfk_keras_build(json_object_get(tfk_spec_json(spec),
 						     "model"), path, mseed, &m,
 				     &err);
+	}
+	if (!rc) {
+		ls = tfk_calloc((size_t)m->n_outputs + 1, sizeof(*ls));
+		lw = tfk_calloc((size_t)m->n_outputs + 1, sizeof(*lw));
+		rc = !ls || !lw ? tfk_errf(&err, TFK_ENOMEM, "out of memory") :
+			tfk_loss_parse_outputs(comp.loss, comp.loss_path,
+					       comp.loss_weights,
+					       comp.loss_weights_path, m, ls,
+					       lw, &err);
 	}
 	if (!rc && prefix[0])
 		rc = tfk_ckpt_restore(prefix, m->g, NULL, 0, NULL, &err);
@@ -278,7 +290,7 @@ int main(int argc, char **argv)
 		rc = tfk_kerasfile_apply(kfile, argv[0], m, &err);
 	if (!rc) {
 		to.threads = (int)threads;
-		rc = tfk_trainer_new(&tr, m, &ls, comp.metrics,
+		rc = tfk_trainer_new(&tr, m, ls, lw, comp.metrics,
 				     comp.metrics_path, NULL, &to, &err);
 	}
 	if (!rc) {
@@ -291,7 +303,8 @@ int main(int argc, char **argv)
 			rc = 0;
 	}
 	if (!rc) {
-		fo.loss = &ls;
+		fo.loss = ls;
+		fo.n_loss = m->n_outputs;
 		fo.schema = has_schema ? &schema : NULL;
 		rc = tfk_feed_new(&feed, spec, m, &fo, &err);
 	}
@@ -350,6 +363,8 @@ int main(int argc, char **argv)
 	tfk_feed_free(feed);
 	tfk_trainer_free(tr);
 	tfk_model_free(m);
+	tfk_free(ls);
+	tfk_free(lw);
 	if (has_fit)
 		tfk_fit_release(&fit);
 	tfk_spec_free(spec);

@@ -255,7 +255,8 @@ struct run {
 	struct tfk_spec *spec;
 	struct tfk_fit fit;
 	struct tfk_compile comp;
-	struct tfk_loss_spec ls;
+	struct tfk_loss_spec *ls;	/* [outputs] */
+	float *lw;			/* [outputs] loss weights */
 	struct tfk_model *m;
 	struct tfk_optim *opt;
 	struct tfk_trainer *tr;
@@ -831,7 +832,7 @@ static double f32(double v)
 
 static void trainer_logs(struct run *r, struct tfk_logs *l, const char *pfx)
 {
-	char k[80];
+	char k[300];
 
 	snprintf(k, sizeof(k), "%sloss", pfx);
 	tfk_logs_set(l, k, f32(tfk_trainer_loss(r->tr)));
@@ -1076,19 +1077,20 @@ static int run_epoch(struct run *r, struct tfk_logs *l)
 
 static int log_keys(struct run *r, const char ***keys)
 {
+	enum { CAP = 2 * 64 + 2 };	/* keys checked, at most */
 	int nm = tfk_trainer_n_metrics(r->tr), n = 0, pass;
 	const char **k = tfk_calloc((size_t)(2 * nm + 2), sizeof(char *));
-	static char buf[2 * 64 + 2][80];
+	static char buf[CAP][300];
 
 	if (!k)
 		return -1;
-	for (pass = 0; pass < (r->n_val ? 2 : 1); pass++) {
+	for (pass = 0; pass < (r->n_val ? 2 : 1) && n < CAP; pass++) {
 		const char *p = pass ? "val_" : "";
 
 		snprintf(buf[n], sizeof(buf[n]), "%sloss", p);
 		k[n] = buf[n];
 		n++;
-		for (int i = 0; i < nm && n < 2 * 64 + 2; i++) {
+		for (int i = 0; i < nm && n < CAP; i++) {
 			snprintf(buf[n], sizeof(buf[n]), "%s%s", p,
 				 tfk_trainer_metric_name(r->tr, i));
 			k[n] = buf[n];
@@ -1402,6 +1404,30 @@ static int adapt(struct tfk_spec *s, const struct tfk_fit *fit)
 	return rc;
 }
 
+/*
+ * compile.loss and loss_weights per output of m into new arrays (*ls,
+ * *lw; freed first). Without m (before the model is built) a single
+ * loss is only checked, so its errors come before the model's.
+ */
+static int losses(const struct tfk_compile *c, const struct tfk_model *m,
+		  struct tfk_loss_spec **ls, float **lw)
+{
+	struct tfk_loss_spec one;
+
+	if (!m)
+		return json_is_array(c->loss) || (json_is_object(c->loss) &&
+		       !json_object_get(c->loss, "class_name")) ? 0 :
+			tfk_loss_parse(c->loss, c->loss_path, &one, &err);
+	tfk_free(*ls);
+	tfk_free(*lw);
+	*ls = tfk_calloc((size_t)m->n_outputs + 1, sizeof(**ls));
+	*lw = tfk_calloc((size_t)m->n_outputs + 1, sizeof(**lw));
+	if (!*ls || !*lw)
+		return tfk_errf(&err, TFK_ENOMEM, "out of memory");
+	return tfk_loss_parse_outputs(c->loss, c->loss_path, c->loss_weights,
+				      c->loss_weights_path, m, *ls, *lw, &err);
+}
+
 static int setup(struct run *r, const char *spec_path)
 {
 	struct tfk_feed_opts fo = { 0 };
@@ -1421,8 +1447,7 @@ static int setup(struct run *r, const char *spec_path)
 	if (!rc)
 		rc = tfk_spec_compile(r->spec, &r->comp, &err);
 	if (!rc)
-		rc = tfk_loss_parse(r->comp.loss, r->comp.loss_path, &r->ls,
-				    &err);
+		rc = losses(&r->comp, NULL, &r->ls, &r->lw);
 	if (!rc) {
 		snprintf(path, sizeof(path), "%s: model",
 			 tfk_spec_name(r->spec));
@@ -1430,6 +1455,8 @@ static int setup(struct run *r, const char *spec_path)
 						     "model"), path, seed,
 				     &r->m, &err);
 	}
+	if (!rc)
+		rc = losses(&r->comp, r->m, &r->ls, &r->lw);
 	if (!rc)
 		rc = tfk_optim_new(r->comp.optimizer, r->comp.optimizer_path,
 				   &r->opt, &err);
@@ -1442,8 +1469,9 @@ static int setup(struct run *r, const char *spec_path)
 		to.nan_skip = !strcmp(nan_policy, "skip");
 		to.data_parallel = ranks > 1 || input_workers;
 		to.bucket_bytes = (size_t)fusion_bytes;
-		rc = tfk_trainer_new(&r->tr, r->m, &r->ls, r->comp.metrics,
-				     r->comp.metrics_path, r->opt, &to, &err);
+		rc = tfk_trainer_new(&r->tr, r->m, r->ls, r->lw,
+				     r->comp.metrics, r->comp.metrics_path,
+				     r->opt, &to, &err);
 	}
 	if (!rc) {
 		snprintf(path, sizeof(path), "%s: fit.callbacks",
@@ -1488,7 +1516,8 @@ static int setup(struct run *r, const char *spec_path)
 	if (rc < 0)
 		return rc;
 	has_schema = rc == 1;
-	fo.loss = &r->ls;
+	fo.loss = r->ls;
+	fo.n_loss = r->m->n_outputs;
 	fo.class_weight = r->fit.class_weight;
 	fo.n_class_weight = r->fit.n_class_weight;
 	fo.schema = has_schema ? &schema : NULL;
@@ -1625,6 +1654,8 @@ static void teardown(struct run *r)
 	tfk_trainer_free(r->tr);
 	tfk_optim_free(r->opt);
 	tfk_model_free(r->m);
+	tfk_free(r->ls);
+	tfk_free(r->lw);
 	tfk_fit_release(&r->fit);
 	tfk_spec_free(r->spec);
 	tfk_kerasfile_free(kfile);

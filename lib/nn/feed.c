@@ -72,25 +72,38 @@ struct col {
 	struct tfk_buf sbuf;	/* ST_STR: the values' bytes */
 };
 
+/* One output's labels. */
+struct lab {
+	int sparse;
+	char loss_name[40];
+	char *feature;
+	enum tfk_dtype out;		/* INT64/INT32 sparse, FLOAT dense */
+	int64_t n_classes;		/* sparse: class ids < this (0: any) */
+	int rank;			/* dense: row shape (-1: from data) */
+	int64_t shape[TFK_MAX_RANK];
+	int64_t numel;			/* dense: values per row (0: unknown) */
+	void *data;			/* int64 [cap] or float [cap*numel] */
+	uint8_t *buf;			/* the batch's */
+	size_t cap;
+};
+
+/* Bytes one stored row of a label takes. */
+static size_t lab_row(const struct lab *b)
+{
+	return b->sparse ? sizeof(int64_t) : (size_t)b->numel * sizeof(float);
+}
+
 struct tfk_feed {
 	const struct tfk_spec *spec;
 	const struct tfk_model *m;
 	int n_cols;
 	struct col *cols;
 	struct tfk_tensor *views;	/* [n_cols]: the batch's inputs */
-	/* labels */
+	/* labels: one per model output (none for inference) */
 	int has_labels;
-	int sparse;
-	char loss_name[40];
-	char *label_feature;
-	enum tfk_dtype label_out;	/* INT64/INT32 sparse, FLOAT dense */
-	int64_t n_classes;		/* sparse: class ids < this (0: any) */
-	int label_rank;			/* dense: row shape (-1: from data) */
-	int64_t label_shape[TFK_MAX_RANK];
-	int64_t label_numel;		/* dense: values per row (0: unknown) */
-	void *labels;			/* int64 [cap] or float [cap*numel] */
-	uint8_t *lbuf;
-	size_t lcap;
+	int n_labs;
+	struct lab *labs;
+	struct tfk_tensor *lviews;	/* [n_labs]: the batch's labels */
 	/* class weights */
 	const float *cw;
 	long n_cw;
@@ -254,7 +267,7 @@ static int input_cfg(struct tfk_feed *f, struct col *c, const json_t *cfg,
 	return 0;
 }
 
-static int label_cfg(struct tfk_feed *f, const json_t *cfg, const char *where,
+static int label_cfg(struct lab *b, const json_t *cfg, const char *where,
 		     struct tfk_err *err)
 {
 	static const char *const keys[] = { "feature", "dtype", NULL };
@@ -269,8 +282,8 @@ static int label_cfg(struct tfk_feed *f, const json_t *cfg, const char *where,
 	    (rc = tfk_spec_str(cfg, "feature", where, NULL, &s, err)) < 0)
 		return rc;
 	if (s) {
-		tfk_free(f->label_feature);
-		if (!(f->label_feature = tfk_strdup(s)))
+		tfk_free(b->feature);
+		if (!(b->feature = tfk_strdup(s)))
 			return tfk_errf(err, TFK_ENOMEM, "out of memory");
 	}
 	if ((rc = tfk_spec_str(cfg, "dtype", where, NULL, &s, err)) < 0)
@@ -278,12 +291,154 @@ static int label_cfg(struct tfk_feed *f, const json_t *cfg, const char *where,
 	if (!s)
 		return 0;
 	if (tfk_dtype_parse(s, &t) < 0 ||
-	    (f->sparse ? t != TFK_DT_INT64 && t != TFK_DT_INT32
+	    (b->sparse ? t != TFK_DT_INT64 && t != TFK_DT_INT32
 		       : t != TFK_DT_FLOAT))
 		return tfk_errf(err, TFK_EINVAL, "%s.dtype: expected %s for "
-				"%s", where, f->sparse ? "int64 or int32" :
-				"float32", f->loss_name);
-	f->label_out = t;
+				"%s", where, b->sparse ? "int64 or int32" :
+				"float32", b->loss_name);
+	b->out = t;
+	return 0;
+}
+
+/* Is labels the per-output form, {"<output>": {...}, ...}? With one
+ * output only when its key is the output's name (the one-output form's
+ * keys are "feature" and "dtype"). */
+static int per_output(const json_t *labels, const struct tfk_model *m)
+{
+	const char *key;
+	json_t *v;
+
+	if (m->n_outputs > 1)
+		return 1;
+	json_object_foreach((json_t *)labels, key, v)
+		if (m->n_outputs == 1 && !strcmp(key, m->outputs[0].name) &&
+		    strcmp(key, "feature") && strcmp(key, "dtype"))
+			return 1;
+	return 0;
+}
+
+/* Output o's label: loss ls, shape from the output, the default
+ * feature dflt. */
+static int lab_init(struct lab *b, const struct tfk_model *m, int o,
+		    const struct tfk_loss_spec *ls, const char *dflt,
+		    struct tfk_err *err)
+{
+	const struct tfk_tdesc *d;
+	int k;
+
+	snprintf(b->loss_name, sizeof(b->loss_name), "%s", ls->name);
+	b->sparse = !strncmp(ls->name, "sparse_", 7);
+	b->out = b->sparse ? TFK_DT_INT64 : TFK_DT_FLOAT;
+	d = tfk_graph_desc(m->g, m->outputs[o].train);
+	b->rank = -1;
+	if (d && d->rank >= 1) {
+		int64_t last = d->shape[d->rank - 1];
+
+		if (b->sparse) {
+			b->n_classes = d->rank >= 2 && last > 0 ? last : 0;
+		} else {
+			b->rank = d->rank - 1;
+			b->numel = 1;
+			for (k = 0; k < b->rank; k++) {
+				b->shape[k] = d->shape[k + 1];
+				if (b->shape[k] < 0)
+					b->rank = -1;
+				else
+					b->numel *= b->shape[k];
+			}
+			if (b->rank < 0)
+				b->numel = 0;
+		}
+	}
+	b->feature = tfk_strdup(dflt);
+	return b->feature ? 0 : tfk_errf(err, TFK_ENOMEM, "out of memory");
+}
+
+/* The "labels" section (NULL: defaults): one output, {"feature",
+ * "dtype"} or {"<output>": {...}}; several, {"<output>": {...}} with
+ * each output's feature defaulting to its name. */
+static int labels_cfg(struct tfk_feed *f, const json_t *labels,
+		      const struct tfk_feed_opts *o, struct tfk_err *err)
+{
+	const struct tfk_model *m = f->m;
+	const char *name = tfk_spec_name(f->spec), *key;
+	char where[400], outs[300];
+	size_t at = 0;
+	json_t *v;
+	int i, rc, per = labels && json_is_object(labels) &&
+		per_output(labels, m);
+
+	outs[0] = 0;
+	for (i = 0; i < m->n_outputs && at < sizeof(outs); i++)
+		at += (size_t)snprintf(outs + at, sizeof(outs) - at, "%s%s",
+				       i ? ", " : "", m->outputs[i].name);
+	if (m->n_outputs > 1 && (o->n_loss != m->n_outputs || o->output))
+		return tfk_errf(err, TFK_EINVAL, "%s: labels: %d losses for "
+				"a model with %d outputs", name,
+				o->n_loss ? o->n_loss : 1, m->n_outputs);
+	if (m->n_outputs < 1 || o->output < 0 || o->output >= m->n_outputs)
+		return tfk_errf(err, TFK_EINVAL, "%s: labels: the model has "
+				"no output %d", name, o->output);
+	if (labels && !json_is_object(labels))
+		return tfk_errf(err, TFK_EINVAL, "%s: labels: expected an "
+				"object {\"feature\": ..., \"dtype\": ...}%s",
+				name, m->n_outputs > 1 ? " per output" : "");
+	if (per) {
+		json_object_foreach((json_t *)labels, key, v) {
+			for (i = 0; i < m->n_outputs; i++)
+				if (!strcmp(m->outputs[i].name, key))
+					break;
+			if (i < m->n_outputs)
+				continue;
+			if (m->n_outputs > 1 && (!strcmp(key, "feature") ||
+						 !strcmp(key, "dtype")))
+				return tfk_errf(err, TFK_EINVAL, "%s: labels."
+						"%s: the model has %d outputs "
+						"(%s): give one entry per "
+						"output, {\"%s\": {\"feature\":"
+						" ...}, ...}", name, key,
+						m->n_outputs, outs,
+						m->outputs[0].name);
+			return tfk_errf(err, TFK_EINVAL, "%s: labels.%s: the "
+					"model has no output '%s' (outputs: "
+					"%s)", name, key, key, outs);
+		}
+	}
+	f->n_labs = m->n_outputs > 1 ? m->n_outputs : 1;
+	f->labs = tfk_calloc((size_t)f->n_labs, sizeof(*f->labs));
+	f->lviews = tfk_calloc((size_t)f->n_labs, sizeof(*f->lviews));
+	if (!f->labs || !f->lviews)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	f->has_labels = 1;
+	for (i = 0; i < f->n_labs; i++) {
+		int out = f->n_labs > 1 ? i : o->output;
+		const char *oname = m->outputs[out].name;
+		const json_t *e;
+
+		rc = lab_init(&f->labs[i], m, out, &o->loss[i],
+			      f->n_labs > 1 ? oname : "label", err);
+		if (rc < 0)
+			return rc;
+		e = !labels ? NULL : per ? json_object_get(labels, oname) :
+			labels;
+		if (!e || json_is_null(e))
+			continue;
+		if (per)
+			snprintf(where, sizeof(where), "%.200s: labels.%.150s",
+				 name, oname);
+		else
+			snprintf(where, sizeof(where), "%.200s: labels", name);
+		if ((rc = label_cfg(&f->labs[i], e, where, err)) < 0)
+			return rc;
+	}
+	if (o->class_weight && o->n_class_weight > 0) {
+		if (f->n_labs > 1)
+			return tfk_errf(err, TFK_EINVAL, "%s: fit.class_weight: "
+					"only supported for models with a "
+					"single output (as Keras)", name);
+		f->cw = o->class_weight;
+		f->n_cw = o->n_class_weight;
+	}
 	return 0;
 }
 
@@ -409,7 +564,6 @@ int tfk_feed_new(struct tfk_feed **out, const struct tfk_spec *s,
 {
 	struct tfk_feed *f;
 	const json_t *inputs, *labels, *v;
-	const struct tfk_tdesc *d;
 	const char *name = tfk_spec_name(s), *key;
 	char where[400];
 	int i, k, rc;
@@ -525,58 +679,8 @@ int tfk_feed_new(struct tfk_feed **out, const struct tfk_spec *s,
 	}
 
 	/* labels */
-	if (o && o->loss) {
-		f->has_labels = 1;
-		snprintf(f->loss_name, sizeof(f->loss_name), "%s",
-			 o->loss->name);
-		f->sparse = !strncmp(o->loss->name, "sparse_", 7);
-		f->label_out = f->sparse ? TFK_DT_INT64 : TFK_DT_FLOAT;
-		if (m->n_outputs != 1 || o->output != 0) {
-			rc = tfk_errf(err, TFK_EINVAL, "%s: labels: models with "
-				      "%d outputs are not supported (one "
-				      "output, one label feature)", name,
-				      m->n_outputs);
-			goto fail;
-		}
-		d = tfk_graph_desc(m->g, m->outputs[0].train);
-		f->label_rank = -1;
-		if (d && d->rank >= 1) {
-			int64_t last = d->shape[d->rank - 1];
-
-			if (f->sparse) {
-				f->n_classes = d->rank >= 2 && last > 0 ?
-					       last : 0;
-			} else {
-				f->label_rank = d->rank - 1;
-				f->label_numel = 1;
-				for (k = 0; k < f->label_rank; k++) {
-					f->label_shape[k] = d->shape[k + 1];
-					if (f->label_shape[k] < 0)
-						f->label_rank = -1;
-					else
-						f->label_numel *=
-							f->label_shape[k];
-				}
-				if (f->label_rank < 0)
-					f->label_numel = 0;
-			}
-		}
-		f->label_feature = tfk_strdup("label");
-		if (!f->label_feature) {
-			rc = tfk_errf(err, TFK_ENOMEM, "out of memory");
-			goto fail;
-		}
-		if (labels) {
-			snprintf(where, sizeof(where), "%.200s: labels", name);
-			rc = label_cfg(f, labels, where, err);
-			if (rc < 0)
-				goto fail;
-		}
-		if (o->class_weight && o->n_class_weight > 0) {
-			f->cw = o->class_weight;
-			f->n_cw = o->n_class_weight;
-		}
-	}
+	if (o && o->loss && (rc = labels_cfg(f, labels, o, err)) < 0)
+		goto fail;
 	/* with a schema the defaults are settled now: it is not kept */
 	if (f->schema && (rc = resolve(f, NULL, NULL, err)) < 0)
 		goto fail;
@@ -602,9 +706,13 @@ void tfk_feed_free(struct tfk_feed *f)
 	}
 	tfk_free(f->cols);
 	tfk_free(f->views);
-	tfk_free(f->label_feature);
-	tfk_free(f->labels);
-	tfk_free(f->lbuf);
+	for (i = 0; f->labs && i < f->n_labs; i++) {
+		tfk_free(f->labs[i].feature);
+		tfk_free(f->labs[i].data);
+		tfk_free(f->labs[i].buf);
+	}
+	tfk_free(f->labs);
+	tfk_free(f->lviews);
 	tfk_free(f->cls);
 	tfk_free(f->wbuf);
 	tfk_free(f->scratch);
@@ -766,9 +874,9 @@ static int has_feature(const struct tfk_feed *f, const struct tfk_example *ex,
 static int only_other(const struct tfk_feed *f, const struct tfk_example *ex,
 		      char **out)
 {
-	const char *lab = f->has_labels ? f->label_feature : NULL;
 	const char *cand = NULL;
 	size_t i, cn = 0, nf;
+	int j;
 
 	*out = NULL;
 	nf = f->schema ? f->schema->n_feat : ex->n_feat;
@@ -783,8 +891,15 @@ static int only_other(const struct tfk_feed *f, const struct tfk_example *ex,
 			nm = ex->feat[i].name;
 			len = ex->feat[i].name_len;
 		}
-		if (reserved(nm, len) ||
-		    (lab && strlen(lab) == len && !memcmp(nm, lab, len)))
+		if (reserved(nm, len))
+			continue;
+		for (j = 0; j < f->n_labs; j++) {
+			const char *lab = f->labs[j].feature;
+
+			if (strlen(lab) == len && !memcmp(nm, lab, len))
+				break;
+		}
+		if (j < f->n_labs)
 			continue;
 		if (cand)
 			return 0;
@@ -937,14 +1052,15 @@ static int grow(struct tfk_feed *f, size_t need, struct tfk_err *err)
 		c->data = p;
 		hugepages(p, cap * rb);
 	}
-	if (f->has_labels) {
-		size_t lb = f->sparse ? sizeof(int64_t) :
-			    (size_t)f->label_numel * sizeof(float);
+	for (i = 0; i < (size_t)f->n_labs; i++) {
+		struct lab *b = &f->labs[i];
 
-		p = tfk_realloc(f->labels, nz(cap * lb));
+		p = tfk_realloc(b->data, nz(cap * lab_row(b)));
 		if (!p)
 			return tfk_errf(err, TFK_ENOMEM, "out of memory");
-		f->labels = p;
+		b->data = p;
+	}
+	if (f->has_labels) {
 		if (f->cw) {
 			p = tfk_realloc(f->cls, cap * sizeof(int32_t));
 			if (!p)
@@ -958,74 +1074,79 @@ static int grow(struct tfk_feed *f, size_t need, struct tfk_err *err)
 }
 
 /* Class id of a label value (integral check included). */
-static int class_id(struct tfk_feed *f, double v, const struct loc *l,
+static int class_id(const struct lab *b, double v, const struct loc *l,
 		    int64_t *id, struct tfk_err *err)
 {
 	if (!(v == floor(v)) || fabs(v) > 9.2e18)
 		return locf(err, TFK_EINVAL, l, "feature %s: %g is not an "
-			    "integer class id (%s)", f->label_feature, v,
-			    f->loss_name);
+			    "integer class id (%s)", b->feature, v,
+			    b->loss_name);
 	*id = (int64_t)v;
 	return 0;
 }
 
-static int add_label(struct tfk_feed *f, const struct tfk_example *ex,
+/* Label j of row r from ex (and the row's class for class weights). */
+static int add_label(struct tfk_feed *f, int j, const struct tfk_example *ex,
 		     size_t r, const struct loc *l, struct tfk_err *err)
 {
-	const struct tfk_feat *ft = tfk_example_find(ex, f->label_feature);
+	struct lab *b = &f->labs[j];
+	const struct tfk_feat *ft = tfk_example_find(ex, b->feature);
 	int64_t id = 0, k;
 	float fv;
 	double v;
 
 	if (!ft)
-		return locf(err, TFK_EINVAL, l, "no feature '%s' (the label)",
-			    f->label_feature);
+		return locf(err, TFK_EINVAL, l, "no feature '%s' (the label%s%s)",
+			    b->feature, f->n_labs > 1 ? " of " : "",
+			    f->n_labs > 1 ? f->m->outputs[j].name : "");
 	if (ft->kind != TFK_FEAT_INT64 && ft->kind != TFK_FEAT_FLOAT)
 		return locf(err, TFK_EINVAL, l, "feature %s: %s values, "
-			    "expected int64 or float labels", f->label_feature,
+			    "expected int64 or float labels", b->feature,
 			    tfk_feat_kind_name(ft->kind));
-	if (f->sparse) {
+	if (b->sparse) {
 		if (ft->n != 1)
 			return locf(err, TFK_EINVAL, l, "feature %s: %zu "
 				    "values, expected one class id",
-				    f->label_feature, ft->n);
+				    b->feature, ft->n);
 		if (ft->kind == TFK_FEAT_INT64) {
 			tfk_feat_int64s(ft, &id, 1);
 		} else {
 			tfk_feat_floats(ft, &fv, 1);
-			if (class_id(f, fv, l, &id, err) < 0)
+			if (class_id(b, fv, l, &id, err) < 0)
 				return err ? err->code : TFK_EINVAL;
 		}
-		if (id < 0 || (f->n_classes && id >= f->n_classes))
+		if (id < 0 || (b->n_classes && id >= b->n_classes))
 			return locf(err, TFK_EINVAL, l, "feature %s: class %"
 				    PRId64 " outside [0, %" PRId64 ")",
-				    f->label_feature, id, f->n_classes ?
-				    f->n_classes : INT64_MAX);
-		((int64_t *)f->labels)[r] = id;
+				    b->feature, id, b->n_classes ?
+				    b->n_classes : INT64_MAX);
+		((int64_t *)b->data)[r] = id;
 	} else {
 		float *dst;
 		int64_t best = 0;
 
-		if ((int64_t)ft->n != f->label_numel)
+		if ((int64_t)ft->n != b->numel)
 			return locf(err, TFK_EINVAL, l, "feature %s: %zu "
-				    "values, the output needs %" PRId64,
-				    f->label_feature, ft->n, f->label_numel);
-		dst = (float *)f->labels + r * (size_t)f->label_numel;
+				    "values, the output%s%s needs %" PRId64,
+				    b->feature, ft->n, f->n_labs > 1 ? " " : "",
+				    f->n_labs > 1 ? f->m->outputs[j].name : "",
+				    b->numel);
+		dst = (float *)b->data + r * (size_t)b->numel;
 		if (ft->kind == TFK_FEAT_FLOAT) {
-			tfk_feat_floats(ft, dst, (size_t)f->label_numel);
+			tfk_feat_floats(ft, dst, (size_t)b->numel);
 		} else {
-			size_t nb = (size_t)f->label_numel * sizeof(int64_t);
+			size_t nb = (size_t)b->numel * sizeof(int64_t);
 
 			if (ensure(&f->scratch, &f->scratch_cap, nb, err) < 0)
 				return TFK_ENOMEM;
 			tfk_feat_int64s(ft, (int64_t *)f->scratch,
-					(size_t)f->label_numel);
-			for (k = 0; k < f->label_numel; k++)
+					(size_t)b->numel);
+			for (k = 0; k < b->numel; k++)
 				dst[k] = (float)((int64_t *)f->scratch)[k];
 		}
 		if (f->cw) {
-			if (f->label_numel > 1) {
-				for (k = 1; k < f->label_numel; k++)
+			if (b->numel > 1) {
+				for (k = 1; k < b->numel; k++)
 					if (dst[k] > dst[best])
 						best = k;
 				id = best;
@@ -1039,7 +1160,7 @@ static int add_label(struct tfk_feed *f, const struct tfk_example *ex,
 		if (id < 0 || id >= f->n_cw)
 			return locf(err, TFK_EINVAL, l, "feature %s: class %"
 				    PRId64 " has no weight in fit.class_weight "
-				    "(classes 0 to %ld)", f->label_feature, id,
+				    "(classes 0 to %ld)", b->feature, id,
 				    f->n_cw - 1);
 		f->cls[r] = (int32_t)id;
 	}
@@ -1067,18 +1188,22 @@ static int first_row(struct tfk_feed *f, const struct tfk_example *ex,
 		if ((rc = decide_store(c, ft, l, err)) < 0)
 			return rc;
 	}
-	if (f->has_labels && !f->sparse && f->label_numel == 0) {
-		ft = tfk_example_find(ex, f->label_feature);
+	for (i = 0; i < f->n_labs; i++) {
+		struct lab *b = &f->labs[i];
+
+		if (b->sparse || b->numel != 0)
+			continue;
+		ft = tfk_example_find(ex, b->feature);
 		if (!ft)
 			return locf(err, TFK_EINVAL, l, "no feature '%s' (the "
-				    "label)", f->label_feature);
+				    "label)", b->feature);
 		if (ft->n == 0 || ft->n > INT32_MAX)
 			return locf(err, TFK_EINVAL, l, "feature %s: %zu "
-				    "values, expected a label", f->label_feature,
+				    "values, expected a label", b->feature,
 				    ft->n);
-		f->label_rank = 1;
-		f->label_shape[0] = (int64_t)ft->n;
-		f->label_numel = (int64_t)ft->n;
+		b->rank = 1;
+		b->shape[0] = (int64_t)ft->n;
+		b->numel = (int64_t)ft->n;
 	}
 	return grow(f, 1, err);
 }
@@ -1177,8 +1302,9 @@ kind:
 			    tfk_feat_kind_name(ft->kind), store_kind(c->st),
 			    store_name(c->st));
 	}
-	if (f->has_labels && (rc = add_label(f, ex, r, l, err)) < 0)
-		return rc;
+	for (i = 0; i < (size_t)f->n_labs; i++)
+		if ((rc = add_label(f, (int)i, ex, r, l, err)) < 0)
+			return rc;
 	f->rows = r + 1;
 	return 0;
 }
@@ -1296,8 +1422,8 @@ size_t tfk_feed_bytes(const struct tfk_feed *f)
 	for (i = 0; i < f->n_cols; i++)
 		b += f->rows * (size_t)f->cols[i].numel *
 		     store_size[f->cols[i].st];
-	if (f->has_labels)
-		b += f->rows * (f->sparse ? 8 : (size_t)f->label_numel * 4);
+	for (i = 0; i < f->n_labs; i++)
+		b += f->rows * lab_row(&f->labs[i]);
 	return b;
 }
 
@@ -1340,10 +1466,13 @@ void tfk_feed_shift(struct tfk_feed *f, size_t n)
 				o[2 * e] -= base;
 		}
 	}
-	if (f->has_labels) {
-		size_t lb = f->sparse ? 8 : (size_t)f->label_numel * 4;
+	for (i = 0; i < f->n_labs; i++) {
+		size_t lb = lab_row(&f->labs[i]);
 
-		memmove(f->labels, (uint8_t *)f->labels + n * lb, rest * lb);
+		memmove(f->labs[i].data, (uint8_t *)f->labs[i].data + n * lb,
+			rest * lb);
+	}
+	if (f->has_labels) {
 		if (f->cw)
 			memmove(f->cls, f->cls + n, rest * sizeof(*f->cls));
 	}
@@ -1382,7 +1511,7 @@ int tfk_feed_input_raw(const struct tfk_feed *f, int k, enum tfk_dtype *dtype,
 
 const char *tfk_feed_label_feature(const struct tfk_feed *f)
 {
-	return f->has_labels ? f->label_feature : NULL;
+	return f->has_labels ? f->labs[0].feature : NULL;
 }
 
 /* Batches ----------------------------------------------------------------- */
@@ -1483,6 +1612,49 @@ static void convert_row(const struct col *c, const uint8_t *src, void *dst)
 	}
 }
 
+/* Rows perm[start..start+n) (perm NULL: start..) of label b into its
+ * batch buffer, viewed by *t. */
+static int lab_batch(struct lab *b, const uint32_t *perm, size_t start,
+		     size_t n, struct tfk_tensor *t, struct tfk_err *err)
+{
+	int64_t shape[TFK_MAX_RANK + 1];
+	size_t i, r;
+	int rc;
+
+	shape[0] = (int64_t)n;
+	if (b->sparse) {
+		size_t es = b->out == TFK_DT_INT32 ? 4 : 8;
+		const int64_t *lab = b->data;
+
+		if ((rc = ensure(&b->buf, &b->cap, nz(n * es), err)) < 0)
+			return rc;
+		for (i = 0; i < n; i++) {
+			r = perm ? perm[start + i] : start + i;
+			if (es == 4)
+				((int32_t *)b->buf)[i] = (int32_t)lab[r];
+			else
+				((int64_t *)b->buf)[i] = lab[r];
+		}
+		return tfk_tensor_init_view(t, b->out, 1, shape, b->buf,
+					    n * es, TFK_OWN_BORROWED, err);
+	}
+	{
+		size_t lb = (size_t)b->numel * 4;
+
+		if ((rc = ensure(&b->buf, &b->cap, nz(n * lb), err)) < 0)
+			return rc;
+		for (i = 0; i < n; i++) {
+			r = perm ? perm[start + i] : start + i;
+			memcpy(b->buf + i * lb, (uint8_t *)b->data + r * lb,
+			       lb);
+		}
+		memcpy(shape + 1, b->shape, (size_t)b->rank * sizeof(int64_t));
+		return tfk_tensor_init_view(t, TFK_DT_FLOAT, b->rank + 1,
+					    shape, b->buf, n * lb,
+					    TFK_OWN_BORROWED, err);
+	}
+}
+
 int tfk_feed_batch(struct tfk_feed *f, const uint32_t *perm, size_t start,
 		   size_t n, struct tfk_feed_batch *b, struct tfk_err *err)
 {
@@ -1532,45 +1704,17 @@ int tfk_feed_batch(struct tfk_feed *f, const uint32_t *perm, size_t start,
 	b->n = n;
 	b->n_inputs = f->n_cols;
 	b->inputs = f->views;
-	if (f->has_labels) {
-		if (f->sparse) {
-			size_t es = f->label_out == TFK_DT_INT32 ? 4 : 8;
-			const int64_t *lab = f->labels;
+	for (k = 0; k < f->n_labs; k++) {
+		struct lab *lb = &f->labs[k];
 
-			if ((rc = ensure(&f->lbuf, &f->lcap, n * es, err)) < 0)
-				return rc;
-			for (i = 0; i < n; i++) {
-				r = perm ? perm[start + i] : start + i;
-				if (es == 4)
-					((int32_t *)f->lbuf)[i] =
-						(int32_t)lab[r];
-				else
-					((int64_t *)f->lbuf)[i] = lab[r];
-			}
-			shape[0] = (int64_t)n;
-			rc = tfk_tensor_init_view(&b->label, f->label_out, 1,
-						  shape, f->lbuf, n * es,
-						  TFK_OWN_BORROWED, err);
-		} else {
-			size_t lb = (size_t)f->label_numel * 4;
-
-			if ((rc = ensure(&f->lbuf, &f->lcap, n * lb, err)) < 0)
-				return rc;
-			for (i = 0; i < n; i++) {
-				r = perm ? perm[start + i] : start + i;
-				memcpy(f->lbuf + i * lb,
-				       (uint8_t *)f->labels + r * lb, lb);
-			}
-			shape[0] = (int64_t)n;
-			memcpy(shape + 1, f->label_shape,
-			       (size_t)f->label_rank * sizeof(int64_t));
-			rc = tfk_tensor_init_view(&b->label, TFK_DT_FLOAT,
-						  f->label_rank + 1, shape,
-						  f->lbuf, n * lb,
-						  TFK_OWN_BORROWED, err);
-		}
-		if (rc < 0)
+		if ((rc = lab_batch(lb, perm, start, n, &f->lviews[k],
+				    err)) < 0)
 			return rc;
+	}
+	if (f->has_labels) {
+		b->label = f->lviews[0];
+		b->n_labels = f->n_labs;
+		b->labels = f->lviews;
 		if (f->cw) {
 			if ((rc = ensure((uint8_t **)&f->wbuf, &f->wcap,
 					 n * sizeof(float), err)) < 0)

@@ -33,12 +33,21 @@
  * The placeholder gets the input's dtype (float32 usually; int32/int64
  * inputs, e.g. for Embedding, get the values unscaled).
  *
- * The label ("labels"; one model output is supported, models with
- * several outputs are refused here):
+ * The label ("labels"), for a model with one output:
  *   feature  default "label";
  *   dtype    the label tensor's dtype: "int64" or "int32" for sparse
  *            losses (class ids, [batch]), "float32" otherwise ([batch,
  *            ...output shape]). Default int64 for sparse, else float32.
+ * A model with several outputs takes one such entry per output, keyed
+ * by the output's (layer) name, each with its own output's loss
+ * deciding its dtype and shape; an output left out reads the feature
+ * named as the output (as Keras maps y dicts by output name):
+ *   "labels": {"a": {"feature": "ya"}, "b": {"feature": "yb",
+ *              "dtype": "float32"}}
+ * (the per-output form also serves one output: {"dense_1": {...}}).
+ * The one-output form for a model with several outputs, an unknown
+ * output name, and fit.class_weight with several outputs (Keras refuses
+ * it) are errors naming the JSON path.
  * For a sparse loss every label must be an integer (int64 values, or
  * floats with an integral value) in [0, classes) where classes is the
  * output's last dimension; else the record is refused with its number.
@@ -56,7 +65,8 @@
  * (and the row inside a batched record):
  *   "train.tfrecord: record 17: feature image: 780 values, input_1 needs
  *    784 (28x28)"
- *   "train.tfrecord: record 4 row 9: no feature 'label'"
+ *   "train.tfrecord: record 4 row 9: no feature 'label' (the label)"
+ *   "train.tfrecord: record 3: no feature 'yb' (the label of b)"
  *   "train.tfrecord: record 2: feature label: 2.5 is not an integer
  *    class id (sparse_categorical_crossentropy)"
  *   "train.tfrecord: record 2: feature label: class 12 outside [0, 10)"
@@ -83,9 +93,12 @@ struct tfk_feed;
 
 struct tfk_feed_opts {
 	/* The loss the labels are for (its name decides sparse or dense);
-	 * NULL: no labels are read (inference). */
+	 * NULL: no labels are read (inference). A model with several
+	 * outputs takes n_loss = its outputs' count losses, one per output
+	 * in output order, and a label per output. */
 	const struct tfk_loss_spec *loss;
-	/* Which output the labels are for (0 for single-output models). */
+	/* Which output the labels are for (0 for single-output models;
+	 * must be 0 with several outputs). */
 	int output;
 	/* fit.class_weight (tfk_fit), or NULL/0: batches carry no weights. */
 	const float *class_weight;
@@ -94,13 +107,15 @@ struct tfk_feed_opts {
 	 * decides defaults (feature names, dtypes) before the first record
 	 * and is not needed after tfk_feed_new. */
 	const struct tfk_schema *schema;
+	/* Losses at loss[] (0 counts as 1). */
+	int n_loss;
 };
 
 /*
  * A feed for model m mapped as s's "inputs"/"labels" say (s and m must
  * outlive the feed). Checks the mapping now (unknown keys, a model
  * input missing from "inputs" with no default yet known, a shape whose
- * count differs from the input's, dtype names, several outputs) and
+ * count differs from the input's, dtype names, the labels' outputs) and
  * finishes the defaults that need data at the first record. 0,
  * TFK_EINVAL naming the JSON path ("spec.json: inputs.input_1.shape:
  * [28, 27] has 756 elements, input_1 needs 784 (28x28)"), TFK_ENOMEM;
@@ -162,8 +177,8 @@ void tfk_feed_clear(struct tfk_feed *f);
  */
 void tfk_feed_shift(struct tfk_feed *f, size_t n);
 
-/* The feature name chosen for input k / the label (after the first
- * record or a schema decided the defaults; NULL before). */
+/* The feature name chosen for input k / the label (output 0's) (after
+ * the first record or a schema decided the defaults; NULL before). */
 const char *tfk_feed_input_feature(const struct tfk_feed *f, int k);
 const char *tfk_feed_label_feature(const struct tfk_feed *f);
 /* How input k's records hold it, once decided as above: the stored
@@ -190,6 +205,10 @@ struct tfk_feed_batch {
 	 * data NULL when there are no class weights. */
 	int has_weight;
 	struct tfk_tensor weight;
+	/* [n_labels], one per model output in output order (labels[0] is
+	 * label); NULL and 0 without labels. */
+	int n_labels;
+	struct tfk_tensor *labels;
 };
 
 /*

@@ -52,6 +52,47 @@ static void snake(const char *c, char *out, size_t n)
  * the user gave them. NULL when no layer of the config has that key.
  */
 static const char *layer_of_key(const struct tfk_kerasfile *kf,
+				const char *key);
+
+/* The other way: the key a Keras 3 file gives layer nm (into key[n]),
+ * or 0 when the config has no such layer. */
+static int key_of_layer(const struct tfk_kerasfile *kf, const char *nm,
+			char *key, size_t n)
+{
+	json_t *layers = json_object_get(json_object_get(kf->model, "config"),
+					 "layers"), *l;
+	size_t i, j;
+
+	json_array_foreach(layers, i, l) {
+		const char *cls = json_string_value(json_object_get(l,
+							"class_name"));
+		const char *ln = json_string_value(json_object_get(
+			json_object_get(l, "config"), "name"));
+		char mine[128], other[128];
+		int seen = 0;
+
+		if (!cls || !ln || strcmp(ln, nm))
+			continue;
+		snake(cls, mine, sizeof(mine));
+		for (j = 0; j < i; j++) {
+			const char *c2 = json_string_value(json_object_get(
+				json_array_get(layers, j), "class_name"));
+
+			if (!c2)
+				continue;
+			snake(c2, other, sizeof(other));
+			seen += !strcmp(mine, other);
+		}
+		if (seen)
+			snprintf(key, n, "%s_%d", mine, seen);
+		else
+			snprintf(key, n, "%s", mine);
+		return 1;
+	}
+	return 0;
+}
+
+static const char *layer_of_key(const struct tfk_kerasfile *kf,
 				const char *key)
 {
 	json_t *layers = json_object_get(json_object_get(kf->model, "config"),
@@ -212,12 +253,43 @@ static json_t *metric_of(json_t *e)
 	return e;
 }
 
+/* The name of output i of the model config ("output_layers": [[name,
+ * 0, 0], ...]), or NULL. */
+static const char *output_name(const struct tfk_kerasfile *kf, size_t i)
+{
+	json_t *cfg = json_object_get(kf->model, "config");
+	json_t *o = json_array_get(json_object_get(cfg, "output_layers"), i);
+
+	return json_string_value(json_array_get(o, 0));
+}
+
+/* tf_keras names an output's metric "<output>_<name>" in its
+ * training_config: the name as compile() was given it. A new
+ * reference, or NULL when out of memory. */
+static json_t *metric_of_output(const struct tfk_kerasfile *kf, size_t o,
+				json_t *e)
+{
+	const char *on = output_name(kf, o), *nm;
+	size_t len;
+
+	e = metric_of(e);
+	nm = json_string_value(e);
+	len = on ? strlen(on) : 0;
+	if (nm && on && !strncmp(nm, on, len) && nm[len] == '_')
+		return json_string(nm + len + 1);
+	return json_incref(e);
+}
+
 /* The spec's "compile" from Keras 3's compile_config or tf_keras'
- * training_config. */
+ * training_config. Several outputs: loss and loss_weights as they are
+ * (lists or objects keyed by output); metrics an object (Keras 3) or a
+ * list of lists (both; tf_keras' names lose their output prefix). */
 static int compile_of(const struct tfk_kerasfile *kf, const char *path,
 		      json_t *c, struct tfk_err *err)
 {
 	const json_t *cc = kf->compile, *v;
+	json_t *cfg = json_object_get(kf->model, "config");
+	size_t n_out = json_array_size(json_object_get(cfg, "output_layers"));
 
 	v = json_object_get(cc, kf->legacy ? "optimizer_config" :
 			    "optimizer");
@@ -228,7 +300,30 @@ static int compile_of(const struct tfk_kerasfile *kf, const char *path,
 	if (v && !json_is_null(v) && json_object_set(c, "loss", (json_t *)v))
 		return TFK_ENOMEM;
 	v = json_object_get(cc, "metrics");
-	if (json_is_array(v)) {
+	if (json_is_array(v) && n_out > 1) {
+		json_t *ms = json_array();
+		size_t i, j;
+
+		if (!ms || json_object_set_new(c, "metrics", ms))
+			return TFK_ENOMEM;
+		for (i = 0; i < json_array_size(v); i++) {
+			json_t *e = json_array_get(v, i), *l;
+
+			if (!json_is_array(e)) {
+				if (json_array_append_new(ms, json_is_null(e) ?
+					json_null() : metric_of_output(kf, i, e)))
+					return TFK_ENOMEM;
+				continue;
+			}
+			l = json_array();
+			if (!l || json_array_append_new(ms, l))
+				return TFK_ENOMEM;
+			for (j = 0; j < json_array_size(e); j++)
+				if (json_array_append_new(l, metric_of_output(
+					kf, i, json_array_get(e, j))))
+					return TFK_ENOMEM;
+		}
+	} else if (json_is_array(v)) {
 		json_t *ms = json_array();
 		size_t i;
 
@@ -249,11 +344,34 @@ static int compile_of(const struct tfk_kerasfile *kf, const char *path,
 				return TFK_ENOMEM;
 			}
 		}
+	} else if (json_is_object(v)) {
+		json_t *ms = json_object(), *e;
+		const char *key;
+
+		if (!ms || json_object_set_new(c, "metrics", ms))
+			return TFK_ENOMEM;
+		json_object_foreach((json_t *)v, key, e) {
+			json_t *l = e;
+
+			if (json_is_array(e)) {
+				size_t j;
+
+				if (!(l = json_array()))
+					return TFK_ENOMEM;
+				for (j = 0; j < json_array_size(e); j++)
+					json_array_append(l, metric_of(
+						json_array_get(e, j)));
+			} else {
+				json_incref(l = metric_of(e));
+			}
+			if (json_object_set_new(ms, key, l))
+				return TFK_ENOMEM;
+		}
 	}
 	v = json_object_get(cc, "loss_weights");
-	if (v && !json_is_null(v))
-		return tfk_errf(err, TFK_EINVAL, "%s: compile loss_weights: "
-				"not supported (one output, one loss)", path);
+	if (v && !json_is_null(v) &&
+	    json_object_set(c, "loss_weights", (json_t *)v))
+		return TFK_ENOMEM;
 	v = json_object_get(cc, "weighted_metrics");
 	if (v && !json_is_null(v) && !(json_is_array(v) &&
 				       !json_array_size(v)))
@@ -328,7 +446,7 @@ int tfk_kerasfile_of_model(struct tfk_model *m, const json_t *model,
 		/* compile()'s default optimizer, as the spec's */
 		opt = opt ? keras3_object(opt, "keras.optimizers") :
 			json_string("rmsprop");
-		kf->compile = json_pack("{s:o,s:O,s:O,s:n,s:n,s:b,s:i,s:b}",
+		kf->compile = json_pack("{s:o,s:O,s:O,s:O,s:n,s:b,s:i,s:b}",
 					"optimizer", opt,
 					"loss", loss = keras3_object(
 						json_object_get(compile,
@@ -338,6 +456,11 @@ int tfk_kerasfile_of_model(struct tfk_model *m, const json_t *model,
 								   "metrics") ?
 					json_object_get(compile, "metrics") :
 					json_null(), "loss_weights",
+					json_object_get(compile,
+							"loss_weights") ?
+					json_object_get(compile,
+							"loss_weights") :
+					json_null(),
 					"weighted_metrics", "run_eagerly", 0,
 					"steps_per_execution", 1,
 					"jit_compile", 0);
@@ -392,6 +515,20 @@ int tfk_kerasfile_of_model(struct tfk_model *m, const json_t *model,
 		}
 		memcpy(w->t.data, t->data, t->nbytes);
 		l->n_w++;
+	}
+	/* a Keras 3 file keys layers by class, not by the names given
+	 * ("a" is "dense_1" when it is model.layers' second Dense), as
+	 * the reader (layer_of_key) expects */
+	for (k = 0; k < kf->n_layers; k++) {
+		char key[160], *c;
+
+		if (!key_of_layer(kf, kf->layers[k].name, key, sizeof(key)) ||
+		    !strcmp(key, kf->layers[k].name))
+			continue;
+		if (!(c = tfk_strdup(key)))
+			goto oom;
+		tfk_free(kf->layers[k].name);
+		kf->layers[k].name = c;
 	}
 	*out = kf;
 	return 0;

@@ -32,13 +32,14 @@ int tfk_kerasfile_apply(const struct tfk_kerasfile *kf, const char *path,
 /*
  * A training spec from the file alone: "model" is the file's model
  * config, "compile" its compile settings (Keras 3 compile_config or
- * tf_keras training_config: optimizer, loss, metrics), so that
+ * tf_keras training_config: optimizer, loss, loss_weights, metrics;
+ * for several outputs metrics per output, tf_keras' "<output>_<name>"
+ * metric names back to the names compile() was given), so that
  * `tfk-train --init-from m.keras` and `tfk-eval m.keras` need no spec
  * file. The spec's name (for messages) is "PATH: config". A file saved
  * without compile() gives a spec without "compile" (tfk_spec_compile
  * then says the loss is required). 0, TFK_EINVAL (a compile setting
- * tfkit has no equivalent for, e.g. loss_weights on one output),
- * TFK_ENOMEM.
+ * tfkit has no equivalent for, e.g. weighted_metrics), TFK_ENOMEM.
  */
 int tfk_kerasfile_spec(const struct tfk_kerasfile *kf, const char *path,
 		       struct tfk_spec **s, struct tfk_err *err);
@@ -47,7 +48,10 @@ int tfk_kerasfile_spec(const struct tfk_kerasfile *kf, const char *path,
  * The model's weights as a Keras 3 file's layers, for
  * tfk_kerasfile_write: each layer's variables in graph order as
  * "vars/<i>", an RNN cell's ("lstm/lstm_cell/kernel") as "cell/vars/<i>"
- * (the attribute Keras 3 saves a cell under); model is the Keras model
+ * (the attribute Keras 3 saves a cell under), each layer named by its
+ * Keras 3 file key (its class in snake case, "_1", "_2" for repeats in
+ * the config's order: a Dense named "a" may be "dense_1"; the HDF5
+ * group's "name" attribute is that key too); model is the Keras model
  * object (class_name, config), compile the spec's compile section or
  * NULL, both copied. *kf NULL on failure. 0, TFK_ENOMEM.
  */

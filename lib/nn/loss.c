@@ -176,6 +176,137 @@ int tfk_loss_parse(const json_t *v, const char *path,
 	return 0;
 }
 
+/* "a, b": the output names, for messages. */
+static void out_names(const struct tfk_model *m, char *buf, size_t n)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < m->n_outputs && at < n; i++)
+		at += (size_t)snprintf(buf + at, n - at, "%s%s", i ? ", " : "",
+				       m->outputs[i].name);
+}
+
+/* The output named key, or -1. */
+static int out_index(const struct tfk_model *m, const char *key)
+{
+	for (int i = 0; i < m->n_outputs; i++)
+		if (!strcmp(m->outputs[i].name, key))
+			return i;
+	return -1;
+}
+
+/* Every output's key is in obj, and no other (Keras 3: "Expected keys
+ * [...] in loss dict"). */
+static int check_out_keys(const json_t *obj, const char *path,
+			  const struct tfk_model *m, struct tfk_err *err)
+{
+	char names[300];
+	const char *key;
+	json_t *v;
+	int i;
+
+	out_names(m, names, sizeof(names));
+	json_object_foreach((json_t *)obj, key, v)
+		if (out_index(m, key) < 0)
+			return tfk_errf(err, TFK_EINVAL, "%s: expected keys %s "
+					"(the outputs), got '%s'", path, names,
+					key);
+	for (i = 0; i < m->n_outputs; i++)
+		if (!json_object_get(obj, m->outputs[i].name))
+			return tfk_errf(err, TFK_EINVAL, "%s: expected keys %s "
+					"(the outputs), '%s' is missing", path,
+					names, m->outputs[i].name);
+	return 0;
+}
+
+int tfk_loss_parse_outputs(const json_t *loss, const char *path,
+			   const json_t *loss_weights, const char *wpath,
+			   const struct tfk_model *m,
+			   struct tfk_loss_spec *ls, float *w,
+			   struct tfk_err *err)
+{
+	int n = m->n_outputs, i, rc;
+	char p[600];
+
+	if (json_is_array(loss) ||
+	    (json_is_object(loss) && !json_object_get(loss, "class_name"))) {
+		if (json_is_array(loss) && json_array_size(loss) != (size_t)n)
+			return tfk_errf(err, TFK_EINVAL, "%s: %zu losses, the "
+					"model has %d output%s", path,
+					json_array_size(loss), n,
+					n == 1 ? "" : "s");
+		if (json_is_object(loss) &&
+		    (rc = check_out_keys(loss, path, m, err)))
+			return rc;
+		for (i = 0; i < n; i++) {
+			const json_t *v;
+
+			if (json_is_array(loss)) {
+				v = json_array_get(loss, (size_t)i);
+				snprintf(p, sizeof(p), "%s[%d]", path, i);
+			} else {
+				v = json_object_get(loss, m->outputs[i].name);
+				snprintf(p, sizeof(p), "%s.%s", path,
+					 m->outputs[i].name);
+			}
+			if (json_is_null(v))
+				return tfk_errf(err, TFK_EINVAL, "%s: an output "
+						"without a loss is not "
+						"supported", p);
+			if ((rc = tfk_loss_parse(v, p, &ls[i], err)))
+				return rc;
+		}
+	} else {
+		if ((rc = tfk_loss_parse(loss, path, &ls[0], err)))
+			return rc;
+		for (i = 1; i < n; i++)
+			ls[i] = ls[0];
+	}
+	for (i = 0; i < n; i++)
+		w[i] = 1;
+	if (!loss_weights || json_is_null(loss_weights))
+		return 0;
+	if (json_is_number(loss_weights) && n == 1) {
+		w[0] = (float)json_number_value(loss_weights);
+		if (!isfinite(json_number_value(loss_weights)))
+			return tfk_errf(err, TFK_EINVAL, "%s: expected a "
+					"finite number", wpath);
+		return 0;
+	}
+	if (json_is_array(loss_weights)) {
+		if (json_array_size(loss_weights) != (size_t)n)
+			return tfk_errf(err, TFK_EINVAL, "%s: %zu weights, the "
+					"model has %d output%s", wpath,
+					json_array_size(loss_weights), n,
+					n == 1 ? "" : "s");
+	} else if (json_is_object(loss_weights)) {
+		if ((rc = check_out_keys(loss_weights, wpath, m, err)))
+			return rc;
+	} else {
+		return tfk_errf(err, TFK_EINVAL, "%s: expected a list of %d "
+				"numbers or an object keyed by output name",
+				wpath, n);
+	}
+	for (i = 0; i < n; i++) {
+		const json_t *v;
+
+		if (json_is_array(loss_weights)) {
+			v = json_array_get(loss_weights, (size_t)i);
+			snprintf(p, sizeof(p), "%s[%d]", wpath, i);
+		} else {
+			v = json_object_get(loss_weights, m->outputs[i].name);
+			snprintf(p, sizeof(p), "%s.%s", wpath,
+				 m->outputs[i].name);
+		}
+		if (!json_is_number(v) || !isfinite(json_number_value(v)))
+			return tfk_errf(err, TFK_EINVAL, "%s: expected a "
+					"finite number", p);
+		w[i] = (float)json_number_value(v);
+	}
+	return 0;
+}
+
 /* Building ------------------------------------------------------------------ */
 
 static int kmulc(struct kctx *c, struct tfk_port x, float v,
@@ -423,7 +554,13 @@ int tfk_loss_build(struct tfk_model *m, int output,
 	c.g = m->g;
 	c.err = err;
 	c.train = train;
-	snprintf(c.scope, sizeof(c.scope), "%sloss/", train ? "train/" : "");
+	/* one output: "loss/"; several: "loss/<output>/" each */
+	if (m->n_outputs > 1)
+		snprintf(c.scope, sizeof(c.scope), "%sloss/%.100s/",
+			 train ? "train/" : "", m->outputs[output].name);
+	else
+		snprintf(c.scope, sizeof(c.scope), "%sloss/",
+			 train ? "train/" : "");
 	rc = per_example(&c, &m->outputs[output], ls, train, y_true, &l);
 	if (rc)
 		goto fail;

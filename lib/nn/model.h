@@ -118,6 +118,25 @@ int tfk_loss_parse(const json_t *v, const char *path,
 		   struct tfk_loss_spec *ls, struct tfk_err *err);
 
 /*
+ * compile.loss and compile.loss_weights for every output of m, as Keras
+ * 3's CompileLoss reads them: loss one loss (every output gets it), a
+ * list of m->n_outputs losses in output order, or an object keyed by
+ * output (layer) name with every output's key (an object with a
+ * "class_name" is one loss, not a dict); loss_weights NULL/null (1
+ * each), a list of m->n_outputs numbers or an object with every
+ * output's key (a number alone: one-output models only). ls[] and w[]
+ * have m->n_outputs elements. Errors (TFK_EINVAL) name the path and
+ * the key or index: "spec.json: compile.loss: expected keys a, b (the
+ * outputs), got 'c'", "spec.json: compile.loss_weights[1]: expected a
+ * finite number".
+ */
+int tfk_loss_parse_outputs(const json_t *loss, const char *path,
+			   const json_t *loss_weights, const char *wpath,
+			   const struct tfk_model *m,
+			   struct tfk_loss_spec *ls, float *w,
+			   struct tfk_err *err);
+
+/*
  * Add the loss of output o to m->g: y_true is the label placeholder
  * (sparse: int32/int64 [batch] or [batch, 1]; else float32 of the
  * output's shape), weight a float32 [batch] placeholder of per-example

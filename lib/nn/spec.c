@@ -700,8 +700,8 @@ void tfk_fit_release(struct tfk_fit *f)
 /* compile ----------------------------------------------------------------- */
 
 static const char *const compile_keys[] = {
-	"optimizer", "loss", "metrics", "run_eagerly", "steps_per_execution",
-	"jit_compile", NULL
+	"optimizer", "loss", "loss_weights", "metrics", "run_eagerly",
+	"steps_per_execution", "jit_compile", NULL
 };
 
 int tfk_spec_compile(const struct tfk_spec *s, struct tfk_compile *c,
@@ -718,6 +718,8 @@ int tfk_spec_compile(const struct tfk_spec *s, struct tfk_compile *c,
 		 "%.200s: compile.optimizer", s->name);
 	snprintf(c->loss_path, sizeof(c->loss_path), "%.200s: compile.loss",
 		 s->name);
+	snprintf(c->loss_weights_path, sizeof(c->loss_weights_path),
+		 "%.200s: compile.loss_weights", s->name);
 	snprintf(c->metrics_path, sizeof(c->metrics_path),
 		 "%.200s: compile.metrics", s->name);
 	if (cp && (rc = tfk_spec_check_keys(cp, where, compile_keys,
@@ -741,11 +743,14 @@ int tfk_spec_compile(const struct tfk_spec *s, struct tfk_compile *c,
 		return tfk_errf(err, TFK_EINVAL, "%s: required (e.g. "
 				"\"sparse_categorical_crossentropy\")",
 				c->loss_path);
+	c->loss_weights = get(cp, "loss_weights");
 	c->metrics = get(cp, "metrics");
 	if (!c->metrics)
 		c->metrics = s->empty_array;
-	if (!json_is_array(c->metrics))
+	if (!json_is_array(c->metrics) && !json_is_object(c->metrics))
 		return tfk_errf(err, TFK_EINVAL, "%s: expected a list such as "
-				"[\"accuracy\"]", c->metrics_path);
+				"[\"accuracy\"] (or, for a model with several "
+				"outputs, an object keyed by output name)",
+				c->metrics_path);
 	return 0;
 }

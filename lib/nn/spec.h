@@ -149,17 +149,22 @@ void tfk_fit_release(struct tfk_fit *f);
  * unparsed: they go to tfk_optim_new, tfk_loss_parse and
  * tfk_metric_new, which know their grammar. The paths are ready for
  * those calls' path argument ("spec.json: compile.optimizer").
- * Keys allowed in "compile": optimizer, loss, metrics, and the Keras
- * execution switches run_eagerly, steps_per_execution, jit_compile
- * (checked for type, no effect here).
+ * Keys allowed in "compile": optimizer, loss, loss_weights, metrics,
+ * and the Keras execution switches run_eagerly, steps_per_execution,
+ * jit_compile (checked for type, no effect here). A model with several
+ * outputs takes loss and loss_weights per output (tfk_loss_parse_outputs)
+ * and metrics per output (tfk_trainer_new).
  */
 struct tfk_compile {
 	const json_t *optimizer;	/* default the string "rmsprop", as
 					 * keras.Model.compile */
 	const json_t *loss;		/* required: "compile.loss: required" */
-	const json_t *metrics;		/* an array; empty when absent */
+	const json_t *loss_weights;	/* NULL when absent or null */
+	const json_t *metrics;		/* an array or an object; an empty
+					 * array when absent */
 	char optimizer_path[256];
 	char loss_path[256];
+	char loss_weights_path[256];
 	char metrics_path[256];		/* metrics[i]: append "[i]" */
 };
 

@@ -2,26 +2,36 @@
  * train.h - the training step and evaluation of a Keras model.
  *
  * A trainer adds to the model's graph, on the first batch it sees
- * (when the label's dtype and shape are known):
- *   - a label Placeholder "<output>_target" and, when batches carry
- *     class weights, a float32 [batch] Placeholder "sample_weight";
- *   - the loss of the training branch (tfk_loss_build, train 1) plus
- *     m->reg_loss, and its gradients (tfk_graph_gradients) w.r.t. every
- *     trainable variable that the loss depends on (others are left to
- *     the optimizer's caller untouched, as Keras warns and skips them);
- *   - the loss of the inference branch (train 0) plus m->reg_loss (as
+ * (when the labels' dtypes and shapes are known):
+ *   - a label Placeholder "<output>_target" per output and, when
+ *     batches carry class weights, a float32 [batch] Placeholder
+ *     "sample_weight";
+ *   - the loss of the training branch: sum over the outputs of
+ *     loss_weight * the output's loss (tfk_loss_build, train 1), plus
+ *     m->reg_loss (Keras 3's CompileLoss and compute_loss), and its
+ *     gradients (tfk_graph_gradients) w.r.t. every trainable variable
+ *     that the loss depends on (others are left to the optimizer's
+ *     caller untouched, as Keras warns and skips them);
+ *   - the same loss of the inference branch (train 0) (as
  *     model.evaluate reports it).
  * and makes two executors, each planned once and reused:
- *   train: feeds inputs, label, weight; fetches the loss, the
- *          gradients, the BatchNormalization update values and the
- *          training output (for the metrics, as Keras computes them on
- *          the training forward pass);
- *   eval:  the same feeds; fetches the inference loss and output.
+ *   train: feeds inputs, labels, weight; fetches the loss, the
+ *          gradients, the BatchNormalization update values, the
+ *          training outputs (for the metrics, as Keras computes them on
+ *          the training forward pass) and, with several outputs, each
+ *          output's unweighted loss;
+ *   eval:  the same feeds; fetches the inference loss, outputs and
+ *          per-output losses.
  * A step runs the train exec, checks the loss (non-finite: an error, or
  * a skipped update with nan_skip), applies the optimizer to the
  * variables in place, applies the moving-average updates, and adds the
  * batch to the running epoch means (loss weighted by batch size, as
  * Keras' loss tracker) and to the metrics.
+ *
+ * History keys are Keras 3's (checked against its fit()): "loss" (the
+ * weighted total), then, with several outputs, "<output>_loss" for each
+ * output (unweighted, as Keras records them) and "<output>_<metric>"
+ * for each metric; with one output the metrics' own names.
  *
  * Randomness (Dropout) comes from the executor's key (seed, step), so
  * a run resumed at step s draws what the uninterrupted run drew.
@@ -53,18 +63,25 @@ struct tfk_train_opts {
 struct tfk_trainer;
 
 /*
- * A trainer for output 0 of m (not consumed; must outlive the trainer)
- * with loss ls, the metrics of `metrics` (a JSON array of metric
- * entries, may be NULL; metrics_path names it: "[i]" is appended) and
- * optimizer opt (borrowed). The graph is built at the first step or
- * eval; one trainer per model (its placeholders are added to m->g).
- * 0, TFK_EINVAL (a bad metric; a model with several outputs),
- * TFK_ENOMEM; *tr NULL on failure.
+ * A trainer for m (not consumed; must outlive the trainer) with losses
+ * ls[m->n_outputs] and loss weights loss_weights[m->n_outputs] (NULL:
+ * 1 each; tfk_loss_parse_outputs gives both), the metrics of `metrics`
+ * (compile.metrics, may be NULL; metrics_path names it in messages):
+ * a JSON array of metric entries (one output), or an array with one
+ * item per output (null, an entry, or an array of entries; several
+ * outputs), or an object keyed by output name, as Keras 3 reads it (a
+ * flat list of another length is refused). Optimizer opt is borrowed.
+ * The graph is built at the first step or eval; one trainer per model
+ * (its placeholders are added to m->g). 0, TFK_EINVAL (a bad metric
+ * naming its path: "spec.json: compile.metrics.a[1]: unknown metric
+ * 'acuracy'"; metrics not of those forms), TFK_ENOMEM; *tr NULL on
+ * failure.
  */
 int tfk_trainer_new(struct tfk_trainer **tr, struct tfk_model *m,
-		    const struct tfk_loss_spec *ls, const json_t *metrics,
-		    const char *metrics_path, struct tfk_optim *opt,
-		    const struct tfk_train_opts *o, struct tfk_err *err);
+		    const struct tfk_loss_spec *ls, const float *loss_weights,
+		    const json_t *metrics, const char *metrics_path,
+		    struct tfk_optim *opt, const struct tfk_train_opts *o,
+		    struct tfk_err *err);
 void tfk_trainer_free(struct tfk_trainer *tr);
 
 /*
@@ -118,8 +135,11 @@ int tfk_trainer_eval(struct tfk_trainer *tr, const struct tfk_feed_batch *b,
 void tfk_trainer_reset(struct tfk_trainer *tr);
 /* The mean loss since the reset (NAN before any batch). */
 double tfk_trainer_loss(const struct tfk_trainer *tr);
+/* The values logged besides "loss": with several outputs each output's
+ * loss first ("a_loss", "b_loss"), then the metrics. */
 int tfk_trainer_n_metrics(const struct tfk_trainer *tr);
-/* History key ("accuracy") and result of metric i since the reset. */
+/* History key ("accuracy", "a_loss", "a_accuracy") and result of value
+ * i since the reset (a loss: its mean weighted by batch size). */
 const char *tfk_trainer_metric_name(const struct tfk_trainer *tr, int i);
 double tfk_trainer_metric(const struct tfk_trainer *tr, int i);
 

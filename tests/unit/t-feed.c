@@ -156,7 +156,7 @@ static void fashion(void)
 	struct tfk_schema sch;
 	struct fake fk;
 	struct tfk_spec *s;
-	struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL };
+	struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL, 1 };
 	const char *const in_names[] = { "input_1" };
 	uint32_t perm[N_SLICE];
 	int i, j, bad, found;
@@ -291,7 +291,7 @@ static void fashion(void)
 	/* the same slice mapped explicitly, int32 labels, class weights */
 	{
 		float cw[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
-		struct tfk_feed_opts o2 = { &sparse, 0, cw, 10, NULL };
+		struct tfk_feed_opts o2 = { &sparse, 0, cw, 10, NULL, 1 };
 		struct tfk_spec *s2 = spec_of(
 			"{" MODEL ",\"inputs\":{\"input_1\":{\"feature\":"
 			"\"image\",\"dtype\":\"uint8\",\"shape\":[784],"
@@ -339,7 +339,7 @@ static const char *feed_err(const char *spec_text, const char *path,
 	static struct tfk_err err;
 	const char *const in_names[] = { "input_1" };
 	int64_t out[2] = { -1, n_classes };
-	struct tfk_feed_opts o = { loss, 0, NULL, 0, NULL };
+	struct tfk_feed_opts o = { loss, 0, NULL, 0, NULL, 1 };
 	struct tfk_feed *f = NULL;
 	struct tfk_spec *s = spec_of(spec_text);
 	const int64_t in4[2] = { -1, 4 };
@@ -430,7 +430,7 @@ static void errors(void)
 	{
 		static struct tfk_err err;
 		const char *const in_names[] = { "input_1" };
-		struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL };
+		struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL, 1 };
 		struct tfk_feed *f = NULL;
 		struct tfk_spec *s = spec_of("{" MODEL "}");
 		struct fake fk;
@@ -494,7 +494,7 @@ static void errors(void)
 	{
 		static struct tfk_err err;
 		const char *const in_names[] = { "input_1" };
-		struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL };
+		struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL, 1 };
 		struct tfk_feed *f = NULL;
 		struct tfk_spec *s = spec_of("{" MODEL "}");
 		const int64_t in4[2] = { -1, 4 };
@@ -563,7 +563,7 @@ static void dense(void)
 	const char *const in_names[] = { "input_1" };
 	const int64_t in3[2] = { -1, 3 }, out3[2] = { -1, 3 };
 	float cw[3] = { 0.5f, 2, 4 };
-	struct tfk_feed_opts o = { &mse, 0, cw, 3, NULL };
+	struct tfk_feed_opts o = { &mse, 0, cw, 3, NULL, 1 };
 	struct tfk_feed *f = NULL;
 	struct tfk_feed_batch b;
 	struct tfk_spec *s;
@@ -604,7 +604,7 @@ static void dense(void)
 			"{\"v\":[1.0,2.0,3.0],\"label\":[1]}\n"
 			"{\"v\":[1.0,2.0,3.0],\"label\":[0]}\n");
 		struct tfk_loss_spec bce = { "binary_crossentropy", 0, 0, 0 };
-		struct tfk_feed_opts o1 = { &bce, 0, cw, 2, NULL };
+		struct tfk_feed_opts o1 = { &bce, 0, cw, 2, NULL, 1 };
 		const float want_y[2] = { 1, 0 }, want_w[2] = { 2, 0.5f };
 
 		fake_init(&fk, 1, in_names, TFK_DT_FLOAT, 2, in3, 2, out1);
@@ -631,7 +631,7 @@ static void dense(void)
 	{
 		const char *p2 = records("cw.tfrecord",
 			"{\"v\":[1.0,2.0,3.0],\"label\":[2]}\n");
-		struct tfk_feed_opts o2 = { &sparse, 0, cw, 2, NULL };
+		struct tfk_feed_opts o2 = { &sparse, 0, cw, 2, NULL, 1 };
 		char want[600];
 
 		fake_init(&fk, 1, in_names, TFK_DT_FLOAT, 2, in3, 2, out3);
@@ -655,7 +655,7 @@ static void dense(void)
 			"{\"ids\":[7,8,9],\"f\":[{\"b64\":\"AACAPwAAAEAAAEBA\"}],"
 			"\"label\":[1]}\n");
 		const char *const two[] = { "ids", "f" };
-		struct tfk_feed_opts o3 = { &sparse, 0, NULL, 0, NULL };
+		struct tfk_feed_opts o3 = { &sparse, 0, NULL, 0, NULL, 1 };
 		const int32_t want_ids[3] = { 7, 8, 9 };
 
 		fake_init(&fk, 2, two, TFK_DT_INT32, 2, in3, 2, out3);
@@ -681,6 +681,100 @@ static void dense(void)
 
 /* uint8/int8 bytes through the three conversions (table, v * a + o,
  * v / k + o): each must give float32(v * scale + offset) in double. */
+/* Two outputs: a label per output, each by its own loss (sparse "out"
+ * [?, 3], dense "b" [?, 2]), features named as the outputs by default
+ * or as "labels" maps them; shift keeps every label's rows. */
+static void two_outputs(void)
+{
+	struct tfk_err err;
+	const char *const in_names[] = { "input_1" };
+	const int64_t in3[2] = { -1, 3 }, out3[2] = { -1, 3 },
+		out2[2] = { -1, 2 };
+	const struct tfk_loss_spec ls[2] = {
+		{ "sparse_categorical_crossentropy", 0, 0, 0 },
+		{ "mean_squared_error", 0, 0, 0 }
+	};
+	struct tfk_feed_opts o = { ls, 0, NULL, 0, NULL, 2 };
+	struct tfk_feed *f = NULL;
+	struct tfk_feed_batch b;
+	struct tfk_spec *s;
+	struct tfk_port p;
+	struct fake fk;
+	const char *path = records("two.tfrecord",
+		"{\"v\":[1,2,3],\"out\":[2],\"b\":[0.5,-1.5],\"y\":[1]}\n"
+		"{\"v\":[4,5,6],\"out\":[0],\"b\":[1,2],\"y\":[2]}\n"
+		"{\"v\":[7,8,9],\"out\":[1],\"b\":[3.5,4.5],\"y\":[0]}\n");
+	const int64_t want_a[2] = { 2, 0 };
+	const float want_b[4] = { 0.5f, -1.5f, 1, 2 };
+	const int32_t want_y[2] = { 0, 0 };
+
+	fake_init(&fk, 1, in_names, TFK_DT_FLOAT, 2, in3, 2, out3);
+	tfk_graph_placeholder(fk.m.g, "b", TFK_DT_FLOAT, 2, out2, &p, &err);
+	fk.m.n_outputs = 2;
+	fk.out[1].name = "b";
+	fk.out[1].train = fk.out[1].infer = p;
+	s = spec_of("{" MODEL ",\"inputs\":{\"input_1\":{\"feature\":"
+		    "\"v\"}}}");
+	is_int(tfk_feed_new(&f, s, &fk.m, &o, &err), 0, "two outputs: %s",
+	       err.msg);
+	is_int(tfk_feed_add_file(f, path, &err), 0, "add: %s", err.msg);
+	is_int(tfk_feed_batch(f, NULL, 0, 2, &b, &err), 0, "batch");
+	is_int(b.n_labels, 2, "two labels");
+	ok(b.labels && b.labels[0].data == b.label.data, "label is labels[0]");
+	if (b.n_labels == 2) {
+		ok(b.labels[0].dtype == TFK_DT_INT64 && b.labels[0].rank == 1 &&
+		   b.labels[0].shape[0] == 2, "out: int64 [2] class ids");
+		is_mem(b.labels[0].data, b.labels[0].nbytes, want_a,
+		       sizeof(want_a), "out's class ids from feature out");
+		ok(b.labels[1].dtype == TFK_DT_FLOAT && b.labels[1].rank == 2 &&
+		   b.labels[1].shape[1] == 2, "b: float32 [2, 2]");
+		is_mem(b.labels[1].data, b.labels[1].nbytes, want_b,
+		       sizeof(want_b), "b's rows from feature b (int64 "
+		       "values as floats)");
+	}
+	tfk_feed_shift(f, 1);
+	is_int(tfk_feed_batch(f, NULL, 1, 1, &b, &err), 0, "batch after shift");
+	if (b.n_labels == 2)
+		ok(((const int64_t *)b.labels[0].data)[0] == 1 &&
+		   ((const float *)b.labels[1].data)[1] == 4.5f,
+		   "shift moves every label's rows");
+	tfk_feed_free(f);
+	tfk_spec_free(s);
+
+	s = spec_of("{" MODEL ",\"inputs\":{\"input_1\":{\"feature\":"
+		    "\"v\"}},\"labels\":{\"out\":{\"feature\":\"y\","
+		    "\"dtype\":\"int32\"}}}");
+	f = NULL;
+	is_int(tfk_feed_new(&f, s, &fk.m, &o, &err), 0, "labels.out: %s",
+	       err.msg);
+	is_int(tfk_feed_add_file(f, path, &err), 0, "add: %s", err.msg);
+	is_str(tfk_feed_label_feature(f), "y", "output 0's feature");
+	is_int(tfk_feed_batch(f, (const uint32_t[]){ 2, 2 }, 0, 2, &b, &err),
+	       0, "permuted batch");
+	if (b.n_labels == 2)
+		is_mem(b.labels[0].data, b.labels[0].nbytes, want_y,
+		       sizeof(want_y), "int32 ids of feature y, rows 2, 2");
+	tfk_feed_free(f);
+	tfk_spec_free(s);
+
+	s = spec_of("{" MODEL ",\"labels\":{\"feature\":\"y\"}}");
+	f = NULL;
+	is_int(tfk_feed_new(&f, s, &fk.m, &o, &err), TFK_EINVAL,
+	       "the one-output form refused");
+	is_str(err.msg, "spec.json: labels.feature: the model has 2 outputs "
+	       "(out, b): give one entry per output, {\"out\": {\"feature\":"
+	       " ...}, ...}", "message");
+	tfk_spec_free(s);
+	o.n_loss = 1;
+	s = spec_of("{" MODEL "}");
+	is_int(tfk_feed_new(&f, s, &fk.m, &o, &err), TFK_EINVAL,
+	       "one loss for two outputs refused");
+	is_str(err.msg, "spec.json: labels: 1 losses for a model with 2 "
+	       "outputs", "message");
+	tfk_spec_free(s);
+	fake_release(&fk);
+}
+
 static void byte_scales(void)
 {
 	static const double sc[][2] = { { 0.7, 0.123 }, { 1, 0 },
@@ -691,7 +785,7 @@ static void byte_scales(void)
 	const int64_t in4[2] = { -1, 4 }, out3[2] = { -1, 3 };
 	const char *path = records("bytes.tfrecord",
 		"{\"x\":[{\"b64\":\"AAGA/w==\"}],\"label\":[0]}\n");
-	struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL };
+	struct tfk_feed_opts o = { &sparse, 0, NULL, 0, NULL, 1 };
 	struct tfk_feed_batch b;
 	struct tfk_err err;
 	struct fake fk;
@@ -744,7 +838,7 @@ static void alloc_failures(void)
 	}
 	fake_init(&fk, 1, in_names, TFK_DT_FLOAT, 3, IMG, 2, OUT10);
 	for (k = 0; k < 200 && !done; k++) {
-		struct tfk_feed_opts o = { &sparse, 0, cw, 10, NULL };
+		struct tfk_feed_opts o = { &sparse, 0, cw, 10, NULL, 1 };
 		struct tfk_feed *f = NULL;
 		struct tfk_feed_batch b;
 		struct tfk_err err;
@@ -778,6 +872,7 @@ int main(void)
 	fashion();
 	errors();
 	dense();
+	two_outputs();
 	byte_scales();
 	alloc_failures();
 	return tap_done();

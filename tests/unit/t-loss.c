@@ -1,6 +1,8 @@
 /*
  * t-loss.c - tfk_loss_parse (names, objects, defaults, errors with JSON
- * paths) and tfk_loss_build against PyTorch: for each loss, a model
+ * paths), tfk_loss_parse_outputs (compile.loss and loss_weights of a
+ * model with outputs "a" and "b", Keras 3's forms and refusals) and
+ * tfk_loss_build against PyTorch: for each loss, a model
  * x -> Activation(act) is built, the loss of its output added with
  * tfk_loss_build, and the loss value and d loss / d x compared with
  * tests/py/torch_layers.py, which writes Keras' formulas in torch
@@ -343,11 +345,119 @@ static void parse(void)
 	}
 }
 
+/* compile.loss / loss_weights for a model with outputs a and b. */
+static void parse_outputs(void)
+{
+	static const struct {
+		const char *loss, *weights;
+		const char *name_a, *name_b;
+		float wa, wb;
+	} good[] = {
+		{ "\"mse\"", NULL, "mean_squared_error", "mean_squared_error",
+		  1, 1 },
+		{ "{\"class_name\": \"MeanAbsoluteError\"}", "null",
+		  "mean_absolute_error", "mean_absolute_error", 1, 1 },
+		{ "{\"b\": \"mse\", \"a\": \"sparse_categorical_crossentropy\"}",
+		  "{\"b\": 0.2, \"a\": 1.0}", "sparse_categorical_crossentropy",
+		  "mean_squared_error", 1, 0.2f },
+		{ "[\"mae\", {\"class_name\": \"Huber\"}]", "[2, 0.5]",
+		  "mean_absolute_error", "huber", 2, 0.5f },
+	};
+	static const struct {
+		const char *loss, *weights, *msg;
+	} bad[] = {
+		{ "{\"a\": \"mse\"}", NULL, "spec.json: compile.loss: expected "
+		  "keys a, b (the outputs), 'b' is missing" },
+		{ "{\"a\": \"mse\", \"b\": \"mse\", \"c\": \"mse\"}", NULL,
+		  "spec.json: compile.loss: expected keys a, b (the outputs), "
+		  "got 'c'" },
+		{ "[\"mse\"]", NULL, "spec.json: compile.loss: 1 losses, the "
+		  "model has 2 outputs" },
+		{ "[\"mse\", null]", NULL, "spec.json: compile.loss[1]: an "
+		  "output without a loss is not supported" },
+		{ "{\"a\": \"mse\", \"b\": \"msq\"}", NULL,
+		  "spec.json: compile.loss.b: unknown loss 'msq'" },
+		{ "\"mse\"", "0.5", "spec.json: compile.loss_weights: expected "
+		  "a list of 2 numbers or an object keyed by output name" },
+		{ "\"mse\"", "[1]", "spec.json: compile.loss_weights: 1 "
+		  "weights, the model has 2 outputs" },
+		{ "\"mse\"", "{\"a\": 1}", "spec.json: compile.loss_weights: "
+		  "expected keys a, b (the outputs), 'b' is missing" },
+		{ "\"mse\"", "{\"a\": 1, \"b\": true}", "spec.json: "
+		  "compile.loss_weights.b: expected a finite number" },
+	};
+	struct tfk_model_output outs[2];
+	struct tfk_model m;
+	size_t i;
+
+	memset(&m, 0, sizeof(m));
+	memset(outs, 0, sizeof(outs));
+	outs[0].name = "a";
+	outs[1].name = "b";
+	m.n_outputs = 2;
+	m.outputs = outs;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct tfk_err err = { 0, "" };
+		struct tfk_loss_spec ls[2];
+		float w[2];
+		json_t *l = json_loads(good[i].loss, JSON_DECODE_ANY, NULL);
+		json_t *wj = good[i].weights ? json_loads(good[i].weights,
+							  JSON_DECODE_ANY,
+							  NULL) : NULL;
+
+		ok(!tfk_loss_parse_outputs(l, "spec.json: compile.loss", wj,
+					   "spec.json: compile.loss_weights",
+					   &m, ls, w, &err),
+		   "outputs: %s, %s: %s", good[i].loss,
+		   good[i].weights ? good[i].weights : "-", err.msg);
+		ok(!strcmp(ls[0].name, good[i].name_a) &&
+		   !strcmp(ls[1].name, good[i].name_b) && w[0] == good[i].wa &&
+		   w[1] == good[i].wb, "... a %s x %g, b %s x %g", ls[0].name,
+		   w[0], ls[1].name, w[1]);
+		json_decref(l);
+		json_decref(wj);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tfk_err err = { 0, "" };
+		struct tfk_loss_spec ls[2];
+		float w[2];
+		json_t *l = json_loads(bad[i].loss, JSON_DECODE_ANY, NULL);
+		json_t *wj = bad[i].weights ? json_loads(bad[i].weights,
+							 JSON_DECODE_ANY,
+							 NULL) : NULL;
+
+		is_int(tfk_loss_parse_outputs(l, "spec.json: compile.loss", wj,
+					      "spec.json: compile.loss_weights",
+					      &m, ls, w, &err), TFK_EINVAL,
+		       "outputs: %s, %s refused", bad[i].loss,
+		       bad[i].weights ? bad[i].weights : "-");
+		is_str(err.msg, bad[i].msg, "message");
+		json_decref(l);
+		json_decref(wj);
+	}
+	/* one output: a number is its weight */
+	{
+		struct tfk_err err = { 0, "" };
+		struct tfk_loss_spec ls[1];
+		float w[1];
+		json_t *l = json_string("mse"), *wj = json_real(0.25);
+
+		m.n_outputs = 1;
+		ok(!tfk_loss_parse_outputs(l, "spec.json: compile.loss", wj,
+					   "spec.json: compile.loss_weights",
+					   &m, ls, w, &err) && w[0] == 0.25f,
+		   "one output: loss_weights 0.25");
+		json_decref(l);
+		json_decref(wj);
+	}
+}
+
 int main(void)
 {
 	int i;
 
 	parse();
+	parse_outputs();
 	for (i = 0; i < N_CASES; i++) {
 		run_case(i);
 		ok(done[i], "case %d (%s, %s) built and ran", i, cases[i].loss,

@@ -202,7 +202,9 @@ static void frame_errors(void)
 
 		tfk_spec_compile(s, &c, &err);
 		is_str(err.msg, "spec.json: compile.metrics: expected a list "
-		       "such as [\"accuracy\"]", "metrics must be a list");
+		       "such as [\"accuracy\"] (or, for a model with several "
+		       "outputs, an object keyed by output name)",
+		       "metrics must be a list (or an object)");
 	}
 	tfk_spec_free(s);
 	s = parse("{\"model\":" MODEL ",\"compile\":{\"loss\":\"mse\","

@@ -606,8 +606,8 @@ static void test_trainer(void)
 	if (!rc)
 		rc = tfk_optim_new(oj, "compile.optimizer", &o, &err);
 	if (!rc)
-		rc = tfk_trainer_new(&tr, m, &ls, mt, "compile.metrics", o,
-				     &to, &err);
+		rc = tfk_trainer_new(&tr, m, &ls, NULL, mt, "compile.metrics",
+				     o, &to, &err);
 	ok(!rc, "trainer: made (%s)", rc ? err.msg : "");
 	if (rc)
 		goto out;
@@ -653,8 +653,8 @@ static void test_trainer(void)
 	k = rc ? NULL : tfk_graph_var(m->g, "d/kernel");
 	if (!rc) {
 		memcpy(k->data, before, k->nbytes);
-		rc = tfk_trainer_new(&tr, m, &ls, mt, "compile.metrics", o,
-				     &to, &err);
+		rc = tfk_trainer_new(&tr, m, &ls, NULL, mt, "compile.metrics",
+				     o, &to, &err);
 	}
 	ok(!rc, "a trainer with nan_skip (%s)", rc ? err.msg : "");
 	if (rc)

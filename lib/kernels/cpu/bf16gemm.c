@@ -201,6 +201,17 @@ static void pack_run(const float *x, int64_t k, uint32_t *out, int vec)
 	pack_run_c(x, k, out, 0);
 }
 
+void tfk_bf16_pack_pairs(const float *r0, const float *r1, int64_t len,
+			 uint32_t *out, int vec)
+{
+	pack_rows(r0, r1, len, out, vec);
+}
+
+void tfk_bf16_pack_run(const float *x, int64_t k, uint32_t *out, int vec)
+{
+	pack_run(x, k, out, vec);
+}
+
 /*
  * The pairs of an operand's k axis into dst[p * ld + j] (j < len, the
  * columns from len to ld zeroed): across = 1 when x is [k][len] (a pair

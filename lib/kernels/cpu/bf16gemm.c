@@ -32,6 +32,10 @@
  * none to measure on. Each element's sum is in the same order on any
  * thread, so results do not depend on the thread count.
  * TFK_BF16_SCALAR=1 forces the fallback (for tests and comparisons).
+ * The packing steps are also bf16conv.c's (tfk_bf16_pack_pairs,
+ * tfk_bf16_pack_run), which runs Conv2D and its backprops under the
+ * same policy in the same pair order: Keras' mixed_bfloat16 covers
+ * Dense's MatMul here and Conv2D/Conv1D there.
  *
  * Measured (one thread, [32,784] x [784,128], the MLP's forward): the
  * products alone are 2x float32's AVX-512 kernel, but packing B every

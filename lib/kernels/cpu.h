@@ -639,7 +639,9 @@ int tfk_conv_ws_carve(struct tfk_conv_ws *ws, void **ptr,
  *  - forward, y[n, oy, ox, o]: taps (ky, kx) in order; per tap the
  *    group's kc input channels in pairs (2q, 2q+1), the odd one's
  *    product added first, then the even one's; an odd kc's last
- *    channel alone (a zero partner). Taps in the padding read 0.
+ *    channel alone (a zero partner). With kc 1 the pairs are taps
+ *    instead: per filter row ky, taps (2q, 2q+1) (odd first; an odd
+ *    kw's last alone). Taps in the padding read 0.
  *  - backprop input, dx[n, iy, ix, c]: the same over the out_backprop
  *    spread by the strides, taps (ky, kx) from (kh - 1, kw - 1) down to
  *    (0, 0), the group's og output channels in pairs; where a tap

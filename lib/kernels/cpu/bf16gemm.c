@@ -164,7 +164,18 @@ static BF_PACK void pack_rows_v(const float *r0, const float *r1,
 
 		_mm512_storeu_si512(out + j, _mm512_permutexvar_epi16(ix, v));
 	}
-	pack_rows_c(r0, r1, len, out, j);
+	if (j < len) {
+		/* the tail by masks (a 10-column kernel is all tail):
+		 * masked-off lanes are neither read nor written */
+		__mmask16 m = (__mmask16)((1u << (len - j)) - 1);
+		__m512 hi = r1 ? _mm512_maskz_loadu_ps(m, r1 + j) :
+			_mm512_setzero_ps();
+		__m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi,
+					_mm512_maskz_loadu_ps(m, r0 + j));
+
+		_mm512_mask_storeu_epi32(out + j, m,
+					 _mm512_permutexvar_epi16(ix, v));
+	}
 }
 
 static BF_PACK void pack_run_v(const float *x, int64_t k, uint32_t *out)
@@ -176,7 +187,19 @@ static BF_PACK void pack_run_v(const float *x, int64_t k, uint32_t *out)
 		_mm512_storeu_si512(out + p, (__m512i)_mm512_cvtne2ps_pbh(
 			_mm512_loadu_ps(x + 2 * p + 16),
 			_mm512_loadu_ps(x + 2 * p)));
-	pack_run_c(x, k, out, p);
+	if (2 * p < k) {
+		/* the tail by masks, zeros past x[k - 1]: an odd k's
+		 * last pair gets its zero partner */
+		int64_t r = k - 2 * p;
+		__mmask16 lo = (__mmask16)(r >= 16 ? 0xffff : (1u << r) - 1);
+		__mmask16 hi = (__mmask16)(r > 16 ? (1u << (r - 16)) - 1 : 0);
+		__mmask16 st = (__mmask16)((1u << ((r + 1) / 2)) - 1);
+
+		_mm512_mask_storeu_epi32(out + p, st,
+			(__m512i)_mm512_cvtne2ps_pbh(
+				_mm512_maskz_loadu_ps(hi, x + 2 * p + 16),
+				_mm512_maskz_loadu_ps(lo, x + 2 * p)));
+	}
 }
 #endif
 

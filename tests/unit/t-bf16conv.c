@@ -8,9 +8,10 @@
  *   2^-23; and an input rounded to bfloat16 (1 + 2^-8 -> 1).
  * - Every fast kernel (AVX512-BF16 where the CPU has it, and the scalar
  *   fallback that TFK_BF16_SCALAR=1 forces) against the _ref, bit for
- *   bit, on 18 shapes: the book CNN's two layers (1 and 32 input
+ *   bit, on 19 shapes: the book CNN's two layers (1 and 32 input
  *   channels), 1 input channel per group with odd and even filter
- *   widths (the forward pairs taps there), odd channel counts, odd output widths (a pixel pair's
+ *   widths and one wider than a tile (the forward pairs taps there, the
+ *   filter gradient tiles them), odd channel counts, odd output widths (a pixel pair's
  *   zero partner in the filter gradient), strides 2 and 3, dilations,
  *   SAME/VALID/EXPLICIT, groups (odd channels per group too), fewer
  *   output rows than the gradient's 8 blocks; on 1, 2, 3 and 4 threads
@@ -113,6 +114,7 @@ static const struct cc cases[] = {
 	{ 1, 6, 6, 2, 3, 3, 1, 4, 1, 1, 3, 3, TFK_CONV_EXPLICIT, 2, 2, 3, 1 },
 	{ 2, 9, 8, 1, 3, 3, 1, 5, 2, 1, 1, 1, TFK_CONV_SAME, 0, 0, 0, 0 },
 	{ 1, 7, 9, 1, 2, 4, 1, 17, 1, 1, 1, 2, TFK_CONV_VALID, 0, 0, 0, 0 },
+	{ 2, 4, 20, 1, 1, 13, 1, 3, 1, 1, 1, 1, TFK_CONV_VALID, 0, 0, 0, 0 },
 };
 
 #define N_CASES ((int)(sizeof(cases) / sizeof(cases[0])))

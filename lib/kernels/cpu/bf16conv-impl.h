@@ -74,7 +74,8 @@ BI_NAME(bfwd_body)(const struct bftile *t, const int r, const int nv)
 	}
 }
 
-/* Filter-gradient tile: r input channels x nv * BI_W output channels,
+/* Filter-gradient tile: r input channels (or, with one channel, r
+ * taps of a filter row: t->a_r apart) x nv * BI_W output channels,
  * summed over the pixel pairs of t->n_rows output rows into t->dw. */
 static inline __attribute__((always_inline)) BI_ATTR void
 BI_NAME(bwgt_body)(const struct bwtile *t, const int r, const int nv)
@@ -100,7 +101,7 @@ BI_NAME(bwgt_body)(const struct bwtile *t, const int r, const int nv)
 				bv[j] = BI_LOADP(d + j * BI_W);
 #pragma GCC unroll 16
 			for (i = 0; i < r; i++) {
-				BI_P av = BI_SET1P(a[i]);
+				BI_P av = BI_SET1P(a[i * t->a_r]);
 
 #pragma GCC unroll 4
 				for (j = 0; j < nv; j++)

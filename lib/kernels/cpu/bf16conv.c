@@ -286,6 +286,8 @@ struct bwtile {
 	const uint32_t *const *drow;	/* out_backprop pixel pairs */
 	int64_t n_rows, np;	/* rows, pixel pairs per row */
 	int64_t a_off, a_pp;	/* tap + channel offset; pair step */
+	int64_t a_r;		/* between the tile's rows: 1 (channels)
+				 * or dw * c (taps, one channel) */
 	int64_t d_off, d_pp;
 	float *dw;		/* partial gradient tile, rows ldw apart */
 	int64_t ldw;
@@ -760,6 +762,10 @@ static void wdrv_block(void *ctx, int64_t b, int64_t e, int k)
 	const struct tfk_conv2d *g = d->g;
 	const struct bisa *isa = d->isa;
 	int64_t blk = (int64_t)isa->nv * isa->w, i;
+	/* one channel per group: a tile's rows are taps of a filter row
+	 * (2 accumulators a tile would wait on the dot product's latency) */
+	int taps = g->kc == 1;
+	int64_t nkx = taps ? 1 : g->kw, nc = taps ? g->kw : g->kc;
 
 	for (i = b; i < e; i++) {
 		int64_t r0 = d->rows * i / d->n_blocks;
@@ -770,6 +776,7 @@ static void wdrv_block(void *ctx, int64_t b, int64_t e, int k)
 		memset(part, 0, (size_t)d->part_n * sizeof(float));
 		t.np = d->np, t.a_pp = d->a_pp, t.d_pp = d->d_pp;
 		t.ldw = d->ldb;
+		t.a_r = taps ? d->a_kx : 1;
 		for (q = r0; q < r1; q += WG_ROWS) {
 			int64_t grp, ky, kx, c0, o0;
 
@@ -778,23 +785,26 @@ static void wdrv_block(void *ctx, int64_t b, int64_t e, int k)
 			t.n_rows = r1 - q < WG_ROWS ? r1 - q : WG_ROWS;
 			for (grp = 0; grp < g->groups; grp++)
 				for (ky = 0; ky < g->kh; ky++)
-					for (kx = 0; kx < g->kw; kx++)
-						for (c0 = 0; c0 < g->kc; c0 += isa->r) {
-							int r = (int)(g->kc - c0 < isa->r ?
-								      g->kc - c0 : isa->r);
+					for (kx = 0; kx < nkx; kx++)
+						for (c0 = 0; c0 < nc; c0 += isa->r) {
+							int r = (int)(nc - c0 < isa->r ?
+								      nc - c0 : isa->r);
+							/* (kx, c) of the tile's first row */
+							int64_t tx = taps ? c0 : kx;
+							int64_t tc = taps ? 0 : c0;
 
-							t.a_off = ky * d->a_ky + kx * d->a_kx +
-								grp * g->kc + c0;
+							t.a_off = ky * d->a_ky + tx * d->a_kx +
+								grp * g->kc + tc;
 							for (o0 = 0; o0 < d->og; o0 += blk) {
-								int64_t nc = d->og - o0 < blk ?
+								int64_t ncol = d->og - o0 < blk ?
 									d->og - o0 : blk;
 
 								t.d_off = grp * d->ldb + o0;
 								t.dw = part + (((grp * g->kh + ky) *
-										g->kw + kx) * g->kc + c0) *
+										g->kw + tx) * g->kc + tc) *
 									d->ldb + o0;
-								isa->wgt(&t, r, (int)((nc + isa->w - 1) /
-										      isa->w));
+								isa->wgt(&t, r, (int)((ncol + isa->w -
+										       1) / isa->w));
 							}
 						}
 		}
@@ -871,19 +881,20 @@ int tfk_cpu_conv2d_bp_filter_bf16(const struct tfk_conv2d *g,
 	d.d_pp = g->groups * ldb;
 	d.part = p[0];
 	tfk_parallel_for(threads, d.n_blocks, wdrv_block, &d);
+	/* the blocks in order, a row of og at a time (it vectorizes) */
 	for (ky = 0; ky < g->kh; ky++)
 		for (kx = 0; kx < g->kw; kx++)
 			for (c = 0; c < g->kc; c++)
-				for (grp = 0; grp < g->groups; grp++)
-					for (o = 0; o < og; o++) {
-						int64_t at = (((grp * g->kh + ky) * g->kw +
-							       kx) * g->kc + c) * ldb + o;
-						float s = d.part[at];
+				for (grp = 0; grp < g->groups; grp++) {
+					const float *src = d.part + (((grp * g->kh +
+						ky) * g->kw + kx) * g->kc + c) * ldb;
+					float *dst = out + ((ky * g->kw + kx) *
+						g->kc + c) * g->o + grp * og;
 
-						for (i = 1; i < d.n_blocks; i++)
-							s += d.part[i * d.part_n + at];
-						out[((ky * g->kw + kx) * g->kc + c) *
-						    g->o + grp * og + o] = s;
-					}
+					memcpy(dst, src, (size_t)og * sizeof(*dst));
+					for (i = 1; i < d.n_blocks; i++)
+						for (o = 0; o < og; o++)
+							dst[o] += src[i * d.part_n + o];
+				}
 	return 0;
 }

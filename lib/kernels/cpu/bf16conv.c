@@ -527,12 +527,13 @@ static void fdrv_rows(void *ctx, int64_t b, int64_t e, int k)
 }
 
 /* The padded input as pixel pairs (x[y][p], x[y][p + sx]) per channel,
- * [n][hp][wp][c] (beyond the row: 0); tmp: a padded float row per
- * chunk. */
+ * [n][hp][wp][c] (beyond the row: 0), read from the unpadded source:
+ * the columns whose pair lies inside it as one run, the few at the
+ * edges one by one; zero: c zeros (the left partner in the padding). */
 struct xpack {
 	const float *src;
 	uint32_t *dst;
-	float *tmp;
+	const float *zero;
 	int64_t h, w, c, hp, wp, top, left, sx;
 	int vec;
 };
@@ -540,26 +541,38 @@ struct xpack {
 static void xpack_rows(void *ctx, int64_t b, int64_t e, int k)
 {
 	const struct xpack *p = ctx;
-	int64_t c = p->c, wp = p->wp, row, m = wp > p->sx ? wp - p->sx : 0;
-	float *t = p->tmp + k * wp * c;
+	int64_t c = p->c, wp = p->wp, row, col;
+	int64_t a0 = p->left, a1 = p->left + p->w - p->sx;
 
 	for (row = b; row < e; row++) {
 		int64_t n = row / p->hp, j = row % p->hp - p->top;
 		uint32_t *d = p->dst + row * wp * c;
+		const float *s;
 
 		if (j < 0 || j >= p->h) {
 			memset(d, 0, (size_t)(wp * c) * sizeof(*d));
 			continue;
 		}
-		memset(t, 0, (size_t)(p->left * c) * sizeof(*t));
-		memcpy(t + p->left * c, p->src + (n * p->h + j) * p->w * c,
-		       (size_t)(p->w * c) * sizeof(*t));
-		memset(t + (p->left + p->w) * c, 0,
-		       (size_t)((wp - p->left - p->w) * c) * sizeof(*t));
-		tfk_bf16_pack_pairs(t, t + p->sx * c, m * c, d, p->vec);
-		tfk_bf16_pack_pairs(t + m * c, NULL, (wp - m) * c, d + m * c,
-				    p->vec);
+		s = p->src + (n * p->h + j) * p->w * c;
+		for (col = 0; col < wp; col++) {
+			int64_t i0 = col - p->left, i1 = i0 + p->sx;
+			int v0 = i0 >= 0 && i0 < p->w, v1 = i1 >= 0 && i1 < p->w;
+
+			if (col == a0 && a1 > a0) {
+				tfk_bf16_pack_pairs(s + i0 * c, s + i1 * c,
+						    (a1 - a0) * c, d + col * c,
+						    p->vec);
+				col = a1 - 1;
+			} else if (!v0 && !v1) {
+				memset(d + col * c, 0, (size_t)c * sizeof(*d));
+			} else {
+				tfk_bf16_pack_pairs(v0 ? s + i0 * c : p->zero,
+						    v1 ? s + i1 * c : NULL, c,
+						    d + col * c, p->vec);
+			}
+		}
 	}
+	(void)k;
 }
 
 int tfk_cpu_conv2d_bf16(const struct tfk_conv2d *g, const struct tfk_tensor *x,
@@ -568,7 +581,7 @@ int tfk_cpu_conv2d_bf16(const struct tfk_conv2d *g, const struct tfk_tensor *x,
 			struct tfk_err *err)
 {
 	const struct bisa *isa = isa_get();
-	int64_t og, kp, kw, ldb, hp, wp, grp, ky, kx, q, nchunk;
+	int64_t og, kp, kw, ldb, hp, wp, grp, ky, kx, q;
 	const float *fw = f->data;
 	int taps = g->kc == 1;	/* pairs of taps, not of channels */
 	struct fdrv d;
@@ -590,10 +603,9 @@ int tfk_cpu_conv2d_bf16(const struct tfk_conv2d *g, const struct tfk_tensor *x,
 	wp = g->w + g->pl + g->pr;
 	if (too_padded(g, hp, wp))
 		return tfk_cpu_conv2d_bf16_ref(g, x, f, y, err);
-	nchunk = threads < 1 ? 1 : threads > 64 ? 64 : threads;
 	sz[0] = (size_t)(g->groups * g->kh * kw * kp * ldb) * 4;
 	sz[1] = (size_t)(g->n * hp * wp * g->groups * kp) * 4;
-	sz[2] = taps ? (size_t)(nchunk * wp * g->c) * sizeof(float) : 0;
+	sz[2] = taps ? (size_t)g->c * sizeof(float) : 0;
 	if ((rc = tfk_conv_ws_carve(ws, p, sz, 3, err)))
 		return rc;
 	packed = p[0];
@@ -620,7 +632,8 @@ int tfk_cpu_conv2d_bf16(const struct tfk_conv2d *g, const struct tfk_tensor *x,
 		struct xpack xk = { x->data, p[1], p[2], g->h, g->w, g->c,
 				    hp, wp, g->pt, g->pl, g->dw, isa->vec };
 
-		tfk_parallel_for((int)nchunk, g->n * hp, xpack_rows, &xk);
+		memset(p[2], 0, sz[2]);
+		tfk_parallel_for(threads, g->n * hp, xpack_rows, &xk);
 	} else {
 		struct cpack pk = { x->data, p[1], g->h, g->w, g->c, g->groups,
 				    g->kc, kp, hp, wp, g->pt, g->pl, 1, 1,
@@ -819,7 +832,7 @@ int tfk_cpu_conv2d_bp_filter_bf16(const struct tfk_conv2d *g,
 				  struct tfk_conv_ws *ws, struct tfk_err *err)
 {
 	const struct bisa *isa = isa_get();
-	int64_t og, ldb, hp, wp, rows, np, q, grp, ky, kx, c, o, i, nchunk;
+	int64_t og, ldb, hp, wp, rows, np, q, grp, ky, kx, c, o, i;
 	float *out = df->data;
 	struct wdrv d;
 	struct xpack xp;
@@ -842,7 +855,6 @@ int tfk_cpu_conv2d_bp_filter_bf16(const struct tfk_conv2d *g,
 	wp = g->w + g->pl + g->pr;
 	if (too_padded(g, hp, wp))
 		return tfk_cpu_conv2d_bp_filter_bf16_ref(g, x, dy, df, err);
-	nchunk = threads < 1 ? 1 : threads > 64 ? 64 : threads;
 	d.n_blocks = rows < WG_BLOCKS ? rows : WG_BLOCKS;
 	d.part_n = g->groups * g->kh * g->kw * g->kc * ldb;
 	sz[0] = (size_t)(d.n_blocks * d.part_n) * sizeof(float);
@@ -850,12 +862,13 @@ int tfk_cpu_conv2d_bp_filter_bf16(const struct tfk_conv2d *g,
 	sz[2] = (size_t)rows * sizeof(uint32_t *);
 	sz[3] = (size_t)(g->n * hp * wp * g->c) * 4;
 	sz[4] = (size_t)(rows * np * g->groups * ldb) * 4;
-	sz[5] = (size_t)(nchunk * wp * g->c) * sizeof(float);
+	sz[5] = (size_t)g->c * sizeof(float);
 	if ((rc = tfk_conv_ws_carve(ws, p, sz, 6, err)))
 		return rc;
 	xp = (struct xpack){ x->data, p[3], p[5], g->h, g->w, g->c, hp, wp,
 			     g->pt, g->pl, g->sw, isa->vec };
-	tfk_parallel_for((int)nchunk, g->n * hp, xpack_rows, &xp);
+	memset(p[5], 0, sz[5]);
+	tfk_parallel_for(threads, g->n * hp, xpack_rows, &xp);
 	dp = (struct dpack){ dy->data, p[4], g->ow, g->o, g->groups, og, ldb,
 			     np, isa->vec };
 	tfk_parallel_for(threads, rows, dpack_rows, &dp);

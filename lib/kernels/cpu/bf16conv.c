@@ -42,7 +42,9 @@
  * rounded to 16] pairs. For the filter gradient the pairs are of
  * pixels: the padded input as (x[y][p], x[y][p + sw]) per channel, the
  * out_backprop as (dy[2q], dy[2q+1]) per output channel, and the tile
- * is r input channels x 32 output channels summed over pixel pairs.
+ * is r input channels (with one channel: r taps of a filter row, or a
+ * tile would hold 2 accumulators and wait on the dot product's
+ * latency) x 32 output channels summed over pixel pairs.
  * Threads take rows of output pixels (forward, input gradient) or the
  * fixed row blocks (filter gradient); every output is one chain, so
  * results do not depend on the thread count.
@@ -73,7 +75,8 @@
  * [32, 24, 24, 32], one thread: forward 2.51 ms against 4.78, input
  * gradient 2.61 against 4.84, filter gradient 3.11 against 5.17 (1.8x
  * a step; 2.1x on two threads); the tiles run at ~80% of the
- * VDPBF16PS peak, packing is ~7% of the time. Its first layer on
+ * VDPBF16PS peak (tests/bench/peak.c's FMA rate: the same instruction
+ * rate), packing is ~7% of the time (perf). Its first layer on
  * [32, 28, 28, 1], two threads: forward 0.30 ms against 0.33, filter
  * gradient 0.31 against 0.48. The whole training step
  * (bench-train-cnn.sh's train-cnn-bf16) gained less, 1.36x: the
@@ -82,7 +85,6 @@
  * they were.
  */
 #include "kernels/cpu.h"
-#include "util/alloc.h"
 #include "util/pool.h"
 
 #include <string.h>

@@ -34,7 +34,9 @@
  * the kernel keeps in its state and only grows.
  *
  * Depthwise convolutions run the _ref loops (no fast path yet); double
- * runs the _ref loops (finite-difference tests).
+ * runs the _ref loops (finite-difference tests). A float32 Conv2D node
+ * marked TFK_NODE_BF16 (Keras' mixed_bfloat16) runs bf16conv.c's
+ * kernels, and its gradient ops carry the mark.
  */
 #include "kernels/cpu.h"
 #include "graph/graph.h"

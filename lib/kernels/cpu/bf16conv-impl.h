@@ -78,7 +78,8 @@ BI_NAME(bfwd_body)(const struct bftile *t, const int r, const int nv)
  * taps of a filter row: t->a_r apart) x nv * BI_W output channels,
  * summed over the pixel pairs of t->n_rows output rows into t->dw. */
 static inline __attribute__((always_inline)) BI_ATTR void
-BI_NAME(bwgt_body)(const struct bwtile *t, const int r, const int nv)
+BI_NAME(bwgt_body)(const struct bwtile *t, const int r, const int nv,
+		   const int64_t ar)
 {
 	BI_V acc[BI_R][BI_NV];
 	int64_t q, p;
@@ -101,7 +102,7 @@ BI_NAME(bwgt_body)(const struct bwtile *t, const int r, const int nv)
 				bv[j] = BI_LOADP(d + j * BI_W);
 #pragma GCC unroll 16
 			for (i = 0; i < r; i++) {
-				BI_P av = BI_SET1P(a[i * t->a_r]);
+				BI_P av = BI_SET1P(a[i * ar]);
 
 #pragma GCC unroll 4
 				for (j = 0; j < nv; j++)
@@ -114,6 +115,20 @@ BI_NAME(bwgt_body)(const struct bwtile *t, const int r, const int nv)
 #pragma GCC unroll 4
 		for (j = 0; j < nv; j++)
 			BI_STOREF(t->dw + i * t->ldw + j * BI_W, acc[i][j]);
+}
+
+/* The filter gradient's two strides between tile rows: channels (1,
+ * a constant: immediate offsets) and taps (t->a_r). */
+static inline __attribute__((always_inline)) BI_ATTR void
+BI_NAME(bwgt_body_c)(const struct bwtile *t, const int r, const int nv)
+{
+	BI_NAME(bwgt_body)(t, r, nv, 1);
+}
+
+static inline __attribute__((always_inline)) BI_ATTR void
+BI_NAME(bwgt_body_t)(const struct bwtile *t, const int r, const int nv)
+{
+	BI_NAME(bwgt_body)(t, r, nv, t->a_r);
 }
 
 #define BI_CASE(body, R, NV) case (R) * 8 + (NV): body(t, R, NV); break;
@@ -147,10 +162,16 @@ static BI_ATTR void BI_NAME(bfwd_tile)(const struct bftile *t, int r, int nv)
 
 static BI_ATTR void BI_NAME(bwgt_tile)(const struct bwtile *t, int r, int nv)
 {
-	switch (r * 8 + nv) {
-	BI_CASES(BI_NAME(bwgt_body))
-	default: break;
-	}
+	if (t->a_r == 1)
+		switch (r * 8 + nv) {
+		BI_CASES(BI_NAME(bwgt_body_c))
+		default: break;
+		}
+	else
+		switch (r * 8 + nv) {
+		BI_CASES(BI_NAME(bwgt_body_t))
+		default: break;
+		}
 }
 
 #undef BI_CASE

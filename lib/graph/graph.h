@@ -47,9 +47,10 @@ struct tfk_node {
 	unsigned flags;		/* TFK_NODE_*: tfkit's own, never exported */
 };
 
-/* MatMul: operands rounded to bfloat16, float32 sums (Keras'
- * mixed_bfloat16; kernels/cpu/bf16gemm.c). A mark on how to compute,
- * not a TF attr: SavedModel export writes the float32 op. */
+/* MatMul, Conv2D and Conv2D's backprops: operands rounded to bfloat16,
+ * float32 sums (Keras' mixed_bfloat16; kernels/cpu/bf16gemm.c,
+ * bf16conv.c). A mark on how to compute, not a TF attr: SavedModel
+ * export writes the float32 op. */
 #define TFK_NODE_BF16 1u
 
 struct tfk_graph;

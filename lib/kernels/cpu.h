@@ -167,6 +167,19 @@ int tfk_cpu_sbgemm_mt(int ta, int tb, int64_t m, int64_t n, int64_t k,
 int tfk_cpu_have_avx512bf16(void);
 
 /*
+ * The packing steps of the bf16 kernels (bf16gemm.c, bf16conv.c):
+ * tfk_bf16_pack_pairs: out[j] = bf16(r0[j]) | bf16(r1[j]) << 16 for j <
+ * len (r1 NULL: 0 as the high half), two rows side by side;
+ * tfk_bf16_pack_run: out[p] = bf16(x[2p]) | bf16(x[2p+1]) << 16 for p <
+ * ceil(k / 2) (x[k] read as 0), a run paired with itself. vec 1 (only
+ * where tfk_cpu_have_avx512bf16 says so) converts by VCVTNE2PS2BF16,
+ * which reads and writes subnormals as zero; vec 0 by tfk_bf16_round.
+ */
+void tfk_bf16_pack_pairs(const float *r0, const float *r1, int64_t len,
+			 uint32_t *out, int vec);
+void tfk_bf16_pack_run(const float *x, int64_t k, uint32_t *out, int vec);
+
+/*
  * TFLite's hybrid (dynamic-range) FULLY_CONNECTED, the op
  * TFLiteHybridMatMul: y[m x n] = x[m x k] w^T for int8 weights w[n x k]
  * and float x, as fully_connected.cc's EvalHybrid computes it. Each row
@@ -608,5 +621,71 @@ int tfk_cpu_conv2d_bp_filter(const struct tfk_conv2d *g,
  * thread-safe against running kernels.
  */
 const char *tfk_cpu_conv_isa(const char *want);
+
+/*
+ * Carve n regions of sizes[i] bytes, each 64-byte aligned, out of ws
+ * into ptr[i], growing ws when it is too small (the contents do not
+ * survive a growth). 0 or TFK_ENOMEM (err names the size).
+ */
+int tfk_conv_ws_carve(struct tfk_conv_ws *ws, void **ptr,
+		      const size_t *sizes, int n, struct tfk_err *err);
+
+/*
+ * Conv2D and its two backprops with bfloat16 products (bf16conv.c;
+ * Keras' mixed_bfloat16, a node flagged TFK_NODE_BF16): float32 in and
+ * out, every input and filter element rounded to bfloat16
+ * (tfk_bf16_round) and the exact products summed in float32 in
+ * VDPBF16PS's pair order, one chain per output starting at +0:
+ *  - forward, y[n, oy, ox, o]: taps (ky, kx) in order; per tap the
+ *    group's kc input channels in pairs (2q, 2q+1), the odd one's
+ *    product added first, then the even one's; an odd kc's last
+ *    channel alone (a zero partner). With kc 1 the pairs are taps
+ *    instead: per filter row ky, taps (2q, 2q+1) (odd first; an odd
+ *    kw's last alone). Taps in the padding read 0.
+ *  - backprop input, dx[n, iy, ix, c]: the same over the out_backprop
+ *    spread by the strides, taps (ky, kx) from (kh - 1, kw - 1) down to
+ *    (0, 0), the group's og output channels in pairs; where a tap
+ *    lands between or beyond output pixels it reads 0.
+ *  - backprop filter, df[ky, kx, c, o]: the n * oh output rows cut
+ *    into B = min(n * oh, 8) blocks, block b = rows [rows b / B,
+ *    rows (b + 1) / B); each block a chain over its rows in order, a
+ *    row's pixels in pairs (2q, 2q+1) (odd first; an odd ow's last
+ *    alone); then df = ((s_0 + s_1) + s_2) + ... in float32.
+ * The _ref functions are those loops, the specification; the others
+ * run AVX512-BF16 where tfk_cpu_have_avx512bf16 says so and a scalar
+ * loop in the same order otherwise, bit-identical to the _ref while
+ * inputs are finite and no input, bf16 operand or partial sum is
+ * subnormal (the instructions flush those; the _ref does not). Rows
+ * split over `threads`; results do not depend on it. FLOAT Conv2D
+ * only (not depthwise): else TFK_EINVAL; TFK_ENOMEM growing ws.
+ */
+int tfk_cpu_conv2d_bf16_ref(const struct tfk_conv2d *g,
+			    const struct tfk_tensor *x,
+			    const struct tfk_tensor *f, struct tfk_tensor *y,
+			    struct tfk_err *err);
+int tfk_cpu_conv2d_bf16(const struct tfk_conv2d *g, const struct tfk_tensor *x,
+			const struct tfk_tensor *f, struct tfk_tensor *y,
+			int threads, struct tfk_conv_ws *ws,
+			struct tfk_err *err);
+int tfk_cpu_conv2d_bp_input_bf16_ref(const struct tfk_conv2d *g,
+				     const struct tfk_tensor *f,
+				     const struct tfk_tensor *dy,
+				     struct tfk_tensor *dx,
+				     struct tfk_err *err);
+int tfk_cpu_conv2d_bp_input_bf16(const struct tfk_conv2d *g,
+				 const struct tfk_tensor *f,
+				 const struct tfk_tensor *dy,
+				 struct tfk_tensor *dx, int threads,
+				 struct tfk_conv_ws *ws, struct tfk_err *err);
+int tfk_cpu_conv2d_bp_filter_bf16_ref(const struct tfk_conv2d *g,
+				      const struct tfk_tensor *x,
+				      const struct tfk_tensor *dy,
+				      struct tfk_tensor *df,
+				      struct tfk_err *err);
+int tfk_cpu_conv2d_bp_filter_bf16(const struct tfk_conv2d *g,
+				  const struct tfk_tensor *x,
+				  const struct tfk_tensor *dy,
+				  struct tfk_tensor *df, int threads,
+				  struct tfk_conv_ws *ws, struct tfk_err *err);
 
 #endif

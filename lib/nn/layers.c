@@ -916,8 +916,12 @@ static int apply_conv(struct kctx *c, struct klayer *l,
 	at[na++] = a_ints("dilations", dl, 4);
 	io[0] = x;
 	io[1] = k;
+	/* mixed_bfloat16: Conv2D's products in bfloat16 (bf16conv.c);
+	 * DepthwiseConv2D has no bf16 kernel and stays float32 */
 	if ((rc = kop(c, dw ? "DepthwiseConv2dNative" : "Conv2D", io, 2, at,
-		      na, &x)))
+		      na, &x)) ||
+	    (!dw && l->bf16 && (rc = tfk_graph_node_flag(c->g, x.node,
+							 TFK_NODE_BF16))))
 		return rc;
 	if (one && (rc = ksqueeze(c, x, 1, &x)))
 		return rc;

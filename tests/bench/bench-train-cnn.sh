@@ -39,7 +39,8 @@
 # calibrated peak (tests/bench/peak.c) beside it; and
 # {"bench":"train-cnn-keras",...,"target":1.5} against Keras (or its
 # "peer_missing" line); and {"bench":"train-cnn-bf16","ours" (the same run
-# with model.dtype_policy=mixed_bfloat16),"peer" (ours in float32),"ratio",
+# with model.dtype_policy=mixed_bfloat16: Dense and both Conv2D layers in
+# bfloat16 products),"peer" (ours in float32),"ratio",
 # "target":1.8,"accuracy","accuracy_fp32"}. FLOPs per example: tests/bench/peak.py.
 # Fails clearly when tfk-train is missing. TFK_BENCH_STEPS=S: S steps
 # each side, to check the script runs.

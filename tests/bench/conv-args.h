@@ -2,9 +2,11 @@
  * conv-args.h - what the conv and int8 bench drivers share: a monotonic
  * clock, and their one command line
  *
- *   PROG [-t THREADS] [-s SECONDS] [-i ISA] N H W C KH KW O [SAME|VALID]
+ *   PROG [-t THREADS] [-s SECONDS] [-i ISA] [-p PRECISION] N H W C KH KW O
+ *        [SAME|VALID]
  *
- * (stride 1, no dilation) turned into a Conv2D geometry.
+ * (stride 1, no dilation) turned into a Conv2D geometry. -p is the conv
+ * driver's (float32 or bf16); int8 ignores it.
  */
 #ifndef TFK_BENCH_CONV_ARGS_H
 #define TFK_BENCH_CONV_ARGS_H
@@ -28,6 +30,7 @@ static inline double now(void)
 struct conv_args {
 	int threads;		/* -t; the caller presets the defaults */
 	double secs;		/* -s */
+	const char *prec;	/* -p, or NULL */
 	int64_t in[4], fs[4], ys[4];	/* NHWC input, HWIO filter, output
 					 * (from g) */
 };
@@ -55,10 +58,13 @@ static inline int conv_args_parse(struct conv_args *c, struct tfk_conv2d *g,
 			c->secs = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "-i"))
 			isa = argv[i + 1];
+		else if (!strcmp(argv[i], "-p"))
+			c->prec = argv[i + 1];
 	}
 	if (argc - i < 7) {
 		fprintf(stderr, "usage: %s [-t THREADS] [-s SECONDS] "
-			"[-i ISA] N H W C KH KW O [SAME|VALID]\n", prog);
+			"[-i ISA] [-p PRECISION] N H W C KH KW O [SAME|VALID]\n",
+			prog);
 		return 2;
 	}
 	for (k = 0; k < 4; k++)

@@ -32,6 +32,10 @@
  * none to measure on. Each element's sum is in the same order on any
  * thread, so results do not depend on the thread count.
  * TFK_BF16_SCALAR=1 forces the fallback (for tests and comparisons).
+ * The packing steps are also bf16conv.c's (tfk_bf16_pack_pairs,
+ * tfk_bf16_pack_run), which runs Conv2D and its backprops under the
+ * same policy in the same pair order: Keras' mixed_bfloat16 covers
+ * Dense's MatMul here and Conv2D/Conv1D there.
  *
  * Measured (one thread, [32,784] x [784,128], the MLP's forward): the
  * products alone are 2x float32's AVX-512 kernel, but packing B every
@@ -160,7 +164,18 @@ static BF_PACK void pack_rows_v(const float *r0, const float *r1,
 
 		_mm512_storeu_si512(out + j, _mm512_permutexvar_epi16(ix, v));
 	}
-	pack_rows_c(r0, r1, len, out, j);
+	if (j < len) {
+		/* the tail by masks (a 10-column kernel is all tail):
+		 * masked-off lanes are neither read nor written */
+		__mmask16 m = (__mmask16)((1u << (len - j)) - 1);
+		__m512 hi = r1 ? _mm512_maskz_loadu_ps(m, r1 + j) :
+			_mm512_setzero_ps();
+		__m512i v = (__m512i)_mm512_cvtne2ps_pbh(hi,
+					_mm512_maskz_loadu_ps(m, r0 + j));
+
+		_mm512_mask_storeu_epi32(out + j, m,
+					 _mm512_permutexvar_epi16(ix, v));
+	}
 }
 
 static BF_PACK void pack_run_v(const float *x, int64_t k, uint32_t *out)
@@ -172,7 +187,19 @@ static BF_PACK void pack_run_v(const float *x, int64_t k, uint32_t *out)
 		_mm512_storeu_si512(out + p, (__m512i)_mm512_cvtne2ps_pbh(
 			_mm512_loadu_ps(x + 2 * p + 16),
 			_mm512_loadu_ps(x + 2 * p)));
-	pack_run_c(x, k, out, p);
+	if (2 * p < k) {
+		/* the tail by masks, zeros past x[k - 1]: an odd k's
+		 * last pair gets its zero partner */
+		int64_t r = k - 2 * p;
+		__mmask16 lo = (__mmask16)(r >= 16 ? 0xffff : (1u << r) - 1);
+		__mmask16 hi = (__mmask16)(r > 16 ? (1u << (r - 16)) - 1 : 0);
+		__mmask16 st = (__mmask16)((1u << ((r + 1) / 2)) - 1);
+
+		_mm512_mask_storeu_epi32(out + p, st,
+			(__m512i)_mm512_cvtne2ps_pbh(
+				_mm512_maskz_loadu_ps(hi, x + 2 * p + 16),
+				_mm512_maskz_loadu_ps(lo, x + 2 * p)));
+	}
 }
 #endif
 
@@ -199,6 +226,17 @@ static void pack_run(const float *x, int64_t k, uint32_t *out, int vec)
 #endif
 	(void)vec;
 	pack_run_c(x, k, out, 0);
+}
+
+void tfk_bf16_pack_pairs(const float *r0, const float *r1, int64_t len,
+			 uint32_t *out, int vec)
+{
+	pack_rows(r0, r1, len, out, vec);
+}
+
+void tfk_bf16_pack_run(const float *x, int64_t k, uint32_t *out, int vec)
+{
+	pack_run(x, k, out, vec);
 }
 
 /*

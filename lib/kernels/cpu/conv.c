@@ -34,7 +34,9 @@
  * the kernel keeps in its state and only grows.
  *
  * Depthwise convolutions run the _ref loops (no fast path yet); double
- * runs the _ref loops (finite-difference tests).
+ * runs the _ref loops (finite-difference tests). A float32 Conv2D node
+ * marked TFK_NODE_BF16 (Keras' mixed_bfloat16) runs bf16conv.c's
+ * kernels, and its gradient ops carry the mark.
  */
 #include "kernels/cpu.h"
 #include "graph/graph.h"
@@ -575,10 +577,8 @@ void tfk_conv_ws_release(struct tfk_conv_ws *ws)
 	ws->cap = 0;
 }
 
-/* Carve n regions of sizes[i] bytes (each 64-byte aligned) out of ws,
- * growing it when needed. */
-static int ws_carve(struct tfk_conv_ws *ws, void **ptr, const size_t *sizes,
-		    int n, struct tfk_err *err)
+int tfk_conv_ws_carve(struct tfk_conv_ws *ws, void **ptr,
+		      const size_t *sizes, int n, struct tfk_err *err)
 {
 	size_t total = 64, off;
 	unsigned char *base;
@@ -733,7 +733,7 @@ int tfk_cpu_conv2d(const struct tfk_conv2d *g, const struct tfk_tensor *x,
 	sz[0] = (size_t)(g->groups * g->kh * g->kw * g->kc * ldb) *
 		sizeof(float);
 	sz[1] = pad ? (size_t)(g->n * hp * wp * g->c) * sizeof(float) : 0;
-	if ((rc = ws_carve(ws, p, sz, 2, err)))
+	if ((rc = tfk_conv_ws_carve(ws, p, sz, 2, err)))
 		return rc;
 	packed = p[0];
 	for (grp = 0; grp < g->groups; grp++)
@@ -800,7 +800,7 @@ int tfk_cpu_conv2d_bp_input(const struct tfk_conv2d *g,
 	sz[0] = (size_t)(g->groups * g->kh * g->kw * og * ldb) *
 		sizeof(float);
 	sz[1] = (size_t)(g->n * hb * wb * g->o) * sizeof(float);
-	if ((rc = ws_carve(ws, p, sz, 2, err)))
+	if ((rc = tfk_conv_ws_carve(ws, p, sz, 2, err)))
 		return rc;
 	packed = p[0];
 	for (grp = 0; grp < g->groups; grp++)
@@ -937,7 +937,7 @@ int tfk_cpu_conv2d_bp_filter(const struct tfk_conv2d *g,
 	sz[3] = pad ? (size_t)(g->n * hp * wp * g->c) * sizeof(float) : 0;
 	sz[4] = pack_dy ? (size_t)(rows * g->ow * g->groups * ldb) *
 		sizeof(float) : 0;
-	if ((rc = ws_carve(ws, p, sz, 5, err)))
+	if ((rc = tfk_conv_ws_carve(ws, p, sz, 5, err)))
 		return rc;
 	if (pad) {
 		struct padjob pj = { x->data, p[3], g->h, g->w, g->c, hp, wp,
@@ -1177,6 +1177,9 @@ static int k_conv(struct tfk_kernel_ctx *kc)
 		return tfk_cpu_conv2d_ref(&g, x, f, kc->out[0], kc->err);
 	if (!(ws = ws_of(kc)))
 		return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+	if (kc->node->flags & TFK_NODE_BF16)
+		return tfk_cpu_conv2d_bf16(&g, x, f, kc->out[0], kc->threads,
+					   ws, kc->err);
 	return tfk_cpu_conv2d(&g, x, f, kc->out[0], kc->threads, ws, kc->err);
 }
 
@@ -1196,6 +1199,9 @@ static int k_bp_input(struct tfk_kernel_ctx *kc)
 		return tfk_cpu_conv2d_bp_input_ref(&g, f, dy, dx, kc->err);
 	if (!(ws = ws_of(kc)))
 		return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+	if (kc->node->flags & TFK_NODE_BF16)
+		return tfk_cpu_conv2d_bp_input_bf16(&g, f, dy, dx, kc->threads,
+						    ws, kc->err);
 	return tfk_cpu_conv2d_bp_input(&g, f, dy, dx, kc->threads, ws,
 				       kc->err);
 }
@@ -1216,6 +1222,9 @@ static int k_bp_filter(struct tfk_kernel_ctx *kc)
 		return tfk_cpu_conv2d_bp_filter_ref(&g, x, dy, df, kc->err);
 	if (!(ws = ws_of(kc)))
 		return tfk_errf(kc->err, TFK_ENOMEM, "out of memory");
+	if (kc->node->flags & TFK_NODE_BF16)
+		return tfk_cpu_conv2d_bp_filter_bf16(&g, x, dy, df,
+						     kc->threads, ws, kc->err);
 	return tfk_cpu_conv2d_bp_filter(&g, x, dy, df, kc->threads, ws,
 					kc->err);
 }
@@ -1242,21 +1251,28 @@ static int gb_sizes(struct tfk_grad_ctx *gc, struct tfk_port x,
 }
 
 /* op(a, b, c) with the node's own attrs (the whole family shares one
- * attr set per kind). */
+ * attr set per kind) and its TFK_NODE_BF16 mark: a bf16 convolution's
+ * gradients are bf16 products too, as TF's on bfloat16 operands. */
 static int gb_3(struct tfk_grad_ctx *gc, const char *op, struct tfk_port a,
 		struct tfk_port b, struct tfk_port c, struct tfk_port *out)
 {
 	struct tfk_port in[3] = { a, b, c };
+	int rc = gb_add(gc, op, in, 3, gc->node->attrs, gc->node->n_attrs,
+			out);
 
-	return gb_add(gc, op, in, 3, gc->node->attrs, gc->node->n_attrs, out);
+	return rc ? rc : tfk_graph_node_flag(gc->g, out->node,
+					     gc->node->flags & TFK_NODE_BF16);
 }
 
 static int gb_conv(struct tfk_grad_ctx *gc, const char *op, struct tfk_port a,
 		   struct tfk_port b, struct tfk_port *out)
 {
 	struct tfk_port in[2] = { a, b };
+	int rc = gb_add(gc, op, in, 2, gc->node->attrs, gc->node->n_attrs,
+			out);
 
-	return gb_add(gc, op, in, 2, gc->node->attrs, gc->node->n_attrs, out);
+	return rc ? rc : tfk_graph_node_flag(gc->g, out->node,
+					     gc->node->flags & TFK_NODE_BF16);
 }
 
 struct fam {

@@ -144,6 +144,7 @@ void tfk_int8_fc_ref(const struct tfk_int8_rq *rq, int64_t batch,
 struct tfk_int8_packed {
 	int64_t n, k, kp, np;
 	int64_t tap_c;		/* tfk_int8_pack_conv: channels per tap */
+	int64_t row_k;		/* _pack_conv_rows: bytes per filter row */
 	int8_t *w4;		/* [kp / 4][np][4]: vpdpbusd's layout */
 	int16_t *w2;		/* [kp / 2][np][2]: vpmaddwd's layout */
 	int32_t *wsum;		/* [np] */
@@ -157,6 +158,13 @@ int tfk_int8_pack(struct tfk_int8_packed *p, int64_t n, int64_t k,
 int tfk_int8_pack_conv(struct tfk_int8_packed *p, int64_t o, int64_t kh,
 		       int64_t kw, int64_t kc, const int8_t *f,
 		       struct tfk_err *err);
+/* The same filter with each filter row's kw * kc bytes padded to a
+ * multiple of 4 instead of each tap (c = 1, kw = 5: 8 bytes a row, not
+ * 20): for width dilation 1, where a row's taps lie together in the
+ * input, whose next bytes then meet the zero weights. */
+int tfk_int8_pack_conv_rows(struct tfk_int8_packed *p, int64_t o,
+			    int64_t kh, int64_t kw, int64_t kc,
+			    const int8_t *f, struct tfk_err *err);
 void tfk_int8_packed_release(struct tfk_int8_packed *p);
 
 /*
@@ -231,13 +239,17 @@ void tfk_int8_avg_pool_ref(const struct tfk_pool2d *p, int32_t act_min,
 void tfk_int8_avg_pool_u8_ref(const struct tfk_pool2d *p, int32_t act_min,
 			      int32_t act_max, const int8_t *x, int8_t *y);
 /* The same three, bit-identical to their _refs and faster (one bounds
- * computation per window, the channels vectorized). */
+ * computation per window, the channels vectorized, output rows split
+ * over threads: the result does not depend on them). */
 void tfk_int8_max_pool(const struct tfk_pool2d *p, int32_t act_min,
-		       int32_t act_max, const int8_t *x, int8_t *y);
+		       int32_t act_max, const int8_t *x, int8_t *y,
+		       int threads);
 void tfk_int8_avg_pool(const struct tfk_pool2d *p, int32_t act_min,
-		       int32_t act_max, const int8_t *x, int8_t *y);
+		       int32_t act_max, const int8_t *x, int8_t *y,
+		       int threads);
 void tfk_int8_avg_pool_u8(const struct tfk_pool2d *p, int32_t act_min,
-			  int32_t act_max, const int8_t *x, int8_t *y);
+			  int32_t act_max, const int8_t *x, int8_t *y,
+			  int threads);
 
 /* MEAN (reduce.c) -------------------------------------------------------- */
 

@@ -821,6 +821,21 @@ static int supported(int32_t code)
 
 /* Operator r->op_i: with plan, its output's runtime shape and its cost
  * (the planning pass, before check_extents); else its kernel. */
+/* A CONV_2D filter OHWI sb[] packed for the fast kernel: by filter
+ * rows when its taps' channels need padding and a row's taps lie
+ * together in the input (width dilation 1) and that pads less (a first
+ * layer's one channel), else by taps. */
+static int pack_conv(const struct tfk_conv2d *g, struct tfk_int8_packed *pk,
+		     const int64_t *sb, const int8_t *w, struct tfk_err *err)
+{
+	int64_t c4 = (sb[3] + 3) / 4 * 4, sp = (sb[2] * sb[3] + 3) / 4 * 4;
+
+	if (g->dw == 1 && c4 != sb[3] && sp < sb[2] * c4)
+		return tfk_int8_pack_conv_rows(pk, sb[0], sb[1], sb[2], sb[3],
+					       w, err);
+	return tfk_int8_pack_conv(pk, sb[0], sb[1], sb[2], sb[3], w, err);
+}
+
 static int run_op(struct i8run *r, int plan)
 {
 	const struct tfk_tfl_op *op = &r->s->ops[r->op_i];
@@ -1026,10 +1041,8 @@ static int run_op(struct i8run *r, int plan)
 					tfk_int8_conv2d_ref(&g, rq, x, w, bias,
 							    y);
 				else if (r->packed[r->op_i] ||
-					 !(rc = tfk_int8_pack_conv(pk, sb[0],
-								   sb[1], sb[2],
-								   sb[3], w,
-								   r->err))) {
+					 !(rc = pack_conv(&g, pk, sb, w,
+							  r->err))) {
 					r->packed[r->op_i] = 1;
 					rc = tfk_int8_conv2d(&g, rq, x, pk,
 							     bias, y,
@@ -1066,11 +1079,11 @@ static int run_op(struct i8run *r, int plan)
 			return op_err(r, "pool filter larger than the input",
 				      NULL);
 		if (code == TFK_TFL_MAX_POOL_2D)
-			tfk_int8_max_pool(&p, lo, hi, x, y);
+			tfk_int8_max_pool(&p, lo, hi, x, y, r->threads);
 		else if (r->type[in0] == TFK_TFL_UINT8)
-			tfk_int8_avg_pool_u8(&p, lo, hi, x, y);
+			tfk_int8_avg_pool_u8(&p, lo, hi, x, y, r->threads);
 		else
-			tfk_int8_avg_pool(&p, lo, hi, x, y);
+			tfk_int8_avg_pool(&p, lo, hi, x, y, r->threads);
 		return 0;
 	}
 	case TFK_TFL_SHAPE: case TFK_TFL_STRIDED_SLICE: case TFK_TFL_PACK:

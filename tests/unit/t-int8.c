@@ -719,6 +719,40 @@ static void oracle_cases(void)
 
 /* Known values ----------------------------------------------------------- */
 
+/* QUANTIZE rounds as roundf (half away from zero): every quarter in
+ * [-200, 200], the floats either side of each half, and random values */
+static void quantize_rounding(void)
+{
+	enum { N = 1601 + 2 * 401 + 2000 };
+	static float x[N];
+	static int8_t y[N];
+	float one = 1;
+	int32_t zp = 0;
+	struct tfk_int8_qp q = { &one, &zp, 1 };
+	struct tfk_err err = { 0, "" };
+	int i, n = 0, bad = 0;
+
+	for (i = -800; i <= 800; i++)
+		x[n++] = (float)i / 4;
+	for (i = -200; i <= 200; i++) {
+		x[n++] = nextafterf((float)i + 0.5f, INFINITY);
+		x[n++] = nextafterf((float)i + 0.5f, -INFINITY);
+	}
+	while (n < N)
+		x[n++] = (float)ru(-300, 300);
+	if (tfk_int8_quantize_ref(&q, TFK_DT_INT8, N, x, y, &err))
+		bad = N;
+	for (i = 0; i < N && !bad; i++) {
+		float r = roundf(x[i]);
+		int v = r > 127 ? 127 : r < -128 ? -128 : (int)r;
+
+		bad += y[i] != v;
+	}
+	ok(!bad, "QUANTIZE rounds as roundf, half away from zero (%d values: "
+	   "quarters, the floats beside each half, random; %d differ)", N,
+	   bad);
+}
+
 static void known_values(void)
 {
 	struct tfk_err err = { 0, "" };
@@ -1141,9 +1175,14 @@ static int fast_conv(const char *isa, int n, int h, int w, int c, int kh,
 
 		tfk_int8_conv2d_ref(&g, &rq, x, f, b, y1);
 		eq = 1;
-		/* packed flat, and per tap with channels padded to 4 */
-		for (how = 0; how < 2; how++) {
-			if (how ? tfk_int8_pack_conv(&p, o, kh, kw, c, f, &err) :
+		/* packed flat, per tap with channels padded to 4, and (width
+		 * dilation 1) per filter row padded to 4 */
+		for (how = 0; how < 3; how++) {
+			if (how == 2 && d != 1)
+				continue;
+			if (how == 2 ? tfk_int8_pack_conv_rows(&p, o, kh, kw, c, f,
+							       &err) :
+			    how ? tfk_int8_pack_conv(&p, o, kh, kw, c, f, &err) :
 			    tfk_int8_pack(&p, o, kh * kw * c, f, &err)) {
 				eq = 0;
 				continue;
@@ -1243,13 +1282,13 @@ static void fast_pools(void)
 			fill8(x, nx);
 			if (kind == 0) {
 				tfk_int8_max_pool_ref(&p, lo, hi, x, y0);
-				tfk_int8_max_pool(&p, lo, hi, x, y1);
+				tfk_int8_max_pool(&p, lo, hi, x, y1, 1 + i % 3);
 			} else if (kind == 1) {
 				tfk_int8_avg_pool_ref(&p, lo, hi, x, y0);
-				tfk_int8_avg_pool(&p, lo, hi, x, y1);
+				tfk_int8_avg_pool(&p, lo, hi, x, y1, 1 + i % 3);
 			} else {
 				tfk_int8_avg_pool_u8_ref(&p, lo, hi, x, y0);
-				tfk_int8_avg_pool_u8(&p, lo, hi, x, y1);
+				tfk_int8_avg_pool_u8(&p, lo, hi, x, y1, 1 + i % 3);
 			}
 			bad += memcmp(y0, y1, (size_t)ny) != 0;
 			n_cases++;
@@ -1259,7 +1298,8 @@ static void fast_pools(void)
 		}
 	ok(!bad && n_cases == 24, "fast MAX_POOL_2D, AVERAGE_POOL_2D and its "
 	   "uint8 form: bit-exact with the _refs (%d cases: SAME/VALID, "
-	   "strides 1-3, windows 1-4, 1 to 513 channels, clamps)", n_cases);
+	   "strides 1-3, windows 1-4, 1 to 513 channels, clamps, 1-3 threads)",
+	   n_cases);
 }
 
 static void fast_paths(void)
@@ -1291,7 +1331,8 @@ static void fast_paths(void)
 		good &= fast_conv(isas[i], 1, 5, 5, 8, 3, 3, 16, 1, 1, 1, 1);
 		good &= fast_conv(isas[i], 2, 12, 12, 1, 5, 5, 32, 1, 1, 0, 2);
 		ok(good, "fast FC and CONV_2D on %s: bit-exact with the _ref "
-		   "(14 shapes, each packed flat and per tap padded: tails "
+		   "(14 shapes, each packed flat, per tap padded and (width "
+		   "dilation 1) per filter row padded: tails "
 		   "of rows, k and channels, c 1, strides, dilation, rows "
 		   "in place or copied, SAME/VALID, per-channel, threads "
 		   "1-3, zp -128 and 127)", isas[i]);
@@ -1409,6 +1450,7 @@ static void bad_params(void)
 int main(void)
 {
 	known_values();
+	quantize_rounding();
 	hand_cases();
 	fixture_add();
 	hello_world();

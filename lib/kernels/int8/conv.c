@@ -18,7 +18,11 @@
  * at all; tfk_int8_pack_conv pads other c, a first layer's 1 or 3, to
  * a multiple of 4 with zero weights, and the copy with filler bytes, so
  * that they can be read in place too: 4 MACs for 1 beat a copy), else
- * they are copied per tile of 12 pixels into L1-resident scratch. A
+ * they are copied per tile of 12 pixels into L1-resident scratch. With
+ * tfk_int8_pack_conv_rows a filter row's kw * c bytes are padded as one
+ * (a first layer's c = 1, kw = 5: 8 bytes, not 5 taps of 4) and read
+ * in place with the next bytes of the input row, which meet zero
+ * weights. A
  * per-byte gather with bounds checks (the first version) cost as much
  * as the multiply-adds; the copy, a quarter.
  */
@@ -140,6 +144,7 @@ struct conv_rows {
 	int64_t cs;		/* its bytes per pixel: c, or c to 4 */
 	uint8_t pad;		/* zp + 128 */
 	const uint8_t *px;	/* [n, ph, pw, c]: x + 128, pad outside */
+	size_t slack;		/* bytes after it read by the last rows */
 };
 
 /* x ^ 0x80 (x + 128 as a byte), eight at a time */
@@ -191,6 +196,7 @@ static void conv_prep(void *ctx, uint8_t *buf)
 			memset(d + (g->pl + g->w) * cs, cr->pad,
 			       (size_t)((cr->pw - g->pl - g->w) * cs));
 		}
+	memset(buf + g->n * cr->ph * row, cr->pad, cr->slack);
 }
 
 /* Row r: output pixel (b, oy, ox)'s patch in (ky, kx, c) order, read
@@ -229,6 +235,31 @@ static const uint8_t *conv_rowptr(const void *ctx, int64_t r)
 
 	return cr->px + ((b * cr->ph + oy * g->sh) * cr->pw + ox * g->sw) *
 	       cr->cs;
+}
+
+/* conv_rowptr of rows r0 .. r0 + n - 1, stepping through the pixels. */
+static void conv_rowptrs(const void *ctx, int64_t r0, int n,
+			 const uint8_t **rp)
+{
+	const struct conv_rows *cr = ctx;
+	const struct tfk_conv2d *g = cr->g;
+	int64_t ox = r0 % g->ow, oy = r0 / g->ow % g->oh;
+	int64_t b = r0 / g->ow / g->oh, step = g->sw * cr->cs;
+	const uint8_t *row = cr->px + (b * cr->ph + oy * g->sh) * cr->pw *
+		cr->cs;
+
+	for (int i = 0; i < n; i++) {
+		rp[i] = row + ox * step;
+		if (++ox == g->ow) {
+			ox = 0;
+			if (++oy == g->oh) {
+				oy = 0;
+				b++;
+			}
+			row = cr->px + (b * cr->ph + oy * g->sh) * cr->pw *
+				cr->cs;
+		}
+	}
 }
 
 /* The padded input the fast kernel copies, rows and columns: every tap
@@ -274,10 +305,24 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 				(long long)g->groups, g->depthwise,
 				(int)-rq->w_offset, (long long)g->dh,
 				(long long)g->dw);
-	/* taps of c channels (tfk_int8_pack), or padded (pack_conv) */
+	/* taps of c channels (tfk_int8_pack), or padded (pack_conv), or
+	 * filter rows padded (pack_conv_rows) */
 	cr.cs = p->tap_c > g->c && p->k == g->kh * g->kw * p->tap_c ?
 		p->tap_c : g->c;
-	if (p->n != g->o || p->k != g->kh * g->kw * cr.cs)
+	if (p->row_k) {
+		if (g->dw != 1 || p->n != g->o || p->tap_c != g->c ||
+		    p->row_k != (g->kw * g->c + 3) / 4 * 4 ||
+		    p->k != g->kh * p->row_k)
+			return tfk_errf(err, TFK_EINVAL, "fast int8 conv: "
+					"weights packed by rows [%lld, %lld x "
+					"%lld] for a filter [%lld, %lld, %lld, "
+					"%lld], width dilation %lld",
+					(long long)p->n, (long long)(p->k /
+					p->row_k), (long long)p->row_k,
+					(long long)g->o, (long long)g->kh,
+					(long long)g->kw, (long long)g->c,
+					(long long)g->dw);
+	} else if (p->n != g->o || p->k != g->kh * g->kw * cr.cs)
 		return tfk_errf(err, TFK_EINVAL, "fast int8 conv: packed "
 				"weights [%lld, %lld], filter wants [%lld, "
 				"%lld]", (long long)p->n, (long long)p->k,
@@ -289,6 +334,7 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 	cr.pad = (uint8_t)((-rq->in_offset + 128) & 0xff);
 	padded_extent(g, &cr.ph, &cr.pw);
 	cr.px = NULL;
+	cr.slack = 0;
 	memset(&gm, 0, sizeof(gm));
 	gm.rq = rq;
 	gm.p = p;
@@ -299,9 +345,20 @@ int tfk_int8_conv2d(const struct tfk_conv2d *g, const struct tfk_int8_rq *rq,
 	gm.y = y;
 	gm.pre_bytes = (size_t)(g->n * cr.ph * cr.pw * cr.cs);
 	gm.prep = conv_prep;
-	if (g->dw == 1 && cr.cs % 4 == 0) {
+	if (p->row_k) {
+		/* a filter row's kw * c bytes and the next few, which meet
+		 * zero weights: slack after the copy for the last one */
+		cr.slack = (size_t)(p->row_k - g->kw * g->c);
+		gm.pre_bytes += cr.slack;
+		gm.rowptr = conv_rowptr;
+		gm.rowptrs = conv_rowptrs;
+		gm.nseg = g->kh;
+		gm.seglen = p->row_k;
+		gm.segstride = g->dh * cr.pw * cr.cs;
+	} else if (g->dw == 1 && cr.cs % 4 == 0) {
 		/* rows in place: kh segments of kw * cs bytes */
 		gm.rowptr = conv_rowptr;
+		gm.rowptrs = conv_rowptrs;
 		gm.nseg = g->kh;
 		gm.seglen = g->kw * cr.cs;
 		gm.segstride = g->dh * cr.pw * cr.cs;

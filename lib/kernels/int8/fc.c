@@ -142,6 +142,34 @@ int tfk_int8_pack_conv(struct tfk_int8_packed *p, int64_t o, int64_t kh,
 	return rc;
 }
 
+int tfk_int8_pack_conv_rows(struct tfk_int8_packed *p, int64_t o,
+			    int64_t kh, int64_t kw, int64_t kc,
+			    const int8_t *f, struct tfk_err *err)
+{
+	int64_t run = kw * kc, sp = (run + 3) / 4 * 4, j, ky;
+	int8_t *w;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	if (o < 1 || kh < 1 || kw < 1 || kc < 1 || kh > (1 << 20) ||
+	    run > (1 << 20))
+		return tfk_errf(err, TFK_EINVAL, "filter [%lld, %lld, %lld, "
+				"%lld]: sizes out of range", (long long)o,
+				(long long)kh, (long long)kw, (long long)kc);
+	w = tfk_calloc((size_t)(o * kh * sp), 1);
+	if (!w)
+		return tfk_errf(err, TFK_ENOMEM, "out of memory");
+	for (j = 0; j < o; j++)
+		for (ky = 0; ky < kh; ky++)
+			memcpy(w + (j * kh + ky) * sp, f + (j * kh + ky) * run,
+			       (size_t)run);
+	rc = tfk_int8_pack(p, o, kh * sp, w, err);
+	tfk_free(w);
+	p->tap_c = kc;
+	p->row_k = sp;
+	return rc;
+}
+
 /* The GEMM core ---------------------------------------------------------- */
 
 /* What a tile needs beyond the gemm: per-channel arrays padded to np. */
@@ -526,9 +554,18 @@ static void run_chunk(void *ctx, int64_t begin, int64_t end, int worker)
 
 		if (g->rowptr) {
 			/* rows past m read row m0 again; never stored */
-			for (i = 0; i < TFK_I8_TILE; i++)
-				rp[i] = g->rowptr(g->ctx, i < left ? m0 + i :
-						  m0);
+			if (g->rowptrs) {
+				int k = left < TFK_I8_TILE ? (int)left :
+					TFK_I8_TILE;
+
+				g->rowptrs(g->ctx, m0, k, rp);
+				for (i = k; i < TFK_I8_TILE; i++)
+					rp[i] = rp[0];
+			} else {
+				for (i = 0; i < TFK_I8_TILE; i++)
+					rp[i] = g->rowptr(g->ctx, i < left ?
+							  m0 + i : m0);
+			}
 			if (isa->ptr) {
 				(left <= 4 ? isa->ptr4 : isa->ptr)(&r->c, rp,
 								  m0, &sg);

@@ -24,6 +24,10 @@ struct tfk_i8_gemm {
 	 * segments of seglen bytes (a multiple of 4; nseg * seglen = kp),
 	 * segment s at rowptr(ctx, r) + s * segstride. */
 	const uint8_t *(*rowptr)(const void *ctx, int64_t r);
+	/* Optional with rowptr: rp[i] = rowptr(ctx, r0 + i) for i < n, at
+	 * once (a conv steps through its pixels instead of dividing). */
+	void (*rowptrs)(const void *ctx, int64_t r0, int n,
+			const uint8_t **rp);
 	int64_t nseg, seglen, segstride;
 	const void *ctx;
 	const int32_t *bias;	/* the op's bias [n] or NULL */

@@ -28,6 +28,7 @@
  * each tap before it rounds. Max is the same either way.
  */
 #include "kernels/int8.h"
+#include "util/pool.h"
 
 #include <string.h>
 
@@ -160,30 +161,32 @@ static void clamp8(int8_t *m, int64_t n, int8_t lo, int8_t hi)
 }
 
 static void max_fast(const struct tfk_pool2d *p, int32_t act_min,
-		     int32_t act_max, const int8_t *x, int8_t *y)
+		     int32_t act_max, const int8_t *x, int8_t *y,
+		     int64_t r0, int64_t r1)
 {
 	int8_t lo = (int8_t)clamp(act_min, -128, 127);
 	int8_t hi = (int8_t)clamp(act_max, -128, 127);
 	const int64_t c = p->c, h = p->h, w = p->w;
-	int64_t b, oy, ox, iy, ix, ya, yb, xa, xb;
+	int64_t row, b, oy, ox, iy, ix, ya, yb, xa, xb;
 
-	for (b = 0; b < p->n; b++)
-		for (oy = 0; oy < p->oh; oy++) {
-			span(oy * p->sh - p->pad_t, p->kh, h, &ya, &yb);
-			for (ox = 0; ox < p->ow; ox++) {
-				int8_t *out = y + ((b * p->oh + oy) * p->ow +
-						   ox) * c;
+	for (row = r0; row < r1; row++) {
+		b = row / p->oh;
+		oy = row % p->oh;
+		span(oy * p->sh - p->pad_t, p->kh, h, &ya, &yb);
+		for (ox = 0; ox < p->ow; ox++) {
+			int8_t *out = y + ((b * p->oh + oy) * p->ow +
+					   ox) * c;
 
-				span(ox * p->sw - p->pad_l, p->kw, w, &xa, &xb);
-				memset(out, -128, (size_t)c);
-				for (iy = ya; iy < yb; iy++)
-					for (ix = xa; ix < xb; ix++)
-						max_into8(out, x + ((b * h + iy) *
-								    w + ix) * c, c);
-				if (lo > -128 || hi < 127)
-					clamp8(out, c, lo, hi);
-			}
+			span(ox * p->sw - p->pad_l, p->kw, w, &xa, &xb);
+			memset(out, -128, (size_t)c);
+			for (iy = ya; iy < yb; iy++)
+				for (ix = xa; ix < xb; ix++)
+					max_into8(out, x + ((b * h + iy) *
+							    w + ix) * c, c);
+			if (lo > -128 || hi < 127)
+				clamp8(out, c, lo, hi);
 		}
+	}
 }
 
 /* a[i] += in[i] + off */
@@ -199,60 +202,93 @@ static void add_into32(int32_t *restrict a, const int8_t *restrict in,
 /* off: 0 int8, 128 moved uint8 (pool()'s avg 1 and 2) */
 static void avg_fast(const struct tfk_pool2d *p, int32_t act_min,
 		     int32_t act_max, const int8_t *x, int8_t *y,
-		     int32_t off)
+		     int32_t off, int64_t r0, int64_t r1)
 {
 	int32_t acc[POOL_CH];
 	const int64_t c = p->c, h = p->h, w = p->w;
-	int64_t b, oy, ox, c0, ch, iy, ix, ya, yb, xa, xb;
+	int64_t row, b, oy, ox, c0, ch, iy, ix, ya, yb, xa, xb;
 
-	for (b = 0; b < p->n; b++)
-		for (oy = 0; oy < p->oh; oy++) {
-			span(oy * p->sh - p->pad_t, p->kh, h, &ya, &yb);
-			for (ox = 0; ox < p->ow; ox++) {
-				int8_t *out = y + ((b * p->oh + oy) * p->ow +
-						   ox) * c;
-				int32_t cnt;
+	for (row = r0; row < r1; row++) {
+		b = row / p->oh;
+		oy = row % p->oh;
+		span(oy * p->sh - p->pad_t, p->kh, h, &ya, &yb);
+		for (ox = 0; ox < p->ow; ox++) {
+			int8_t *out = y + ((b * p->oh + oy) * p->ow +
+					   ox) * c;
+			int32_t cnt;
 
-				span(ox * p->sw - p->pad_l, p->kw, w, &xa, &xb);
-				cnt = (int32_t)((yb - ya) * (xb - xa));
-				for (c0 = 0; c0 < c; c0 += POOL_CH) {
-					int64_t nc = c - c0 < POOL_CH ? c - c0 :
-						POOL_CH;
+			span(ox * p->sw - p->pad_l, p->kw, w, &xa, &xb);
+			cnt = (int32_t)((yb - ya) * (xb - xa));
+			for (c0 = 0; c0 < c; c0 += POOL_CH) {
+				int64_t nc = c - c0 < POOL_CH ? c - c0 :
+					POOL_CH;
 
-					memset(acc, 0, (size_t)nc * sizeof(*acc));
-					for (iy = ya; iy < yb; iy++)
-						for (ix = xa; ix < xb; ix++)
-							add_into32(acc, x + ((b * h + iy) *
-									     w + ix) * c + c0,
-								   nc, off);
-					for (ch = 0; ch < nc; ch++) {
-						int32_t v = acc[ch];
+				memset(acc, 0, (size_t)nc * sizeof(*acc));
+				for (iy = ya; iy < yb; iy++)
+					for (ix = xa; ix < xb; ix++)
+						add_into32(acc, x + ((b * h + iy) *
+								     w + ix) * c + c0,
+							   nc, off);
+				for (ch = 0; ch < nc; ch++) {
+					int32_t v = acc[ch];
 
-						if (cnt)
-							v = (v > 0 ? (v + cnt / 2) / cnt :
-							     (v - cnt / 2) / cnt) - off;
-						out[c0 + ch] = (int8_t)clamp(v, act_min,
-									     act_max);
-					}
+					if (cnt)
+						v = (v > 0 ? (v + cnt / 2) / cnt :
+						     (v - cnt / 2) / cnt) - off;
+					out[c0 + ch] = (int8_t)clamp(v, act_min,
+								     act_max);
 				}
 			}
 		}
+	}
+}
+
+struct pool_job {
+	const struct tfk_pool2d *p;
+	int32_t lo, hi;
+	const int8_t *x;
+	int8_t *y;
+	int kind;		/* 0 max, 1 average, 2 average of moved uint8 */
+};
+
+static void pool_rows(void *ctx, int64_t r0, int64_t r1, int k)
+{
+	const struct pool_job *j = ctx;
+
+	(void)k;
+	if (j->kind)
+		avg_fast(j->p, j->lo, j->hi, j->x, j->y, j->kind == 2 ? 128 : 0,
+			 r0, r1);
+	else
+		max_fast(j->p, j->lo, j->hi, j->x, j->y, r0, r1);
+}
+
+static void pool_par(const struct tfk_pool2d *p, int32_t act_min,
+		     int32_t act_max, const int8_t *x, int8_t *y, int kind,
+		     int threads)
+{
+	struct pool_job j = { p, act_min, act_max, x, y, kind };
+
+	tfk_parallel_for(threads, p->n * p->oh, pool_rows, &j);
 }
 
 void tfk_int8_max_pool(const struct tfk_pool2d *p, int32_t act_min,
-		       int32_t act_max, const int8_t *x, int8_t *y)
+		       int32_t act_max, const int8_t *x, int8_t *y,
+		       int threads)
 {
-	max_fast(p, act_min, act_max, x, y);
+	pool_par(p, act_min, act_max, x, y, 0, threads);
 }
 
 void tfk_int8_avg_pool(const struct tfk_pool2d *p, int32_t act_min,
-		       int32_t act_max, const int8_t *x, int8_t *y)
+		       int32_t act_max, const int8_t *x, int8_t *y,
+		       int threads)
 {
-	avg_fast(p, act_min, act_max, x, y, 0);
+	pool_par(p, act_min, act_max, x, y, 1, threads);
 }
 
 void tfk_int8_avg_pool_u8(const struct tfk_pool2d *p, int32_t act_min,
-			  int32_t act_max, const int8_t *x, int8_t *y)
+			  int32_t act_max, const int8_t *x, int8_t *y,
+			  int threads)
 {
-	avg_fast(p, act_min, act_max, x, y, 128);
+	pool_par(p, act_min, act_max, x, y, 2, threads);
 }

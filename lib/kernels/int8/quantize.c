@@ -15,6 +15,23 @@
 
 #include <math.h>
 
+/* roundf (half away from zero) without the library call, inlined: for
+ * |v| < 2^23 truncation and the fraction v - t are exact; larger
+ * magnitudes, infinities and NaN are already whole (or NaN) and come
+ * back as they are. The same value as roundf but for the sign of a
+ * zero, which the conversion to an integer drops. */
+static inline float round_away(float v)
+{
+	float t;
+
+	if (!(fabsf(v) < 8388608.0f))
+		return v;
+	t = (float)(int32_t)v;
+	if (fabsf(v - t) >= 0.5f)
+		t += v < 0 ? -1.0f : 1.0f;
+	return t;
+}
+
 static int range(enum tfk_dtype dt, int32_t *lo, int32_t *hi)
 {
 	if (dt == TFK_DT_INT8) {
@@ -65,7 +82,7 @@ int tfk_int8_quantize_ref(const struct tfk_int8_qp *q, enum tfk_dtype dt,
 	scale = q->scale[0];
 	zp = q->zp ? q->zp[0] : 0;
 	for (i = 0; i < n; i++) {
-		float r = roundf(x[i] / scale);
+		float r = round_away(x[i] / scale);
 		int32_t v;
 
 		if (isnan(r))

@@ -41,6 +41,7 @@ struct job {
 	int rc, done;
 	struct tfk_err *err;
 	struct job *next;
+	pthread_cond_t cv;		/* done: signalled to this job alone */
 };
 
 struct sv_batcher {
@@ -48,7 +49,7 @@ struct sv_batcher {
 	const struct tfk_sv_signature *sig;
 	const struct tfk_batch_config *cfg;
 	pthread_mutex_t lock;
-	pthread_cond_t work, done;
+	pthread_cond_t work;
 	struct job *head, *tail;
 	int64_t queued_rows;
 	int stop;
@@ -139,7 +140,7 @@ static void run_batch(struct sv_batcher *b, struct tfk_runner *r,
 	const struct tfk_tensor **out = tfk_calloc((size_t)n_out + 1,
 						   sizeof(*out));
 	struct tfk_err err;
-	struct job *j;
+	struct job *j, *next;
 	int rc = 0;
 
 	for (k = 0; k < c->n_allowed; k++)
@@ -187,15 +188,17 @@ done:
 	tfk_free(in);
 	tfk_free(out);
 	pthread_mutex_lock(&b->lock);
-	for (j = list; j; j = j->next) {
+	for (j = list; j; j = next) {
+		/* a job is its waiter's, gone once it sees done: read first */
+		next = j->next;
 		j->rc = rc;
 		if (rc) {
 			*j->err = err;
 			sv_outputs_release(j->out);
 		}
 		j->done = 1;
+		pthread_cond_signal(&j->cv);
 	}
-	pthread_cond_broadcast(&b->done);
 	pthread_mutex_unlock(&b->lock);
 }
 
@@ -253,17 +256,23 @@ static void *batch_thread(void *arg)
 			b->tail = NULL;
 		last->next = NULL;
 		b->queued_rows -= rows;
+		/* what is left is another batch thread's to start */
+		if (b->head)
+			pthread_cond_signal(&b->work);
 		pthread_mutex_unlock(&b->lock);
 		if (r) {
 			run_batch(b, r, list, rows);
 		} else {
+			struct job *next;
+
 			pthread_mutex_lock(&b->lock);
-			for (j = list; j; j = j->next) {
+			for (j = list; j; j = next) {
+				next = j->next;
 				j->rc = tfk_errf(j->err, TFK_EINVAL, "%s",
 						 err.msg);
 				j->done = 1;
+				pthread_cond_signal(&j->cv);
 			}
-			pthread_cond_broadcast(&b->done);
 			pthread_mutex_unlock(&b->lock);
 		}
 		pthread_mutex_lock(&b->lock);
@@ -289,7 +298,6 @@ static struct sv_batcher *batcher(struct sv_version *v, int k)
 	b->cfg = v->batching;
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->work, NULL);
-	pthread_cond_init(&b->done, NULL);
 	b->n_threads = (int)b->cfg->num_batch_threads;
 	if (b->n_threads < 1)
 		b->n_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -303,7 +311,6 @@ static struct sv_batcher *batcher(struct sv_version *v, int k)
 		tfk_free(b->th);
 		pthread_mutex_destroy(&b->lock);
 		pthread_cond_destroy(&b->work);
-		pthread_cond_destroy(&b->done);
 		tfk_free(b);
 		pthread_mutex_unlock(&v->batch_lock);
 		return NULL;
@@ -332,7 +339,6 @@ void sv_batchers_free(struct sv_version *v)
 		tfk_free(b->th);
 		pthread_mutex_destroy(&b->lock);
 		pthread_cond_destroy(&b->work);
-		pthread_cond_destroy(&b->done);
 		tfk_free(b);
 	}
 	tfk_free(v->batchers);
@@ -375,10 +381,12 @@ int sv_run(struct sv_version *v, const struct tfk_sv_signature *sig,
 	j.arrived = now();
 	j.out = own;
 	j.err = err;
+	pthread_cond_init(&j.cv, NULL);
 	pthread_mutex_lock(&b->lock);
 	if (b->queued_rows + j.rows > c->max_enqueued_batches *
 	    c->max_batch_size) {
 		pthread_mutex_unlock(&b->lock);
+		pthread_cond_destroy(&j.cv);
 		tfk_errf(err, SV_EFULL, "The batch scheduling queue to which "
 			 "this task was submitted is full");
 		return SV_EFULL;
@@ -389,10 +397,15 @@ int sv_run(struct sv_version *v, const struct tfk_sv_signature *sig,
 		b->head = &j;
 	b->tail = &j;
 	b->queued_rows += j.rows;
-	pthread_cond_signal(&b->work);
+	/* a batch thread waits for a first job, or for a batch to fill
+	 * before its timeout: only those two news wake it (one wake per
+	 * request cost more than the batching saved) */
+	if (b->head == &j || b->queued_rows >= c->max_batch_size)
+		pthread_cond_signal(&b->work);
 	while (!j.done)
-		pthread_cond_wait(&b->done, &b->lock);
+		pthread_cond_wait(&j.cv, &b->lock);
 	pthread_mutex_unlock(&b->lock);
+	pthread_cond_destroy(&j.cv);
 	if (j.rc)
 		return j.rc;
 	for (i = 0; i < own->n; i++)

@@ -54,6 +54,36 @@ static void snake(const char *c, char *out, size_t n)
 static const char *layer_of_key(const struct tfk_kerasfile *kf,
 				const char *key);
 
+/* The key a Keras 3 file gives layer i of layers (into key[n]): its
+ * class in snake case, "_N" after it for the N-th earlier layer of the
+ * same class ("dense", "dense_1"). 0 when the layer has no class. */
+static int class_key(json_t *layers, size_t i, char *key, size_t n)
+{
+	const char *cls = json_string_value(json_object_get(
+		json_array_get(layers, i), "class_name"));
+	char mine[128], other[128];
+	int seen = 0;
+	size_t j;
+
+	if (!cls)
+		return 0;
+	snake(cls, mine, sizeof(mine));
+	for (j = 0; j < i; j++) {
+		const char *c2 = json_string_value(json_object_get(
+			json_array_get(layers, j), "class_name"));
+
+		if (!c2)
+			continue;
+		snake(c2, other, sizeof(other));
+		seen += !strcmp(mine, other);
+	}
+	if (seen)
+		snprintf(key, n, "%s_%d", mine, seen);
+	else
+		snprintf(key, n, "%s", mine);
+	return 1;
+}
+
 /* The other way: the key a Keras 3 file gives layer nm (into key[n]),
  * or 0 when the config has no such layer. */
 static int key_of_layer(const struct tfk_kerasfile *kf, const char *nm,
@@ -61,33 +91,14 @@ static int key_of_layer(const struct tfk_kerasfile *kf, const char *nm,
 {
 	json_t *layers = json_object_get(json_object_get(kf->model, "config"),
 					 "layers"), *l;
-	size_t i, j;
+	size_t i;
 
 	json_array_foreach(layers, i, l) {
-		const char *cls = json_string_value(json_object_get(l,
-							"class_name"));
 		const char *ln = json_string_value(json_object_get(
 			json_object_get(l, "config"), "name"));
-		char mine[128], other[128];
-		int seen = 0;
 
-		if (!cls || !ln || strcmp(ln, nm))
-			continue;
-		snake(cls, mine, sizeof(mine));
-		for (j = 0; j < i; j++) {
-			const char *c2 = json_string_value(json_object_get(
-				json_array_get(layers, j), "class_name"));
-
-			if (!c2)
-				continue;
-			snake(c2, other, sizeof(other));
-			seen += !strcmp(mine, other);
-		}
-		if (seen)
-			snprintf(key, n, "%s_%d", mine, seen);
-		else
-			snprintf(key, n, "%s", mine);
-		return 1;
+		if (ln && !strcmp(ln, nm))
+			return class_key(layers, i, key, n);
 	}
 	return 0;
 }
@@ -97,33 +108,14 @@ static const char *layer_of_key(const struct tfk_kerasfile *kf,
 {
 	json_t *layers = json_object_get(json_object_get(kf->model, "config"),
 					 "layers"), *l;
-	size_t i, j;
+	size_t i;
 
 	json_array_foreach(layers, i, l) {
-		const char *cls = json_string_value(json_object_get(l,
-							"class_name"));
 		const char *nm = json_string_value(json_object_get(
 			json_object_get(l, "config"), "name"));
-		char mine[128], other[128], k[160];
-		int seen = 0;
+		char k[160];
 
-		if (!cls || !nm)
-			continue;
-		snake(cls, mine, sizeof(mine));
-		for (j = 0; j < i; j++) {
-			const char *c2 = json_string_value(json_object_get(
-				json_array_get(layers, j), "class_name"));
-
-			if (!c2)
-				continue;
-			snake(c2, other, sizeof(other));
-			seen += !strcmp(mine, other);
-		}
-		if (seen)
-			snprintf(k, sizeof(k), "%s_%d", mine, seen);
-		else
-			snprintf(k, sizeof(k), "%s", mine);
-		if (!strcmp(k, key))
+		if (nm && class_key(layers, i, k, sizeof(k)) && !strcmp(k, key))
 			return nm;
 	}
 	return NULL;

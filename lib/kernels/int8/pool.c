@@ -118,8 +118,8 @@ static void span(int64_t s, int64_t k, int64_t n, int64_t *a, int64_t *b)
 
 /* m[i] = max(m[i], in[i]); on x86-64 16 at a time with SSE2 (always
  * there), whose byte max is unsigned: x ^ 0x80 orders int8 as uint8. */
-static void max_into8(int8_t *restrict m, const int8_t *restrict in,
-		      int64_t n)
+static inline void max_into8(int8_t *restrict m,
+			     const int8_t *restrict in, int64_t n)
 {
 	int64_t i = 0;
 #if defined(__x86_64__) && defined(__SSE2__)
@@ -178,9 +178,14 @@ static void max_fast(const struct tfk_pool2d *p, int32_t act_min,
 					   ox) * c;
 
 			span(ox * p->sw - p->pad_l, p->kw, w, &xa, &xb);
-			memset(out, -128, (size_t)c);
+			/* the first tap copied, the others maxed in */
+			if (ya < yb && xa < xb)
+				memcpy(out, x + ((b * h + ya) * w + xa) * c,
+				       (size_t)c);
+			else
+				memset(out, -128, (size_t)c);
 			for (iy = ya; iy < yb; iy++)
-				for (ix = xa; ix < xb; ix++)
+				for (ix = iy == ya ? xa + 1 : xa; ix < xb; ix++)
 					max_into8(out, x + ((b * h + iy) *
 							    w + ix) * c, c);
 			if (lo > -128 || hi < 127)

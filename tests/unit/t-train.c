@@ -588,7 +588,7 @@ static void test_trainer(void)
 	struct tfk_optim *o = NULL;
 	struct tfk_trainer *tr = NULL;
 	struct tfk_loss_spec ls;
-	struct tfk_train_opts to = { 7, 1, 0 };
+	struct tfk_train_opts to = { .seed = 7, .threads = 1 };
 	struct tfk_exec_stats es;
 	struct batch b8, b4, bn;
 	json_t *mj = json_loads(model_json, 0, NULL);

@@ -414,6 +414,28 @@ static int fill(struct tfk_tensor *t, int64_t *at, const struct tfk_jd *v,
 		return tfk_errf(err, TFK_EINVAL, "%s: expected %" PRId64
 				" values at level %d, got %" PRIu32, where_str(w),
 				dims[level], level, v->n);
+	/* the common case inline: a row of float32 from decimals in range
+	 * (anything else, and every error, through put_value) */
+	if (level == rank - 1 && t->dtype == TFK_DT_FLOAT) {
+		float *o = (float *)t->data + *at;
+
+		for (i = 0; i < v->n; i++) {
+			const struct tfk_jd *e = &v->u.items[i];
+
+			if (IS(e, REAL) && fabs(e->u.d) <= FLT_MAX) {
+				o[i] = (float)e->u.d;
+				continue;
+			}
+			where_sub(&sub, w, (long)i, NULL);
+			*at += (int64_t)i;
+			rc = put_value(t, *at, e, &sub, err);
+			*at -= (int64_t)i;
+			if (rc)
+				return rc;
+		}
+		*at += (int64_t)v->n;
+		return 0;
+	}
 	for (i = 0; i < v->n; i++) {
 		where_sub(&sub, w, (long)i, NULL);
 		rc = fill(t, at, &v->u.items[i], level + 1, rank, dims,

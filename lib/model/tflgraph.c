@@ -69,6 +69,9 @@ static int op_err(struct ctx *c, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* a subgraph output that is a constant: no operator to name */
+	if (!c->op)
+		return tfk_errf(c->err, code, "output: %s", msg);
 	return tfk_errf(c->err, code, "operator %d (%s): %s", c->op_i,
 			op_name(c), msg);
 }
@@ -1376,6 +1379,7 @@ static int build(struct ctx *c, const struct tfk_tdesc *in)
 		    (rc = charge(c, n0, tfk_graph_n_nodes(c->g))))
 			return rc;
 	}
+	c->op = NULL;
 	for (i = 0; i < c->s->n_outputs; i++) {
 		int t = c->s->outputs[i];
 

@@ -210,6 +210,9 @@ testerr "missing .npy" 'tfk-lite run "$TD/add.bin" --inputs a=nope.npy' 1 \
 	"nope.npy"
 testerr "corrupt model" 'head -c 300 "$TD/add.bin" >cut.bin; tfk-lite run cut.bin --input_exprs "a=[1.0]"' 1 \
 	"tfk-lite: cut.bin: "
+testerr "a subgraph with no operators whose output is an unsupported constant: refused, no crash (fuzz-tflite found it)" \
+	'tfk-lite run "$TESTS/fuzz/seeds/fuzz-tflite/const-output-no-ops.bin" --input_exprs "x=[[1.0,2.0,3.0,4.0]]"' 1 \
+	"subgraph 0: output: INT4 constant 'w16' is not supported"
 testcmd "run --help lists its options" \
 	'tfk-lite run --help | grep -o "^ *--[a-z_]*" | tr -d " " | sed "s/^/opt /"' \
 	"opt --signature\nopt --input_exprs\nopt --inputs\nopt --outdir\nopt --profile\nopt --trace\nopt --version"
